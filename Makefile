@@ -1,0 +1,79 @@
+# Every target bootstraps what it needs: a fresh machine with Python 3.11+, pip, gcc and make is enough.
+SHELL := /bin/bash
+export SAM_CLI_TELEMETRY := 0
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SAM_VENV := .venv-sam
+PORT ?= 3000
+# The Lambda runtime is python3.13: `sam build` needs that interpreter on PATH.
+PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)/versions"/3.13*/bin; do [ -x "$$d/python3.13" ] && { echo "$$d"; break; }; done; command -v python3.13 >/dev/null 2>&1 && dirname "$$(command -v python3.13)")
+
+.PHONY: help venv run test test-unit test-integration test-e2e lint template-check build openapi bench lock clean
+
+help:
+	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB)"
+	@echo "make test   lint, unit, integration and e2e tests, template checks, sam build"
+	@echo "make bench  print the DynamoDB call counts and cold import figures"
+	@echo "make openapi regenerate docs/openapi.json"
+	@echo "make lock   regenerate requirements/dev.txt and layers/common/requirements.txt"
+
+$(BIN)/uv:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
+
+$(VENV)/.installed: $(BIN)/uv requirements/dev.txt pyproject.toml
+	$(BIN)/uv pip sync --quiet --python $(BIN)/python requirements/dev.txt
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -e .
+	touch $@
+
+venv: $(VENV)/.installed
+
+$(SAM_VENV)/.installed: requirements/sam.txt
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
+	$(SAM_VENV)/bin/uv pip sync --quiet --python $(SAM_VENV)/bin/python requirements/sam.txt
+	touch $@
+
+run: venv
+	$(BIN)/evalsvc serve --port $(PORT)
+
+lint: venv
+	$(BIN)/ruff check layers functions tests bench
+	$(BIN)/ruff format --check layers functions tests bench
+
+template-check: $(SAM_VENV)/.installed
+	$(SAM_VENV)/bin/sam validate --lint --template template.yaml --region us-east-1
+	$(SAM_VENV)/bin/cfn-lint template.yaml
+
+build: $(SAM_VENV)/.installed
+	@[ -n "$(PY313_DIR)" ] || { echo "sam build needs python3.13 (the Lambda runtime) on PATH or in pyenv"; exit 1; }
+	PATH="$(PY313_DIR):$$PATH" $(SAM_VENV)/bin/sam build --template template.yaml --build-dir .aws-sam/build --cached --parallel
+
+test-unit: venv
+	$(BIN)/pytest tests/unit -q
+
+test-integration: venv
+	$(BIN)/pytest tests/integration -q
+
+test-e2e: venv
+	$(BIN)/pytest tests/e2e -q
+
+test: lint venv template-check build
+	$(BIN)/pytest -q -n 2
+
+openapi: venv
+	$(BIN)/python -m evalsvc.api.openapi > docs/openapi.json
+
+bench: venv
+	$(BIN)/python bench/dataset_calls.py
+	$(BIN)/python bench/cold_import.py
+
+lock: venv
+	$(BIN)/uv pip compile --quiet pyproject.toml --extra dev --extra local --python-version 3.11 -o requirements/dev.txt
+	$(BIN)/uv pip compile --quiet pyproject.toml --python-version 3.13 --python-platform aarch64-manylinux_2_28 \
+		--no-emit-package boto3 --no-emit-package botocore --no-emit-package s3transfer \
+		--no-header --no-annotate -o layers/common/requirements.txt
+
+clean:
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache

@@ -1,0 +1,1 @@
+"""Evaluation service for LLM applications: the shared layer every function imports."""

@@ -1,0 +1,1 @@
+"""HTTP: the FastAPI app factory, error mapping, authentication dependency and routers."""

@@ -1,0 +1,41 @@
+"""Authentication for every route: the key is checked before the body is even parsed, so an
+unauthenticated caller learns nothing about validation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import Request, Response, Security
+from fastapi.concurrency import run_in_threadpool
+from fastapi.routing import APIRoute
+from fastapi.security import APIKeyHeader
+
+from evalsvc.logic.api_keys import authenticate
+from evalsvc.models.api_keys import Identity
+
+# Documents the header in the OpenAPI document; the check itself happens in AuthenticatedRoute.
+api_key_header = APIKeyHeader(
+    name="Authorization",
+    auto_error=False,
+    description="The API key, alone or as `Bearer <key>`.",
+)
+
+
+class AuthenticatedRoute(APIRoute):
+    """A route that authenticates the caller first, then runs FastAPI's usual handling."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handle = super().get_route_handler()
+
+        async def authenticated(request: Request) -> Response:
+            header = request.headers.get("authorization")
+            request.state.identity = await run_in_threadpool(authenticate, header)
+            return await handle(request)
+
+        return authenticated
+
+
+def current_identity(request: Request, _key: str | None = Security(api_key_header)) -> Identity:
+    identity: Identity = request.state.identity
+    return identity

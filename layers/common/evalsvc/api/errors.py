@@ -1,0 +1,88 @@
+"""Every error leaves the service as `{"error": "..."}` with the status the contract fixes. This
+is the one place domain exceptions, validation errors and unknown routes become HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from evalsvc.errors import DomainError
+from evalsvc.observability import logger
+
+# Validation errors that mean "over a size limit" answer 413; every other one 400.
+_TOO_LARGE_TYPES = frozenset({"string_too_long", "too_long"})
+
+
+def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(status_code=status, content={"error": message}, headers=headers)
+
+
+def _location(loc: Sequence[Any]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    text = ""
+    for part in parts:
+        if part.isdigit():
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+def describe_validation_errors(errors: Sequence[dict[str, Any]]) -> tuple[int, str]:
+    """The status and one readable message for a list of pydantic/FastAPI validation errors."""
+    status = 413 if any(e.get("type") in _TOO_LARGE_TYPES for e in errors) else 400
+    messages: list[str] = []
+    for error in errors[:5]:
+        kind = error.get("type", "")
+        where = _location(error.get("loc", ()))
+        if kind == "json_invalid":
+            detail = error.get("ctx", {}).get("error", "")
+            messages.append(f"request body is not valid JSON ({detail})" if detail else "request body is not valid JSON")
+            continue
+        if kind == "missing" and where == "":
+            messages.append("request body is required: send a JSON object")
+            continue
+        message = str(error.get("msg", "is not valid"))
+        message = message.removeprefix("Value error, ")
+        messages.append(f"{where}: {message}" if where else f"request body: {message}")
+    if len(errors) > 5:
+        messages.append(f"and {len(errors) - 5} more")
+    return status, "; ".join(messages)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(DomainError)
+    async def _domain(request: Request, exc: DomainError) -> JSONResponse:
+        return error_response(exc.status_code, exc.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        status, message = describe_validation_errors(exc.errors())
+        return error_response(status, message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 404:
+            message = f"no route {request.method} {request.url.path}"
+        elif exc.status_code == 405:
+            message = f"method {request.method} is not allowed on {request.url.path}"
+        else:
+            message = str(exc.detail)
+        return error_response(exc.status_code, message, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        request_id = request_id_of(request)
+        logger.exception("unexpected error", extra={"request_id": request_id})
+        return error_response(500, f"internal error (request id {request_id})")
+
+
+def request_id_of(request: Request) -> str:
+    event = request.scope.get("aws.event") or {}
+    context = event.get("requestContext") or {}
+    return str(context.get("requestId") or request.headers.get("x-request-id") or "local")

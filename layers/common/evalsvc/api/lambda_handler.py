@@ -1,0 +1,28 @@
+"""Turns one router into a Lambda handler: Mangum for the API Gateway event, wrapped with the
+Powertools logger context (correlation id = API Gateway request id), tracer and metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.logging import correlation_paths
+from fastapi import APIRouter
+from mangum import Mangum
+
+from evalsvc.api.app import create_app
+from evalsvc.observability import logger, metrics, tracer
+
+LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def build_handler(router: APIRouter) -> LambdaHandler:
+    asgi = Mangum(create_app([router]), lifespan="off")
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+    @tracer.capture_lambda_handler(capture_response=False)
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return asgi(event, context)
+
+    return handler

@@ -1,0 +1,27 @@
+"""One module per route, each exposing `router`. `all_routers()` is the whole API, in the order
+literal paths must be matched before templated ones."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from fastapi import APIRouter
+
+ROUTE_MODULES = (
+    "create_seed_dataset",
+    "add_seed_pair_for_prompt",
+    "write_seed_dataset",
+    "replace_seed_dataset",
+    "get_seed_dataset",
+    "add_seed_pair",
+    "get_synthetic_dataset",
+)
+
+
+def load_router(name: str) -> APIRouter:
+    router: APIRouter = import_module(f"{__name__}.{name}").router
+    return router
+
+
+def all_routers() -> list[APIRouter]:
+    return [load_router(name) for name in ROUTE_MODULES]

@@ -1,0 +1,42 @@
+"""Domain exceptions. Logic and storage raise these; the API maps them to HTTP in one place
+(`evalsvc.api.errors`)."""
+
+
+class DomainError(Exception):
+    """Base of every error a caller can act on. `message` is shown to the caller verbatim."""
+
+    status_code = 400
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(DomainError):
+    status_code = 400
+
+
+class Unauthorized(DomainError):
+    status_code = 401
+
+
+class NotFound(DomainError):
+    status_code = 404
+
+
+class Conflict(DomainError):
+    status_code = 409
+
+
+class PayloadTooLarge(DomainError):
+    status_code = 413
+
+
+class Throttled(DomainError):
+    status_code = 429
+
+
+class StorageUnavailable(DomainError):
+    """DynamoDB kept refusing or failing after retries; the request changed nothing."""
+
+    status_code = 503

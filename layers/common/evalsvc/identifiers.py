@@ -1,0 +1,45 @@
+"""Identifiers and timestamps, in the formats the contract fixes."""
+
+import re
+import time
+import uuid
+from datetime import UTC, datetime
+
+from evalsvc.errors import InvalidInput
+
+CLIENT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+_CLIENT_ID = re.compile(CLIENT_ID_PATTERN)
+CLIENT_ID_RULE = (
+    "1-128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit"
+)
+# Words that name something else in a path (`/data/seed/latest`, `/data/seed/pair`).
+RESERVED_DATASET_IDS = frozenset({"latest", "pair"})
+
+
+def is_client_id(value: str) -> bool:
+    return bool(_CLIENT_ID.fullmatch(value))
+
+
+def check_dataset_id(value: str, *, allow_latest: bool = False) -> str:
+    """Return `value` when it can name a dataset, else raise InvalidInput saying why."""
+    if allow_latest and value == "latest":
+        return value
+    if not is_client_id(value):
+        raise InvalidInput(f"dataset id {value[:140]!r} is not valid: use {CLIENT_ID_RULE}")
+    if value in RESERVED_DATASET_IDS:
+        raise InvalidInput(f"dataset id {value!r} is reserved; choose another id")
+    return value
+
+
+def new_id(prefix: str = "") -> str:
+    return f"{prefix}{uuid.uuid4().hex}"
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def format_ms(ms: int) -> str:
+    """ISO 8601 UTC with milliseconds and Z, e.g. 2026-11-26T00:36:07.123Z."""
+    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"

@@ -1,0 +1,65 @@
+"""`evalsvc serve`: the whole API (the same routers as the Lambdas) on uvicorn under /v1, backed
+by the embedded DynamoDB."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from pathlib import Path
+
+import uvicorn
+
+from evalsvc.api.app import create_app
+from evalsvc.api.routes import all_routers
+from evalsvc.local.store import EmbeddedDynamoDB
+from evalsvc.logic import api_keys
+from evalsvc.settings import reset_settings
+from evalsvc.storage.dynamo import reset_clients
+
+DEV_TENANT = "local"
+DEV_USER = "dev"
+DEV_EMAIL = "dev@localhost"
+
+
+def apply_environment(env: dict[str, str]) -> None:
+    """Point this process's service code at the embedded store."""
+    os.environ.update(env)
+    reset_settings()
+    reset_clients()
+    api_keys.clear_cache()
+
+
+def dev_key(data_dir: Path) -> str:
+    """EVALSVC_DEV_API_KEY when set; otherwise the key generated on first start, kept in the
+    data directory so clients keep working across restarts."""
+    explicit = os.environ.get("EVALSVC_DEV_API_KEY")
+    if explicit:
+        return explicit
+    path = data_dir / "dev-api-key"
+    if path.exists():
+        return path.read_text().strip()
+    key = api_keys.KEY_PREFIX + secrets.token_urlsafe(32)
+    path.touch(mode=0o600)
+    path.write_text(key + "\n")
+    return key
+
+
+def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
+    store = EmbeddedDynamoDB(data_dir, host=host, port=dynamodb_port)
+    apply_environment(store.start())
+    try:
+        key = dev_key(data_dir)
+        api_keys.ensure_key(DEV_TENANT, DEV_USER, DEV_EMAIL, key)
+        app = create_app(all_routers(), prefix="/v1", docs=True)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+        server = uvicorn.Server(config)
+        base = f"http://{host}:{port}/v1"
+        print(f"evalsvc serving {base}  (docs: {base}/docs)", flush=True)
+        print(f"embedded DynamoDB at {store.endpoint}, data in {data_dir}", flush=True)
+        print(f"dev API key (tenant {DEV_TENANT!r}, user {DEV_USER!r}):", flush=True)
+        print(key, flush=True)
+        server.run()
+    finally:
+        store.stop()
+        print("evalsvc stopped; data saved", file=sys.stderr, flush=True)

@@ -1,0 +1,94 @@
+"""DynamoDB tables built from template.yaml, so tests and the local server can never drift
+from what is deployed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+_CREATE_KEYS = (
+    "AttributeDefinitions",
+    "KeySchema",
+    "LocalSecondaryIndexes",
+    "GlobalSecondaryIndexes",
+    "BillingMode",
+)
+
+
+class _CloudFormationLoader(yaml.SafeLoader):
+    """Reads template.yaml, keeping short-form intrinsics (!Ref, !Sub…) as plain values."""
+
+
+def _intrinsic(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node)
+    else:
+        value = loader.construct_mapping(node)  # type: ignore[arg-type]
+    return {f"Fn::{suffix}" if suffix != "Ref" else "Ref": value}
+
+
+_CloudFormationLoader.add_multi_constructor("!", _intrinsic)
+
+
+def find_template() -> Path:
+    """template.yaml: $EVALSVC_TEMPLATE, else the repository this package was installed from,
+    else the current directory or a parent of it."""
+    explicit = os.environ.get("EVALSVC_TEMPLATE")
+    if explicit:
+        return Path(explicit)
+    candidates = [Path(__file__).resolve().parents[4], *Path.cwd().resolve().parents]
+    candidates.insert(1, Path.cwd().resolve())
+    for directory in candidates:
+        path = directory / "template.yaml"
+        if path.is_file():
+            return path
+    raise FileNotFoundError("template.yaml not found; set EVALSVC_TEMPLATE to its path")
+
+
+def load_template(path: Path | None = None) -> dict[str, Any]:
+    with (path or find_template()).open() as handle:
+        document: dict[str, Any] = yaml.load(handle, Loader=_CloudFormationLoader)  # noqa: S506
+    return document
+
+
+def table_definitions(template: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """CreateTable arguments (without TableName) for every AWS::DynamoDB::Table, by logical id."""
+    template = template or load_template()
+    definitions: dict[str, dict[str, Any]] = {}
+    for logical_id, resource in template.get("Resources", {}).items():
+        if resource.get("Type") != "AWS::DynamoDB::Table":
+            continue
+        properties = resource.get("Properties", {})
+        definitions[logical_id] = {k: properties[k] for k in _CREATE_KEYS if k in properties}
+    return definitions
+
+
+def table_env_vars(template: dict[str, Any] | None = None) -> dict[str, str]:
+    """Environment variable → logical table id, as the functions' Globals declare them."""
+    template = template or load_template()
+    variables = (
+        template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
+    )
+    tables = table_definitions(template)
+    return {
+        var: value["Ref"]
+        for var, value in variables.items()
+        if isinstance(value, dict) and value.get("Ref") in tables
+    }
+
+
+def create_tables(client: Any, prefix: str) -> dict[str, str]:
+    """Create every table of the template (those missing) and return the environment the
+    functions need to find them: env var → table name."""
+    template = load_template()
+    existing = set(client.list_tables().get("TableNames", []))
+    for logical_id, definition in table_definitions(template).items():
+        name = f"{prefix}-{logical_id}"
+        if name not in existing:
+            client.create_table(TableName=name, **definition)
+    return {var: f"{prefix}-{logical_id}" for var, logical_id in table_env_vars(template).items()}

@@ -1,0 +1,125 @@
+"""Seed and synthetic datasets: write, overwrite, add a pair, read, import."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from evalsvc.errors import NotFound, StorageUnavailable
+from evalsvc.identifiers import check_dataset_id, new_id
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.datasets import Dataset, DatasetHeader, DatasetKind, Pair, PairIn, SeedDatasetIn
+from evalsvc.observability import logger, metrics
+from evalsvc.storage import datasets as store
+
+_PROMPT_ATTEMPTS = 4
+
+
+def new_dataset_id() -> str:
+    return new_id("ds_")
+
+
+def new_pair_id() -> str:
+    return new_id("p_")
+
+
+def to_pair(item: PairIn) -> Pair:
+    return Pair(
+        id=item.id or new_pair_id(),
+        input=item.input,
+        output=item.output,
+        labels=list(item.labels or []),
+        input_media=item.input_media,
+        system_prompt_template=item.system_prompt_template,
+    )
+
+
+def write_seed_dataset(
+    identity: Identity, dataset_id: str | None, body: SeedDatasetIn
+) -> DatasetHeader:
+    """Insert the seed dataset `dataset_id`, or replace it whole (atomically). Without an id,
+    create a new dataset under a server-made id."""
+    if dataset_id is not None:
+        check_dataset_id(dataset_id)
+    pairs = [to_pair(item) for item in body.data]
+    header = store.write_dataset(
+        identity.tenant,
+        DatasetKind.SEED,
+        dataset_id or new_dataset_id(),
+        pairs,
+        body.system_prompt or "",
+        is_new=dataset_id is None,
+    )
+    metrics.add_metric(name="PairsWritten", unit="Count", value=len(pairs))
+    logger.info("seed dataset written", extra={"dataset_id": header.dataset_id, "pairs": len(pairs)})
+    return header
+
+
+def add_seed_pair(identity: Identity, dataset_id: str, item: PairIn) -> Pair:
+    """Append one pair to an existing seed dataset."""
+    check_dataset_id(dataset_id)
+    pair = to_pair(item)
+    store.add_pair(identity.tenant, DatasetKind.SEED, dataset_id, pair)
+    metrics.add_metric(name="PairsWritten", unit="Count", value=1)
+    return pair
+
+
+def add_seed_pair_for_prompt(identity: Identity, item: PairIn) -> tuple[str, Pair]:
+    """File the pair under the tenant's dataset whose system prompt equals the pair's
+    `system_prompt_template`, creating that dataset when there is none."""
+    template = item.system_prompt_template or ""
+    pair = to_pair(item)
+    for _ in range(_PROMPT_ATTEMPTS):
+        dataset_id = store.dataset_id_for_prompt(identity.tenant, template)
+        if dataset_id is not None:
+            try:
+                store.add_pair(
+                    identity.tenant, DatasetKind.SEED, dataset_id, pair, expected_prompt=template
+                )
+                return dataset_id, pair
+            except (NotFound, store.PromptMismatch):
+                pass  # the pointer is stale: that dataset was rewritten with another prompt
+        new_dataset = new_dataset_id()
+        if store.create_for_prompt(identity.tenant, new_dataset, template, stale_id=dataset_id):
+            store.add_pair(identity.tenant, DatasetKind.SEED, new_dataset, pair)
+            return new_dataset, pair
+    raise StorageUnavailable("datasets for this system prompt are changing concurrently; retry")
+
+
+def resolve_dataset_id(identity: Identity, kind: DatasetKind, dataset_id: str) -> str:
+    """`latest` names the tenant's most recently created dataset of that kind."""
+    check_dataset_id(dataset_id, allow_latest=True)
+    if dataset_id != "latest":
+        return dataset_id
+    latest = store.latest_dataset_id(identity.tenant, kind)
+    if latest is None:
+        raise NotFound(f"there is no {kind.value} dataset yet")
+    return latest
+
+
+def read_dataset(identity: Identity, kind: DatasetKind, dataset_id: str) -> Dataset:
+    resolved = resolve_dataset_id(identity, kind, dataset_id)
+    header, pairs = store.read_dataset(identity.tenant, kind, resolved)
+    return Dataset(header=header, pairs=pairs)
+
+
+def import_synthetic_dataset(
+    tenant: str,
+    rows: Iterable[tuple[str, str]],
+    *,
+    dataset_id: str | None = None,
+    system_prompt: str = "",
+    on_progress: Callable[[int], None] | None = None,
+) -> DatasetHeader:
+    """Store `(input, output)` rows as a synthetic dataset (new, or replacing `dataset_id`)."""
+    pairs: Sequence[Pair] = [Pair(id=new_pair_id(), input=i, output=o) for i, o in rows]
+    if dataset_id is not None:
+        check_dataset_id(dataset_id)
+    return store.write_dataset(
+        tenant,
+        DatasetKind.SYNTHETIC,
+        dataset_id or new_dataset_id(),
+        pairs,
+        system_prompt,
+        is_new=dataset_id is None,
+        on_progress=on_progress,
+    )

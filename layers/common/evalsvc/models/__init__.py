@@ -1,0 +1,1 @@
+"""Pydantic request/response models (the contract) and the domain types behind them."""

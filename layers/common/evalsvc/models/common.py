@@ -1,0 +1,20 @@
+"""Shapes shared by every route."""
+
+from pydantic import BaseModel
+
+
+class ErrorBody(BaseModel):
+    error: str
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
+    """OpenAPI entries for the error codes a route can answer (always with ErrorBody)."""
+    meaning = {
+        400: "Malformed JSON, a wrong type, a missing field or a bad id",
+        401: "Missing, unknown or revoked API key",
+        404: "No such dataset or pair (or it belongs to another tenant)",
+        409: "The pair id already exists in the dataset",
+        413: "The body or a field is over its size limit",
+        503: "Storage is busy; nothing was changed, retry",
+    }
+    return {code: {"model": ErrorBody, "description": meaning[code]} for code in (401, *codes, 503)}

@@ -1,0 +1,151 @@
+"""Datasets and pairs: the domain types, and the request/response models of the dataset routes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from evalsvc.identifiers import CLIENT_ID_RULE, is_client_id
+
+MAX_TEXT_CHARS = 100_000
+MAX_PAIRS = 100_000
+MAX_LABELS = 32
+MAX_LABEL_CHARS = 128
+MAX_INPUT_MEDIA_CHARS = 256 * 1024
+
+
+class DatasetKind(StrEnum):
+    SEED = "seed"
+    SYNTHETIC = "synthetic"
+
+
+@dataclass(slots=True)
+class Pair:
+    id: str
+    input: str
+    output: str
+    labels: list[str] = field(default_factory=list)
+    input_media: str | None = None
+    system_prompt_template: str | None = None
+    created_ms: int = 0
+
+
+@dataclass(slots=True)
+class DatasetHeader:
+    tenant: str
+    kind: DatasetKind
+    dataset_id: str
+    system_prompt: str
+    created_ms: int
+    updated_ms: int
+    version: str
+    pair_count: int
+    last_ord: str
+
+
+@dataclass(slots=True)
+class Dataset:
+    header: DatasetHeader
+    pairs: list[Pair]
+
+
+# ---- requests ----------------------------------------------------------------------------------
+
+
+def _client_id(value: str) -> str:
+    if not is_client_id(value):
+        raise ValueError(f"must be {CLIENT_ID_RULE}")
+    return value
+
+
+ClientId = Annotated[str, AfterValidator(_client_id)]
+Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
+Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
+
+
+class PairIn(BaseModel):
+    """One pair as a client writes it."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    id: ClientId | None = None
+    input: Text
+    output: Text
+    labels: list[Label] | None = Field(default=None, max_length=MAX_LABELS)
+    input_media: Annotated[str, Field(max_length=MAX_INPUT_MEDIA_CHARS)] | None = None
+    system_prompt_template: Text | None = None
+
+
+class SeedDatasetIn(BaseModel):
+    """The whole of a seed dataset, as written by insert/overwrite."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    data: list[PairIn] = Field(max_length=MAX_PAIRS)
+    system_prompt: Text | None = None
+
+    @model_validator(mode="after")
+    def _unique_pair_ids(self) -> SeedDatasetIn:
+        seen: set[str] = set()
+        for index, pair in enumerate(self.data):
+            if pair.id is None:
+                continue
+            if pair.id in seen:
+                raise ValueError(f"pair id {pair.id!r} appears more than once (data[{index}])")
+            seen.add(pair.id)
+        return self
+
+
+class PairWithPromptIn(PairIn):
+    """A pair filed under the dataset whose system prompt equals its template."""
+
+    system_prompt_template: Text
+
+
+# ---- responses ---------------------------------------------------------------------------------
+
+
+class DatasetWritten(BaseModel):
+    id: str
+
+
+class PairAdded(BaseModel):
+    dataset_id: str
+    pair_id: str
+
+
+class PairMetadata(BaseModel):
+    created_at: str
+    labels: list[str]
+
+
+class SeedPairOut(BaseModel):
+    id: str
+    input: str
+    output: str
+    metadata: PairMetadata
+    input_media: str | None = None
+    system_prompt_template: str | None = None
+
+
+class SeedDatasetOut(BaseModel):
+    id: str
+    data: list[SeedPairOut]
+    system_prompt: str
+    created_at: str
+
+
+class SyntheticPairOut(BaseModel):
+    id: str
+    input: str
+    output: str
+
+
+class SyntheticDatasetOut(BaseModel):
+    id: str
+    data: list[SyntheticPairOut]
+    system_prompt: str
+    created_at: str

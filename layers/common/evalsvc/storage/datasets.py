@@ -1,0 +1,492 @@
+"""The datasets table: dataset headers, pairs, and the pointers that find a tenant's latest
+dataset and the dataset of a system prompt.
+
+Layout (every key starts with the tenant, so one tenant can never address another's items):
+
+    pk                                  sk              what
+    T#<tenant>#<kind>#<id>              dataset         header: version, pair_count, last_ord…
+    T#<tenant>#<kind>#<id>#v#<version>  p#<pair_id>     one pair; `ord` sorts it (LSI by_order)
+    T#<tenant>#<kind>#<id>#v#<version>  x#<pair_id>#k   part k of a pair too large for one item
+    T#<tenant>#latest#<kind>            pointer         the tenant's most recently created dataset
+    T#<tenant>#prompt#<sha256>          pointer         the dataset written with that system prompt
+
+A dataset's pairs live under its current `version`. An overwrite writes the new pairs under a
+fresh version and then flips the header in one conditional transaction, so readers see the old
+dataset or the new one, and a failure before the flip leaves the old one intact. The old
+version's pairs are deleted after the flip.
+
+`ord` is `<ms:013d>#<seq:08d>`: creation time, then order within the write. It grows with
+every pair added, so "newest N pairs" and "created in the last N seconds" are key-range
+queries on the index, and a reader can tell a complete read (every pair with `ord <= last_ord`
+counted) from one that raced with the deletion of an old version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from evalsvc.errors import Conflict, NotFound, PayloadTooLarge, StorageUnavailable
+from evalsvc.identifiers import new_id, now_ms
+from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind, Pair
+from evalsvc.observability import logger
+from evalsvc.settings import get_settings
+from evalsvc.storage import dynamo
+from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
+
+HEADER_SK = "dataset"
+POINTER_SK = "pointer"
+ORDER_INDEX = "by_order"
+# Pairs whose stored form is larger than this are compressed and split into part items, so no
+# pair ever meets DynamoDB's 400 KB item limit.
+INLINE_LIMIT = 300_000
+PART_BYTES = 350_000
+_COMMIT_ATTEMPTS = 6
+
+
+def _table() -> str:
+    return get_settings().datasets_table
+
+
+def dataset_pk(tenant: str, kind: DatasetKind, dataset_id: str) -> str:
+    return f"T#{tenant}#{kind.value}#{dataset_id}"
+
+
+def version_pk(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> str:
+    return f"{dataset_pk(tenant, kind, dataset_id)}#v#{version}"
+
+
+def latest_pk(tenant: str, kind: DatasetKind) -> str:
+    return f"T#{tenant}#latest#{kind.value}"
+
+
+def prompt_hash(system_prompt: str) -> str:
+    return hashlib.sha256(system_prompt.encode()).hexdigest()
+
+
+def prompt_pk(tenant: str, system_prompt: str) -> str:
+    return f"T#{tenant}#prompt#{prompt_hash(system_prompt)}"
+
+
+def make_ord(ms: int, seq: int) -> str:
+    return f"{ms:013d}#{seq:08d}"
+
+
+def split_ord(ord_: str) -> tuple[int, int]:
+    ms, seq = ord_.split("#")
+    return int(ms), int(seq)
+
+
+def next_ord(last_ord: str, at_ms: int) -> str:
+    """The ord of a pair added after `last_ord`: never earlier, even if clocks disagree."""
+    if not last_ord:
+        return make_ord(at_ms, 0)
+    last_ms, last_seq = split_ord(last_ord)
+    if at_ms > last_ms:
+        return make_ord(at_ms, 0)
+    return make_ord(last_ms, last_seq + 1)
+
+
+# ---- encoding ----------------------------------------------------------------------------------
+
+
+def _header_from_item(tenant: str, kind: DatasetKind, item: Item) -> DatasetHeader:
+    return DatasetHeader(
+        tenant=tenant,
+        kind=kind,
+        dataset_id=get_s(item, "dataset_id") or "",
+        system_prompt=get_s(item, "system_prompt", "") or "",
+        created_ms=get_n(item, "created_ms"),
+        updated_ms=get_n(item, "updated_ms"),
+        version=get_s(item, "version") or "",
+        pair_count=get_n(item, "pair_count"),
+        last_ord=get_s(item, "last_ord", "") or "",
+    )
+
+
+def _header_item(header: DatasetHeader) -> Item:
+    return {
+        "pk": s(dataset_pk(header.tenant, header.kind, header.dataset_id)),
+        "sk": s(HEADER_SK),
+        "dataset_id": s(header.dataset_id),
+        "system_prompt": s(header.system_prompt),
+        "prompt_hash": s(prompt_hash(header.system_prompt)),
+        "created_ms": n(header.created_ms),
+        "updated_ms": n(header.updated_ms),
+        "version": s(header.version),
+        "pair_count": n(header.pair_count),
+        "last_ord": s(header.last_ord),
+    }
+
+
+def _pair_body(pair: Pair) -> dict[str, Any]:
+    body: dict[str, Any] = {"input": pair.input, "output": pair.output}
+    if pair.input_media is not None:
+        body["input_media"] = pair.input_media
+    if pair.system_prompt_template is not None:
+        body["system_prompt_template"] = pair.system_prompt_template
+    return body
+
+
+def _pair_items(pk: str, pair: Pair, ord_: str) -> list[Item]:
+    """The item (and, for a very large pair, the part items) that store `pair`."""
+    head: Item = {"pk": s(pk), "sk": s(f"p#{pair.id}"), "ord": s(ord_)}
+    if pair.labels:
+        head["labels"] = dynamo.ss_list(pair.labels)
+    body = _pair_body(pair)
+    size = sum(len(v) for v in body.values())
+    if size * 4 < INLINE_LIMIT or len(json.dumps(body).encode()) < INLINE_LIMIT:
+        head.update({k: s(v) for k, v in body.items()})
+        return [head]
+    blob = zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 6)
+    parts = [blob[i : i + PART_BYTES] for i in range(0, len(blob), PART_BYTES)]
+    head["parts"] = n(len(parts))
+    return [head] + [
+        {"pk": s(pk), "sk": s(f"x#{pair.id}#{k:04d}"), "blob": {"B": part}}
+        for k, part in enumerate(parts)
+    ]
+
+
+def _pair_from_item(item: Item) -> Pair:
+    return Pair(
+        id=item["sk"]["S"][2:],
+        input=get_s(item, "input", "") or "",
+        output=get_s(item, "output", "") or "",
+        labels=get_list(item, "labels"),
+        input_media=get_s(item, "input_media"),
+        system_prompt_template=get_s(item, "system_prompt_template"),
+        created_ms=split_ord(item["ord"]["S"])[0],
+    )
+
+
+def _load_parts(pk: str, pair: Pair, part_count: int) -> None:
+    prefix = f"x#{pair.id}#"
+    chunks: list[bytes] = []
+    for page in dynamo.query_pages(
+        TableName=_table(),
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues={":pk": s(pk), ":prefix": s(prefix)},
+        ConsistentRead=True,
+    ):
+        chunks.extend(item["blob"]["B"] for item in page)
+    if len(chunks) != part_count:
+        raise _TornRead
+    body = json.loads(zlib.decompress(b"".join(chunks)))
+    pair.input = body["input"]
+    pair.output = body["output"]
+    pair.input_media = body.get("input_media")
+    pair.system_prompt_template = body.get("system_prompt_template")
+
+
+class _TornRead(Exception):
+    """A read raced with the deletion of the version it was reading."""
+
+
+# ---- reads -------------------------------------------------------------------------------------
+
+
+def get_header(tenant: str, kind: DatasetKind, dataset_id: str) -> DatasetHeader | None:
+    response = dynamo.call(
+        "get_item",
+        TableName=_table(),
+        Key={"pk": s(dataset_pk(tenant, kind, dataset_id)), "sk": s(HEADER_SK)},
+        ConsistentRead=True,
+    )
+    item = response.get("Item")
+    return _header_from_item(tenant, kind, item) if item else None
+
+
+def latest_dataset_id(tenant: str, kind: DatasetKind) -> str | None:
+    response = dynamo.call(
+        "get_item",
+        TableName=_table(),
+        Key={"pk": s(latest_pk(tenant, kind)), "sk": s(POINTER_SK)},
+        ConsistentRead=True,
+    )
+    item = response.get("Item")
+    return get_s(item, "dataset_id") if item else None
+
+
+def dataset_id_for_prompt(tenant: str, system_prompt: str) -> str | None:
+    response = dynamo.call(
+        "get_item",
+        TableName=_table(),
+        Key={"pk": s(prompt_pk(tenant, system_prompt)), "sk": s(POINTER_SK)},
+        ConsistentRead=True,
+    )
+    item = response.get("Item")
+    return get_s(item, "dataset_id") if item else None
+
+
+def _pairs_of(header: DatasetHeader) -> list[Pair]:
+    """Every pair of `header`'s version up to its `last_ord`, oldest first."""
+    if header.pair_count == 0:
+        return []
+    pk = version_pk(header.tenant, header.kind, header.dataset_id, header.version)
+    pairs: list[Pair] = []
+    large: list[tuple[Pair, int]] = []
+    for page in dynamo.query_pages(
+        TableName=_table(),
+        IndexName=ORDER_INDEX,
+        KeyConditionExpression="pk = :pk AND #ord <= :last",
+        ExpressionAttributeNames={"#ord": "ord"},
+        ExpressionAttributeValues={":pk": s(pk), ":last": s(header.last_ord)},
+        ConsistentRead=True,
+    ):
+        for item in page:
+            pair = _pair_from_item(item)
+            pairs.append(pair)
+            if "parts" in item:
+                large.append((pair, get_n(item, "parts")))
+    if len(pairs) != header.pair_count:
+        raise _TornRead
+    for pair, part_count in large:
+        _load_parts(pk, pair, part_count)
+    return pairs
+
+
+def read_dataset(
+    tenant: str, kind: DatasetKind, dataset_id: str
+) -> tuple[DatasetHeader, list[Pair]]:
+    """The header and every pair, oldest first, as of one version of the dataset."""
+    for _ in range(_COMMIT_ATTEMPTS):
+        header = get_header(tenant, kind, dataset_id)
+        if header is None:
+            raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
+        try:
+            return header, _pairs_of(header)
+        except _TornRead:
+            logger.info("dataset changed during read; reading again", extra={"id": dataset_id})
+    raise StorageUnavailable(f"dataset {dataset_id!r} keeps changing while it is read; retry")
+
+
+# ---- writes ------------------------------------------------------------------------------------
+
+
+def _put_requests(pk: str, pairs: Sequence[Pair], ms: int) -> list[Item]:
+    requests: list[Item] = []
+    for seq, pair in enumerate(pairs):
+        pair.created_ms = ms
+        requests.extend({"PutRequest": {"Item": item}} for item in _pair_items(pk, pair, make_ord(ms, seq)))
+    return requests
+
+
+def _delete_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:
+    pk = version_pk(tenant, kind, dataset_id, version)
+    keys: list[Item] = []
+    for page in dynamo.query_pages(
+        TableName=_table(),
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": s(pk)},
+        ProjectionExpression="pk, sk",
+    ):
+        keys.extend(page)
+    dynamo.batch_write(_table(), [{"DeleteRequest": {"Key": key}} for key in keys])
+
+
+def _is_condition_failure(exc: ClientError) -> bool:
+    return dynamo.error_code(exc) in {"ConditionalCheckFailedException", "TransactionCanceledException"}
+
+
+def write_dataset(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    pairs: Sequence[Pair],
+    system_prompt: str,
+    *,
+    is_new: bool = False,
+    on_progress: Callable[[int], None] | None = None,
+) -> DatasetHeader:
+    """Insert the dataset, or atomically replace it. `is_new` skips the read of an existing
+    header when the id was just made by the server. Returns the committed header."""
+    ms = now_ms()
+    previous = None if is_new else get_header(tenant, kind, dataset_id)
+    version = new_id()
+    pk = version_pk(tenant, kind, dataset_id, version)
+    requests = _put_requests(pk, pairs, ms)
+    try:
+        dynamo.batch_write(_table(), requests, on_progress=on_progress)
+        header = _commit(tenant, kind, dataset_id, version, pairs, system_prompt, ms, previous)
+    except BaseException:
+        _discard_version(tenant, kind, dataset_id, version)
+        raise
+    return header
+
+
+def _discard_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:
+    try:
+        _delete_version(tenant, kind, dataset_id, version)
+    except Exception:
+        logger.exception("could not remove the pairs of an abandoned write", extra={"id": dataset_id})
+
+
+def _commit(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    version: str,
+    pairs: Sequence[Pair],
+    system_prompt: str,
+    ms: int,
+    previous: DatasetHeader | None,
+) -> DatasetHeader:
+    """Flip the header to `version` (last writer wins), then delete the replaced version."""
+    for _ in range(_COMMIT_ATTEMPTS):
+        header = DatasetHeader(
+            tenant=tenant,
+            kind=kind,
+            dataset_id=dataset_id,
+            system_prompt=system_prompt,
+            created_ms=previous.created_ms if previous else ms,
+            updated_ms=ms,
+            version=version,
+            pair_count=len(pairs),
+            last_ord=make_ord(ms, len(pairs) - 1) if pairs else "",
+        )
+        put: dict[str, Any] = {"TableName": _table(), "Item": _header_item(header)}
+        if previous is None:
+            put["ConditionExpression"] = "attribute_not_exists(pk)"
+        else:
+            put["ConditionExpression"] = "version = :version"
+            put["ExpressionAttributeValues"] = {":version": s(previous.version)}
+        actions: list[Item] = [{"Put": put}]
+        if previous is None:
+            actions.append({"Put": _latest_pointer(tenant, kind, dataset_id, ms)})
+        if kind is DatasetKind.SEED and system_prompt:
+            actions.append({"Put": _prompt_pointer(tenant, system_prompt, dataset_id)})
+        try:
+            dynamo.call("transact_write_items", TransactItems=actions)
+        except ClientError as exc:
+            if not _is_condition_failure(exc):
+                raise
+            previous = get_header(tenant, kind, dataset_id)
+            continue
+        if previous is not None:
+            _discard_version(tenant, kind, dataset_id, previous.version)
+        return header
+    raise StorageUnavailable(f"dataset {dataset_id!r} is being written concurrently; retry")
+
+
+def _latest_pointer(tenant: str, kind: DatasetKind, dataset_id: str, ms: int) -> Item:
+    item = {"pk": s(latest_pk(tenant, kind)), "sk": s(POINTER_SK), "dataset_id": s(dataset_id)}
+    return {"TableName": _table(), "Item": {**item, "created_ms": n(ms)}}
+
+
+def _prompt_pointer(
+    tenant: str, system_prompt: str, dataset_id: str, *, replacing: str | None = None, claim: bool = False
+) -> Item:
+    put: Item = {
+        "TableName": _table(),
+        "Item": {
+            "pk": s(prompt_pk(tenant, system_prompt)),
+            "sk": s(POINTER_SK),
+            "dataset_id": s(dataset_id),
+        },
+    }
+    if claim:
+        if replacing is None:
+            put["ConditionExpression"] = "attribute_not_exists(pk)"
+        else:
+            put["ConditionExpression"] = "attribute_not_exists(pk) OR dataset_id = :stale"
+            put["ExpressionAttributeValues"] = {":stale": s(replacing)}
+    return put
+
+
+class PromptMismatch(Exception):
+    """The dataset's system prompt is no longer the one the pair was filed under."""
+
+
+def add_pair(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    pair: Pair,
+    *,
+    expected_prompt: str | None = None,
+) -> DatasetHeader:
+    """Append one pair to the current version. 404 if the dataset does not exist, 409 if the
+    pair id is taken, 413 when the dataset is full. With `expected_prompt`, raise
+    PromptMismatch unless the dataset's system prompt is exactly that."""
+    for _ in range(_COMMIT_ATTEMPTS):
+        header = get_header(tenant, kind, dataset_id)
+        if header is None:
+            raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
+        if expected_prompt is not None and header.system_prompt != expected_prompt:
+            raise PromptMismatch
+        if header.pair_count >= MAX_PAIRS:
+            raise PayloadTooLarge(f"dataset {dataset_id!r} already holds {MAX_PAIRS} pairs, the limit")
+        ms = now_ms()
+        ord_ = next_ord(header.last_ord, ms)
+        pair.created_ms = split_ord(ord_)[0]
+        pk = version_pk(tenant, kind, dataset_id, header.version)
+        items = _pair_items(pk, pair, ord_)
+        update = {
+            "Update": {
+                "TableName": _table(),
+                "Key": {"pk": s(dataset_pk(tenant, kind, dataset_id)), "sk": s(HEADER_SK)},
+                "UpdateExpression": "SET last_ord = :new_ord, updated_ms = :ms ADD pair_count :one",
+                "ConditionExpression": "version = :version AND last_ord = :last_ord",
+                "ExpressionAttributeValues": {
+                    ":new_ord": s(ord_),
+                    ":ms": n(ms),
+                    ":one": n(1),
+                    ":version": s(header.version),
+                    ":last_ord": s(header.last_ord),
+                },
+            }
+        }
+        puts = [
+            {"Put": {"TableName": _table(), "Item": item, "ConditionExpression": "attribute_not_exists(sk)"}}
+            for item in items
+        ]
+        try:
+            dynamo.call("transact_write_items", TransactItems=[update, *puts])
+        except ClientError as exc:
+            if dynamo.error_code(exc) != "TransactionCanceledException":
+                raise
+            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+            if reasons and reasons[0] == "ConditionalCheckFailed":
+                continue  # the header moved on (another pair, or an overwrite): try again
+            if "ConditionalCheckFailed" in reasons[1:]:
+                raise Conflict(f"pair id {pair.id!r} already exists in dataset {dataset_id!r}") from exc
+            raise
+        header.pair_count += 1
+        header.last_ord = ord_
+        return header
+    raise StorageUnavailable(f"dataset {dataset_id!r} is being written concurrently; retry")
+
+
+def create_for_prompt(tenant: str, dataset_id: str, system_prompt: str, stale_id: str | None) -> bool:
+    """Create an empty seed dataset that owns `system_prompt`. False when another dataset claimed
+    the prompt first (the caller then files the pair there)."""
+    ms = now_ms()
+    header = DatasetHeader(
+        tenant=tenant,
+        kind=DatasetKind.SEED,
+        dataset_id=dataset_id,
+        system_prompt=system_prompt,
+        created_ms=ms,
+        updated_ms=ms,
+        version=new_id(),
+        pair_count=0,
+        last_ord="",
+    )
+    actions = [
+        {"Put": {"TableName": _table(), "Item": _header_item(header), "ConditionExpression": "attribute_not_exists(pk)"}},
+        {"Put": _latest_pointer(tenant, DatasetKind.SEED, dataset_id, ms)},
+        {"Put": _prompt_pointer(tenant, system_prompt, dataset_id, replacing=stale_id, claim=True)},
+    ]
+    try:
+        dynamo.call("transact_write_items", TransactItems=actions)
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            return False
+        raise
+    return True
+

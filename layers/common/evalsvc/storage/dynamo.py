@@ -1,0 +1,172 @@
+"""DynamoDB plumbing shared by the repositories: the client, attribute encoding, batch writes
+that retry what DynamoDB leaves unprocessed, and paginated queries."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from evalsvc.errors import StorageUnavailable
+from evalsvc.observability import logger
+from evalsvc.settings import get_settings
+
+Item = dict[str, Any]
+BATCH_WRITE_MAX = 25
+_THROTTLING_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+    }
+)
+
+
+@cache
+def _client(endpoint_url: str | None, region: str) -> Any:
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 5},
+        connect_timeout=3,
+        read_timeout=10,
+        max_pool_connections=16,
+        tcp_keepalive=True,
+    )
+    return boto3.client("dynamodb", region_name=region, endpoint_url=endpoint_url, config=config)
+
+
+def client() -> Any:
+    settings = get_settings()
+    return _client(settings.dynamodb_endpoint_url, settings.region)
+
+
+def reset_clients() -> None:
+    _client.cache_clear()
+
+
+def error_code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def unavailable(exc: Exception) -> StorageUnavailable:
+    """The error a caller sees when DynamoDB stays busy or unreachable after retries."""
+    logger.warning("dynamodb unavailable", extra={"error": repr(exc)})
+    return StorageUnavailable("storage is busy or unavailable; nothing was changed, retry shortly")
+
+
+def call(operation: str, *, via: Any = None, **kwargs: Any) -> Any:
+    """Call one DynamoDB operation (on `via`, a client, or the configured one); throttling and
+    transport failures become StorageUnavailable."""
+    try:
+        return getattr(via or client(), operation)(**kwargs)
+    except ClientError as exc:
+        if error_code(exc) in _THROTTLING_CODES:
+            raise unavailable(exc) from exc
+        raise
+    except BotoCoreError as exc:
+        raise unavailable(exc) from exc
+
+
+# ---- attribute values ------------------------------------------------------------------------
+
+
+def s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def n(value: int) -> dict[str, str]:
+    return {"N": str(value)}
+
+
+def ss_list(values: Sequence[str]) -> dict[str, list[dict[str, str]]]:
+    return {"L": [{"S": v} for v in values]}
+
+
+def get_s(item: Item, name: str, default: str | None = None) -> str | None:
+    value = item.get(name)
+    return value["S"] if value is not None else default
+
+
+def get_n(item: Item, name: str, default: int = 0) -> int:
+    value = item.get(name)
+    return int(value["N"]) if value is not None else default
+
+
+def get_list(item: Item, name: str) -> list[str]:
+    value = item.get(name)
+    return [v["S"] for v in value["L"]] if value is not None else []
+
+
+# ---- batch writes and queries ----------------------------------------------------------------
+
+
+def batch_write(
+    table: str,
+    requests: Sequence[Item],
+    *,
+    on_progress: Callable[[int], None] | None = None,
+    workers: int = 4,
+    max_attempts: int = 8,
+    via: Any = None,
+) -> None:
+    """Write `requests` (PutRequest/DeleteRequest entries) in batches of 25, retrying the items
+    DynamoDB leaves unprocessed with jittered exponential backoff. `on_progress` gets the number
+    of requests done so far."""
+    chunks = [requests[i : i + BATCH_WRITE_MAX] for i in range(0, len(requests), BATCH_WRITE_MAX)]
+    if not chunks:
+        return
+
+    def write_chunk(chunk: Sequence[Item]) -> int:
+        pending = list(chunk)
+        for attempt in range(max_attempts):
+            response = call("batch_write_item", via=via, RequestItems={table: pending})
+            pending = response.get("UnprocessedItems", {}).get(table, [])
+            if not pending:
+                return len(chunk)
+            time.sleep(min(2.0, 0.05 * 2**attempt) * random.uniform(0.5, 1.0))  # noqa: S311
+        raise StorageUnavailable(
+            f"storage kept refusing {len(pending)} writes after {max_attempts} attempts; retry"
+        )
+
+    done = 0
+    if len(chunks) == 1 or workers <= 1:
+        for chunk in chunks:
+            done += write_chunk(chunk)
+            if on_progress:
+                on_progress(done)
+        return
+    with ThreadPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
+        for count in pool.map(write_chunk, chunks):
+            done += count
+            if on_progress:
+                on_progress(done)
+
+
+def query_pages(**kwargs: Any) -> Iterator[list[Item]]:
+    """Yield each page of a Query (1 MB of items per page unless a Limit is given)."""
+    while True:
+        response = call("query", **kwargs)
+        yield response.get("Items", [])
+        last = response.get("LastEvaluatedKey")
+        if not last:
+            return
+        kwargs["ExclusiveStartKey"] = last
+
+
+def scan_all(table: str) -> Iterator[Item]:
+    kwargs: dict[str, Any] = {"TableName": table}
+    while True:
+        response = call("scan", **kwargs)
+        yield from response.get("Items", [])
+        last = response.get("LastEvaluatedKey")
+        if not last:
+            return
+        kwargs["ExclusiveStartKey"] = last
