@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fastapi import APIRouter, FastAPI
+from fastapi.middleware.gzip import GZipMiddleware
 
 from evalsvc.api.errors import install_error_handlers
-from evalsvc.api.limits import BodySizeLimit
+from evalsvc.api.middleware import BodySizeLimit, JsonBodies
 
 API_VERSION = "1.1.0"
 TITLE = "Evaluation service"
@@ -27,6 +28,10 @@ def create_app(routers: Sequence[APIRouter], *, prefix: str = "", docs: bool = F
         openapi_url=f"{prefix}/openapi.json" if docs else None,
     )
     install_error_handlers(app)
+    app.add_middleware(JsonBodies)
+    # Whole datasets are large and repetitive: compressed, they stay far below the 6 MB
+    # Lambda response limit.
+    app.add_middleware(GZipMiddleware, minimum_size=64 * 1024)
     app.add_middleware(BodySizeLimit)
     for router in routers:
         app.include_router(router, prefix=prefix)

@@ -1,5 +1,5 @@
-"""The request body limit (the Lambda synchronous payload limit), enforced before the body is
-parsed."""
+"""ASGI middleware run before any route: the request body limit (the Lambda synchronous payload
+limit), and JSON bodies accepted whatever Content-Type the client sent."""
 
 from __future__ import annotations
 
@@ -71,3 +71,20 @@ class BodySizeLimit:
         except BodyTooLarge:
             if not started:
                 await _send_too_large(send)
+
+
+class JsonBodies:
+    """Every body of this API is JSON. A body sent without `Content-Type: application/json`
+    (curl -d sends a form type) is read as JSON all the same, instead of failing validation
+    with a confusing message."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("method") in ("POST", "PUT", "PATCH"):
+            headers = [(k, v) for k, v in scope.get("headers", []) if k != b"content-type"]
+            content_type = next((v for k, v in scope.get("headers", []) if k == b"content-type"), b"")
+            if b"json" not in content_type.lower():
+                scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+        await self.app(scope, receive, send)

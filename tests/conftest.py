@@ -1,0 +1,48 @@
+"""Shared fixtures. The environment is fixed before any service module is imported: fake AWS
+credentials (nothing may reach AWS), tracing off, metrics namespace set."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.update(
+    {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "EvalServiceTest",
+        "POWERTOOLS_SERVICE_NAME": "evalsvc",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }
+)
+os.environ.pop("DYNAMODB_ENDPOINT_URL", None)
+
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+EVENT_KEY = "evk_events_local_dev_key_000000000000000000"
+
+
+@pytest.fixture
+def tables() -> Iterator[dict[str, str]]:
+    """Fresh moto DynamoDB tables built from template.yaml; the service code points at them."""
+    import boto3
+    from moto import mock_aws
+
+    from evalsvc.local.server import apply_environment
+    from evalsvc.local.tables import create_tables
+
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        env = create_tables(client, "test")
+        apply_environment(env)
+        yield env
+    for var in env:
+        os.environ.pop(var, None)
+    apply_environment({})

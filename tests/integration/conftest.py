@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from evalsvc.api.app import create_app
+from evalsvc.api.routes import all_routers
+from evalsvc.logic import api_keys
+from tests.conftest import EVENT_KEY
+
+
+class Tenant:
+    """A tenant with one API key, and a client that sends it."""
+
+    def __init__(self, http: TestClient, name: str, key: str) -> None:
+        self.http = http
+        self.name = name
+        self.key = key
+        self.headers = {"Authorization": key}
+
+    def get(self, path: str, **kwargs: object):  # type: ignore[no-untyped-def]
+        return self.http.get(f"/v1{path}", headers=self.headers, **kwargs)
+
+    def post(self, path: str, body: object = None, **kwargs: object):  # type: ignore[no-untyped-def]
+        return self.http.post(f"/v1{path}", headers=self.headers, json=body, **kwargs)
+
+    def put(self, path: str, body: object = None, **kwargs: object):  # type: ignore[no-untyped-def]
+        return self.http.put(f"/v1{path}", headers=self.headers, json=body, **kwargs)
+
+
+@pytest.fixture
+def http(tables: dict[str, str]) -> Iterator[TestClient]:
+    app = create_app(all_routers(), prefix="/v1", docs=True)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client
+
+
+@pytest.fixture
+def acme(http: TestClient) -> Tenant:
+    key, _ = api_keys.create_key("acme", "ann", "ann@acme.test")
+    return Tenant(http, "acme", key)
+
+
+@pytest.fixture
+def globex(http: TestClient) -> Tenant:
+    key, _ = api_keys.create_key("globex", "gus", "gus@globex.test")
+    return Tenant(http, "globex", key)
+
+
+@pytest.fixture
+def event_key(tables: dict[str, str]) -> str:
+    """The key the events/ files carry, registered for tenant `local`."""
+    api_keys.ensure_key("local", "dev", "dev@localhost", EVENT_KEY)
+    return EVENT_KEY
