@@ -29,20 +29,35 @@ ROOT = Path(__file__).resolve().parents[1]
 EVENT_KEY = "evk_events_local_dev_key_000000000000000000"
 
 
+def point_service_at(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Set `env` for this test only and make the service code read it afresh."""
+    from evalsvc.local.server import apply_environment
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    apply_environment({})
+
+
 @pytest.fixture
-def tables() -> Iterator[dict[str, str]]:
+def tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     """Fresh moto DynamoDB tables built from template.yaml; the service code points at them."""
     import boto3
     from moto import mock_aws
 
-    from evalsvc.local.server import apply_environment
     from evalsvc.local.tables import create_tables
 
     with mock_aws():
-        client = boto3.client("dynamodb", region_name="us-east-1")
-        env = create_tables(client, "test")
-        apply_environment(env)
+        env = create_tables(boto3.client("dynamodb", region_name="us-east-1"), "test")
+        point_service_at(env, monkeypatch)
         yield env
-    for var in env:
-        os.environ.pop(var, None)
-    apply_environment({})
+
+
+@pytest.fixture
+def served_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """Tables in the embedded DynamoDB server (safe under concurrent requests, unlike in-process
+    moto), for tests that write from several threads."""
+    from evalsvc.local.store import EmbeddedDynamoDB
+
+    with EmbeddedDynamoDB(tmp_path / "store", port=0, interval=3600) as store:
+        point_service_at(store.env, monkeypatch)
+        yield store.tables

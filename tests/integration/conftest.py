@@ -31,10 +31,18 @@ class Tenant:
 
 
 @pytest.fixture
-def http(tables: dict[str, str]) -> Iterator[TestClient]:
+def http() -> Iterator[TestClient]:
+    """The whole API in-process. Tests choose the storage: `tables` (moto in-process) by
+    default, or `served_tables` (the embedded server) for concurrent writers."""
     app = create_app(all_routers(), prefix="/v1", docs=True)
     with TestClient(app, raise_server_exceptions=False) as client:
         yield client
+
+
+@pytest.fixture(autouse=True)
+def _storage(request: pytest.FixtureRequest) -> None:
+    if "served_tables" not in request.fixturenames:
+        request.getfixturevalue("tables")
 
 
 @pytest.fixture

@@ -47,6 +47,9 @@ def describe_validation_errors(errors: Sequence[dict[str, Any]]) -> tuple[int, s
         if kind == "missing" and where == "":
             messages.append("request body is required: send a JSON object")
             continue
+        if where == "" and kind in ("model_attributes_type", "dict_type", "model_type"):
+            messages.append("request body must be a JSON object")
+            continue
         message = str(error.get("msg", "is not valid"))
         message = message.removeprefix("Value error, ")
         messages.append(f"{where}: {message}" if where else f"request body: {message}")

@@ -77,18 +77,22 @@ def _decode(value: Any) -> Any:
     return value
 
 
-class _WriteCounter:
-    """WSGI middleware counting DynamoDB write operations, so snapshots happen only after one."""
+class _SerializedBackend:
+    """WSGI middleware in front of moto: one request at a time (moto's in-memory tables are not
+    safe under concurrent writes), counting the write operations so snapshots happen only
+    after one."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
         self.writes = 0
+        self._lock = threading.Lock()
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         target = environ.get("HTTP_X_AMZ_TARGET", "")
-        if target.rpartition(".")[2] in _WRITES:
-            self.writes += 1
-        return self.app(environ, start_response)
+        with self._lock:
+            if target.rpartition(".")[2] in _WRITES:
+                self.writes += 1
+            return list(self.app(environ, start_response))
 
 
 class EmbeddedDynamoDB:
@@ -105,7 +109,7 @@ class EmbeddedDynamoDB:
         self.port = port
         self.interval = interval
         self._server: BaseWSGIServer | None = None
-        self._counter: _WriteCounter | None = None
+        self._counter: _SerializedBackend | None = None
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self._saved_writes = 0
@@ -139,7 +143,7 @@ class EmbeddedDynamoDB:
             self._lock_file.close()
             raise StoreBusy(f"{self.data_dir} is in use by another evalsvc process") from exc
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
-        self._counter = _WriteCounter(DomainDispatcherApplication(create_backend_app))
+        self._counter = _SerializedBackend(DomainDispatcherApplication(create_backend_app))
         try:
             self._server = make_server(
                 self.host, self.port, self._counter, threaded=True, request_handler=MotoRequestHandler

@@ -1,0 +1,181 @@
+"""Seed dataset behaviour over HTTP (the local app, all routers), against moto tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.conftest import Tenant
+
+
+def pairs(n: int, prefix: str = "p") -> list[dict[str, object]]:
+    return [{"id": f"{prefix}{i}", "input": f"in {i}", "output": f"out {i}"} for i in range(n)]
+
+
+def test_insert_then_read_keeps_request_order_and_fields(acme: Tenant) -> None:
+    body = {
+        "data": [
+            {"id": "b", "input": "i1", "output": "o1", "labels": ["x", "y"], "input_media": "data:image/png;base64,AAAA"},
+            {"id": "a", "input": "i2", "output": "o2", "system_prompt_template": "Hi {name}"},
+            {"input": "i3", "output": "o3"},
+        ],
+        "system_prompt": "Be brief.",
+        "unknown_field": "ignored",
+    }
+    assert acme.post("/data/seed/ds1", body).json() == {"id": "ds1"}
+
+    dataset = acme.get("/data/seed/ds1").json()
+
+    assert [p["input"] for p in dataset["data"]] == ["i1", "i2", "i3"]
+    first, second, third = dataset["data"]
+    assert first["metadata"]["labels"] == ["x", "y"]
+    assert first["input_media"] == "data:image/png;base64,AAAA"
+    assert second["system_prompt_template"] == "Hi {name}"
+    assert "input_media" not in second
+    assert third["id"].startswith("p_")
+    assert dataset["system_prompt"] == "Be brief."
+
+
+def test_empty_dataset_is_valid_and_accepts_pairs(acme: Tenant) -> None:
+    assert acme.post("/data/seed/empty", {"data": []}).status_code == 200
+    assert acme.get("/data/seed/empty").json()["data"] == []
+
+    response = acme.post("/data/seed/empty/pair", {"input": "q", "output": "a"})
+
+    assert response.status_code == 200
+    assert [p["input"] for p in acme.get("/data/seed/empty").json()["data"]] == ["q"]
+
+
+def test_overwrite_replaces_every_pair_and_keeps_created_at(acme: Tenant) -> None:
+    acme.post("/data/seed/ds", {"data": pairs(5), "system_prompt": "old"})
+    created = acme.get("/data/seed/ds").json()["created_at"]
+
+    acme.put("/data/seed/ds", {"data": pairs(2, prefix="n"), "system_prompt": "new"})
+
+    dataset = acme.get("/data/seed/ds").json()
+    assert [p["id"] for p in dataset["data"]] == ["n0", "n1"]
+    assert dataset["system_prompt"] == "new"
+    assert dataset["created_at"] == created
+
+
+def test_pairs_added_one_by_one_come_back_oldest_first(acme: Tenant) -> None:
+    acme.post("/data/seed/ds", {"data": pairs(2)})
+    for i in range(5):
+        assert acme.post("/data/seed/ds/pair", {"id": f"x{i}", "input": "q", "output": "a"}).status_code == 200
+
+    dataset = acme.get("/data/seed/ds").json()
+
+    assert [p["id"] for p in dataset["data"]] == ["p0", "p1", "x0", "x1", "x2", "x3", "x4"]
+    stamps = [p["metadata"]["created_at"] for p in dataset["data"]]
+    assert stamps == sorted(stamps)
+
+
+def test_add_pair_generates_an_id_when_absent(acme: Tenant) -> None:
+    acme.post("/data/seed/ds", {"data": []})
+
+    response = acme.post("/data/seed/ds/pair", {"input": "q", "output": "a", "labels": ["l"]})
+
+    assert response.status_code == 200
+    assert response.json()["dataset_id"] == "ds"
+    pair_id = response.json()["pair_id"]
+    assert acme.get("/data/seed/ds").json()["data"][0]["id"] == pair_id
+
+
+def test_add_pair_to_missing_dataset_is_404(acme: Tenant) -> None:
+    response = acme.post("/data/seed/nothing-here/pair", {"input": "q", "output": "a"})
+    assert response.status_code == 404
+    assert response.json() == {"error": "no seed dataset with id 'nothing-here'"}
+
+
+def test_duplicate_pair_id_is_409_and_leaves_dataset_unchanged(acme: Tenant) -> None:
+    acme.post("/data/seed/ds", {"data": pairs(2)})
+
+    response = acme.post("/data/seed/ds/pair", {"id": "p1", "input": "other", "output": "other"})
+
+    assert response.status_code == 409
+    assert response.json() == {"error": "pair id 'p1' already exists in dataset 'ds'"}
+    dataset = acme.get("/data/seed/ds").json()
+    assert [(p["id"], p["input"]) for p in dataset["data"]] == [("p0", "in 0"), ("p1", "in 1")]
+
+
+def test_latest_is_the_most_recently_created_dataset(acme: Tenant) -> None:
+    acme.post("/data/seed/first", {"data": pairs(1)})
+    acme.post("/data/seed/second", {"data": pairs(1)})
+    acme.put("/data/seed/first", {"data": pairs(3)})  # an overwrite is not a creation
+
+    assert acme.get("/data/seed/latest").json()["id"] == "second"
+
+
+def test_latest_without_any_dataset_is_404(acme: Tenant) -> None:
+    response = acme.get("/data/seed/latest")
+    assert response.status_code == 404
+    assert response.json() == {"error": "there is no seed dataset yet"}
+
+
+def test_pair_by_prompt_creates_a_dataset_then_reuses_it(acme: Tenant) -> None:
+    first = acme.post("/data/seed/pair", {"input": "q1", "output": "a1", "system_prompt_template": "T"}).json()
+    second = acme.post("/data/seed/pair", {"input": "q2", "output": "a2", "system_prompt_template": "T"}).json()
+    other = acme.post("/data/seed/pair", {"input": "q3", "output": "a3", "system_prompt_template": "U"}).json()
+
+    assert first["dataset_id"] == second["dataset_id"] != other["dataset_id"]
+    dataset = acme.get(f"/data/seed/{first['dataset_id']}").json()
+    assert dataset["system_prompt"] == "T"
+    assert [p["input"] for p in dataset["data"]] == ["q1", "q2"]
+
+
+def test_pair_by_prompt_uses_an_uploaded_dataset_with_that_prompt(acme: Tenant) -> None:
+    acme.post("/data/seed/mine", {"data": pairs(1), "system_prompt": "T"})
+
+    response = acme.post("/data/seed/pair", {"input": "q", "output": "a", "system_prompt_template": "T"})
+
+    assert response.json()["dataset_id"] == "mine"
+
+
+def test_pair_by_prompt_after_the_dataset_changed_prompt_makes_a_new_one(acme: Tenant) -> None:
+    acme.post("/data/seed/mine", {"data": pairs(1), "system_prompt": "T"})
+    acme.put("/data/seed/mine", {"data": pairs(1), "system_prompt": "changed"})
+
+    response = acme.post("/data/seed/pair", {"input": "q", "output": "a", "system_prompt_template": "T"})
+
+    assert response.status_code == 200
+    new_id = response.json()["dataset_id"]
+    assert new_id != "mine"
+    assert acme.get(f"/data/seed/{new_id}").json()["system_prompt"] == "T"
+    assert len(acme.get("/data/seed/mine").json()["data"]) == 1
+
+
+def test_pair_by_prompt_with_a_duplicate_id_is_409(acme: Tenant) -> None:
+    acme.post("/data/seed/pair", {"id": "same", "input": "q", "output": "a", "system_prompt_template": "T"})
+
+    response = acme.post("/data/seed/pair", {"id": "same", "input": "q", "output": "a", "system_prompt_template": "T"})
+
+    assert response.status_code == 409
+
+
+@pytest.mark.parametrize("size", [150_000, 390_000])
+def test_pairs_larger_than_a_dynamodb_item_round_trip(acme: Tenant, size: int) -> None:
+    # Given a pair whose fields add up to more than DynamoDB's 400 KB item limit
+    # (non-ASCII text counts up to 4 bytes a character)
+    text = ("é€😀 unicode " * (size // 12))[:100_000]
+    media = "data:application/octet-stream;base64," + "Q" * (256 * 1024 - 40)
+    big = {"id": "big", "input": text, "output": text[::-1], "input_media": media, "labels": ["huge"]}
+
+    assert acme.post("/data/seed/large", {"data": [big, {"input": "s", "output": "t"}]}).status_code == 200
+    assert acme.post("/data/seed/large/pair", {**big, "id": "big2"}).status_code == 200
+
+    data = acme.get("/data/seed/large").json()["data"]
+
+    assert [p["input"] for p in data] == [text, "s", text]
+    assert data[0]["output"] == text[::-1]
+    assert data[2]["input_media"] == media
+    assert data[2]["metadata"]["labels"] == ["huge"]
+
+
+def test_overwrite_deletes_the_replaced_pairs(acme: Tenant, tables: dict[str, str]) -> None:
+    import boto3
+
+    acme.post("/data/seed/ds", {"data": pairs(30)})
+    acme.post("/data/seed/ds", {"data": pairs(3)})
+
+    items = boto3.client("dynamodb").scan(TableName=tables["DATASETS_TABLE"])["Items"]
+    pair_items = [i for i in items if i["sk"]["S"].startswith(("p#", "x#"))]
+    assert len(pair_items) == 3
