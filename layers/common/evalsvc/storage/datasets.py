@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
+import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -46,7 +48,13 @@ ORDER_INDEX = "by_order"
 # pair ever meets DynamoDB's 400 KB item limit.
 INLINE_LIMIT = 300_000
 PART_BYTES = 350_000
-_COMMIT_ATTEMPTS = 6
+_COMMIT_ATTEMPTS = 10
+
+
+def _backoff(attempt: int) -> None:
+    """Jittered pause before retrying a write that lost a race for the dataset header."""
+    if attempt:
+        time.sleep(min(0.5, 0.01 * 2**attempt) * random.uniform(0.5, 1.0))  # noqa: S311
 
 
 def _table() -> str:
@@ -337,7 +345,8 @@ def _commit(
     previous: DatasetHeader | None,
 ) -> DatasetHeader:
     """Flip the header to `version` (last writer wins), then delete the replaced version."""
-    for _ in range(_COMMIT_ATTEMPTS):
+    for attempt in range(_COMMIT_ATTEMPTS):
+        _backoff(attempt)
         header = DatasetHeader(
             tenant=tenant,
             kind=kind,
@@ -413,7 +422,8 @@ def add_pair(
     """Append one pair to the current version. 404 if the dataset does not exist, 409 if the
     pair id is taken, 413 when the dataset is full. With `expected_prompt`, raise
     PromptMismatch unless the dataset's system prompt is exactly that."""
-    for _ in range(_COMMIT_ATTEMPTS):
+    for attempt in range(_COMMIT_ATTEMPTS):
+        _backoff(attempt)
         header = get_header(tenant, kind, dataset_id)
         if header is None:
             raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
