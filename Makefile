@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
 PORT ?= 3000
 # The Lambda runtime is python3.13: `sam build` needs that interpreter on PATH.
-PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)/versions"/3.13*/bin; do [ -x "$$d/python3.13" ] && { echo "$$d"; break; }; done; command -v python3.13 >/dev/null 2>&1 && dirname "$$(command -v python3.13)")
+PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$(dirname "$$(command -v python3.13 2>/dev/null)" 2>/dev/null); do "$$d/python3.13" --version >/dev/null 2>&1 && { echo "$$d"; break; }; done)
 
 .PHONY: help venv run test test-unit test-integration test-e2e lint template-check build openapi bench lock clean
 
@@ -72,7 +72,6 @@ bench: venv
 lock: venv
 	$(BIN)/uv pip compile --quiet pyproject.toml --extra dev --extra local --python-version 3.11 -o requirements/dev.txt
 	$(BIN)/uv pip compile --quiet pyproject.toml --python-version 3.13 --python-platform aarch64-manylinux_2_28 \
-		--no-emit-package boto3 --no-emit-package botocore --no-emit-package s3transfer \
 		--no-header --no-annotate -o layers/common/requirements.txt
 
 clean:

@@ -20,10 +20,10 @@ os.environ.update(
 )
 os.environ.pop("DYNAMODB_ENDPOINT_URL", None)
 
-from collections.abc import Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
+from collections.abc import Iterator
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EVENT_KEY = "evk_events_local_dev_key_000000000000000000"
@@ -42,9 +42,8 @@ def point_service_at(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> No
 def tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     """Fresh moto DynamoDB tables built from template.yaml; the service code points at them."""
     import boto3
-    from moto import mock_aws
-
     from evalsvc.local.tables import create_tables
+    from moto import mock_aws
 
     with mock_aws():
         env = create_tables(boto3.client("dynamodb", region_name="us-east-1"), "test")

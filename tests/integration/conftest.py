@@ -3,11 +3,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from fastapi.testclient import TestClient
-
-from evalsvc.api.app import create_app
+from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
 from evalsvc.logic import api_keys
+from fastapi.testclient import TestClient
+
 from tests.conftest import EVENT_KEY
 
 
@@ -34,7 +34,7 @@ class Tenant:
 def http() -> Iterator[TestClient]:
     """The whole API in-process. Tests choose the storage: `tables` (moto in-process) by
     default, or `served_tables` (the embedded server) for concurrent writers."""
-    app = create_app(all_routers(), prefix="/v1", docs=True)
+    app = create_versioned_app(all_routers())
     with TestClient(app, raise_server_exceptions=False) as client:
         yield client
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from evalsvc.errors import StorageUnavailable
 from evalsvc.storage import dynamo
+
 from tests.integration.conftest import Tenant
 
 
 def dataset(n: int, tag: str) -> dict[str, object]:
-    return {"data": [{"id": f"{tag}{i}", "input": tag, "output": tag} for i in range(n)], "system_prompt": tag}
+    return {
+        "data": [{"id": f"{tag}{i}", "input": tag, "output": tag} for i in range(n)],
+        "system_prompt": tag,
+    }
 
 
 def test_failure_midway_through_an_overwrite_keeps_the_old_dataset(
@@ -27,11 +30,14 @@ def test_failure_midway_through_an_overwrite_keeps_the_old_dataset(
 
     def failing_call(operation: str, **kwargs: object) -> object:
         if operation == "batch_write_item" and any(
-            "PutRequest" in r for r in next(iter(kwargs["RequestItems"].values()))  # type: ignore[union-attr]
+            "PutRequest" in r
+            for r in next(iter(kwargs["RequestItems"].values()))  # type: ignore[union-attr]
         ):
             batches["n"] += 1
             if batches["n"] == 3:
-                raise StorageUnavailable("storage is busy or unavailable; nothing was changed, retry shortly")
+                raise StorageUnavailable(
+                    "storage is busy or unavailable; nothing was changed, retry shortly"
+                )
         return real_call(operation, **kwargs)
 
     monkeypatch.setattr(dynamo, "call", failing_call)
@@ -52,20 +58,26 @@ def test_failure_midway_through_an_overwrite_keeps_the_old_dataset(
     assert sum(1 for i in items if i["sk"]["S"].startswith("p#")) == 60
 
 
-def test_failure_of_the_commit_keeps_the_old_dataset(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failure_of_the_commit_keeps_the_old_dataset(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
     acme.post("/data/seed/ds", dataset(5, "old"))
     real_call = dynamo.call
 
     def failing_commit(operation: str, **kwargs: object) -> object:
         if operation == "transact_write_items":
-            raise StorageUnavailable("storage is busy or unavailable; nothing was changed, retry shortly")
+            raise StorageUnavailable(
+                "storage is busy or unavailable; nothing was changed, retry shortly"
+            )
         return real_call(operation, **kwargs)
 
     monkeypatch.setattr(dynamo, "call", failing_commit)
     assert acme.post("/data/seed/ds", dataset(7, "new")).status_code == 503
     monkeypatch.setattr(dynamo, "call", real_call)
 
-    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == [f"old{i}" for i in range(5)]
+    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == [
+        f"old{i}" for i in range(5)
+    ]
 
 
 def test_readers_during_overwrites_see_one_version_or_the_other(
@@ -107,13 +119,19 @@ def test_readers_during_overwrites_see_one_version_or_the_other(
     assert errors == []
 
 
-def test_concurrent_pair_additions_are_all_kept(served_tables: dict[str, str], acme: Tenant) -> None:
+def test_concurrent_pair_additions_are_all_kept(
+    served_tables: dict[str, str], acme: Tenant
+) -> None:
     acme.post("/data/seed/ds", {"data": []})
     results: list[int] = []
 
     def add(start: int) -> None:
         for i in range(start, start + 8):
-            results.append(acme.post("/data/seed/ds/pair", {"id": f"c{i}", "input": "i", "output": "o"}).status_code)
+            results.append(
+                acme.post(
+                    "/data/seed/ds/pair", {"id": f"c{i}", "input": "i", "output": "o"}
+                ).status_code
+            )
 
     threads = [threading.Thread(target=add, args=(k * 100,)) for k in range(3)]
     for thread in threads:

@@ -20,7 +20,12 @@ def assert_error(response, status: int, contains: str = "") -> None:  # type: ig
 
 @pytest.fixture
 def seeded(acme: Tenant) -> Tenant:
-    assert acme.post("/data/seed/ds", {"data": [{"id": "p0", "input": "i", "output": "o"}]}).status_code == 200
+    assert (
+        acme.post(
+            "/data/seed/ds", {"data": [{"id": "p0", "input": "i", "output": "o"}]}
+        ).status_code
+        == 200
+    )
     return acme
 
 
@@ -37,7 +42,9 @@ def seeded(acme: Tenant) -> Tenant:
     ],
 )
 @pytest.mark.parametrize("authorization", [None, "", "evk_unknown", "Bearer", "Basic abc:def"])
-def test_missing_or_unknown_key_is_401(seeded: Tenant, method: str, path: str, authorization: str | None) -> None:
+def test_missing_or_unknown_key_is_401(
+    seeded: Tenant, method: str, path: str, authorization: str | None
+) -> None:
     headers = {} if authorization is None else {"Authorization": authorization}
     response = seeded.http.request(method, f"/v1{path}", headers=headers, content=b"{not json")
     assert_error(response, 401)
@@ -68,7 +75,11 @@ def test_revoked_key_is_401(acme: Tenant) -> None:
         ({"input": "i", "output": "o", "id": "x" * 129}, 400, "id:"),
         ({"input": "i", "output": "o", "id": 7}, 400, "id:"),
         ({"input": True, "output": "o"}, 400, "input:"),
-        ({"input": "x" * 100_001, "output": "o"}, 413, "input: String should have at most 100000 characters"),
+        (
+            {"input": "x" * 100_001, "output": "o"},
+            413,
+            "input: String should have at most 100000 characters",
+        ),
         ({"input": "i", "output": "o", "input_media": "m" * (256 * 1024 + 1)}, 413, "input_media"),
         ([{"input": "i", "output": "o"}], 400, "request body must be a JSON object"),
         ("just a string", 400, "request body must be a JSON object"),
@@ -90,14 +101,22 @@ def test_bad_pair_is_refused(seeded: Tenant, body: object, status: int, message:
         ({"data": [], "system_prompt": 3}, 400, "system_prompt"),
         ({"data": [], "system_prompt": False}, 400, "system_prompt"),
         (
-            {"data": [{"id": "d", "input": "i", "output": "o"}, {"id": "d", "input": "i", "output": "o"}]},
+            {
+                "data": [
+                    {"id": "d", "input": "i", "output": "o"},
+                    {"id": "d", "input": "i", "output": "o"},
+                ]
+            },
             400,
             "pair id 'd' appears more than once",
         ),
         ({"data": [{"input": "i" * 100_001, "output": "o"}]}, 413, "data[0].input"),
     ],
 )
-@pytest.mark.parametrize(("method", "path"), [("POST", "/data/seed/ds"), ("PUT", "/data/seed/ds"), ("POST", "/data/seed")])
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("POST", "/data/seed/ds"), ("PUT", "/data/seed/ds"), ("POST", "/data/seed")],
+)
 def test_bad_dataset_body_is_refused_and_changes_nothing(
     seeded: Tenant, body: object, status: int, message: str, method: str, path: str
 ) -> None:
@@ -124,13 +143,19 @@ def test_json_without_content_type_is_still_read_as_json(seeded: Tenant) -> None
     assert response.status_code == 200
 
 
-@pytest.mark.parametrize("dataset_id", ["has space", "-x", "a" * 129, "semi;colon", "ü", "latest", "pair"])
+@pytest.mark.parametrize(
+    "dataset_id", ["has space", "-x", "a" * 129, "semi;colon", "ü", "latest", "pair"]
+)
 def test_bad_dataset_id_on_write_is_400(seeded: Tenant, dataset_id: str) -> None:
     # POST /data/seed/pair is the add-by-prompt route, so "pair" is tried with PUT only.
     if dataset_id != "pair":
         assert_error(seeded.post(f"/data/seed/{dataset_id}", {"data": []}), 400, "dataset id")
     assert_error(seeded.put(f"/data/seed/{dataset_id}", {"data": []}), 400, "dataset id")
-    assert_error(seeded.post(f"/data/seed/{dataset_id}/pair", {"input": "i", "output": "o"}), 400, "dataset id")
+    assert_error(
+        seeded.post(f"/data/seed/{dataset_id}/pair", {"input": "i", "output": "o"}),
+        400,
+        "dataset id",
+    )
 
 
 @pytest.mark.parametrize("dataset_id", ["has space", "a" * 129, "semi;colon"])
@@ -165,7 +190,9 @@ def test_unknown_route_is_404_and_wrong_method_is_405(seeded: Tenant) -> None:
     assert_error(seeded.http.delete("/v1/data/seed/ds", headers=seeded.headers), 405, "DELETE")
 
 
-def test_unexpected_failure_is_500_without_details(seeded: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unexpected_failure_is_500_without_details(
+    seeded: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from evalsvc.storage import datasets as store
 
     def explode(*args: object, **kwargs: object) -> None:

@@ -83,13 +83,18 @@ def test_get_synthetic_latest_without_any_is_404(event_key: str) -> None:
 def test_get_synthetic_dataset_after_import(event_key: str) -> None:
     from evalsvc.logic.datasets import import_synthetic_dataset
 
-    header = import_synthetic_dataset("local", [("hi", "hello"), ("bye", "goodbye")], system_prompt="sp")
+    header = import_synthetic_dataset(
+        "local", [("hi", "hello"), ("bye", "goodbye")], system_prompt="sp"
+    )
 
     status, body = invoke("get_synthetic_dataset", load_event("get_synthetic_dataset"))
 
     assert status == 200
     assert body["id"] == header.dataset_id
-    assert [(p["input"], p["output"]) for p in body["data"]] == [("hi", "hello"), ("bye", "goodbye")]
+    assert [(p["input"], p["output"]) for p in body["data"]] == [
+        ("hi", "hello"),
+        ("bye", "goodbye"),
+    ]
     assert all(p["id"] for p in body["data"])
 
 
@@ -152,4 +157,5 @@ def test_large_dataset_read_is_gzip_compressed_when_accepted(event_key: str) -> 
     assert response["headers"]["content-encoding"] == "gzip"
     assert response["isBase64Encoded"] is True
     status, body = invoke("get_seed_dataset", load_event("get_seed_dataset"))
+    assert status == 200
     assert len(body["data"]) == 400

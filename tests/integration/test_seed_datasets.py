@@ -14,7 +14,13 @@ def pairs(n: int, prefix: str = "p") -> list[dict[str, object]]:
 def test_insert_then_read_keeps_request_order_and_fields(acme: Tenant) -> None:
     body = {
         "data": [
-            {"id": "b", "input": "i1", "output": "o1", "labels": ["x", "y"], "input_media": "data:image/png;base64,AAAA"},
+            {
+                "id": "b",
+                "input": "i1",
+                "output": "o1",
+                "labels": ["x", "y"],
+                "input_media": "data:image/png;base64,AAAA",
+            },
             {"id": "a", "input": "i2", "output": "o2", "system_prompt_template": "Hi {name}"},
             {"input": "i3", "output": "o3"},
         ],
@@ -60,7 +66,12 @@ def test_overwrite_replaces_every_pair_and_keeps_created_at(acme: Tenant) -> Non
 def test_pairs_added_one_by_one_come_back_oldest_first(acme: Tenant) -> None:
     acme.post("/data/seed/ds", {"data": pairs(2)})
     for i in range(5):
-        assert acme.post("/data/seed/ds/pair", {"id": f"x{i}", "input": "q", "output": "a"}).status_code == 200
+        assert (
+            acme.post(
+                "/data/seed/ds/pair", {"id": f"x{i}", "input": "q", "output": "a"}
+            ).status_code
+            == 200
+        )
 
     dataset = acme.get("/data/seed/ds").json()
 
@@ -112,9 +123,15 @@ def test_latest_without_any_dataset_is_404(acme: Tenant) -> None:
 
 
 def test_pair_by_prompt_creates_a_dataset_then_reuses_it(acme: Tenant) -> None:
-    first = acme.post("/data/seed/pair", {"input": "q1", "output": "a1", "system_prompt_template": "T"}).json()
-    second = acme.post("/data/seed/pair", {"input": "q2", "output": "a2", "system_prompt_template": "T"}).json()
-    other = acme.post("/data/seed/pair", {"input": "q3", "output": "a3", "system_prompt_template": "U"}).json()
+    first = acme.post(
+        "/data/seed/pair", {"input": "q1", "output": "a1", "system_prompt_template": "T"}
+    ).json()
+    second = acme.post(
+        "/data/seed/pair", {"input": "q2", "output": "a2", "system_prompt_template": "T"}
+    ).json()
+    other = acme.post(
+        "/data/seed/pair", {"input": "q3", "output": "a3", "system_prompt_template": "U"}
+    ).json()
 
     assert first["dataset_id"] == second["dataset_id"] != other["dataset_id"]
     dataset = acme.get(f"/data/seed/{first['dataset_id']}").json()
@@ -125,7 +142,9 @@ def test_pair_by_prompt_creates_a_dataset_then_reuses_it(acme: Tenant) -> None:
 def test_pair_by_prompt_uses_an_uploaded_dataset_with_that_prompt(acme: Tenant) -> None:
     acme.post("/data/seed/mine", {"data": pairs(1), "system_prompt": "T"})
 
-    response = acme.post("/data/seed/pair", {"input": "q", "output": "a", "system_prompt_template": "T"})
+    response = acme.post(
+        "/data/seed/pair", {"input": "q", "output": "a", "system_prompt_template": "T"}
+    )
 
     assert response.json()["dataset_id"] == "mine"
 
@@ -134,7 +153,9 @@ def test_pair_by_prompt_after_the_dataset_changed_prompt_makes_a_new_one(acme: T
     acme.post("/data/seed/mine", {"data": pairs(1), "system_prompt": "T"})
     acme.put("/data/seed/mine", {"data": pairs(1), "system_prompt": "changed"})
 
-    response = acme.post("/data/seed/pair", {"input": "q", "output": "a", "system_prompt_template": "T"})
+    response = acme.post(
+        "/data/seed/pair", {"input": "q", "output": "a", "system_prompt_template": "T"}
+    )
 
     assert response.status_code == 200
     new_id = response.json()["dataset_id"]
@@ -144,9 +165,15 @@ def test_pair_by_prompt_after_the_dataset_changed_prompt_makes_a_new_one(acme: T
 
 
 def test_pair_by_prompt_with_a_duplicate_id_is_409(acme: Tenant) -> None:
-    acme.post("/data/seed/pair", {"id": "same", "input": "q", "output": "a", "system_prompt_template": "T"})
+    acme.post(
+        "/data/seed/pair",
+        {"id": "same", "input": "q", "output": "a", "system_prompt_template": "T"},
+    )
 
-    response = acme.post("/data/seed/pair", {"id": "same", "input": "q", "output": "a", "system_prompt_template": "T"})
+    response = acme.post(
+        "/data/seed/pair",
+        {"id": "same", "input": "q", "output": "a", "system_prompt_template": "T"},
+    )
 
     assert response.status_code == 409
 
@@ -157,9 +184,18 @@ def test_pairs_larger_than_a_dynamodb_item_round_trip(acme: Tenant, size: int) -
     # (non-ASCII text counts up to 4 bytes a character)
     text = ("é€😀 unicode " * (size // 12))[:100_000]
     media = "data:application/octet-stream;base64," + "Q" * (256 * 1024 - 40)
-    big = {"id": "big", "input": text, "output": text[::-1], "input_media": media, "labels": ["huge"]}
+    big = {
+        "id": "big",
+        "input": text,
+        "output": text[::-1],
+        "input_media": media,
+        "labels": ["huge"],
+    }
 
-    assert acme.post("/data/seed/large", {"data": [big, {"input": "s", "output": "t"}]}).status_code == 200
+    assert (
+        acme.post("/data/seed/large", {"data": [big, {"input": "s", "output": "t"}]}).status_code
+        == 200
+    )
     assert acme.post("/data/seed/large/pair", {**big, "id": "big2"}).status_code == 200
 
     data = acme.get("/data/seed/large").json()["data"]

@@ -23,10 +23,18 @@ def test_other_tenant_cannot_add_a_pair(acme: Tenant, globex: Tenant) -> None:
     assert acme.get("/data/seed/ds").json()["data"] == []
 
 
-def test_same_id_written_by_another_tenant_is_a_separate_dataset(acme: Tenant, globex: Tenant) -> None:
-    acme.post("/data/seed/ds", {"data": [{"id": "a", "input": "acme", "output": "x"}], "system_prompt": "A"})
+def test_same_id_written_by_another_tenant_is_a_separate_dataset(
+    acme: Tenant, globex: Tenant
+) -> None:
+    acme.post(
+        "/data/seed/ds",
+        {"data": [{"id": "a", "input": "acme", "output": "x"}], "system_prompt": "A"},
+    )
 
-    globex.post("/data/seed/ds", {"data": [{"id": "g", "input": "globex", "output": "y"}], "system_prompt": "G"})
+    globex.post(
+        "/data/seed/ds",
+        {"data": [{"id": "g", "input": "globex", "output": "y"}], "system_prompt": "G"},
+    )
 
     assert [p["input"] for p in acme.get("/data/seed/ds").json()["data"]] == ["acme"]
     assert acme.get("/data/seed/ds").json()["system_prompt"] == "A"
@@ -37,7 +45,9 @@ def test_latest_and_prompt_lookup_stay_within_the_tenant(acme: Tenant, globex: T
     acme.post("/data/seed/acme-only", {"data": [], "system_prompt": "T"})
 
     assert globex.get("/data/seed/latest").status_code == 404
-    filed = globex.post("/data/seed/pair", {"input": "i", "output": "o", "system_prompt_template": "T"}).json()
+    filed = globex.post(
+        "/data/seed/pair", {"input": "i", "output": "o", "system_prompt_template": "T"}
+    ).json()
 
     assert filed["dataset_id"] != "acme-only"
     assert acme.get("/data/seed/acme-only").json()["data"] == []

@@ -79,7 +79,9 @@ def _target(args: argparse.Namespace) -> Iterator[None]:
 def _stack_tables(stack_name: str, region: str | None) -> dict[str, str]:
     import boto3
 
-    stacks = boto3.client("cloudformation", region_name=region).describe_stacks(StackName=stack_name)
+    stacks = boto3.client("cloudformation", region_name=region).describe_stacks(
+        StackName=stack_name
+    )
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks["Stacks"][0].get("Outputs", [])}
     return {
         "API_KEYS_TABLE": outputs["ApiKeysTableName"],
@@ -102,7 +104,8 @@ def _keys_create(args: argparse.Namespace) -> int:
 
     with _target(args):
         key, record = api_keys.create_key(args.tenant, args.user, args.email)
-    print(f"created key {record.key_id} for {record.user} <{record.user_email}> in tenant {record.tenant}")
+    owner = f"{record.user} <{record.user_email}>"
+    print(f"created key {record.key_id} for {owner} in tenant {record.tenant}")
     print("store it now: it is shown once and only its hash is kept")
     print(key)
     return 0
@@ -148,7 +151,9 @@ def read_jsonl_pairs(path: Path) -> list[tuple[str, str]]:
                 if not isinstance(value, str):
                     raise DomainError(f"{path}:{number}: {field!r} must be a string")
                 if len(value) > MAX_TEXT_CHARS:
-                    raise DomainError(f"{path}:{number}: {field!r} is over {MAX_TEXT_CHARS} characters")
+                    raise DomainError(
+                        f"{path}:{number}: {field!r} is over {MAX_TEXT_CHARS} characters"
+                    )
             rows.append((record["input"], record["output"]))
             if len(rows) > MAX_PAIRS:
                 raise DomainError(f"{path}: more than {MAX_PAIRS} pairs, the dataset limit")
@@ -168,7 +173,9 @@ def _synthetic_import(args: argparse.Namespace) -> int:
         nonlocal last_shown
         if done - last_shown >= step or done == total:
             last_shown = done
-            print(f"  written {done}/{total} pairs ({100 * done // max(total, 1)}%)", file=sys.stderr)
+            print(
+                f"  written {done}/{total} pairs ({100 * done // max(total, 1)}%)", file=sys.stderr
+            )
 
     with _target(args):
         header = datasets.import_synthetic_dataset(
@@ -178,7 +185,7 @@ def _synthetic_import(args: argparse.Namespace) -> int:
             system_prompt=args.system_prompt or "",
             on_progress=progress if total >= 1000 else None,
         )
-    print(f"imported {header.pair_count} pairs into synthetic dataset {header.dataset_id} (tenant {args.tenant})")
+    print(f"imported {header.pair_count} pairs into synthetic dataset (tenant {args.tenant}):")
     print(header.dataset_id)
     return 0
 
@@ -207,7 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--data-dir", type=Path, default=_data_dir())
     serve.set_defaults(run=_serve)
 
-    keys = commands.add_parser("keys", help="manage API keys").add_subparsers(dest="keys", required=True)
+    keys = commands.add_parser("keys", help="manage API keys").add_subparsers(
+        dest="keys", required=True
+    )
     create = keys.add_parser("create", help="create a key; prints it alone on the last line")
     create.add_argument("--tenant", required=True)
     create.add_argument("--user", required=True)

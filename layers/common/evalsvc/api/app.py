@@ -4,6 +4,7 @@ server (uvicorn)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.middleware.gzip import GZipMiddleware
@@ -12,20 +13,23 @@ from evalsvc.api.errors import install_error_handlers
 from evalsvc.api.middleware import BodySizeLimit, JsonBodies
 
 API_VERSION = "1.1.0"
+VERSION_PREFIX = "/v1"
 TITLE = "Evaluation service"
 
 
-def create_app(routers: Sequence[APIRouter], *, prefix: str = "", docs: bool = False) -> FastAPI:
+def create_app(routers: Sequence[APIRouter], *, docs: bool = False) -> FastAPI:
+    """The API with `routers` at their contract paths (`/data/seed/{id}`…). With `docs`, it also
+    serves /openapi.json and /docs."""
     app = FastAPI(
         title=TITLE,
         version=API_VERSION,
         description=(
             "Datasets of input/output pairs, metrics, scoring, statistics and human feedback "
-            "for LLM applications. Every error is a JSON body `{\"error\": \"...\"}`."
+            'for LLM applications. Every error is a JSON body `{"error": "..."}`.'
         ),
-        docs_url=f"{prefix}/docs" if docs else None,
+        docs_url="/docs" if docs else None,
         redoc_url=None,
-        openapi_url=f"{prefix}/openapi.json" if docs else None,
+        openapi_url="/openapi.json" if docs else None,
     )
     install_error_handlers(app)
     app.add_middleware(JsonBodies)
@@ -34,5 +38,36 @@ def create_app(routers: Sequence[APIRouter], *, prefix: str = "", docs: bool = F
     app.add_middleware(GZipMiddleware, minimum_size=64 * 1024)
     app.add_middleware(BodySizeLimit)
     for router in routers:
-        app.include_router(router, prefix=prefix)
+        app.include_router(router)
+    _document_errors_as_they_are(app)
     return app
+
+
+def create_versioned_app(routers: Sequence[APIRouter]) -> FastAPI:
+    """The API under /v1, as the local server serves it (API Gateway's stage plays that part
+    when deployed). Anything outside /v1 is a JSON 404 too."""
+    root = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    install_error_handlers(root)
+    root.mount(VERSION_PREFIX, create_app(routers, docs=True))
+    return root
+
+
+def _document_errors_as_they_are(app: FastAPI) -> None:
+    """FastAPI documents a 422 for validation errors; this API answers 400 (or 413) with
+    `{"error": ...}` instead, so the document says that."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        document = generate()
+        for operations in document.get("paths", {}).values():
+            for operation in operations.values():
+                operation.get("responses", {}).pop("422", None)
+        schemas = document.get("components", {}).get("schemas", {})
+        schemas.pop("HTTPValidationError", None)
+        schemas.pop("ValidationError", None)
+        app.openapi_schema = document
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]

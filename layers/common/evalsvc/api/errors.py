@@ -18,7 +18,9 @@ from evalsvc.observability import logger
 _TOO_LARGE_TYPES = frozenset({"string_too_long", "too_long"})
 
 
-def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+def error_response(
+    status: int, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
     return JSONResponse(status_code=status, content={"error": message}, headers=headers)
 
 
@@ -42,7 +44,11 @@ def describe_validation_errors(errors: Sequence[dict[str, Any]]) -> tuple[int, s
         where = _location(error.get("loc", ()))
         if kind == "json_invalid":
             detail = error.get("ctx", {}).get("error", "")
-            messages.append(f"request body is not valid JSON ({detail})" if detail else "request body is not valid JSON")
+            messages.append(
+                f"request body is not valid JSON ({detail})"
+                if detail
+                else "request body is not valid JSON"
+            )
             continue
         if kind == "missing" and where == "":
             messages.append("request body is required: send a JSON object")

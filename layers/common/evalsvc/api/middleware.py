@@ -22,7 +22,10 @@ async def _send_too_large(send: Send) -> None:
         {
             "type": "http.response.start",
             "status": 413,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})
@@ -84,7 +87,9 @@ class JsonBodies:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("method") in ("POST", "PUT", "PATCH"):
             headers = [(k, v) for k, v in scope.get("headers", []) if k != b"content-type"]
-            content_type = next((v for k, v in scope.get("headers", []) if k == b"content-type"), b"")
+            content_type = next(
+                (v for k, v in scope.get("headers", []) if k == b"content-type"), b""
+            )
             if b"json" not in content_type.lower():
                 scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
         await self.app(scope, receive, send)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
 import sys
 from pathlib import Path
 
 import uvicorn
 
-from evalsvc.api.app import create_app
+from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
 from evalsvc.local.store import EmbeddedDynamoDB
 from evalsvc.logic import api_keys
@@ -51,7 +52,7 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
     try:
         key = dev_key(data_dir)
         api_keys.ensure_key(DEV_TENANT, DEV_USER, DEV_EMAIL, key)
-        app = create_app(all_routers(), prefix="/v1", docs=True)
+        app = create_versioned_app(all_routers())
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
         server = uvicorn.Server(config)
         base = f"http://{host}:{port}/v1"
@@ -59,6 +60,10 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         print(f"embedded DynamoDB at {store.endpoint}, data in {data_dir}", flush=True)
         print(f"dev API key (tenant {DEV_TENANT!r}, user {DEV_USER!r}):", flush=True)
         print(key, flush=True)
+        # uvicorn stops gracefully on SIGINT/SIGTERM, then raises the signal again once its own
+        # handlers are gone; these no-op handlers let the store be saved after that.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: None)
         server.run()
     finally:
         store.stop()

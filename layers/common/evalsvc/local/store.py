@@ -46,7 +46,7 @@ _WRITES = frozenset(
 )
 LOCAL_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "local",
-    "AWS_SECRET_ACCESS_KEY": "local",  # noqa: S105 - moto accepts any credentials
+    "AWS_SECRET_ACCESS_KEY": "local",
     "AWS_DEFAULT_REGION": "us-east-1",
     "AWS_REGION": "us-east-1",
 }
@@ -146,7 +146,11 @@ class EmbeddedDynamoDB:
         self._counter = _SerializedBackend(DomainDispatcherApplication(create_backend_app))
         try:
             self._server = make_server(
-                self.host, self.port, self._counter, threaded=True, request_handler=MotoRequestHandler
+                self.host,
+                self.port,
+                self._counter,
+                threaded=True,
+                request_handler=MotoRequestHandler,
             )
         except OSError as exc:
             self._release_lock()

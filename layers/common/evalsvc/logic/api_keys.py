@@ -123,7 +123,7 @@ def parse_authorization(header: str | None) -> str:
     scheme, _, rest = value.partition(" ")
     if rest and scheme.lower() == "bearer":
         value = rest.strip()
-    if not value or len(value) > _MAX_KEY_CHARS or " " in value:
+    if not value or len(value) > _MAX_KEY_CHARS or " " in value or value.lower() == "bearer":
         raise Unauthorized("invalid API key")
     return value
 

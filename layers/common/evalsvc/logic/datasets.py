@@ -50,7 +50,9 @@ def write_seed_dataset(
         is_new=dataset_id is None,
     )
     metrics.add_metric(name="PairsWritten", unit="Count", value=len(pairs))
-    logger.info("seed dataset written", extra={"dataset_id": header.dataset_id, "pairs": len(pairs)})
+    logger.info(
+        "seed dataset written", extra={"dataset_id": header.dataset_id, "pairs": len(pairs)}
+    )
     return header
 
 

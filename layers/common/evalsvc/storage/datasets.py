@@ -28,7 +28,7 @@ import json
 import random
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -280,7 +280,9 @@ def _put_requests(pk: str, pairs: Sequence[Pair], ms: int) -> list[Item]:
     requests: list[Item] = []
     for seq, pair in enumerate(pairs):
         pair.created_ms = ms
-        requests.extend({"PutRequest": {"Item": item}} for item in _pair_items(pk, pair, make_ord(ms, seq)))
+        requests.extend(
+            {"PutRequest": {"Item": item}} for item in _pair_items(pk, pair, make_ord(ms, seq))
+        )
     return requests
 
 
@@ -298,7 +300,10 @@ def _delete_version(tenant: str, kind: DatasetKind, dataset_id: str, version: st
 
 
 def _is_condition_failure(exc: ClientError) -> bool:
-    return dynamo.error_code(exc) in {"ConditionalCheckFailedException", "TransactionCanceledException"}
+    return dynamo.error_code(exc) in {
+        "ConditionalCheckFailedException",
+        "TransactionCanceledException",
+    }
 
 
 def write_dataset(
@@ -331,7 +336,9 @@ def _discard_version(tenant: str, kind: DatasetKind, dataset_id: str, version: s
     try:
         _delete_version(tenant, kind, dataset_id, version)
     except Exception:
-        logger.exception("could not remove the pairs of an abandoned write", extra={"id": dataset_id})
+        logger.exception(
+            "could not remove the pairs of an abandoned write", extra={"id": dataset_id}
+        )
 
 
 def _commit(
@@ -388,7 +395,12 @@ def _latest_pointer(tenant: str, kind: DatasetKind, dataset_id: str, ms: int) ->
 
 
 def _prompt_pointer(
-    tenant: str, system_prompt: str, dataset_id: str, *, replacing: str | None = None, claim: bool = False
+    tenant: str,
+    system_prompt: str,
+    dataset_id: str,
+    *,
+    replacing: str | None = None,
+    claim: bool = False,
 ) -> Item:
     put: Item = {
         "TableName": _table(),
@@ -430,7 +442,9 @@ def add_pair(
         if expected_prompt is not None and header.system_prompt != expected_prompt:
             raise PromptMismatch
         if header.pair_count >= MAX_PAIRS:
-            raise PayloadTooLarge(f"dataset {dataset_id!r} already holds {MAX_PAIRS} pairs, the limit")
+            raise PayloadTooLarge(
+                f"dataset {dataset_id!r} already holds {MAX_PAIRS} pairs, the limit"
+            )
         ms = now_ms()
         ord_ = next_ord(header.last_ord, ms)
         pair.created_ms = split_ord(ord_)[0]
@@ -452,7 +466,13 @@ def add_pair(
             }
         }
         puts = [
-            {"Put": {"TableName": _table(), "Item": item, "ConditionExpression": "attribute_not_exists(sk)"}}
+            {
+                "Put": {
+                    "TableName": _table(),
+                    "Item": item,
+                    "ConditionExpression": "attribute_not_exists(sk)",
+                }
+            }
             for item in items
         ]
         try:
@@ -464,7 +484,9 @@ def add_pair(
             if reasons and reasons[0] == "ConditionalCheckFailed":
                 continue  # the header moved on (another pair, or an overwrite): try again
             if "ConditionalCheckFailed" in reasons[1:]:
-                raise Conflict(f"pair id {pair.id!r} already exists in dataset {dataset_id!r}") from exc
+                raise Conflict(
+                    f"pair id {pair.id!r} already exists in dataset {dataset_id!r}"
+                ) from exc
             raise
         header.pair_count += 1
         header.last_ord = ord_
@@ -472,7 +494,9 @@ def add_pair(
     raise StorageUnavailable(f"dataset {dataset_id!r} is being written concurrently; retry")
 
 
-def create_for_prompt(tenant: str, dataset_id: str, system_prompt: str, stale_id: str | None) -> bool:
+def create_for_prompt(
+    tenant: str, dataset_id: str, system_prompt: str, stale_id: str | None
+) -> bool:
     """Create an empty seed dataset that owns `system_prompt`. False when another dataset claimed
     the prompt first (the caller then files the pair there)."""
     ms = now_ms()
@@ -488,7 +512,13 @@ def create_for_prompt(tenant: str, dataset_id: str, system_prompt: str, stale_id
         last_ord="",
     )
     actions = [
-        {"Put": {"TableName": _table(), "Item": _header_item(header), "ConditionExpression": "attribute_not_exists(pk)"}},
+        {
+            "Put": {
+                "TableName": _table(),
+                "Item": _header_item(header),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
         {"Put": _latest_pointer(tenant, DatasetKind.SEED, dataset_id, ms)},
         {"Put": _prompt_pointer(tenant, system_prompt, dataset_id, replacing=stale_id, claim=True)},
     ]
@@ -499,4 +529,3 @@ def create_for_prompt(tenant: str, dataset_id: str, system_prompt: str, stale_id
             return False
         raise
     return True
-

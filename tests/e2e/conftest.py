@@ -1,0 +1,113 @@
+"""The local server (`evalsvc serve`) in a subprocess, talked to over HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.conftest import ROOT
+
+DEV_KEY = "evk_e2e_dev_key_0000000000000000000000000000"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LocalServer:
+    data_dir: Path
+    port: int = field(default_factory=free_port)
+    dynamodb_port: int = field(default_factory=free_port)
+    process: subprocess.Popen[str] | None = None
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def env(self) -> dict[str, str]:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("AWS_", "DYNAMODB_", "DATASETS_", "API_KEYS_"))
+        }
+        env.update(
+            {
+                "PORT": str(self.port),
+                "EVALSVC_DYNAMODB_PORT": str(self.dynamodb_port),
+                "EVALSVC_DATA_DIR": str(self.data_dir),
+                "EVALSVC_DEV_API_KEY": DEV_KEY,
+                "AUTH_CACHE_SECONDS": "0",
+                "POWERTOOLS_LOG_LEVEL": "WARNING",
+            }
+        )
+        return env
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "evalsvc.cli", "serve"],
+            cwd=ROOT,
+            env=self.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"server exited: {self.process.stdout.read() if self.process.stdout else ''}"
+                )
+            try:
+                if requests.get(f"{self.base_url}/openapi.json", timeout=1).status_code == 200:
+                    return
+            except requests.ConnectionError:
+                time.sleep(0.2)
+        raise RuntimeError("server did not start within 60 s")
+
+    def stop(self, sig: int = signal.SIGTERM) -> str:
+        assert self.process is not None
+        self.process.send_signal(sig)
+        out, _ = self.process.communicate(timeout=30)
+        self.output.append(out)
+        return out
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "evalsvc.cli", *args, "--local"],
+            cwd=ROOT,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    local = LocalServer(tmp_path_factory.mktemp("evalsvc-data"))
+    local.start()
+    yield local
+    local.stop()
+
+
+@pytest.fixture
+def fresh_server(tmp_path: Path) -> Iterator[LocalServer]:
+    local = LocalServer(tmp_path / "data")
+    yield local
+    if local.process is not None and local.process.poll() is None:
+        local.stop(signal.SIGKILL)

@@ -1,0 +1,122 @@
+"""The local run: keys from the CLI, persistence across restarts, docs."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import requests
+
+from tests.e2e.conftest import DEV_KEY, LocalServer
+
+
+def test_cli_key_is_printed_alone_on_the_last_line_and_works_until_revoked(
+    server: LocalServer,
+) -> None:
+    created = server.cli(
+        "keys", "create", "--tenant", "e2e-tenant", "--user", "eve", "--email", "eve@example.test"
+    )
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.rstrip("\n").splitlines()[-1]
+    assert key.startswith("evk_") and " " not in key
+
+    response = requests.post(
+        f"{server.base_url}/data/seed/cli-ds",
+        json={"data": []},
+        headers={"Authorization": key},
+        timeout=10,
+    )
+    assert response.status_code == 200
+
+    listed = server.cli("keys", "list", "--tenant", "e2e-tenant")
+    assert "eve@example.test" in listed.stdout and key not in listed.stdout
+
+    key_id = next(
+        line.split()[0] for line in listed.stdout.splitlines() if "eve@example.test" in line
+    )
+    assert server.cli("keys", "revoke", key_id).returncode == 0
+    response = requests.get(
+        f"{server.base_url}/data/seed/cli-ds", headers={"Authorization": key}, timeout=10
+    )
+    assert response.status_code == 401
+
+
+def test_dev_tenant_cannot_see_another_tenants_dataset(server: LocalServer) -> None:
+    other = server.cli(
+        "keys", "create", "--tenant", "other", "--user", "o", "--email", "o@example.test"
+    )
+    other_key = other.stdout.splitlines()[-1]
+    requests.post(
+        f"{server.base_url}/data/seed/private",
+        json={"data": []},
+        headers={"Authorization": other_key},
+        timeout=10,
+    )
+
+    response = requests.get(
+        f"{server.base_url}/data/seed/private", headers={"Authorization": DEV_KEY}, timeout=10
+    )
+
+    assert response.status_code == 404
+
+
+def test_docs_and_openapi_are_served(server: LocalServer) -> None:
+    assert (
+        "/data/seed/{id}"
+        in requests.get(f"{server.base_url}/openapi.json", timeout=10).json()["paths"]
+    )
+    assert requests.get(f"{server.base_url}/docs", timeout=10).status_code == 200
+
+
+def test_clean_stop_loses_nothing(fresh_server: LocalServer) -> None:
+    fresh_server.start()
+    headers = {"Authorization": DEV_KEY}
+    for i in range(3):
+        body = {"data": [{"id": f"p{i}", "input": "i", "output": "o"}]}
+        assert requests.post(
+            f"{fresh_server.base_url}/data/seed/ds{i}", json=body, headers=headers, timeout=10
+        ).ok
+
+    out = fresh_server.stop(signal.SIGTERM)
+    fresh_server.start()
+
+    assert "data saved" in out
+    for i in range(3):
+        response = requests.get(
+            f"{fresh_server.base_url}/data/seed/ds{i}", headers=headers, timeout=10
+        )
+        assert response.status_code == 200
+        assert response.json()["data"][0]["id"] == f"p{i}"
+
+
+def test_a_kill_loses_at_most_the_last_few_seconds(fresh_server: LocalServer) -> None:
+    fresh_server.start()
+    headers = {"Authorization": DEV_KEY}
+    requests.post(
+        f"{fresh_server.base_url}/data/seed/kept", json={"data": []}, headers=headers, timeout=10
+    )
+
+    time.sleep(3.0)  # longer than the 2 s snapshot interval
+    fresh_server.stop(signal.SIGKILL)
+    fresh_server.start()
+
+    assert (
+        requests.get(
+            f"{fresh_server.base_url}/data/seed/kept", headers=headers, timeout=10
+        ).status_code
+        == 200
+    )
+
+
+def test_generated_dev_key_is_kept_across_restarts(fresh_server: LocalServer) -> None:
+    env = fresh_server.env
+    fresh_server.env = lambda: {k: v for k, v in env().items() if k != "EVALSVC_DEV_API_KEY"}  # type: ignore[method-assign]
+    fresh_server.start()
+    first = fresh_server.stop(signal.SIGTERM)
+    fresh_server.start()
+    second = fresh_server.stop(signal.SIGTERM)
+
+    key_line = [line for line in first.splitlines() if line.startswith("evk_")]
+    assert key_line and key_line == [
+        line for line in second.splitlines() if line.startswith("evk_")
+    ]

@@ -1,0 +1,65 @@
+"""template.yaml is the one definition of routes and tables: the app and tests follow it."""
+
+from __future__ import annotations
+
+from evalsvc.api.app import create_app
+from evalsvc.api.routes import ROUTE_MODULES, all_routers
+from evalsvc.local.tables import load_template, table_definitions, table_env_vars
+
+from tests.conftest import ROOT
+
+
+def template_routes() -> set[tuple[str, str]]:
+    routes = set()
+    for resource in load_template()["Resources"].values():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        for event in resource["Properties"].get("Events", {}).values():
+            if event["Type"] == "Api":
+                routes.add((event["Properties"]["Method"].upper(), event["Properties"]["Path"]))
+    return routes
+
+
+def app_routes() -> set[tuple[str, str]]:
+    paths = create_app(all_routers(), docs=True).openapi()["paths"]
+    return {(method.upper(), path) for path, operations in paths.items() for method in operations}
+
+
+def test_template_routes_and_app_routes_are_the_same_set() -> None:
+    assert template_routes() == app_routes()
+
+
+def test_every_function_serves_exactly_its_own_route() -> None:
+    functions = {
+        r["Properties"]["CodeUri"].strip("/").split("/")[-1]: r
+        for r in load_template()["Resources"].values()
+        if r["Type"] == "AWS::Serverless::Function"
+    }
+    assert set(functions) == set(ROUTE_MODULES)
+    for name in ROUTE_MODULES:
+        source = (ROOT / "functions" / name / "app.py").read_text()
+        assert f"from evalsvc.api.routes.{name} import router" in source
+        events = functions[name]["Properties"]["Events"]
+        assert len(events) == 1
+
+
+def test_every_route_has_an_event_file() -> None:
+    for name in ROUTE_MODULES:
+        assert (ROOT / "events" / f"{name}.json").is_file(), name
+
+
+def test_tables_come_from_the_template() -> None:
+    definitions = table_definitions()
+    assert set(definitions) == {"DatasetsTable", "ApiKeysTable"}
+    index = definitions["DatasetsTable"]["LocalSecondaryIndexes"][0]
+    assert index["IndexName"] == "by_order"
+    assert table_env_vars() == {"DATASETS_TABLE": "DatasetsTable", "API_KEYS_TABLE": "ApiKeysTable"}
+
+
+def test_functions_run_arm64_on_a_supported_python_with_snapstart() -> None:
+    function = load_template()["Globals"]["Function"]
+    assert function["Runtime"] in {"python3.12", "python3.13"}
+    assert function["Architectures"] == ["arm64"]
+    assert function["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+    assert function["Tracing"] == "Active"
+    assert function["LoggingConfig"]["LogFormat"] == "JSON"
