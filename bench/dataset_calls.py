@@ -1,0 +1,164 @@
+"""DynamoDB calls made to write and read a 10,000-pair dataset, against the minimum.
+
+The minimum: a write needs ceil(N/25) BatchWriteItem calls (25 items per call is DynamoDB's
+limit); a read needs ceil(bytes/1 MB) Query pages (1 MB of items per page is DynamoDB's limit).
+Runs against moto in-process (moto pages queries at 1 MB like DynamoDB). Prints a table.
+
+    .venv/bin/python bench/dataset_calls.py [--pairs 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+from collections import Counter
+from typing import Any
+
+os.environ.update(
+    {
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }
+)
+
+import boto3
+from evalsvc.local.server import apply_environment
+from evalsvc.local.tables import create_tables
+from evalsvc.logic import datasets
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
+from evalsvc.storage import dynamo
+from moto import mock_aws
+
+
+class CallCounter:
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+
+    def __call__(self, event_name: str, **_: Any) -> None:
+        self.calls[event_name.rsplit(".", 1)[-1]] += 1
+
+    def take(self) -> Counter[str]:
+        calls, self.calls = self.calls, Counter()
+        return calls
+
+
+def item_bytes(item: dict[str, Any]) -> int:
+    """DynamoDB's item size: attribute names plus values (UTF-8 for strings)."""
+    total = 0
+    for name, value in item.items():
+        total += len(name.encode())
+        ((kind, raw),) = value.items()
+        if kind == "L":
+            total += 3 + sum(1 + len(v["S"].encode()) for v in raw)
+        elif kind == "B":
+            total += len(raw)
+        else:
+            total += len(str(raw).encode())
+    return total
+
+
+def stored_bytes(pk: str) -> int:
+    """Bytes of every item stored under `pk` (one version of a dataset)."""
+    pages = (
+        dynamo.client()
+        .get_paginator("query")
+        .paginate(
+            TableName=os.environ["DATASETS_TABLE"],
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": pk}},
+        )
+    )
+    return sum(item_bytes(item) for page in pages for item in page["Items"])
+
+
+def make_body(n: int) -> SeedDatasetIn:
+    data = [
+        PairIn(
+            id=f"pair-{i:05d}",
+            input=f"Question {i}: how do I change the billing address on my account? " * 2,
+            output=f"Answer {i}: open Settings, then Billing, edit the address, Save. " * 3,
+            labels=["billing", f"batch-{i % 10}"],
+        )
+        for i in range(n)
+    ]
+    return SeedDatasetIn(data=data, system_prompt="You are a helpful support assistant.")
+
+
+def row(name: str, calls: Counter[str], minimum: str, seconds: float) -> str:
+    shown = ", ".join(f"{op} {count}" for op, count in sorted(calls.items()))
+    return f"| {name} | {shown} | {minimum} | {seconds:.2f} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pairs", type=int, default=10_000)
+    n = parser.parse_args().pairs
+    identity = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
+    with mock_aws():
+        apply_environment(create_tables(boto3.client("dynamodb", region_name="us-east-1"), "bench"))
+        counter = CallCounter()
+        dynamo.client().meta.events.register("before-call.dynamodb", counter)
+        body = make_body(n)
+        print(f"pairs: {n}\n")
+        print("| operation | DynamoDB calls | minimum | seconds (moto) |")
+        print("|---|---|---|---|")
+
+        started = time.perf_counter()
+        datasets.write_seed_dataset(identity, "bench-ds", body)
+        print(
+            row(
+                "insert",
+                counter.take(),
+                f"BatchWriteItem {math.ceil(n / 25)}",
+                time.perf_counter() - started,
+            )
+        )
+
+        started = time.perf_counter()
+        dataset = datasets.read_dataset(identity, DatasetKind.SEED, "bench-ds")
+        elapsed, read_calls = time.perf_counter() - started, counter.take()
+        assert len(dataset.pairs) == n
+        total = stored_bytes(f"T#bench#seed#bench-ds#v#{dataset.header.version}")
+        counter.take()
+        pages = math.ceil(total / 1_000_000)
+        print(
+            row(
+                f"read whole dataset ({total / 1e6:.2f} MB stored)",
+                read_calls,
+                f"Query {pages}",
+                elapsed,
+            )
+        )
+
+        started = time.perf_counter()
+        datasets.write_seed_dataset(identity, "bench-ds", body)
+        print(
+            row(
+                "overwrite (write new, flip, delete old)",
+                counter.take(),
+                f"BatchWriteItem {2 * math.ceil(n / 25)}, Query {pages}",
+                time.perf_counter() - started,
+            )
+        )
+
+        started = time.perf_counter()
+        datasets.add_seed_pair(identity, "bench-ds", PairIn(input="one more", output="pair"))
+        print(
+            row(
+                "add one pair",
+                counter.take(),
+                "TransactWriteItems 1",
+                time.perf_counter() - started,
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
