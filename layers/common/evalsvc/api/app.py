@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
-from fastapi.middleware.gzip import GZipMiddleware
 
 from evalsvc.api.errors import install_error_handlers
 from evalsvc.api.middleware import BodySizeLimit, JsonBodies
@@ -33,9 +32,6 @@ def create_app(routers: Sequence[APIRouter], *, docs: bool = False) -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(JsonBodies)
-    # Whole datasets are large and repetitive: compressed, they stay far below the 6 MB
-    # Lambda response limit.
-    app.add_middleware(GZipMiddleware, minimum_size=64 * 1024)
     app.add_middleware(BodySizeLimit)
     for router in routers:
         app.include_router(router)

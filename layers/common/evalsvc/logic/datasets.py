@@ -7,11 +7,21 @@ from collections.abc import Callable, Iterable, Sequence
 from evalsvc.errors import NotFound, StorageUnavailable
 from evalsvc.identifiers import check_dataset_id, new_id
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.datasets import Dataset, DatasetHeader, DatasetKind, Pair, PairIn, SeedDatasetIn
+from evalsvc.models.datasets import (
+    Dataset,
+    DatasetHeader,
+    DatasetKind,
+    PageCursor,
+    Pair,
+    PairIn,
+    SeedDatasetIn,
+)
 from evalsvc.observability import logger, metrics
 from evalsvc.storage import datasets as store
 
 _PROMPT_ATTEMPTS = 4
+DEFAULT_PAGE_SIZE = 1000
+MAX_PAGE_SIZE = 10_000
 
 
 def new_dataset_id() -> str:
@@ -98,10 +108,24 @@ def resolve_dataset_id(identity: Identity, kind: DatasetKind, dataset_id: str) -
     return latest
 
 
-def read_dataset(identity: Identity, kind: DatasetKind, dataset_id: str) -> Dataset:
+def read_dataset(
+    identity: Identity,
+    kind: DatasetKind,
+    dataset_id: str,
+    *,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Dataset:
+    """The whole dataset; or, with `limit` or `cursor`, one page of it and the next cursor."""
     resolved = resolve_dataset_id(identity, kind, dataset_id)
-    header, pairs = store.read_dataset(identity.tenant, kind, resolved)
-    return Dataset(header=header, pairs=pairs)
+    if limit is None and cursor is None:
+        header, pairs = store.read_dataset(identity.tenant, kind, resolved)
+        return Dataset(header=header, pairs=pairs)
+    after = PageCursor.decode(cursor) if cursor else None
+    header, pairs, next_cursor = store.read_page(
+        identity.tenant, kind, resolved, limit or DEFAULT_PAGE_SIZE, after
+    )
+    return Dataset(header=header, pairs=pairs, next_cursor=next_cursor)
 
 
 def import_synthetic_dataset(

@@ -13,8 +13,16 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
         400: "Malformed JSON, a wrong type, a missing field or a bad id",
         401: "Missing, unknown or revoked API key",
         404: "No such dataset or pair (or it belongs to another tenant)",
-        409: "The pair id already exists in the dataset",
-        413: "The body or a field is over its size limit",
+        409: "The pair id already exists in the dataset, or the dataset was overwritten "
+        "between two pages",
+        413: "The body or a field is over its size limit, or the dataset is too large for one "
+        "response (read it in pages)",
         503: "Storage is busy; nothing was changed, retry",
     }
     return {code: {"model": ErrorBody, "description": meaning[code]} for code in (401, *codes, 503)}
+
+
+PAGE_LIMIT_DOC = (
+    "Read one page of at most this many pairs (1-10000); the response then carries next_cursor."
+)
+PAGE_CURSOR_DOC = "The next_cursor of the previous page."

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from evalsvc.errors import InvalidInput
 from evalsvc.identifiers import CLIENT_ID_RULE, is_client_id
 
 MAX_TEXT_CHARS = 100_000
@@ -50,6 +52,37 @@ class DatasetHeader:
 class Dataset:
     header: DatasetHeader
     pairs: list[Pair]
+    # Set when the pairs are one page of the dataset and more follow.
+    next_cursor: PageCursor | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PageCursor:
+    """Where a page of a dataset ended: the version read, and the last pair's order key and id.
+    Clients see it as an opaque string."""
+
+    version: str
+    ord: str
+    pair_id: str
+
+    def encode(self) -> str:
+        raw = f"{self.version}|{self.ord}|{self.pair_id}".encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, text: str) -> PageCursor:
+        try:
+            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+            version, ord_, pair_id = raw.split("|")
+        except ValueError as exc:
+            raise InvalidInput(
+                "cursor is not valid: pass the next_cursor of the previous page as it was"
+            ) from exc
+        if not (version and ord_ and pair_id):
+            raise InvalidInput(
+                "cursor is not valid: pass the next_cursor of the previous page as it was"
+            )
+        return cls(version, ord_, pair_id)
 
 
 # ---- requests ----------------------------------------------------------------------------------
@@ -136,6 +169,9 @@ class SeedDatasetOut(BaseModel):
     data: list[SeedPairOut]
     system_prompt: str
     created_at: str
+    next_cursor: str | None = Field(
+        default=None, description="Only with `limit`: the cursor of the next page, null on the last"
+    )
 
 
 class SyntheticPairOut(BaseModel):
@@ -149,3 +185,6 @@ class SyntheticDatasetOut(BaseModel):
     data: list[SyntheticPairOut]
     system_prompt: str
     created_at: str
+    next_cursor: str | None = Field(
+        default=None, description="Only with `limit`: the cursor of the next page, null on the last"
+    )

@@ -35,7 +35,7 @@ from botocore.exceptions import ClientError
 
 from evalsvc.errors import Conflict, NotFound, PayloadTooLarge, StorageUnavailable
 from evalsvc.identifiers import new_id, now_ms
-from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind, Pair
+from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind, PageCursor, Pair
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo
@@ -231,31 +231,39 @@ def dataset_id_for_prompt(tenant: str, system_prompt: str) -> str | None:
     return get_s(item, "dataset_id") if item else None
 
 
-def _pairs_of(header: DatasetHeader) -> list[Pair]:
-    """Every pair of `header`'s version up to its `last_ord`, oldest first."""
-    if header.pair_count == 0:
-        return []
+def _query_pairs(
+    header: DatasetHeader, *, limit: int | None = None, after: PageCursor | None = None
+) -> tuple[list[Pair], str]:
+    """Pairs of `header`'s version up to its `last_ord`, oldest first (at most `limit`, after
+    `after`), and the ord of the last one returned."""
     pk = version_pk(header.tenant, header.kind, header.dataset_id, header.version)
+    query: dict[str, Any] = {
+        "TableName": _table(),
+        "IndexName": ORDER_INDEX,
+        "KeyConditionExpression": "pk = :pk AND #ord <= :last",
+        "ExpressionAttributeNames": {"#ord": "ord"},
+        "ExpressionAttributeValues": {":pk": s(pk), ":last": s(header.last_ord)},
+        "ConsistentRead": True,
+    }
+    if after is not None:
+        query["ExclusiveStartKey"] = {
+            "pk": s(pk),
+            "sk": s(f"p#{after.pair_id}"),
+            "ord": s(after.ord),
+        }
     pairs: list[Pair] = []
     large: list[tuple[Pair, int]] = []
-    for page in dynamo.query_pages(
-        TableName=_table(),
-        IndexName=ORDER_INDEX,
-        KeyConditionExpression="pk = :pk AND #ord <= :last",
-        ExpressionAttributeNames={"#ord": "ord"},
-        ExpressionAttributeValues={":pk": s(pk), ":last": s(header.last_ord)},
-        ConsistentRead=True,
-    ):
+    last_ord = ""
+    for page in dynamo.query_pages(limit=limit, **query):
         for item in page:
             pair = _pair_from_item(item)
             pairs.append(pair)
+            last_ord = item["ord"]["S"]
             if "parts" in item:
                 large.append((pair, get_n(item, "parts")))
-    if len(pairs) != header.pair_count:
-        raise _TornRead
     for pair, part_count in large:
         _load_parts(pk, pair, part_count)
-    return pairs
+    return pairs, last_ord
 
 
 def read_dataset(
@@ -266,10 +274,50 @@ def read_dataset(
         header = get_header(tenant, kind, dataset_id)
         if header is None:
             raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
+        if header.pair_count == 0:
+            return header, []
         try:
-            return header, _pairs_of(header)
+            pairs, _ = _query_pairs(header)
         except _TornRead:
-            logger.info("dataset changed during read; reading again", extra={"id": dataset_id})
+            pairs = []
+        # Fewer pairs than the header counts: the read overlapped the deletion of this version
+        # after an overwrite. Read the new version.
+        if len(pairs) == header.pair_count:
+            return header, pairs
+        logger.info("dataset changed during read; reading again", extra={"id": dataset_id})
+    raise StorageUnavailable(f"dataset {dataset_id!r} keeps changing while it is read; retry")
+
+
+def read_page(
+    tenant: str, kind: DatasetKind, dataset_id: str, limit: int, after: PageCursor | None
+) -> tuple[DatasetHeader, list[Pair], PageCursor | None]:
+    """Up to `limit` pairs after `after` (from the start without it), and the cursor of the
+    next page (None on the last). Every page comes from the version the first page read: once
+    the dataset is overwritten, its remaining pages are a 409."""
+    overwritten = Conflict(
+        f"dataset {dataset_id!r} was overwritten since the first page; read it again from the start"
+    )
+    for _ in range(_COMMIT_ATTEMPTS):
+        header = get_header(tenant, kind, dataset_id)
+        if header is None:
+            raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
+        if after is not None and after.version != header.version:
+            raise overwritten
+        if header.pair_count == 0:
+            return header, [], None
+        try:
+            pairs, last_ord = _query_pairs(header, limit=limit, after=after)
+        except _TornRead:
+            pairs, last_ord = [], ""
+        # The version's pairs are deleted only after a newer version is installed, so the
+        # header still naming this version means the page is whole.
+        current = get_header(tenant, kind, dataset_id)
+        if current is not None and current.version == header.version:
+            more = bool(pairs) and last_ord < header.last_ord
+            cursor = PageCursor(header.version, last_ord, pairs[-1].id) if more else None
+            return header, pairs, cursor
+        if after is not None:
+            raise overwritten
     raise StorageUnavailable(f"dataset {dataset_id!r} keeps changing while it is read; retry")
 
 

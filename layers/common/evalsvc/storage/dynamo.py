@@ -150,11 +150,20 @@ def batch_write(
                 on_progress(done)
 
 
-def query_pages(**kwargs: Any) -> Iterator[list[Item]]:
-    """Yield each page of a Query (1 MB of items per page unless a Limit is given)."""
+def query_pages(*, limit: int | None = None, **kwargs: Any) -> Iterator[list[Item]]:
+    """Yield each page of a Query (1 MB of items per page), stopping after `limit` items when
+    given."""
+    remaining = limit
     while True:
+        if remaining is not None:
+            kwargs["Limit"] = remaining
         response = call("query", **kwargs)
-        yield response.get("Items", [])
+        items = response.get("Items", [])
+        yield items
+        if remaining is not None:
+            remaining -= len(items)
+            if remaining <= 0:
+                return
         last = response.get("LastEvaluatedKey")
         if not last:
             return

@@ -1,34 +1,36 @@
-"""GET /data/synthetic/{id}: a synthetic dataset (`latest` = the most recently created)."""
+"""GET /data/synthetic/{id}: a synthetic dataset (`latest` = the most recently created); with
+`limit`/`cursor`, one page of it."""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.json_body import json_response
-from evalsvc.identifiers import format_ms
+from evalsvc.api.responses import dataset_response
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.common import error_responses
+from evalsvc.models.common import PAGE_CURSOR_DOC, PAGE_LIMIT_DOC, error_responses
 from evalsvc.models.datasets import DatasetKind, SyntheticDatasetOut
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["synthetic datasets"])
 
 
 @router.get(
-    "/data/synthetic/{id}", response_model=SyntheticDatasetOut, responses=error_responses(400, 404)
+    "/data/synthetic/{id}",
+    response_model=SyntheticDatasetOut,
+    responses=error_responses(400, 404, 409, 413),
 )
 def get_synthetic_dataset(
+    request: Request,
     dataset_id: Annotated[str, Path(alias="id")],
+    limit: Annotated[
+        int | None, Query(ge=1, le=datasets.MAX_PAGE_SIZE, description=PAGE_LIMIT_DOC)
+    ] = None,
+    cursor: Annotated[str | None, Query(max_length=1024, description=PAGE_CURSOR_DOC)] = None,
     identity: Identity = Depends(current_identity),
 ) -> Response:
-    dataset = datasets.read_dataset(identity, DatasetKind.SYNTHETIC, dataset_id)
-    header = dataset.header
-    return json_response(
-        {
-            "id": header.dataset_id,
-            "data": [{"id": p.id, "input": p.input, "output": p.output} for p in dataset.pairs],
-            "system_prompt": header.system_prompt,
-            "created_at": format_ms(header.created_ms),
-        }
+    dataset = datasets.read_dataset(
+        identity, DatasetKind.SYNTHETIC, dataset_id, limit=limit, cursor=cursor
     )
+    data = [{"id": p.id, "input": p.input, "output": p.output} for p in dataset.pairs]
+    return dataset_response(request, dataset, data, paged=limit is not None or cursor is not None)

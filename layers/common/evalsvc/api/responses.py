@@ -1,0 +1,68 @@
+"""Response bodies: large ones serialised once (no second validation pass), compressed when the
+client accepts gzip, and checked against the Lambda response limit."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+from fastapi import Request, Response
+
+from evalsvc.errors import PayloadTooLarge
+from evalsvc.identifiers import format_ms
+from evalsvc.models.datasets import Dataset
+
+# Lambda's synchronous response limit is 6 MB for the whole proxy response, less headroom for
+# the status line and headers.
+MAX_RESPONSE_BYTES = 6 * 1024 * 1024 - 64 * 1024
+GZIP_MIN_BYTES = 64 * 1024
+
+
+def _proxy_bytes(body: bytes, compressed: bool) -> int:
+    """How many bytes `body` takes in the Lambda proxy response: base64 when compressed,
+    otherwise a JSON string (quotes and non-ASCII characters escaped)."""
+    if compressed:
+        return 4 * -(-len(body) // 3)
+    if len(body) * 6 < MAX_RESPONSE_BYTES:
+        return len(body)  # even escaped, it fits: skip the work
+    return len(json.dumps(body.decode()))
+
+
+def json_response(request: Request, content: Any, *, too_large: str) -> Response:
+    """`content` as JSON; a 413 saying `too_large` if it cannot be returned in one response."""
+    body = json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
+    headers = {"Vary": "Accept-Encoding"}
+    compressed = len(body) >= GZIP_MIN_BYTES and "gzip" in request.headers.get(
+        "accept-encoding", ""
+    )
+    if compressed:
+        body = gzip.compress(body, compresslevel=5)
+        headers["Content-Encoding"] = "gzip"
+    if _proxy_bytes(body, compressed) > MAX_RESPONSE_BYTES:
+        raise PayloadTooLarge(too_large)
+    return Response(content=body, media_type="application/json", headers=headers)
+
+
+def dataset_response(
+    request: Request, dataset: Dataset, data: list[dict[str, Any]], *, paged: bool
+) -> Response:
+    """A dataset (or one page of it) with `data` as its pairs."""
+    header = dataset.header
+    content: dict[str, Any] = {
+        "id": header.dataset_id,
+        "data": data,
+        "system_prompt": header.system_prompt,
+        "created_at": format_ms(header.created_ms),
+    }
+    if paged:
+        content["next_cursor"] = dataset.next_cursor.encode() if dataset.next_cursor else None
+    too_large = (
+        f"dataset {header.dataset_id!r} ({header.pair_count} pairs) is too large for one "
+        "response: read it in pages with ?limit=1000, then ?limit=1000&cursor=<next_cursor>"
+    )
+    if paged:
+        too_large = (
+            "this page is too large for one response: ask for fewer pairs with a smaller limit"
+        )
+    return json_response(request, content, too_large=too_large)
