@@ -1,0 +1,66 @@
+"""Handlers log JSON with the API Gateway request id as correlation id, and never the key."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from evalsvc.observability import logger
+from tests.lambda_support import invoke, load_event, with_header
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+
+@pytest.fixture
+def log_lines() -> Iterator[list[str]]:
+    collect = _Collect()
+    collect.setFormatter(logger.registered_formatter)
+    logger.addHandler(collect)
+    previous = logger.log_level
+    logger.setLevel("DEBUG")
+    yield collect.lines
+    logger.setLevel(previous)
+    logger.removeHandler(collect)
+
+
+def test_log_lines_carry_the_request_id_as_correlation_id(
+    event_key: str, log_lines: list[str]
+) -> None:
+    event = load_event("write_seed_dataset")
+
+    status, _ = invoke("write_seed_dataset", event)
+
+    assert status == 200
+    records = [json.loads(line) for line in log_lines]
+    written = [r for r in records if r["message"] == "seed dataset written"]
+    assert written, log_lines
+    assert written[0]["correlation_id"] == event["requestContext"]["requestId"]
+    assert written[0]["dataset_id"] == "support-faq"
+    assert written[0]["function_request_id"]
+
+
+def test_keys_never_reach_the_logs(
+    event_key: str, log_lines: list[str], tables: dict[str, str]
+) -> None:
+    bad_key = "evk_this_key_is_wrong_and_must_not_be_logged"
+    invoke("write_seed_dataset", load_event("write_seed_dataset"))
+    invoke(
+        "get_seed_dataset", with_header(load_event("get_seed_dataset"), "Authorization", bad_key)
+    )
+    invoke("add_seed_pair", load_event("add_seed_pair"))
+    invoke("add_seed_pair", load_event("add_seed_pair"))  # 409
+
+    text = "\n".join(log_lines)
+    assert log_lines
+    assert event_key not in text
+    assert bad_key not in text
