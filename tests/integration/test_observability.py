@@ -7,8 +7,8 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-
 from evalsvc.observability import logger
+
 from tests.lambda_support import invoke, load_event, with_header
 
 
