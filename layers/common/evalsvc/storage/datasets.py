@@ -123,7 +123,6 @@ def _header_item(header: DatasetHeader) -> Item:
         "sk": s(HEADER_SK),
         "dataset_id": s(header.dataset_id),
         "system_prompt": s(header.system_prompt),
-        "prompt_hash": s(prompt_hash(header.system_prompt)),
         "created_ms": n(header.created_ms),
         "updated_ms": n(header.updated_ms),
         "version": s(header.version),
@@ -147,8 +146,11 @@ def _pair_items(pk: str, pair: Pair, ord_: str) -> list[Item]:
     if pair.labels:
         head["labels"] = dynamo.ss_list(pair.labels)
     body = _pair_body(pair)
-    size = sum(len(v) for v in body.values())
-    if size * 4 < INLINE_LIMIT or len(json.dumps(body).encode()) < INLINE_LIMIT:
+    # Characters are at most 4 bytes of UTF-8: count exactly only when that bound is too big.
+    size = sum(len(v) for v in body.values()) * 4
+    if size >= INLINE_LIMIT:
+        size = sum(len(v.encode()) for v in body.values())
+    if size < INLINE_LIMIT:
         head.update({k: s(v) for k, v in body.items()})
         return [head]
     blob = zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 6)
