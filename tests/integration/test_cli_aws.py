@@ -1,0 +1,111 @@
+"""The operator CLI against "AWS" (moto): table names from a stack's outputs, or from flags."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from evalsvc.cli import main
+from evalsvc.logic import api_keys
+
+
+@pytest.fixture
+def stack(tables: dict[str, str]) -> str:
+    template = {
+        "Resources": {"Marker": {"Type": "AWS::SQS::Queue"}},
+        "Outputs": {
+            "ApiKeysTableName": {"Value": tables["API_KEYS_TABLE"]},
+            "DatasetsTableName": {"Value": tables["DATASETS_TABLE"]},
+        },
+    }
+    boto3.client("cloudformation").create_stack(
+        StackName="evalsvc-test", TemplateBody=json.dumps(template)
+    )
+    return "evalsvc-test"
+
+
+def test_keys_create_with_stack_name_prints_a_working_key_last(
+    stack: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("API_KEYS_TABLE", "not-this-one")
+
+    code = main(
+        [
+            "keys",
+            "create",
+            "--stack-name",
+            stack,
+            "--region",
+            "us-east-1",
+            "--tenant",
+            "acme",
+            "--user",
+            "ann",
+            "--email",
+            "ann@acme.test",
+        ]
+    )
+
+    assert code == 0
+    key = capsys.readouterr().out.splitlines()[-1]
+    identity = api_keys.authenticate(key)
+    assert (identity.tenant, identity.user, identity.user_email) == ("acme", "ann", "ann@acme.test")
+
+
+def test_keys_list_and_revoke_with_table_flags(
+    tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    flags = [
+        "--api-keys-table",
+        tables["API_KEYS_TABLE"],
+        "--datasets-table",
+        tables["DATASETS_TABLE"],
+    ]
+    assert (
+        main(
+            [
+                "keys",
+                "create",
+                "--tenant",
+                "acme",
+                "--user",
+                "ann",
+                "--email",
+                "ann@acme.test",
+                *flags,
+            ]
+        )
+        == 0
+    )
+    key = capsys.readouterr().out.splitlines()[-1]
+
+    assert main(["keys", "list", "--tenant", "acme", *flags]) == 0
+    listing = capsys.readouterr().out
+    key_id = listing.splitlines()[1].split()[0]
+    assert "ann@acme.test" in listing and key not in listing and "active" in listing
+
+    assert main(["keys", "revoke", key_id, *flags]) == 0
+    capsys.readouterr()
+    main(["keys", "list", *flags])
+    assert "revoked" in capsys.readouterr().out
+
+
+def test_cli_refuses_bad_input_with_a_message(
+    tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["keys", "create", "--tenant", "bad tenant", "--user", "u", "--email", "u@x.test"])
+        == 2
+    )
+    assert "tenant must be" in capsys.readouterr().err
+    assert main(["keys", "revoke", "nosuchkeyid"]) == 2
+    assert "no API key" in capsys.readouterr().err
+
+
+def test_synthetic_import_reports_a_bad_line(tables: dict[str, str], tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"input": "a", "output": "b"}\n{"input": "a"}\n')
+
+    assert main(["synthetic", "import", str(path), "--tenant", "acme"]) == 2
+    assert "rows.jsonl:2: 'output' must be a string" in capsys.readouterr().err
