@@ -20,9 +20,3 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
         503: "Storage is busy; nothing was changed, retry",
     }
     return {code: {"model": ErrorBody, "description": meaning[code]} for code in (401, *codes, 503)}
-
-
-PAGE_LIMIT_DOC = (
-    "Read one page of at most this many pairs (1-10000); the response then carries next_cursor."
-)
-PAGE_CURSOR_DOC = "The next_cursor of the previous page."

@@ -155,6 +155,14 @@ class PairMetadata(BaseModel):
     labels: list[str]
 
 
+NextCursor = Annotated[
+    str | None,
+    Field(
+        description="Only with `limit` or `cursor`: the cursor of the next page, null on the last"
+    ),
+]
+
+
 class SeedPairOut(BaseModel):
     id: str
     input: str
@@ -169,9 +177,7 @@ class SeedDatasetOut(BaseModel):
     data: list[SeedPairOut]
     system_prompt: str
     created_at: str
-    next_cursor: str | None = Field(
-        default=None, description="Only with `limit`: the cursor of the next page, null on the last"
-    )
+    next_cursor: NextCursor = None
 
 
 class SyntheticPairOut(BaseModel):
@@ -185,6 +191,4 @@ class SyntheticDatasetOut(BaseModel):
     data: list[SyntheticPairOut]
     system_prompt: str
     created_at: str
-    next_cursor: str | None = Field(
-        default=None, description="Only with `limit`: the cursor of the next page, null on the last"
-    )
+    next_cursor: NextCursor = None

@@ -211,6 +211,13 @@ def get_header(tenant: str, kind: DatasetKind, dataset_id: str) -> DatasetHeader
     return _header_from_item(tenant, kind, item) if item else None
 
 
+def _existing_header(tenant: str, kind: DatasetKind, dataset_id: str) -> DatasetHeader:
+    header = get_header(tenant, kind, dataset_id)
+    if header is None:
+        raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
+    return header
+
+
 def latest_dataset_id(tenant: str, kind: DatasetKind) -> str | None:
     response = dynamo.call(
         "get_item",
@@ -273,9 +280,7 @@ def read_dataset(
 ) -> tuple[DatasetHeader, list[Pair]]:
     """The header and every pair, oldest first, as of one version of the dataset."""
     for _ in range(_COMMIT_ATTEMPTS):
-        header = get_header(tenant, kind, dataset_id)
-        if header is None:
-            raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
+        header = _existing_header(tenant, kind, dataset_id)
         if header.pair_count == 0:
             return header, []
         try:
@@ -300,9 +305,7 @@ def read_page(
         f"dataset {dataset_id!r} was overwritten since the first page; read it again from the start"
     )
     for _ in range(_COMMIT_ATTEMPTS):
-        header = get_header(tenant, kind, dataset_id)
-        if header is None:
-            raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
+        header = _existing_header(tenant, kind, dataset_id)
         if after is not None and after.version != header.version:
             raise overwritten
         if header.pair_count == 0:
@@ -486,9 +489,7 @@ def add_pair(
     PromptMismatch unless the dataset's system prompt is exactly that."""
     for attempt in range(_COMMIT_ATTEMPTS):
         _backoff(attempt)
-        header = get_header(tenant, kind, dataset_id)
-        if header is None:
-            raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
+        header = _existing_header(tenant, kind, dataset_id)
         if expected_prompt is not None and header.system_prompt != expected_prompt:
             raise PromptMismatch
         if header.pair_count >= MAX_PAIRS:

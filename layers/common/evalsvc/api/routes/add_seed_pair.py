@@ -1,10 +1,9 @@
 """POST /data/seed/{id}/pair: add one pair to an existing seed dataset."""
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
+from evalsvc.api.params import DatasetIdParam
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
@@ -17,7 +16,7 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["seed datasets"])
     "/data/seed/{id}/pair", response_model=PairAdded, responses=error_responses(400, 404, 409, 413)
 )
 def add_seed_pair(
-    dataset_id: Annotated[str, Path(alias="id")],
+    dataset_id: DatasetIdParam,
     body: PairIn,
     identity: Identity = Depends(current_identity),
 ) -> PairAdded:

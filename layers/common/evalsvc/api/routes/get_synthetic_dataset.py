@@ -1,15 +1,14 @@
 """GET /data/synthetic/{id}: a synthetic dataset (`latest` = the most recently created); with
 `limit`/`cursor`, one page of it."""
 
-from typing import Annotated
-
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
+from evalsvc.api.params import DatasetIdParam, PageCursorParam, PageLimitParam
 from evalsvc.api.responses import dataset_response
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.common import PAGE_CURSOR_DOC, PAGE_LIMIT_DOC, error_responses
+from evalsvc.models.common import error_responses
 from evalsvc.models.datasets import DatasetKind, SyntheticDatasetOut
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["synthetic datasets"])
@@ -22,11 +21,9 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["synthetic datasets"])
 )
 def get_synthetic_dataset(
     request: Request,
-    dataset_id: Annotated[str, Path(alias="id")],
-    limit: Annotated[
-        int | None, Query(ge=1, le=datasets.MAX_PAGE_SIZE, description=PAGE_LIMIT_DOC)
-    ] = None,
-    cursor: Annotated[str | None, Query(max_length=1024, description=PAGE_CURSOR_DOC)] = None,
+    dataset_id: DatasetIdParam,
+    limit: PageLimitParam = None,
+    cursor: PageCursorParam = None,
     identity: Identity = Depends(current_identity),
 ) -> Response:
     dataset = datasets.read_dataset(

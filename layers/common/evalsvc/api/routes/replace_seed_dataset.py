@@ -1,23 +1,16 @@
-"""PUT /data/seed/{id}: overwrite the seed dataset (same semantics as POST /data/seed/{id})."""
+"""PUT /data/seed/{id}: overwrite the seed dataset (the same as POST /data/seed/{id})."""
 
-from typing import Annotated
+from fastapi import APIRouter
 
-from fastapi import APIRouter, Depends, Path
-
-from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.logic import datasets
-from evalsvc.models.api_keys import Identity
-from evalsvc.models.common import error_responses
-from evalsvc.models.datasets import DatasetWritten, SeedDatasetIn
+from evalsvc.api.auth import AuthenticatedRoute
+from evalsvc.api.routes.write_seed_dataset import RESPONSES, write_seed_dataset
+from evalsvc.models.datasets import DatasetWritten
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["seed datasets"])
-
-
-@router.put("/data/seed/{id}", response_model=DatasetWritten, responses=error_responses(400, 413))
-def replace_seed_dataset(
-    dataset_id: Annotated[str, Path(alias="id")],
-    body: SeedDatasetIn,
-    identity: Identity = Depends(current_identity),
-) -> DatasetWritten:
-    header = datasets.write_seed_dataset(identity, dataset_id, body)
-    return DatasetWritten(id=header.dataset_id)
+router.put(
+    "/data/seed/{id}",
+    response_model=DatasetWritten,
+    responses=RESPONSES,
+    name="replace_seed_dataset",
+    summary="Replace Seed Dataset",
+)(write_seed_dataset)
