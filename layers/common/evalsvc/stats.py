@@ -1,0 +1,126 @@
+"""Per-metric statistics, standard library only: mean, median, min, max, sample standard
+deviation and the two-sided Student-t confidence interval of the mean, clipped to the score
+scale [1, 5]."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+SCALE_MIN = 1.0
+SCALE_MAX = 5.0
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    mean: float
+    median: float
+    min: float
+    max: float
+    std_dev: float
+    ci_low: float
+    ci_high: float
+    ci_confidence: float = CONFIDENCE
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+    return h
+
+
+def regularized_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b), the regularized incomplete beta function."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    front = math.exp(log_front)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def student_t_cdf(t: float, df: float) -> float:
+    tail = 0.5 * regularized_beta(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t > 0 else tail
+
+
+@lru_cache(maxsize=4096)
+def student_t_ppf(p: float, df: float) -> float:
+    """The t with P(T <= t) = p, for 0.5 <= p < 1 (bisection to full double precision)."""
+    if not 0.5 <= p < 1.0:
+        raise ValueError("p must be in [0.5, 1)")
+    low, high = 0.0, 1.0
+    while student_t_cdf(high, df) < p:
+        high *= 2.0
+    for _ in range(200):
+        mid = (low + high) / 2.0
+        if mid in (low, high):
+            break
+        if student_t_cdf(mid, df) < p:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2.0
+
+
+def _clip(value: float) -> float:
+    return min(SCALE_MAX, max(SCALE_MIN, value))
+
+
+def summarize(scores: Sequence[float], confidence: float = CONFIDENCE) -> Summary:
+    """Statistics of one metric's scores. With one score the spread is unknown: std_dev 0 and
+    the interval is the whole scale. All-equal scores: std_dev 0 and the interval is the mean."""
+    n = len(scores)
+    if n == 0:
+        raise ValueError("no scores to summarize")
+    mean = math.fsum(scores) / n
+    ordered = sorted(scores)
+    middle = n // 2
+    median = ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+    if n == 1:
+        return Summary(mean, median, ordered[0], ordered[-1], 0.0, SCALE_MIN, SCALE_MAX, confidence)
+    variance = math.fsum((x - mean) ** 2 for x in scores) / (n - 1)
+    std_dev = math.sqrt(variance)
+    if std_dev == 0.0:
+        return Summary(mean, median, ordered[0], ordered[-1], 0.0, mean, mean, confidence)
+    half_width = student_t_ppf(0.5 + confidence / 2.0, n - 1) * std_dev / math.sqrt(n)
+    return Summary(
+        mean,
+        median,
+        ordered[0],
+        ordered[-1],
+        std_dev,
+        _clip(mean - half_width),
+        _clip(mean + half_width),
+        confidence,
+    )
