@@ -6,11 +6,10 @@ import math
 import random
 
 import pytest
+from evalsvc.stats import student_t_cdf, student_t_ppf, summarize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
-
-from evalsvc.stats import student_t_cdf, student_t_ppf, summarize
 
 scores_on_scale = st.lists(
     st.integers(min_value=1, max_value=5).map(float), min_size=1, max_size=300
