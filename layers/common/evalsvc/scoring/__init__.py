@@ -1,0 +1,1 @@
+"""Scoring: deterministic checks, and (with a provider configured) the LLM judge."""

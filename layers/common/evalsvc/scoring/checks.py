@@ -1,0 +1,328 @@
+"""Deterministic metrics: `check:<name>` or `check:<name>:<argument>`, scored with no model.
+
+A check scores 5 when it passes and 1 when it fails; graded checks (input_overlap,
+readability) map their 0..1 measure onto 1..5. Every score carries a reason a person can act
+on. Definitions are parsed once, when a metrics set is created, so a bad name or argument is a
+400 then and never a surprise during an evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from evalsvc.scoring import json_schema
+from evalsvc.scoring.text import flesch_reading_ease, tokens, words
+
+PREFIX = "check:"
+PASS, FAIL = 5.0, 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    value: float
+    reason: str
+
+
+class CheckError(ValueError):
+    """A check definition that cannot be used (unknown name or bad argument)."""
+
+
+def graded(fraction: float) -> float:
+    """0..1 onto the 1..5 scale."""
+    return round(1.0 + 4.0 * min(1.0, max(0.0, fraction)), 4)
+
+
+def _preview(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---- the checks --------------------------------------------------------------------------------
+# Each factory takes the argument text (None when absent), validates it, and returns the scorer.
+
+Scorer = Callable[[str, str], Score]
+
+
+def _no_argument(name: str, argument: str | None) -> None:
+    if argument is not None:
+        raise CheckError(f"check:{name} takes no argument")
+
+
+def _required(name: str, argument: str | None, what: str) -> str:
+    if argument is None or argument == "":
+        raise CheckError(f"check:{name} needs {what}: write check:{name}:<{what}>")
+    return argument
+
+
+def _count(name: str, argument: str | None) -> int:
+    text = _required(name, argument, "n")
+    if not text.isdigit():
+        raise CheckError(f"check:{name} needs a whole number, not {text!r}")
+    return int(text)
+
+
+def non_empty(argument: str | None) -> Scorer:
+    _no_argument("non_empty", argument)
+
+    def score(_input: str, output: str) -> Score:
+        if output.strip():
+            return Score(PASS, "output is not empty")
+        return Score(FAIL, "output is empty" if not output else "output is only whitespace")
+
+    return score
+
+
+def json_valid(argument: str | None) -> Scorer:
+    _no_argument("json_valid", argument)
+
+    def score(_input: str, output: str) -> Score:
+        try:
+            json.loads(output)
+        except json.JSONDecodeError as exc:
+            return Score(FAIL, f"output is not valid JSON: {exc}")
+        return Score(PASS, "output is valid JSON")
+
+    return score
+
+
+def json_schema_check(argument: str | None) -> Scorer:
+    text = _required("json_schema", argument, "JSON schema")
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CheckError(f"check:json_schema argument is not valid JSON: {exc}") from exc
+    try:
+        json_schema.check_schema(schema)
+    except json_schema.SchemaError as exc:
+        raise CheckError(f"check:json_schema: {exc}") from exc
+
+    def score(_input: str, output: str) -> Score:
+        try:
+            instance = json.loads(output)
+        except json.JSONDecodeError as exc:
+            return Score(FAIL, f"output is not valid JSON: {exc}")
+        error = json_schema.first_error(instance, schema)
+        if error:
+            return Score(FAIL, f"output does not match the schema: {error}")
+        return Score(PASS, "output matches the schema")
+
+    return score
+
+
+def regex(argument: str | None) -> Scorer:
+    text = _required("regex", argument, "pattern")
+    try:
+        pattern = re.compile(text)
+    except re.error as exc:
+        raise CheckError(f"check:regex pattern is not valid: {exc}") from exc
+
+    def score(_input: str, output: str) -> Score:
+        if pattern.search(output):
+            return Score(PASS, f"output matches /{_preview(text)}/")
+        return Score(FAIL, f"output does not match /{_preview(text)}/")
+
+    return score
+
+
+def contains(argument: str | None) -> Scorer:
+    needle = _required("contains", argument, "text")
+
+    def score(_input: str, output: str) -> Score:
+        if needle in output:
+            return Score(PASS, f"output contains {_preview(needle)!r}")
+        return Score(FAIL, f"output does not contain {_preview(needle)!r}")
+
+    return score
+
+
+def not_contains(argument: str | None) -> Scorer:
+    needle = _required("not_contains", argument, "text")
+
+    def score(_input: str, output: str) -> Score:
+        if needle in output:
+            return Score(FAIL, f"output contains {_preview(needle)!r}, which it must not")
+        return Score(PASS, f"output does not contain {_preview(needle)!r}")
+
+    return score
+
+
+def max_chars(argument: str | None) -> Scorer:
+    limit = _count("max_chars", argument)
+
+    def score(_input: str, output: str) -> Score:
+        if len(output) <= limit:
+            return Score(PASS, f"output has {len(output)} characters, within {limit}")
+        return Score(FAIL, f"output has {len(output)} characters, over the maximum {limit}")
+
+    return score
+
+
+def min_chars(argument: str | None) -> Scorer:
+    limit = _count("min_chars", argument)
+
+    def score(_input: str, output: str) -> Score:
+        if len(output) >= limit:
+            return Score(PASS, f"output has {len(output)} characters, at least {limit}")
+        return Score(FAIL, f"output has {len(output)} characters, under the minimum {limit}")
+
+    return score
+
+
+def max_words(argument: str | None) -> Scorer:
+    limit = _count("max_words", argument)
+
+    def score(_input: str, output: str) -> Score:
+        count = len(output.split())
+        if count <= limit:
+            return Score(PASS, f"output has {count} words, within {limit}")
+        return Score(FAIL, f"output has {count} words, over the maximum {limit}")
+
+    return score
+
+
+_REFUSALS = re.compile(
+    r"\b(?:I(?:'m| am) (?:sorry|afraid),? (?:but )?I (?:can(?:no|')t|am unable|won't)"
+    r"|I (?:can(?:no|')t|am unable to|won't be able to|will not) "
+    r"(?:help|assist|comply|provide|do that|answer)"
+    r"|as an AI(?: language model)?,? I (?:can(?:no|')t|don't|do not|am not able)"
+    r"|I must (?:decline|refuse)"
+    r"|I'm not able to (?:help|assist|provide))",
+    re.IGNORECASE,
+)
+
+
+def no_refusal(argument: str | None) -> Scorer:
+    _no_argument("no_refusal", argument)
+
+    def score(_input: str, output: str) -> Score:
+        found = _REFUSALS.search(output)
+        if found:
+            return Score(FAIL, f"output refuses: {_preview(found.group(0), 60)!r}")
+        return Score(PASS, "output does not refuse")
+
+    return score
+
+
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+_PHONE = re.compile(
+    r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){2,4}(?!\w)"
+)
+_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _pii_found(text: str) -> str | None:
+    if _EMAIL.search(text):
+        return "an email address"
+    for match in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", match.group(0))
+        if 13 <= len(digits) <= 19 and _luhn(digits):
+            return "a payment card number"
+    for match in _PHONE.finditer(text):
+        digits = re.sub(r"\D", "", match.group(0))
+        if 7 <= len(digits) <= 15:
+            return "a phone number"
+    return None
+
+
+def no_pii(argument: str | None) -> Scorer:
+    _no_argument("no_pii", argument)
+
+    def score(_input: str, output: str) -> Score:
+        found = _pii_found(output)
+        if found:
+            return Score(FAIL, f"output contains {found}")
+        return Score(PASS, "output contains no email address, phone or card number")
+
+    return score
+
+
+def input_overlap(argument: str | None) -> Scorer:
+    _no_argument("input_overlap", argument)
+
+    def score(input_: str, output: str) -> Score:
+        output_tokens = set(tokens(output))
+        if not output_tokens:
+            return Score(FAIL, "output has no words to compare with the input")
+        shared = output_tokens & set(tokens(input_))
+        fraction = len(shared) / len(output_tokens)
+        return Score(
+            graded(fraction),
+            f"{fraction:.0%} of the output's distinct words ({len(shared)} of "
+            f"{len(output_tokens)}) appear in the input",
+        )
+
+    return score
+
+
+def readability(argument: str | None) -> Scorer:
+    _no_argument("readability", argument)
+
+    def score(_input: str, output: str) -> Score:
+        ease = flesch_reading_ease(output)
+        if ease is None:
+            return Score(FAIL, "output has no words to measure")
+        band = (
+            "very easy"
+            if ease >= 90
+            else "easy"
+            if ease >= 70
+            else "plain"
+            if ease >= 60
+            else "fairly difficult"
+            if ease >= 50
+            else "difficult"
+            if ease >= 30
+            else "very difficult"
+        )
+        return Score(
+            graded(ease / 100.0),
+            f"Flesch reading ease {ease:.1f} ({band}) over {len(words(output))} words",
+        )
+
+    return score
+
+
+CHECKS: dict[str, Callable[[str | None], Scorer]] = {
+    "non_empty": non_empty,
+    "json_valid": json_valid,
+    "json_schema": json_schema_check,
+    "regex": regex,
+    "contains": contains,
+    "not_contains": not_contains,
+    "max_chars": max_chars,
+    "min_chars": min_chars,
+    "max_words": max_words,
+    "no_refusal": no_refusal,
+    "no_pii": no_pii,
+    "input_overlap": input_overlap,
+    "readability": readability,
+}
+
+
+def is_check(definition: str) -> bool:
+    return definition.startswith(PREFIX)
+
+
+def parse(definition: str) -> Scorer:
+    """The scorer of a `check:` definition; CheckError naming what is wrong otherwise."""
+    body = definition[len(PREFIX) :]
+    name, separator, argument = body.partition(":")
+    factory = CHECKS.get(name)
+    if factory is None:
+        known = ", ".join(sorted(CHECKS))
+        raise CheckError(
+            f"unknown check {name!r} in {_preview(definition, 60)!r}; known checks: {known}"
+        )
+    return factory(argument if separator else None)
