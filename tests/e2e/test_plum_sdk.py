@@ -115,3 +115,18 @@ def test_get_synthetic_dataset_imported_by_the_cli(
     assert len(dataset.data) == 1500
     assert (dataset.data[0].input, dataset.data[-1].output) == ("variant 0", "answer 1499")
     assert plum.get_dataset("latest", is_synthetic=True).id == dataset_id
+
+
+def test_define_list_and_get_metric_questions(plum: PlumClient) -> None:
+    defined = plum.define_metric_questions(["Is the answer correct?", "check:max_words:50"])
+
+    listed = plum.list_metrics()
+    fetched = plum.get_metric(defined.metrics_id)
+    latest = plum.get_metric("latest")
+
+    assert defined.metrics_id in listed.metrics
+    assert listed.total_count == len(listed.metrics)
+    assert [d.description for d in fetched.definitions] == ["Is the answer correct?", "check:max_words:50"]
+    assert fetched.metric_count == 2
+    assert fetched.created_at
+    assert latest.metrics_id == defined.metrics_id

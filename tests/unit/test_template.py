@@ -50,10 +50,14 @@ def test_every_route_has_an_event_file() -> None:
 
 def test_tables_come_from_the_template() -> None:
     definitions = table_definitions()
-    assert set(definitions) == {"DatasetsTable", "ApiKeysTable"}
+    assert set(definitions) == {"DatasetsTable", "ApiKeysTable", "MetricsTable"}
     index = definitions["DatasetsTable"]["LocalSecondaryIndexes"][0]
     assert index["IndexName"] == "by_order"
-    assert table_env_vars() == {"DATASETS_TABLE": "DatasetsTable", "API_KEYS_TABLE": "ApiKeysTable"}
+    assert table_env_vars() == {
+        "DATASETS_TABLE": "DatasetsTable",
+        "API_KEYS_TABLE": "ApiKeysTable",
+        "METRICS_TABLE": "MetricsTable",
+    }
 
 
 def test_functions_run_arm64_on_a_supported_python_with_snapstart() -> None:

@@ -20,12 +20,18 @@ def is_client_id(value: str) -> bool:
     return bool(_CLIENT_ID.fullmatch(value))
 
 
+def check_client_id(value: str, what: str) -> str:
+    """Return `value` when it is a well-formed id, else raise InvalidInput naming `what`."""
+    if not is_client_id(value):
+        raise InvalidInput(f"{what} {value[:140]!r} is not valid: use {CLIENT_ID_RULE}")
+    return value
+
+
 def check_dataset_id(value: str, *, allow_latest: bool = False) -> str:
     """Return `value` when it can name a dataset, else raise InvalidInput saying why."""
     if allow_latest and value == "latest":
         return value
-    if not is_client_id(value):
-        raise InvalidInput(f"dataset id {value[:140]!r} is not valid: use {CLIENT_ID_RULE}")
+    check_client_id(value, "dataset id")
     if value in RESERVED_DATASET_IDS:
         raise InvalidInput(f"dataset id {value!r} is reserved; choose another id")
     return value

@@ -12,6 +12,7 @@ class Settings(BaseModel):
     region: str = "us-east-1"
     datasets_table: str = "evalsvc-datasets"
     api_keys_table: str = "evalsvc-api-keys"
+    metrics_table: str = "evalsvc-metrics"
     # Set for the embedded local store (and tests); None means the real DynamoDB endpoint.
     dynamodb_endpoint_url: str | None = None
     # Seconds an authenticated key stays cached in a warm process. Revocation takes effect
@@ -27,6 +28,7 @@ class Settings(BaseModel):
         for field, var in (
             ("datasets_table", "DATASETS_TABLE"),
             ("api_keys_table", "API_KEYS_TABLE"),
+            ("metrics_table", "METRICS_TABLE"),
             ("dynamodb_endpoint_url", "DYNAMODB_ENDPOINT_URL"),
             ("auth_cache_seconds", "AUTH_CACHE_SECONDS"),
         ):

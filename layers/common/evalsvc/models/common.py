@@ -12,7 +12,7 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
     meaning = {
         400: "Malformed JSON, a wrong type, a missing field or a bad id",
         401: "Missing, unknown or revoked API key",
-        404: "No such dataset or pair (or it belongs to another tenant)",
+        404: "No such dataset, metrics set, result or pair (or it belongs to another tenant)",
         409: "The pair id already exists in the dataset, or the dataset was overwritten "
         "between two pages",
         413: "The body or a field is over its size limit, or the dataset is too large for one "

@@ -15,6 +15,9 @@ ROUTE_MODULES = (
     "get_seed_dataset",
     "add_seed_pair",
     "get_synthetic_dataset",
+    "specify_questions",
+    "list_questions",
+    "get_question",
 )
 
 

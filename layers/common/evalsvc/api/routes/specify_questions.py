@@ -1,0 +1,21 @@
+"""POST /specify_questions: create a metrics set from definitions (questions or checks)."""
+
+from fastapi import APIRouter, Depends
+
+from evalsvc.api.auth import AuthenticatedRoute, current_identity
+from evalsvc.logic import metrics
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.common import error_responses
+from evalsvc.models.metrics import MetricsCreated, SpecifyQuestionsIn
+
+router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])
+
+
+@router.post(
+    "/specify_questions", response_model=MetricsCreated, responses=error_responses(400, 413)
+)
+def specify_questions(
+    body: SpecifyQuestionsIn, identity: Identity = Depends(current_identity)
+) -> MetricsCreated:
+    created = metrics.create_metrics_set(identity, body.metrics)
+    return MetricsCreated(metrics_id=created.metrics_id, definitions=created.definitions)

@@ -1,0 +1,58 @@
+"""Metrics sets: an ordered list of definitions (judge questions or `check:` definitions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalsvc.identifiers import format_ms
+
+MAX_DEFINITIONS = 50
+MAX_DEFINITION_CHARS = 2_000
+
+Definition = Annotated[str, Field(min_length=1, max_length=MAX_DEFINITION_CHARS)]
+
+
+@dataclass(slots=True)
+class MetricsSet:
+    tenant: str
+    metrics_id: str
+    definitions: list[str]
+    system_prompt: str
+    created_ms: int
+
+
+class SpecifyQuestionsIn(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    metrics: list[Definition] = Field(min_length=1, max_length=MAX_DEFINITIONS)
+
+
+class MetricsCreated(BaseModel):
+    metrics_id: str
+    definitions: list[str]
+
+
+class MetricsSetOut(BaseModel):
+    metrics_id: str
+    definitions: list[str]
+    system_prompt: str
+    metric_count: int
+    created_at: str
+
+
+class MetricsListOut(BaseModel):
+    metrics: dict[str, MetricsSetOut]
+    total_count: int
+
+
+def metrics_set_out(metrics: MetricsSet) -> MetricsSetOut:
+    return MetricsSetOut(
+        metrics_id=metrics.metrics_id,
+        definitions=metrics.definitions,
+        system_prompt=metrics.system_prompt,
+        metric_count=len(metrics.definitions),
+        created_at=format_ms(metrics.created_ms),
+    )
