@@ -29,7 +29,7 @@ import random
 import time
 import zlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 
@@ -241,19 +241,36 @@ def dataset_id_for_prompt(tenant: str, system_prompt: str) -> str | None:
 
 
 def _query_pairs(
-    header: DatasetHeader, *, limit: int | None = None, after: PageCursor | None = None
+    header: DatasetHeader,
+    *,
+    limit: int | None = None,
+    after: PageCursor | None = None,
+    since_ord: str | None = None,
+    labels: Sequence[str] = (),
+    newest_first: bool = False,
 ) -> tuple[list[Pair], str]:
-    """Pairs of `header`'s version up to its `last_ord`, oldest first (at most `limit`, after
-    `after`), and the ord of the last one returned."""
+    """Pairs of `header`'s version up to its `last_ord` (from `since_ord` on, when given; only
+    those carrying every one of `labels`), oldest first unless `newest_first`, at most `limit`,
+    after `after`. Returns them and the ord of the last one."""
     pk = version_pk(header.tenant, header.kind, header.dataset_id, header.version)
+    values: dict[str, Any] = {":pk": s(pk), ":last": s(header.last_ord)}
+    condition = "pk = :pk AND #ord <= :last"
+    if since_ord is not None:
+        condition = "pk = :pk AND #ord BETWEEN :since AND :last"
+        values[":since"] = s(since_ord)
     query: dict[str, Any] = {
         "TableName": _table(),
         "IndexName": ORDER_INDEX,
-        "KeyConditionExpression": "pk = :pk AND #ord <= :last",
+        "KeyConditionExpression": condition,
         "ExpressionAttributeNames": {"#ord": "ord"},
-        "ExpressionAttributeValues": {":pk": s(pk), ":last": s(header.last_ord)},
+        "ExpressionAttributeValues": values,
         "ConsistentRead": True,
+        "ScanIndexForward": not newest_first,
     }
+    if labels:
+        names = [f":label{i}" for i in range(len(labels))]
+        query["FilterExpression"] = " AND ".join(f"contains(labels, {name})" for name in names)
+        values.update({name: s(label) for name, label in zip(names, labels, strict=True)})
     if after is not None:
         query["ExclusiveStartKey"] = {
             "pk": s(pk),
@@ -261,18 +278,23 @@ def _query_pairs(
             "ord": s(after.ord),
         }
     pairs: list[Pair] = []
+    ords: list[str] = []
     large: list[tuple[Pair, int]] = []
-    last_ord = ""
-    for page in dynamo.query_pages(limit=limit, **query):
+    # DynamoDB applies Limit before a filter: with labels, page by size and stop when enough.
+    for page in dynamo.query_pages(limit=None if labels else limit, **query):
         for item in page:
             pair = _pair_from_item(item)
             pairs.append(pair)
-            last_ord = item["ord"]["S"]
+            ords.append(item["ord"]["S"])
             if "parts" in item:
                 large.append((pair, get_n(item, "parts")))
+        if limit is not None and len(pairs) >= limit:
+            break
+    if limit is not None:
+        del pairs[limit:], ords[limit:]
     for pair, part_count in large:
         _load_parts(pk, pair, part_count)
-    return pairs, last_ord
+    return pairs, ords[-1] if ords else ""
 
 
 def read_dataset(
@@ -295,35 +317,86 @@ def read_dataset(
     raise StorageUnavailable(f"dataset {dataset_id!r} keeps changing while it is read; retry")
 
 
+T = TypeVar("T")
+
+
+def _read_one_version(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    read: Callable[[DatasetHeader], T],
+    *,
+    version: str | None = None,
+) -> tuple[DatasetHeader, T]:
+    """Run `read` against the current version and return its result once the header still
+    names that version afterwards (a version's pairs are deleted only after a newer one is
+    installed, so the read was whole). With `version`, a newer version is a 409."""
+    overwritten = Conflict(
+        f"dataset {dataset_id!r} was overwritten since the first page; read it again from the start"
+    )
+    for _ in range(_COMMIT_ATTEMPTS):
+        header = _existing_header(tenant, kind, dataset_id)
+        if version is not None and header.version != version:
+            raise overwritten
+        try:
+            result = read(header)
+        except _TornRead:
+            continue
+        current = get_header(tenant, kind, dataset_id)
+        if current is not None and current.version == header.version:
+            return header, result
+        if version is not None:
+            raise overwritten
+    raise StorageUnavailable(f"dataset {dataset_id!r} keeps changing while it is read; retry")
+
+
 def read_page(
     tenant: str, kind: DatasetKind, dataset_id: str, limit: int, after: PageCursor | None
 ) -> tuple[DatasetHeader, list[Pair], PageCursor | None]:
     """Up to `limit` pairs after `after` (from the start without it), and the cursor of the
     next page (None on the last). Every page comes from the version the first page read: once
     the dataset is overwritten, its remaining pages are a 409."""
-    overwritten = Conflict(
-        f"dataset {dataset_id!r} was overwritten since the first page; read it again from the start"
-    )
-    for _ in range(_COMMIT_ATTEMPTS):
-        header = _existing_header(tenant, kind, dataset_id)
-        if after is not None and after.version != header.version:
-            raise overwritten
+
+    def page(header: DatasetHeader) -> tuple[list[Pair], str]:
         if header.pair_count == 0:
-            return header, [], None
-        try:
-            pairs, last_ord = _query_pairs(header, limit=limit, after=after)
-        except _TornRead:
-            pairs, last_ord = [], ""
-        # The version's pairs are deleted only after a newer version is installed, so the
-        # header still naming this version means the page is whole.
-        current = get_header(tenant, kind, dataset_id)
-        if current is not None and current.version == header.version:
-            more = bool(pairs) and last_ord < header.last_ord
-            cursor = PageCursor(header.version, last_ord, pairs[-1].id) if more else None
-            return header, pairs, cursor
-        if after is not None:
-            raise overwritten
-    raise StorageUnavailable(f"dataset {dataset_id!r} keeps changing while it is read; retry")
+            return [], ""
+        return _query_pairs(header, limit=limit, after=after)
+
+    header, (pairs, last_ord) = _read_one_version(
+        tenant, kind, dataset_id, page, version=after.version if after else None
+    )
+    more = bool(pairs) and last_ord < header.last_ord
+    return header, pairs, PageCursor(header.version, last_ord, pairs[-1].id) if more else None
+
+
+def select_pairs(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    *,
+    labels: Sequence[str] = (),
+    since_ms: int | None = None,
+    latest_n: int | None = None,
+) -> tuple[DatasetHeader, list[Pair]]:
+    """The pairs an evaluation scores, in dataset order: those carrying all `labels`, created
+    at or after `since_ms`, then the `latest_n` most recent of what remains. Key-range queries
+    on the order index; labels are a filter on what that range reads."""
+
+    def select(header: DatasetHeader) -> list[Pair]:
+        if header.pair_count == 0:
+            return []
+        pairs, _ = _query_pairs(
+            header,
+            limit=latest_n,
+            since_ord=make_ord(since_ms, 0) if since_ms is not None else None,
+            labels=labels,
+            newest_first=latest_n is not None,
+        )
+        if latest_n is not None:
+            pairs.reverse()
+        return pairs
+
+    return _read_one_version(tenant, kind, dataset_id, select)
 
 
 # ---- writes ------------------------------------------------------------------------------------
