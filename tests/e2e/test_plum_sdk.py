@@ -126,7 +126,10 @@ def test_define_list_and_get_metric_questions(plum: PlumClient) -> None:
 
     assert defined.metrics_id in listed.metrics
     assert listed.total_count == len(listed.metrics)
-    assert [d.description for d in fetched.definitions] == ["Is the answer correct?", "check:max_words:50"]
+    assert [d.description for d in fetched.definitions] == [
+        "Is the answer correct?",
+        "check:max_words:50",
+    ]
     assert fetched.metric_count == 2
     assert fetched.created_at
     assert latest.metrics_id == defined.metrics_id

@@ -50,13 +50,23 @@ def test_every_route_has_an_event_file() -> None:
 
 def test_tables_come_from_the_template() -> None:
     definitions = table_definitions()
-    assert set(definitions) == {"DatasetsTable", "ApiKeysTable", "MetricsTable"}
+    assert set(definitions) == {
+        "DatasetsTable",
+        "ApiKeysTable",
+        "MetricsTable",
+        "ResultsTable",
+        "CritiquesTable",
+        "JudgeCacheTable",
+    }
     index = definitions["DatasetsTable"]["LocalSecondaryIndexes"][0]
     assert index["IndexName"] == "by_order"
     assert table_env_vars() == {
         "DATASETS_TABLE": "DatasetsTable",
         "API_KEYS_TABLE": "ApiKeysTable",
         "METRICS_TABLE": "MetricsTable",
+        "RESULTS_TABLE": "ResultsTable",
+        "CRITIQUES_TABLE": "CritiquesTable",
+        "JUDGE_CACHE_TABLE": "JudgeCacheTable",
     }
 
 

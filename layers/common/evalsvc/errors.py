@@ -40,3 +40,15 @@ class StorageUnavailable(DomainError):
     """DynamoDB kept refusing or failing after retries; the request changed nothing."""
 
     status_code = 503
+
+
+class JudgeFailed(DomainError):
+    """The LLM judge could not give a valid answer after retries; nothing was stored."""
+
+    status_code = 502
+
+
+class ProviderUnavailable(DomainError):
+    """The LLM provider is not configured for what was asked, or not reachable."""
+
+    status_code = 503

@@ -3,7 +3,7 @@
 import os
 from functools import cache
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SecretStr
 
 
 class Settings(BaseModel):
@@ -13,8 +13,20 @@ class Settings(BaseModel):
     datasets_table: str = "evalsvc-datasets"
     api_keys_table: str = "evalsvc-api-keys"
     metrics_table: str = "evalsvc-metrics"
+    results_table: str = "evalsvc-results"
+    critiques_table: str = "evalsvc-critiques"
     # Set for the embedded local store (and tests); None means the real DynamoDB endpoint.
     dynamodb_endpoint_url: str | None = None
+    judge_cache_table: str = "evalsvc-judge-cache"
+    # The LLM judge: "bedrock:<model-id>" or "openai:<model>"; empty means none (checks only).
+    llm: str = ""
+    openai_base_url: str = "https://api.openai.com/v1"
+    openai_api_key: SecretStr = SecretStr("")
+    judge_concurrency: int = 16
+    judge_max_attempts: int = 4
+    judge_timeout_seconds: float = 30.0
+    judge_retry_base_seconds: float = 0.5
+    judge_cache_days: int = 30
     # Seconds an authenticated key stays cached in a warm process. Revocation takes effect
     # within this window.
     auth_cache_seconds: float = 60.0
@@ -29,8 +41,19 @@ class Settings(BaseModel):
             ("datasets_table", "DATASETS_TABLE"),
             ("api_keys_table", "API_KEYS_TABLE"),
             ("metrics_table", "METRICS_TABLE"),
+            ("results_table", "RESULTS_TABLE"),
+            ("critiques_table", "CRITIQUES_TABLE"),
             ("dynamodb_endpoint_url", "DYNAMODB_ENDPOINT_URL"),
             ("auth_cache_seconds", "AUTH_CACHE_SECONDS"),
+            ("judge_cache_table", "JUDGE_CACHE_TABLE"),
+            ("llm", "EVALSVC_LLM"),
+            ("openai_base_url", "OPENAI_BASE_URL"),
+            ("openai_api_key", "OPENAI_API_KEY"),
+            ("judge_concurrency", "JUDGE_CONCURRENCY"),
+            ("judge_max_attempts", "JUDGE_MAX_ATTEMPTS"),
+            ("judge_timeout_seconds", "JUDGE_TIMEOUT_SECONDS"),
+            ("judge_retry_base_seconds", "JUDGE_RETRY_BASE_SECONDS"),
+            ("judge_cache_days", "JUDGE_CACHE_DAYS"),
         ):
             if env.get(var):
                 values[field] = env[var]

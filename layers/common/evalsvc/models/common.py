@@ -17,6 +17,7 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
         "between two pages",
         413: "The body or a field is over its size limit, or the dataset is too large for one "
         "response (read it in pages)",
-        503: "Storage is busy; nothing was changed, retry",
+        502: "The LLM judge failed (after retries) for a metric and pair; nothing was stored",
+        503: "Storage is busy, or the LLM provider is not available; nothing was changed, retry",
     }
     return {code: {"model": ErrorBody, "description": meaning[code]} for code in (401, *codes, 503)}

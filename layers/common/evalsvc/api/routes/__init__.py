@@ -18,6 +18,9 @@ ROUTE_MODULES = (
     "specify_questions",
     "list_questions",
     "get_question",
+    "evaluate",
+    "get_evaluation",
+    "vote_eval_pair",
 )
 
 

@@ -1,0 +1,97 @@
+"""GET /evaluation/{id}: an evaluation result, its lowest-scoring pairs and human critiques;
+with includeAllScores=true, every scored pair."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+
+from evalsvc.api.auth import AuthenticatedRoute, current_identity
+from evalsvc.api.responses import json_response
+from evalsvc.errors import InvalidInput
+from evalsvc.identifiers import format_ms
+from evalsvc.logic import evaluations
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.common import error_responses
+from evalsvc.models.evaluations import EvaluationOut
+
+router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
+
+_TRUE, _FALSE = {"true", "1"}, {"false", "0"}
+
+
+def parse_flag(name: str, value: str | None) -> bool:
+    """true/false in any case, or 1/0; anything else is a 400."""
+    if value is None:
+        return False
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise InvalidInput(f"{name} must be true or false (or 1 or 0), not {value[:40]!r}")
+
+
+@router.get(
+    "/evaluation/{id}", response_model=EvaluationOut, responses=error_responses(400, 404, 413)
+)
+def get_evaluation(
+    request: Request,
+    results_id: Annotated[str, Path(alias="id", description="The evaluation result id")],
+    include_all_scores: Annotated[
+        str | None,
+        Query(alias="includeAllScores", description="true to include every scored pair"),
+    ] = None,
+    identity: Identity = Depends(current_identity),
+) -> Response:
+    include_all = parse_flag("includeAllScores", include_all_scores)
+    stored = evaluations.read_evaluation(identity, results_id, include_all=include_all)
+    result = stored.result
+    content: dict[str, object] = {
+        "results_id": result.results_id,
+        "created_at": format_ms(result.created_ms),
+        "dataset_id": result.dataset_id,
+        "metrics_id": result.metrics_id,
+        "metrics_definitions": result.definitions,
+        "pair_count": result.pair_count,
+        "system_prompt": result.system_prompt,
+        "score_means": [s.mean for s in result.summaries],
+        "score_medians": [s.median for s in result.summaries],
+        "score_mins": [s.min for s in result.summaries],
+        "score_maxes": [s.max for s in result.summaries],
+        "score_std_devs": [s.std_dev for s in result.summaries],
+        "score_confidence_intervals": [
+            {"ci_low": s.ci_low, "ci_high": s.ci_high, "ci_confidence": s.ci_confidence}
+            for s in result.summaries
+        ],
+        "min_scoring_pairs": [
+            [{"reason": low.reason, "pair_id": low.pair_id, "score": low.score} for low in metric]
+            for metric in result.lowest
+        ],
+        "human_critique": [
+            {
+                "id": c.id,
+                "pair_id": c.pair_id,
+                "metric_idx": c.metric_idx,
+                "comment": c.comment,
+                "vote": c.vote,
+                "user": c.user,
+                "user_email": c.user_email,
+                "time": format_ms(c.time_ms),
+            }
+            for c in stored.critiques
+        ],
+    }
+    if stored.all_scored is not None:
+        content["all_scored_pairs"] = [
+            [
+                {"reason": p.reasons[m], "pair_id": p.pair_id, "score": p.scores[m]}
+                for p in stored.all_scored
+            ]
+            for m in range(len(result.definitions))
+        ]
+    return json_response(
+        request,
+        content,
+        too_large=f"evaluation result {result.results_id!r} with every scored pair is too large "
+        "for one response; read it without includeAllScores",
+    )

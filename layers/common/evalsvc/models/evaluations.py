@@ -1,0 +1,189 @@
+"""Evaluations: the request, the stored result, scored pairs, critiques, and the v1 shapes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS, DatasetKind
+from evalsvc.stats import Summary
+
+LOWEST_PER_METRIC = 5
+MAX_REASON_CHARS = 1_000
+MAX_COMMENT_CHARS = 4_000
+MAX_LAST_N_SECONDS = 10 * 366 * 24 * 3600
+
+
+# ---- requests ----------------------------------------------------------------------------------
+
+
+class PairQuery(BaseModel):
+    """Which pairs to evaluate; the filters combine with AND."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    latest_n_pairs: int | None = Field(default=None, ge=1, le=MAX_PAIRS)
+    pair_labels: list[Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]] | None = (
+        Field(default=None, max_length=MAX_LABELS)
+    )
+    last_n_seconds: int | None = Field(default=None, ge=1, le=MAX_LAST_N_SECONDS)
+
+
+class EvaluateIn(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    synthetic_data_id: str | None = None
+    seed_data_id: str | None = None
+    metrics_id: str | None = None
+    pair_query: PairQuery | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one_dataset(self) -> EvaluateIn:
+        if (self.synthetic_data_id is None) == (self.seed_data_id is None):
+            raise ValueError("give exactly one of seed_data_id or synthetic_data_id")
+        return self
+
+    @property
+    def dataset(self) -> tuple[DatasetKind, str]:
+        if self.seed_data_id is not None:
+            return DatasetKind.SEED, self.seed_data_id
+        assert self.synthetic_data_id is not None
+        return DatasetKind.SYNTHETIC, self.synthetic_data_id
+
+
+class VoteIn(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    pair_id: str = Field(min_length=1, max_length=128)
+    metric_idx: int = Field(ge=0)
+    vote: int = Field(ge=-1, le=1, description="-1 (negative), 0 (neutral) or 1 (positive)")
+    comment: str | None = Field(default=None, max_length=MAX_COMMENT_CHARS)
+
+
+# ---- domain ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ScoredPair:
+    """One pair's scores and reasons, one per metric, at its position in the dataset."""
+
+    pair_id: str
+    index: int
+    scores: list[float]
+    reasons: list[str]
+
+
+@dataclass(slots=True)
+class LowScore:
+    pair_id: str
+    score: float
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class EvaluationResult:
+    tenant: str
+    results_id: str
+    created_ms: int
+    dataset_id: str
+    dataset_kind: DatasetKind
+    metrics_id: str
+    definitions: list[str]
+    system_prompt: str
+    pair_count: int
+    summaries: list[Summary]
+    lowest: list[list[LowScore]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Critique:
+    id: str
+    pair_id: str
+    metric_idx: int
+    comment: str
+    vote: int
+    user: str
+    user_email: str
+    time_ms: int
+
+
+# ---- responses ---------------------------------------------------------------------------------
+
+
+class LowestScoringPair(BaseModel):
+    pair_id: str
+    score_reason: str
+    score: float
+
+
+class MetricScoreOut(BaseModel):
+    metric: str
+    mean_score: float
+    std_dev: float
+    ci_low: float
+    ci_high: float
+    ci_confidence: float
+    median_score: float
+    min_score: float
+    max_score: float
+    lowest_scoring_pairs: list[LowestScoringPair]
+
+
+class EvaluateOut(BaseModel):
+    eval_results_id: str
+    dataset_id: str
+    created_at: str
+    pair_count: int
+    scores: list[MetricScoreOut]
+
+
+class ConfidenceIntervalOut(BaseModel):
+    ci_low: float
+    ci_high: float
+    ci_confidence: float
+
+
+class ScoredPairOut(BaseModel):
+    reason: str
+    pair_id: str
+    score: float
+
+
+class CritiqueOut(BaseModel):
+    id: str
+    pair_id: str
+    metric_idx: int
+    comment: str
+    vote: int
+    user: str
+    user_email: str
+    time: str
+
+
+class EvaluationOut(BaseModel):
+    results_id: str
+    created_at: str
+    dataset_id: str
+    metrics_id: str
+    metrics_definitions: list[str]
+    pair_count: int
+    system_prompt: str
+    score_means: list[float]
+    score_medians: list[float]
+    score_mins: list[float]
+    score_maxes: list[float]
+    score_std_devs: list[float]
+    score_confidence_intervals: list[ConfidenceIntervalOut]
+    min_scoring_pairs: list[list[ScoredPairOut]]
+    all_scored_pairs: list[list[ScoredPairOut]] | None = Field(
+        default=None, description="Present only with includeAllScores=true"
+    )
+    human_critique: list[CritiqueOut]
+
+
+class VoteOut(BaseModel):
+    success: bool
+    results_id: str
+    pair_id: str

@@ -1,0 +1,107 @@
+"""A fake OpenAI-compatible judge on 127.0.0.1: `POST /v1/chat/completions`, answers scripted
+per test (status, content), with a fixed latency if asked."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Answer = tuple[int, str]  # (HTTP status, message content or raw body for non-200)
+
+
+def polite_judge(request: dict[str, Any]) -> Answer:
+    """Scores 5 when the judged output says please, else 2; the reason says which."""
+    user = request["messages"][-1]["content"]
+    output = re.search(r"<output>\n(.*?)\n</output>", user, re.DOTALL)
+    text = output.group(1) if output else ""
+    if "please" in text.lower():
+        return 200, json.dumps({"reason": "The output says please.", "score": 5})
+    return 200, json.dumps({"reason": "The output never says please.", "score": 2})
+
+
+class FakeJudge:
+    def __init__(
+        self, answer: Callable[[dict[str, Any]], Answer] = polite_judge, latency: float = 0.0
+    ) -> None:
+        self.answer = answer
+        self.latency = latency
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self.server: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        judge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with judge._lock:
+                    judge.requests.append(body)
+                    judge.in_flight += 1
+                    judge.max_in_flight = max(judge.max_in_flight, judge.in_flight)
+                try:
+                    if judge.latency:
+                        time.sleep(judge.latency)
+                    status, content = judge.answer(body)
+                finally:
+                    with judge._lock:
+                        judge.in_flight -= 1
+                if status == 200:
+                    payload = json.dumps(
+                        {
+                            "choices": [
+                                {"index": 0, "message": {"role": "assistant", "content": content}}
+                            ]
+                        }
+                    ).encode()
+                else:
+                    payload = content.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        return Handler
+
+    @contextmanager
+    def running(self) -> Iterator[FakeJudge]:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
+        self.server.daemon_threads = True
+        thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+def sequence(*answers: Answer) -> Callable[[dict[str, Any]], Answer]:
+    """Answers in order, then the last one forever."""
+    remaining = list(answers)
+    lock = threading.Lock()
+
+    def answer(_request: dict[str, Any]) -> Answer:
+        with lock:
+            return remaining.pop(0) if len(remaining) > 1 else remaining[0]
+
+    return answer

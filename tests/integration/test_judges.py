@@ -1,0 +1,262 @@
+"""Question metrics scored by the LLM judge: an OpenAI-compatible fake on 127.0.0.1, and
+Bedrock Converse through botocore's Stubber."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from tests.conftest import point_service_at
+from tests.fake_judge import FakeJudge, sequence
+from tests.integration.conftest import Tenant
+
+QUESTION = "Does the output say please?"
+VERDICT_4 = json.dumps({"reason": "Mostly polite.", "score": 4})
+
+
+def seed(tenant: Tenant) -> None:
+    data = [
+        {"id": "a", "input": "hi", "output": "please sit"},
+        {"id": "b", "input": "hey", "output": "sit"},
+        {"id": "c", "input": "yo", "output": "Please, sit down"},
+    ]
+    assert (
+        tenant.post("/data/seed/ds", {"data": data, "system_prompt": "Be polite."}).status_code
+        == 200
+    )
+    assert (
+        tenant.post("/specify_questions", {"metrics": [QUESTION, "check:non_empty"]}).status_code
+        == 200
+    )
+
+
+@pytest.fixture
+def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    fake = FakeJudge()
+    with fake.running():
+        point_service_at(
+            {
+                "EVALSVC_LLM": "openai:fake-judge",
+                "OPENAI_BASE_URL": fake.base_url,
+                "OPENAI_API_KEY": "sk-test-not-a-real-key",
+                "JUDGE_RETRY_BASE_SECONDS": "0.01",
+                "JUDGE_TIMEOUT_SECONDS": "5",
+            },
+            monkeypatch,
+        )
+        yield fake
+
+
+def test_judge_scores_questions_with_reasons(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme)
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 200, response.text
+    question = response.json()["scores"][0]
+    assert question["metric"] == QUESTION
+    assert question["mean_score"] == 4.0
+    assert question["lowest_scoring_pairs"][0] == {
+        "pair_id": "b",
+        "score_reason": "The output never says please.",
+        "score": 2.0,
+    }
+    assert len(judge.requests) == 3
+    request = judge.requests[0]
+    assert request["model"] == "fake-judge"
+    assert request["temperature"] == 0
+    assert request["response_format"]["type"] == "json_schema"
+    assert request["response_format"]["json_schema"]["schema"]["required"] == ["reason", "score"]
+    prompt = request["messages"][1]["content"]
+    for part in (
+        QUESTION,
+        "Be polite.",
+        "<input>\nhi\n</input>",
+        "<output>\nplease sit\n</output>",
+    ):
+        assert part in prompt
+    assert "reason" in request["messages"][0]["content"].lower()
+
+
+def test_re_evaluating_unchanged_pairs_makes_no_judge_calls(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme)
+    first = acme.post("/evaluate", {"seed_data_id": "ds"}).json()
+    assert len(judge.requests) == 3
+
+    second = acme.post("/evaluate", {"seed_data_id": "ds"}).json()
+    assert len(judge.requests) == 3
+    assert second["scores"][0]["mean_score"] == first["scores"][0]["mean_score"]
+
+    acme.post("/data/seed/ds/pair", {"id": "d", "input": "new", "output": "please"})
+    acme.post("/evaluate", {"seed_data_id": "ds"})
+    assert len(judge.requests) == 4
+
+
+def test_throttling_then_success(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme)
+    judge.answer = sequence((429, '{"error": "slow down"}'), (503, "busy"), (200, VERDICT_4))
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 200, response.text
+    assert response.json()["scores"][0]["mean_score"] == 4.0
+    assert len(judge.requests) == 5
+
+
+def test_garbage_then_success(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme)
+    judge.answer = sequence(
+        (200, "I think it is fine."),
+        (200, '{"reason": "x", "score": 9}'),
+        (200, 'Sure! ```json\n{"reason": "Fenced but fine.", "score": 4}\n``` Hope that helps.'),
+    )
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 200, response.text
+    assert (
+        response.json()["scores"][0]["lowest_scoring_pairs"][0]["score_reason"]
+        == "Fenced but fine."
+    )
+
+
+def test_garbage_forever_is_502_and_stores_nothing(
+    acme: Tenant, judge: FakeJudge, tables: dict[str, str]
+) -> None:
+    seed(acme)
+    judge.answer = sequence((200, "no idea"))
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 502
+    error = response.json()["error"]
+    assert (
+        f"metric {QUESTION!r}" in error
+        and "after 4 attempts" in error
+        and "nothing was stored" in error
+    )
+    assert "pair 'a'" in error or "pair 'b'" in error or "pair 'c'" in error
+    assert boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"] == []
+
+
+def test_slow_judge_within_limits_with_bounded_concurrency(
+    acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUDGE_CONCURRENCY", "3")
+    point_service_at({}, monkeypatch)
+    judge.latency = 0.3
+    data = [{"id": f"p{i}", "input": "i", "output": "please" if i % 2 else "no"} for i in range(9)]
+    acme.post("/data/seed/slow", {"data": data})
+    acme.post("/specify_questions", {"metrics": [QUESTION]})
+
+    response = acme.post("/evaluate", {"seed_data_id": "slow"})
+
+    assert response.status_code == 200, response.text
+    assert response.json()["pair_count"] == 9
+    assert 2 <= judge.max_in_flight <= 3
+
+
+def test_judge_refusing_credentials_is_503(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme)
+    judge.answer = sequence((401, '{"error": "bad key"}'))
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 503
+    assert "OPENAI_API_KEY" in response.json()["error"]
+    assert "sk-test-not-a-real-key" not in response.text
+
+
+@pytest.mark.parametrize("setting", ["openai:", "mystery:model", "openai"])
+def test_bad_llm_setting_is_503(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch, setting: str
+) -> None:
+    seed(acme)
+    point_service_at({"EVALSVC_LLM": setting}, monkeypatch)
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 503
+    assert "EVALSVC_LLM" in response.json()["error"]
+
+
+def _converse_response(reason: str, score: int) -> dict[str, object]:
+    return {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "toolUse": {
+                            "toolUseId": "t1",
+                            "name": "record_verdict",
+                            "input": {"reason": reason, "score": score},
+                        }
+                    }
+                ],
+            }
+        },
+        "stopReason": "tool_use",
+        "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15},
+        "metrics": {"latencyMs": 12},
+    }
+
+
+def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalsvc.scoring import judges
+
+    seed(acme)
+    client = boto3.client("bedrock-runtime", region_name="us-east-1")
+    stubber = Stubber(client)
+    stubber.add_client_error(
+        "converse", service_error_code="ThrottlingException", http_status_code=429
+    )
+    for score in (5, 2, 5):
+        stubber.add_response("converse", _converse_response(f"scored {score}", score))
+    monkeypatch.setattr(judges, "_bedrock_client", lambda region: client)
+    point_service_at(
+        {
+            "EVALSVC_LLM": "bedrock:anthropic.claude-3-haiku",
+            "JUDGE_CONCURRENCY": "1",
+            "JUDGE_RETRY_BASE_SECONDS": "0.01",
+        },
+        monkeypatch,
+    )
+
+    with stubber:
+        response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 200, response.text
+    assert response.json()["scores"][0]["mean_score"] == 4.0
+    stubber.assert_no_pending_responses()
+
+
+def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalsvc.scoring import judges
+
+    acme.post(
+        "/data/seed/one",
+        {"data": [{"id": "a", "input": "hi", "output": "please"}], "system_prompt": "P"},
+    )
+    acme.post("/specify_questions", {"metrics": [QUESTION]})
+    client = boto3.client("bedrock-runtime", region_name="us-east-1")
+    stubber = Stubber(client)
+    seen: list[dict[str, object]] = []
+    client.meta.events.register(
+        "before-parameter-build.bedrock-runtime.Converse", lambda params, **_: seen.append(params)
+    )
+    stubber.add_response("converse", _converse_response("ok", 5))
+    monkeypatch.setattr(judges, "_bedrock_client", lambda region: client)
+    point_service_at({"EVALSVC_LLM": "bedrock:model-x"}, monkeypatch)
+
+    with stubber:
+        assert acme.post("/evaluate", {"seed_data_id": "one"}).status_code == 200
+
+    params = seen[0]
+    assert params["modelId"] == "model-x"
+    assert params["inferenceConfig"] == {"temperature": 0, "maxTokens": 512}
+    assert params["toolConfig"]["toolChoice"] == {"tool": {"name": "record_verdict"}}  # type: ignore[index]
