@@ -16,6 +16,7 @@ import pytest
 import requests
 
 from tests.conftest import ROOT
+from tests.fake_judge import FakeJudge
 
 DEV_KEY = "evk_e2e_dev_key_0000000000000000000000000000"
 
@@ -29,6 +30,7 @@ def free_port() -> int:
 @dataclass
 class LocalServer:
     data_dir: Path
+    judge_url: str | None = None
     port: int = field(default_factory=free_port)
     dynamodb_port: int = field(default_factory=free_port)
     process: subprocess.Popen[str] | None = None
@@ -54,6 +56,8 @@ class LocalServer:
                 "POWERTOOLS_LOG_LEVEL": "WARNING",
             }
         )
+        if self.judge_url:
+            env.update({"EVALSVC_LLM": "openai:fake-judge", "OPENAI_BASE_URL": self.judge_url})
         return env
 
     def start(self) -> None:
@@ -98,8 +102,16 @@ class LocalServer:
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
-    local = LocalServer(tmp_path_factory.mktemp("evalsvc-data"))
+def judge() -> Iterator[FakeJudge]:
+    """An OpenAI-compatible fake judge on 127.0.0.1 that the session's server is pointed at."""
+    fake = FakeJudge()
+    with fake.running():
+        yield fake
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory, judge: FakeJudge) -> Iterator[LocalServer]:
+    local = LocalServer(tmp_path_factory.mktemp("evalsvc-data"), judge_url=judge.base_url)
     local.start()
     yield local
     local.stop()
