@@ -68,6 +68,7 @@ openapi: venv
 bench: venv
 	$(BIN)/python bench/dataset_calls.py
 	$(BIN)/python bench/cold_import.py
+	$(BIN)/python bench/evaluation.py
 
 lock: venv
 	$(BIN)/uv pip compile --quiet pyproject.toml --extra dev --extra local --python-version 3.11 -o requirements/dev.txt

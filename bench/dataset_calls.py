@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 os.environ.update(
@@ -35,7 +37,10 @@ from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
 from evalsvc.storage import dynamo
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from moto import mock_aws
+from sizes import query_pages, stored_bytes
 
 
 class CallCounter:
@@ -48,35 +53,6 @@ class CallCounter:
     def take(self) -> Counter[str]:
         calls, self.calls = self.calls, Counter()
         return calls
-
-
-def item_bytes(item: dict[str, Any]) -> int:
-    """DynamoDB's item size: attribute names plus values (UTF-8 for strings)."""
-    total = 0
-    for name, value in item.items():
-        total += len(name.encode())
-        ((kind, raw),) = value.items()
-        if kind == "L":
-            total += 3 + sum(1 + len(v["S"].encode()) for v in raw)
-        elif kind == "B":
-            total += len(raw)
-        else:
-            total += len(str(raw).encode())
-    return total
-
-
-def stored_bytes(pk: str) -> int:
-    """Bytes of every item stored under `pk` (one version of a dataset)."""
-    pages = (
-        dynamo.client()
-        .get_paginator("query")
-        .paginate(
-            TableName=os.environ["DATASETS_TABLE"],
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": pk}},
-        )
-    )
-    return sum(item_bytes(item) for page in pages for item in page["Items"])
 
 
 def make_body(n: int) -> SeedDatasetIn:
@@ -125,8 +101,8 @@ def main() -> None:
         measure("insert", f"BatchWriteItem {writes}", lambda: write(body))
         # The size of what a read must fetch decides its minimum, so it is known before the read.
         header = datasets.read_dataset(identity, DatasetKind.SEED, "bench-ds").header
-        total = stored_bytes(f"T#bench#seed#bench-ds#v#{header.version}")
-        pages = math.ceil(total / 1_000_000)
+        total = stored_bytes(header)
+        pages = query_pages(total)
         counter.take()
         dataset = measure(
             f"read whole dataset ({total / 1e6:.2f} MB stored)",

@@ -34,6 +34,8 @@ class FakeJudge:
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.first_request_at: float | None = None
+        self.last_response_at: float | None = None
         self._lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
 
@@ -47,6 +49,9 @@ class FakeJudge:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # One write per response, sent at once: no Nagle/delayed-ACK stalls on loopback.
+            wbufsize = -1
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -54,6 +59,8 @@ class FakeJudge:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with judge._lock:
+                    if judge.first_request_at is None:
+                        judge.first_request_at = time.perf_counter()
                     judge.requests.append(body)
                     judge.in_flight += 1
                     judge.max_in_flight = max(judge.max_in_flight, judge.in_flight)
@@ -64,6 +71,7 @@ class FakeJudge:
                 finally:
                     with judge._lock:
                         judge.in_flight -= 1
+                        judge.last_response_at = time.perf_counter()
                 if status == 200:
                     payload = json.dumps(
                         {

@@ -7,20 +7,7 @@ import zlib
 
 from evalsvc.models.datasets import Pair
 from evalsvc.storage.datasets import INLINE_LIMIT, _pair_from_item, _pair_items, make_ord, next_ord
-
-
-def item_bytes(item: dict) -> int:  # type: ignore[type-arg]
-    total = 0
-    for name, value in item.items():
-        total += len(name.encode())
-        ((kind, raw),) = value.items()
-        if kind == "B":
-            total += len(raw)
-        elif kind == "L":
-            total += sum(len(v["S"].encode()) for v in raw)
-        else:
-            total += len(str(raw).encode())
-    return total
+from evalsvc.storage.dynamo import item_size
 
 
 def test_ord_sorts_by_time_then_sequence() -> None:
@@ -61,7 +48,7 @@ def test_pair_over_the_item_limit_is_split_into_parts_under_400_kb() -> None:
 
     assert int(head["parts"]["N"]) == len(parts) >= 1
     assert "input" not in head
-    assert all(item_bytes(item) < 400_000 for item in [head, *parts])
+    assert all(item_size(item) < 400_000 for item in [head, *parts])
     body = json.loads(zlib.decompress(b"".join(p["blob"]["B"] for p in parts)))
     assert body == {"input": text, "output": text, "input_media": "A" * 262_144}
 

@@ -12,6 +12,7 @@ import hashlib
 import http.client
 import json
 import random
+import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -79,6 +80,9 @@ class OpenAIProvider:
                 else http.client.HTTPConnection
             )
             connection = factory(self._host, self._port, timeout=self._timeout)
+            connection.connect()
+            # Requests are small and answers awaited: never hold a segment back (Nagle).
+            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._local.connection = connection
         return connection
 
@@ -87,13 +91,15 @@ class OpenAIProvider:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         body = json.dumps(payload).encode()
-        connection = self._connection()
+        connection: http.client.HTTPConnection | None = None
         try:
+            connection = self._connection()
             connection.request("POST", self._path, body=body, headers=headers)
             response = connection.getresponse()
             return response.status, response.read()
         except (OSError, http.client.HTTPException) as exc:
-            connection.close()
+            if connection is not None:
+                connection.close()
             self._local.connection = None
             raise RetryableError(f"could not reach the judge: {exc.__class__.__name__}") from exc
 

@@ -105,6 +105,28 @@ def get_list(item: Item, name: str) -> list[str]:
     return [v["S"] for v in value["L"]] if value is not None else []
 
 
+def item_size(item: Item) -> int:
+    """An item's size as DynamoDB counts it: attribute names plus values (UTF-8 strings,
+    number digits, raw bytes), lists with their small per-element overhead."""
+    total = 0
+    for name, value in item.items():
+        total += len(name.encode()) + _value_size(value)
+    return total
+
+
+def _value_size(value: dict[str, Any]) -> int:
+    ((kind, raw),) = value.items()
+    if kind == "S":
+        return len(raw.encode())
+    if kind == "B":
+        return len(raw)
+    if kind == "L":
+        return 3 + sum(1 + _value_size(v) for v in raw)
+    if kind == "M":
+        return 3 + sum(1 + len(k.encode()) + _value_size(v) for k, v in raw.items())
+    return len(str(raw).encode())
+
+
 # ---- batch writes and queries ----------------------------------------------------------------
 
 
