@@ -260,3 +260,25 @@ def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) ->
     assert params["modelId"] == "model-x"
     assert params["inferenceConfig"] == {"temperature": 0, "maxTokens": 512}
     assert params["toolConfig"]["toolChoice"] == {"tool": {"name": "record_verdict"}}  # type: ignore[index]
+
+
+def test_evaluation_metrics_are_emitted(acme: Tenant, judge: FakeJudge) -> None:
+    from evalsvc.observability import metrics
+
+    seed(acme)
+    judge.answer = sequence((429, "{}"), (200, VERDICT_4))
+    metrics.clear_metrics()
+
+    assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
+    assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
+
+    emitted = metrics.serialize_metric_set()
+    values = {
+        m["Name"]: emitted[m["Name"]] for m in emitted["_aws"]["CloudWatchMetrics"][0]["Metrics"]
+    }
+    metrics.clear_metrics()
+    assert values["PairsScored"] == [3.0, 3.0]
+    assert values["JudgeCalls"] == [3.0, 0.0]
+    assert values["JudgeCacheHits"] == [0.0, 3.0]
+    assert values["JudgeRetries"] == [1.0, 0.0]
+    assert values["Evaluations"] == [1.0, 1.0]

@@ -255,6 +255,7 @@ class CachedJudge:
         )
 
     def score_all(self, question: str, pairs: Sequence[Pair], system_prompt: str) -> list[Score]:
+        retries_before = self.retries
         keys = [cache_key(self.provider.name, question, system_prompt, p) for p in pairs]
         verdicts = judge_cache.get_many(self.tenant, keys)
         hits = sum(1 for key in keys if key in verdicts)
@@ -274,6 +275,7 @@ class CachedJudge:
         verdicts.update(fresh)
         metrics.add_metric(name="JudgeCacheHits", unit="Count", value=hits)
         metrics.add_metric(name="JudgeCalls", unit="Count", value=len(todo))
+        metrics.add_metric(name="JudgeRetries", unit="Count", value=self.retries - retries_before)
         logger.debug("judged", extra={"pairs": len(pairs), "cache_hits": hits, "calls": len(todo)})
         return [Score(float(verdicts[key][0]), verdicts[key][1]) for key in keys]
 
