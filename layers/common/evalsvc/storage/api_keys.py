@@ -45,8 +45,7 @@ def put(record: ApiKeyRecord) -> None:
 
 
 def get(key_hash: str) -> ApiKeyRecord | None:
-    response = dynamo.call("get_item", TableName=_table(), Key={"key_hash": s(key_hash)})
-    item = response.get("Item")
+    item = dynamo.get_item(_table(), {"key_hash": s(key_hash)})
     return _record(item) if item else None
 
 

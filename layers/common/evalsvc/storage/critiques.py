@@ -67,12 +67,11 @@ def list_for(tenant: str, results_id: str) -> list[Critique]:
     """Every critique of the result, oldest first."""
     critiques = [
         _from_item(item)
-        for page in dynamo.query_pages(
+        for item in dynamo.query_items(
             TableName=_table(),
             KeyConditionExpression="pk = :pk",
             ExpressionAttributeValues={":pk": s(result_pk(tenant, results_id))},
             ConsistentRead=True,
         )
-        for item in page
     ]
     return sorted(critiques, key=lambda c: (c.time_ms, c.id))

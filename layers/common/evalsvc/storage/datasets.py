@@ -176,14 +176,15 @@ def _pair_from_item(item: Item) -> Pair:
 
 def _load_parts(pk: str, pair: Pair, part_count: int) -> None:
     prefix = f"x#{pair.id}#"
-    chunks: list[bytes] = []
-    for page in dynamo.query_pages(
-        TableName=_table(),
-        KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-        ExpressionAttributeValues={":pk": s(pk), ":prefix": s(prefix)},
-        ConsistentRead=True,
-    ):
-        chunks.extend(item["blob"]["B"] for item in page)
+    chunks = [
+        item["blob"]["B"]
+        for item in dynamo.query_items(
+            TableName=_table(),
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={":pk": s(pk), ":prefix": s(prefix)},
+            ConsistentRead=True,
+        )
+    ]
     if len(chunks) != part_count:
         raise _TornRead
     body = json.loads(zlib.decompress(b"".join(chunks)))
@@ -201,13 +202,8 @@ class _TornRead(Exception):
 
 
 def get_header(tenant: str, kind: DatasetKind, dataset_id: str) -> DatasetHeader | None:
-    response = dynamo.call(
-        "get_item",
-        TableName=_table(),
-        Key={"pk": s(dataset_pk(tenant, kind, dataset_id)), "sk": s(HEADER_SK)},
-        ConsistentRead=True,
-    )
-    item = response.get("Item")
+    key = {"pk": s(dataset_pk(tenant, kind, dataset_id)), "sk": s(HEADER_SK)}
+    item = dynamo.get_item(_table(), key)
     return _header_from_item(tenant, kind, item) if item else None
 
 
@@ -219,24 +215,13 @@ def _existing_header(tenant: str, kind: DatasetKind, dataset_id: str) -> Dataset
 
 
 def latest_dataset_id(tenant: str, kind: DatasetKind) -> str | None:
-    response = dynamo.call(
-        "get_item",
-        TableName=_table(),
-        Key={"pk": s(latest_pk(tenant, kind)), "sk": s(POINTER_SK)},
-        ConsistentRead=True,
-    )
-    item = response.get("Item")
+    item = dynamo.get_item(_table(), {"pk": s(latest_pk(tenant, kind)), "sk": s(POINTER_SK)})
     return get_s(item, "dataset_id") if item else None
 
 
 def dataset_id_for_prompt(tenant: str, system_prompt: str) -> str | None:
-    response = dynamo.call(
-        "get_item",
-        TableName=_table(),
-        Key={"pk": s(prompt_pk(tenant, system_prompt)), "sk": s(POINTER_SK)},
-        ConsistentRead=True,
-    )
-    item = response.get("Item")
+    key = {"pk": s(prompt_pk(tenant, system_prompt)), "sk": s(POINTER_SK)}
+    item = dynamo.get_item(_table(), key)
     return get_s(item, "dataset_id") if item else None
 
 
@@ -414,14 +399,14 @@ def _put_requests(pk: str, pairs: Sequence[Pair], ms: int) -> list[Item]:
 
 def _delete_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:
     pk = version_pk(tenant, kind, dataset_id, version)
-    keys: list[Item] = []
-    for page in dynamo.query_pages(
-        TableName=_table(),
-        KeyConditionExpression="pk = :pk",
-        ExpressionAttributeValues={":pk": s(pk)},
-        ProjectionExpression="pk, sk",
-    ):
-        keys.extend(page)
+    keys = list(
+        dynamo.query_items(
+            TableName=_table(),
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": s(pk)},
+            ProjectionExpression="pk, sk",
+        )
+    )
     dynamo.batch_write(_table(), [{"DeleteRequest": {"Key": key}} for key in keys])
 
 

@@ -20,6 +20,7 @@ from evalsvc.settings import get_settings
 
 Item = dict[str, Any]
 BATCH_WRITE_MAX = 25
+BATCH_GET_MAX = 100
 _THROTTLING_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -190,6 +191,31 @@ def query_pages(*, limit: int | None = None, **kwargs: Any) -> Iterator[list[Ite
         if not last:
             return
         kwargs["ExclusiveStartKey"] = last
+
+
+def query_items(**kwargs: Any) -> Iterator[Item]:
+    """Every item a Query returns, across its pages."""
+    for page in query_pages(**kwargs):
+        yield from page
+
+
+def get_item(table: str, key: Item, *, consistent: bool = True) -> Item | None:
+    """One item by key (strongly consistent by default), or None."""
+    response = call("get_item", TableName=table, Key=key, ConsistentRead=consistent)
+    item: Item | None = response.get("Item")
+    return item
+
+
+def batch_get(table: str, keys: Sequence[Item], *, consistent: bool = True) -> Iterator[Item]:
+    """The items among `keys` that exist, 100 keys a call, retrying unprocessed keys."""
+    for start in range(0, len(keys), BATCH_GET_MAX):
+        request: dict[str, Any] = {
+            table: {"Keys": list(keys[start : start + BATCH_GET_MAX]), "ConsistentRead": consistent}
+        }
+        while request:
+            response = call("batch_get_item", RequestItems=request)
+            yield from response.get("Responses", {}).get(table, [])
+            request = response.get("UnprocessedKeys") or {}
 
 
 def scan_all(table: str) -> Iterator[Item]:

@@ -14,8 +14,6 @@ from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import get_n, get_s, n, s
 
-_BATCH_GET_MAX = 100
-
 
 def _table() -> str:
     return get_settings().judge_cache_table
@@ -27,23 +25,16 @@ def _pk(tenant: str, key: str) -> str:
 
 def get_many(tenant: str, keys: Sequence[str]) -> dict[str, tuple[int, str]]:
     """Unexpired verdicts among `keys`, by key."""
-    found: dict[str, tuple[int, str]] = {}
     now = int(time.time())
     prefix = len(_pk(tenant, ""))
-    unique = list(dict.fromkeys(keys))
-    for start in range(0, len(unique), _BATCH_GET_MAX):
-        batch = [{"pk": s(_pk(tenant, key))} for key in unique[start : start + _BATCH_GET_MAX]]
-        request = {_table(): {"Keys": batch}}
-        while request:
-            response = dynamo.call("batch_get_item", RequestItems=request)
-            for item in response.get("Responses", {}).get(_table(), []):
-                if get_n(item, "expires_at") > now:
-                    found[item["pk"]["S"][prefix:]] = (
-                        get_n(item, "score"),
-                        get_s(item, "reason") or "",
-                    )
-            request = response.get("UnprocessedKeys") or {}
-    return found
+    items = dynamo.batch_get(
+        _table(), [{"pk": s(_pk(tenant, key))} for key in dict.fromkeys(keys)], consistent=False
+    )
+    return {
+        item["pk"]["S"][prefix:]: (get_n(item, "score"), get_s(item, "reason") or "")
+        for item in items
+        if get_n(item, "expires_at") > now
+    }
 
 
 def put_many(tenant: str, verdicts: Mapping[str, tuple[int, str]]) -> None:

@@ -65,24 +65,12 @@ def put(metrics: MetricsSet) -> None:
 
 
 def get(tenant: str, metrics_id: str) -> MetricsSet | None:
-    response = dynamo.call(
-        "get_item",
-        TableName=_table(),
-        Key={"pk": s(_pk(tenant)), "sk": s(f"m#{metrics_id}")},
-        ConsistentRead=True,
-    )
-    item = response.get("Item")
+    item = dynamo.get_item(_table(), {"pk": s(_pk(tenant)), "sk": s(f"m#{metrics_id}")})
     return _from_item(tenant, item) if item else None
 
 
 def latest_id(tenant: str) -> str | None:
-    response = dynamo.call(
-        "get_item",
-        TableName=_table(),
-        Key={"pk": s(_pk(tenant)), "sk": s(LATEST_SK)},
-        ConsistentRead=True,
-    )
-    item = response.get("Item")
+    item = dynamo.get_item(_table(), {"pk": s(_pk(tenant)), "sk": s(LATEST_SK)})
     return get_s(item, "metrics_id") if item else None
 
 
@@ -90,12 +78,11 @@ def list_all(tenant: str) -> list[MetricsSet]:
     """Every metrics set of the tenant, oldest first."""
     sets = [
         _from_item(tenant, item)
-        for page in dynamo.query_pages(
+        for item in dynamo.query_items(
             TableName=_table(),
             KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
             ExpressionAttributeValues={":pk": s(_pk(tenant)), ":prefix": s("m#")},
             ConsistentRead=True,
         )
-        for item in page
     ]
     return sorted(sets, key=lambda m: (m.created_ms, m.metrics_id))

@@ -22,7 +22,6 @@ from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 
 HEADER_SK = "result"
-_BATCH_GET_MAX = 100
 
 
 def _table() -> str:
@@ -121,45 +120,27 @@ def _discard(pk: str, scored: Sequence[ScoredPair]) -> None:
 
 
 def get(tenant: str, results_id: str) -> EvaluationResult | None:
-    response = dynamo.call(
-        "get_item",
-        TableName=_table(),
-        Key={"pk": s(result_pk(tenant, results_id)), "sk": s(HEADER_SK)},
-        ConsistentRead=True,
-    )
-    item = response.get("Item")
+    item = dynamo.get_item(_table(), {"pk": s(result_pk(tenant, results_id)), "sk": s(HEADER_SK)})
     return _result_from_item(tenant, item) if item else None
 
 
 def get_scored(tenant: str, results_id: str, pair_ids: Sequence[str]) -> dict[str, ScoredPair]:
     """The scored pairs among `pair_ids` (absent ids are simply missing), by id."""
     pk = result_pk(tenant, results_id)
-    found: dict[str, ScoredPair] = {}
-    unique = list(dict.fromkeys(pair_ids))
-    for start in range(0, len(unique), _BATCH_GET_MAX):
-        keys = [
-            {"pk": s(pk), "sk": s(f"p#{pid}")} for pid in unique[start : start + _BATCH_GET_MAX]
-        ]
-        request: dict[str, Item] = {_table(): {"Keys": keys, "ConsistentRead": True}}
-        while request:
-            response = dynamo.call("batch_get_item", RequestItems=request)
-            for item in response.get("Responses", {}).get(_table(), []):
-                pair = _scored_from_item(item)
-                found[pair.pair_id] = pair
-            request = response.get("UnprocessedKeys") or {}
-    return found
+    keys = [{"pk": s(pk), "sk": s(f"p#{pid}")} for pid in dict.fromkeys(pair_ids)]
+    pairs = (_scored_from_item(item) for item in dynamo.batch_get(_table(), keys))
+    return {pair.pair_id: pair for pair in pairs}
 
 
 def list_scored(tenant: str, results_id: str) -> list[ScoredPair]:
     """Every scored pair of the result, in dataset order."""
     pairs = [
         _scored_from_item(item)
-        for page in dynamo.query_pages(
+        for item in dynamo.query_items(
             TableName=_table(),
             KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
             ExpressionAttributeValues={":pk": s(result_pk(tenant, results_id)), ":prefix": s("p#")},
             ConsistentRead=True,
         )
-        for item in page
     ]
     return sorted(pairs, key=lambda p: p.index)
