@@ -41,7 +41,8 @@ from evalsvc.logic import datasets, evaluations, metrics
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, Pair, PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import EvaluateIn
-from evalsvc.scoring.judges import CachedJudge, OpenAIProvider
+from evalsvc.scoring.judges import CachedJudge
+from evalsvc.scoring.llm import LLM, OpenAIProvider
 from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo
 from moto import mock_aws
@@ -107,7 +108,7 @@ def judge_figures(pairs: int, latency: float, concurrency: int) -> None:
         os.environ["JUDGE_CONCURRENCY"] = str(concurrency)
         apply_environment({})
         provider = OpenAIProvider("fake", fake.base_url, "", timeout=10)
-        judge = CachedJudge(provider, "bench", get_settings())
+        judge = CachedJudge(LLM(provider, get_settings()), "bench")
         batch = [
             Pair(id=f"p{i}", input=f"q{i}", output="please" if i % 2 else "no")
             for i in range(pairs)

@@ -207,7 +207,7 @@ def _converse_response(reason: str, score: int) -> dict[str, object]:
 
 
 def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalsvc.scoring import judges
+    from evalsvc.scoring import llm
 
     seed(acme)
     client = boto3.client("bedrock-runtime", region_name="us-east-1")
@@ -217,7 +217,7 @@ def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.Monk
     )
     for score in (5, 2, 5):
         stubber.add_response("converse", _converse_response(f"scored {score}", score))
-    monkeypatch.setattr(judges, "_bedrock_client", lambda region: client)
+    monkeypatch.setattr(llm, "_bedrock_client", lambda region: client)
     point_service_at(
         {
             "EVALSVC_LLM": "bedrock:anthropic.claude-3-haiku",
@@ -236,7 +236,7 @@ def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.Monk
 
 
 def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalsvc.scoring import judges
+    from evalsvc.scoring import llm
 
     acme.post(
         "/data/seed/one",
@@ -250,7 +250,7 @@ def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) ->
         "before-parameter-build.bedrock-runtime.Converse", lambda params, **_: seen.append(params)
     )
     stubber.add_response("converse", _converse_response("ok", 5))
-    monkeypatch.setattr(judges, "_bedrock_client", lambda region: client)
+    monkeypatch.setattr(llm, "_bedrock_client", lambda region: client)
     point_service_at({"EVALSVC_LLM": "bedrock:model-x"}, monkeypatch)
 
     with stubber:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from evalsvc.scoring.verdicts import PROMPT_VERSION, InvalidVerdict, parse_verdict, user_message
+from evalsvc.scoring.llm import InvalidAnswer
+from evalsvc.scoring.verdicts import PROMPT_VERSION, parse_verdict, user_message
 
 
 @pytest.mark.parametrize(
@@ -37,7 +38,7 @@ def test_answers_that_parse(text: str, verdict: tuple[int, str]) -> None:
     ],
 )
 def test_answers_that_do_not(text: str, problem: str) -> None:
-    with pytest.raises(InvalidVerdict, match=problem):
+    with pytest.raises(InvalidAnswer, match=problem):
         parse_verdict(text)
 
 

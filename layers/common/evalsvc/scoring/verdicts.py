@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
+
+from evalsvc.scoring.llm import InvalidAnswer, json_objects
 
 PROMPT_VERSION = "judge-v1"
 
@@ -37,52 +37,30 @@ def user_message(question: str, system_prompt: str, input_: str, output: str) ->
     )
 
 
-class InvalidVerdict(ValueError):
-    """The judge's answer is not a reason and a score from 1 to 5."""
-
-
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
-
-
-def _objects(text: str) -> list[Any]:
-    """Every JSON object that can be decoded from `text`, in order."""
-    decoder = json.JSONDecoder()
-    found = []
-    for start in (m.start() for m in re.finditer(r"\{", text)):
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            continue
-        found.append(value)
-    return found
-
-
 def verdict_from_object(value: Any) -> tuple[int, str]:
+    """(score, reason) from a decoded answer; InvalidAnswer unless it is a reason and an
+    integer score from 1 to 5."""
     if not isinstance(value, dict):
-        raise InvalidVerdict("the answer is not a JSON object")
+        raise InvalidAnswer("the answer is not a JSON object")
     score, reason = value.get("score"), value.get("reason")
     if isinstance(score, str) and score.strip().isdigit():
         score = int(score.strip())
     if isinstance(score, float) and score.is_integer():
         score = int(score)
     if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
-        raise InvalidVerdict(f"score must be an integer from 1 to 5, not {score!r}")
+        raise InvalidAnswer(f"score must be an integer from 1 to 5, not {score!r}")
     if not isinstance(reason, str) or not reason.strip():
-        raise InvalidVerdict("reason is missing or empty")
+        raise InvalidAnswer("reason is missing or empty")
     return score, reason.strip()
 
 
 def parse_verdict(text: str) -> tuple[int, str]:
-    """A (score, reason) from a judge's text answer: plain JSON, JSON in a code fence, or JSON
-    with text around it."""
-    candidates: list[Any] = []
-    for fenced in _FENCE.findall(text):
-        candidates.extend(_objects(fenced))
-    candidates.extend(_objects(text))
+    """A (score, reason) from a text answer: plain JSON, JSON in a code fence, or JSON with
+    text around it."""
     problem = "no JSON object in the answer"
-    for candidate in candidates:
+    for candidate in json_objects(text):
         try:
             return verdict_from_object(candidate)
-        except InvalidVerdict as exc:
+        except InvalidAnswer as exc:
             problem = str(exc)
-    raise InvalidVerdict(problem)
+    raise InvalidAnswer(problem)
