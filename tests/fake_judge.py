@@ -25,9 +25,33 @@ def polite_judge(request: dict[str, Any]) -> Answer:
     return 200, json.dumps({"reason": "The output never says please.", "score": 2})
 
 
+def fake_llm(request: dict[str, Any]) -> Answer:
+    """Answers every structured request the service makes, by the schema it names: verdicts
+    (polite_judge), questions, variants and improved prompts."""
+    name = request["response_format"]["json_schema"]["name"]
+    user = request["messages"][-1]["content"]
+    if name == "record_questions":
+        questions = ["Is the answer in English?", "Is the answer under 80 words?"]
+        return 200, json.dumps({"questions": questions})
+    if name == "record_variants":
+        count = int(re.search(r"Write (\d+) new exchanges", user).group(1))  # type: ignore[union-attr]
+        seed = re.search(r"<example_input>\n(.*?)\n</example_input>", user, re.DOTALL)
+        base = seed.group(1) if seed else "question"
+        variants = [
+            {"input": f"{base} (variant {k})", "output": f"Please see answer {k}."}
+            for k in range(1, count + 1)
+        ]
+        return 200, json.dumps({"variants": variants})
+    if name == "record_prompt":
+        original = re.search(r"<original_prompt>\n(.*?)\n</original_prompt>", user, re.DOTALL)
+        text = original.group(1) if original else ""
+        return 200, json.dumps({"improved_prompt": f"{text}\nAlways say please."})
+    return polite_judge(request)
+
+
 class FakeJudge:
     def __init__(
-        self, answer: Callable[[dict[str, Any]], Answer] = polite_judge, latency: float = 0.0
+        self, answer: Callable[[dict[str, Any]], Answer] = fake_llm, latency: float = 0.0
     ) -> None:
         self.answer = answer
         self.latency = latency

@@ -273,7 +273,7 @@ def test_a_failure_while_storing_leaves_no_result(
     real_call = dynamo.call
 
     def failing(operation: str, **kwargs: object) -> object:
-        if operation == "put_item" and kwargs.get("TableName") == tables["RESULTS_TABLE"]:
+        if operation == "transact_write_items":
             raise StorageUnavailable(
                 "storage is busy or unavailable; nothing was changed, retry shortly"
             )

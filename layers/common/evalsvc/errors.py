@@ -48,6 +48,12 @@ class JudgeFailed(DomainError):
     status_code = 502
 
 
+class GenerationFailed(DomainError):
+    """The LLM could not produce a usable answer (questions, data) after retries."""
+
+    status_code = 502
+
+
 class ProviderUnavailable(DomainError):
     """The LLM provider is not configured for what was asked, or not reachable."""
 

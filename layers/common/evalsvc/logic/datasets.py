@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from evalsvc.errors import NotFound, StorageUnavailable
-from evalsvc.identifiers import check_dataset_id, new_id
+from evalsvc.errors import InvalidInput, NotFound, StorageUnavailable
+from evalsvc.identifiers import check_dataset_id, new_id, now_ms
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import (
     Dataset,
@@ -16,6 +16,7 @@ from evalsvc.models.datasets import (
     PairIn,
     SeedDatasetIn,
 )
+from evalsvc.models.evaluations import PairQuery
 from evalsvc.observability import logger, metrics
 from evalsvc.storage import datasets as store
 
@@ -126,6 +127,26 @@ def read_dataset(
         identity.tenant, kind, resolved, limit or DEFAULT_PAGE_SIZE, after
     )
     return Dataset(header=header, pairs=pairs, next_cursor=next_cursor)
+
+
+def select_pairs(
+    identity: Identity, kind: DatasetKind, dataset_id: str, query: PairQuery | None, purpose: str
+) -> tuple[DatasetHeader, list[Pair]]:
+    """The pairs `query` selects (filters combined with AND), in dataset order; a 400 saying
+    why when none is left to `purpose` ("evaluate", "augment")."""
+    query = query or PairQuery()
+    header, pairs = store.select_pairs(
+        identity.tenant,
+        kind,
+        dataset_id,
+        labels=query.pair_labels or (),
+        since_ms=now_ms() - query.last_n_seconds * 1000 if query.last_n_seconds else None,
+        latest_n=query.latest_n_pairs,
+    )
+    if not pairs:
+        what = "the dataset is empty" if header.pair_count == 0 else "no pair matches pair_query"
+        raise InvalidInput(f"nothing to {purpose} in {kind.value} dataset {dataset_id!r}: {what}")
+    return header, pairs
 
 
 def import_synthetic_dataset(

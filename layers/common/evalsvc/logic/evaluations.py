@@ -19,7 +19,6 @@ from evalsvc.models.evaluations import (
     EvaluateIn,
     EvaluationResult,
     LowScore,
-    PairQuery,
     ScoredPair,
     VoteIn,
 )
@@ -27,7 +26,6 @@ from evalsvc.observability import logger, metrics
 from evalsvc.scoring.metric import Judge, scorers_for
 from evalsvc.stats import summarize
 from evalsvc.storage import critiques as critiques_store
-from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
 
 
@@ -53,19 +51,10 @@ def evaluate(identity: Identity, body: EvaluateIn, judge: Judge | None) -> Evalu
     dataset_id = dataset_logic.resolve_dataset_id(identity, kind, reference)
     metrics_set = metrics_logic.get_metrics_set(identity, body.metrics_id)
     scorers = scorers_for(metrics_set.definitions, judge)
-    query = body.pair_query or PairQuery()
     started = time.perf_counter()
-    header, pairs = datasets_store.select_pairs(
-        identity.tenant,
-        kind,
-        dataset_id,
-        labels=query.pair_labels or (),
-        since_ms=now_ms() - query.last_n_seconds * 1000 if query.last_n_seconds else None,
-        latest_n=query.latest_n_pairs,
+    header, pairs = dataset_logic.select_pairs(
+        identity, kind, dataset_id, body.pair_query, "evaluate"
     )
-    if not pairs:
-        what = "the dataset is empty" if header.pair_count == 0 else "no pair matches pair_query"
-        raise InvalidInput(f"nothing to evaluate in {kind.value} dataset {dataset_id!r}: {what}")
     per_metric = [scorer.score_all(pairs, header.system_prompt) for scorer in scorers]
     scored = [
         ScoredPair(

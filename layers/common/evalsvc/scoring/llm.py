@@ -301,12 +301,14 @@ class LLM:
             except InvalidAnswer as exc:
                 problem = f"unusable answer ({exc})"
                 continue
-            problem = "unusable answer (no JSON object in the answer)"
+            problems = []
             for candidate in candidates:
                 try:
                     return accept(candidate)
                 except InvalidAnswer as exc:
-                    problem = f"unusable answer ({exc})"
+                    problems.append(str(exc))
+            # The first (outermost) JSON value is the one the model meant as its answer.
+            problem = f"unusable answer ({problems[0] if problems else 'no JSON object in it'})"
         raise LLMFailed(problem, self.max_attempts)
 
 

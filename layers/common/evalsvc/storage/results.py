@@ -1,8 +1,9 @@
 """The results table: one header per evaluation result and one item per scored pair.
 
-    pk                          sk              what
-    T#<tenant>#R#<results_id>   result          dataset, metrics, definitions, statistics, lowest
-    T#<tenant>#R#<results_id>   p#<pair_id>     the pair's position, scores and reasons
+    pk                                  sk           what
+    T#<tenant>#R#<results_id>           result       dataset, metrics, definitions, statistics…
+    T#<tenant>#R#<results_id>           p#<pair_id>  the pair's position, scores and reasons
+    T#<tenant>#latest#<kind>#<dataset>  pointer      the dataset's newest result
 
 The scored pairs are written first and the header last, with a condition: until the header
 exists the result does not, so a failure part-way stores nothing a reader can see.
@@ -22,6 +23,7 @@ from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 
 HEADER_SK = "result"
+POINTER_SK = "pointer"
 
 
 def _table() -> str:
@@ -30,6 +32,18 @@ def _table() -> str:
 
 def result_pk(tenant: str, results_id: str) -> str:
     return f"T#{tenant}#R#{results_id}"
+
+
+def latest_pk(tenant: str, kind: DatasetKind, dataset_id: str) -> str:
+    return f"T#{tenant}#latest#{kind.value}#{dataset_id}"
+
+
+def latest_for_dataset(tenant: str, kind: DatasetKind, dataset_id: str) -> str | None:
+    """The id of the newest evaluation result of that dataset."""
+    item = dynamo.get_item(
+        _table(), {"pk": s(latest_pk(tenant, kind, dataset_id)), "sk": s(POINTER_SK)}
+    )
+    return get_s(item, "results_id") if item else None
 
 
 def _scored_item(pk: str, pair: ScoredPair) -> Item:
@@ -98,11 +112,23 @@ def put(result: EvaluationResult, scored: Sequence[ScoredPair]) -> None:
     requests = [{"PutRequest": {"Item": _scored_item(pk, pair)}} for pair in scored]
     try:
         dynamo.batch_write(_table(), requests)
+        pointer = {
+            "pk": s(latest_pk(result.tenant, result.dataset_kind, result.dataset_id)),
+            "sk": s(POINTER_SK),
+            "results_id": s(result.results_id),
+        }
         dynamo.call(
-            "put_item",
-            TableName=_table(),
-            Item=_header_item(result),
-            ConditionExpression="attribute_not_exists(pk)",
+            "transact_write_items",
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": _table(),
+                        "Item": _header_item(result),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                {"Put": {"TableName": _table(), "Item": pointer}},
+            ],
         )
     except BaseException:
         _discard(pk, scored)

@@ -21,6 +21,9 @@ ROUTE_MODULES = (
     "evaluate",
     "get_evaluation",
     "vote_eval_pair",
+    "questions",
+    "improve_prompt",
+    "augment",
 )
 
 

@@ -1,0 +1,100 @@
+"""Metric questions from a system prompt: one yes/no question per requirement, by the LLM when
+one is configured, otherwise by a deterministic extraction of the prompt's requirement
+sentences."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evalsvc.errors import GenerationFailed, InvalidInput
+from evalsvc.logic.metrics import create_metrics_set
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS, MetricsSet
+from evalsvc.observability import logger
+from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, configured_llm
+
+_REQUIREMENT = re.compile(
+    r"\b(must|should|shall|always|never|do not|don't|does not|avoid|ensure|make sure|only|"
+    r"required?|need to|needs to|cannot|can't|no more than|at most|at least|limit|keep|"
+    r"prefer|refuse|include|respond|answer|use)\b",
+    re.IGNORECASE,
+)
+_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*")
+
+SYSTEM = (
+    "You write evaluation questions for an AI assistant. From its system prompt, list every "
+    "requirement the assistant's answers must meet, as one yes/no question each, phrased so "
+    "that 'yes' means the answer meets it (e.g. 'Is the answer under 100 words?'). At most "
+    f"{MAX_DEFINITIONS} questions; no duplicates; no questions about things the prompt does "
+    "not ask for."
+)
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"questions": {"type": "array", "items": {"type": "string"}}},
+    "required": ["questions"],
+    "additionalProperties": False,
+}
+
+
+def requirement_sentences(system_prompt: str) -> list[str]:
+    """The sentences (and bullet lines) of the prompt that state a requirement, in order."""
+    sentences = []
+    for piece in _SPLIT.split(system_prompt):
+        sentence = _BULLET.sub("", piece).strip()
+        if len(sentence) >= 3 and _REQUIREMENT.search(sentence):
+            sentences.append(sentence)
+    return list(dict.fromkeys(sentences))
+
+
+def question_for(sentence: str) -> str:
+    text = sentence.rstrip(" .;:")
+    question = f'Does the answer follow this instruction: "{text}"?'
+    if len(question) > MAX_DEFINITION_CHARS:
+        question = (
+            f'Does the answer follow this instruction: "{text[: MAX_DEFINITION_CHARS - 60]}..."?'
+        )
+    return question
+
+
+def deterministic_questions(system_prompt: str) -> list[str]:
+    return [question_for(s) for s in requirement_sentences(system_prompt)][:MAX_DEFINITIONS]
+
+
+def _accept(value: Any) -> list[str]:
+    if not isinstance(value, dict) or not isinstance(value.get("questions"), list):
+        raise InvalidAnswer("expected an object with a list of questions")
+    questions = [q.strip() for q in value["questions"] if isinstance(q, str) and q.strip()]
+    questions = [q for q in dict.fromkeys(questions) if len(q) <= MAX_DEFINITION_CHARS]
+    if not questions:
+        raise InvalidAnswer("no usable question")
+    return questions[:MAX_DEFINITIONS]
+
+
+def llm_questions(llm: LLM, system_prompt: str) -> list[str]:
+    user = f"<system_prompt>\n{system_prompt}\n</system_prompt>\n\nAnswer with JSON only."
+    try:
+        return llm.ask(SYSTEM, user, SCHEMA, "record_questions", _accept, max_tokens=4096)
+    except LLMFailed as exc:
+        raise GenerationFailed(
+            f"the LLM gave no usable questions after {exc.attempts} attempts: {exc.problem}; "
+            "nothing was stored"
+        ) from exc
+
+
+def questions_from_prompt(identity: Identity, system_prompt: str) -> MetricsSet:
+    """A new metrics set of yes/no questions for the requirements of `system_prompt`."""
+    if not system_prompt.strip():
+        raise InvalidInput("system_prompt is empty: send the prompt to derive questions from")
+    llm = configured_llm()
+    questions = llm_questions(llm, system_prompt) if llm else deterministic_questions(system_prompt)
+    if not questions:
+        raise InvalidInput(
+            "no requirement found in the system prompt (sentences with must, should, always, "
+            "never, avoid, ensure…); define metrics yourself with POST /specify_questions"
+        )
+    logger.info(
+        "questions derived", extra={"count": len(questions), "by": "llm" if llm else "rules"}
+    )
+    return create_metrics_set(identity, questions, system_prompt=system_prompt)
