@@ -136,7 +136,7 @@ def batch_write(
     requests: Sequence[Item],
     *,
     on_progress: Callable[[int], None] | None = None,
-    workers: int = 4,
+    workers: int = 8,
     max_attempts: int = 8,
     via: Any = None,
 ) -> None:
