@@ -9,35 +9,18 @@ LLM of fixed latency on 127.0.0.1 for a smaller run (LLM generation is one call 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
+import math
 import time
-from collections import Counter
-from pathlib import Path
-from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The harness sets the offline environment before any service module reads it.
+from harness import CallCounter, fresh_tables, shown
 
-os.environ.update(
-    {
-        "AWS_ACCESS_KEY_ID": "bench",
-        "AWS_SECRET_ACCESS_KEY": "bench",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_REGION": "us-east-1",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-        "POWERTOOLS_METRICS_NAMESPACE": "EvalServiceBench",
-    }
-)
+# isort: split
 
-import boto3
-from evalsvc.local.server import apply_environment
-from evalsvc.local.tables import create_tables
 from evalsvc.logic import augment, datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import PairIn, SeedDatasetIn
 from evalsvc.models.generation import AugmentIn
-from evalsvc.storage import dynamo
 from moto import mock_aws
 
 from tests.fake_judge import FakeJudge
@@ -45,14 +28,10 @@ from tests.fake_judge import FakeJudge
 IDENTITY = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
 
 
-def run(seeds: int, multiple: int, llm_url: str | None) -> tuple[float, Counter[str], int]:
+def run(seeds: int, multiple: int, llm_url: str | None) -> tuple[float, str, int]:
     with mock_aws():
-        env = create_tables(boto3.client("dynamodb", region_name="us-east-1"), "bench")
-        if llm_url:
-            env.update({"EVALSVC_LLM": "openai:fake", "OPENAI_BASE_URL": llm_url})
-        else:
-            os.environ.pop("EVALSVC_LLM", None)
-        apply_environment(env)
+        llm = {"EVALSVC_LLM": "openai:fake", "OPENAI_BASE_URL": llm_url} if llm_url else {}
+        fresh_tables({"EVALSVC_LLM": "", **llm})
         data = [
             PairIn(
                 id=f"s{i:04d}",
@@ -62,15 +41,10 @@ def run(seeds: int, multiple: int, llm_url: str | None) -> tuple[float, Counter[
             for i in range(seeds)
         ]
         datasets.write_seed_dataset(IDENTITY, "seed", SeedDatasetIn(data=data))
-        calls: Counter[str] = Counter()
-
-        def count(event_name: str, **_: Any) -> None:
-            calls[event_name.rsplit(".", 1)[-1]] += 1
-
-        dynamo.client().meta.events.register("before-call.dynamodb", count)
+        counter = CallCounter()
         started = time.perf_counter()
         done = augment.augment(IDENTITY, AugmentIn(seed_data_id="seed", multiple=multiple))
-        return time.perf_counter() - started, calls, done.header.pair_count
+        return time.perf_counter() - started, shown(counter.take()), done.header.pair_count
 
 
 def main() -> None:
@@ -83,16 +57,14 @@ def main() -> None:
     print("| run | synthetic pairs | seconds (moto) | DynamoDB calls |")
     print("|---|---|---|---|")
     seconds, calls, pairs = run(options.seeds, options.multiple, None)
-    shown = ", ".join(f"{op} {n}" for op, n in sorted(calls.items()))
     label = f"{options.seeds} seeds x {options.multiple}, no LLM"
-    print(f"| {label} | {pairs} | {seconds:.2f} | {shown} |")
+    print(f"| {label} | {pairs} | {seconds:.2f} | {calls} |")
     fake = FakeJudge(latency=options.latency)
     with fake.running():
         seconds, calls, pairs = run(options.llm_seeds, 5, fake.base_url)
-    shown = ", ".join(f"{op} {n}" for op, n in sorted(calls.items()))
     label = f"{options.llm_seeds} seeds x 5, fake LLM {options.latency * 1000:.0f} ms"
-    print(f"| {label} | {pairs} | {seconds:.2f} | {shown} |")
-    ideal = options.llm_seeds * options.latency / 16
+    print(f"| {label} | {pairs} | {seconds:.2f} | {calls} |")
+    ideal = math.ceil(options.llm_seeds / 16) * options.latency  # rounds of 16 calls in flight
     calls_made = len(fake.requests)
     most = fake.max_in_flight
     print(f"\nLLM run: {calls_made} calls, at most {most} in flight; ideal {ideal:.2f} s")

@@ -11,48 +11,19 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
-os.environ.update(
-    {
-        "AWS_ACCESS_KEY_ID": "bench",
-        "AWS_SECRET_ACCESS_KEY": "bench",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_REGION": "us-east-1",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-    }
-)
+# The harness sets the offline environment before any service module reads it.
+from harness import CallCounter, fresh_tables, query_pages, shown, stored_bytes
 
-import boto3
-from evalsvc.local.server import apply_environment
-from evalsvc.local.tables import create_tables
+# isort: split
+
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
-from evalsvc.storage import dynamo
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from moto import mock_aws
-from sizes import query_pages, stored_bytes
-
-
-class CallCounter:
-    def __init__(self) -> None:
-        self.calls: Counter[str] = Counter()
-
-    def __call__(self, event_name: str, **_: Any) -> None:
-        self.calls[event_name.rsplit(".", 1)[-1]] += 1
-
-    def take(self) -> Counter[str]:
-        calls, self.calls = self.calls, Counter()
-        return calls
 
 
 def make_body(n: int) -> SeedDatasetIn:
@@ -69,8 +40,7 @@ def make_body(n: int) -> SeedDatasetIn:
 
 
 def row(name: str, calls: Counter[str], minimum: str, seconds: float) -> str:
-    shown = ", ".join(f"{op} {count}" for op, count in sorted(calls.items()))
-    return f"| {name} | {shown} | {minimum} | {seconds:.2f} |"
+    return f"| {name} | {shown(calls)} | {minimum} | {seconds:.2f} |"
 
 
 def main() -> None:
@@ -79,9 +49,8 @@ def main() -> None:
     n = parser.parse_args().pairs
     identity = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
     with mock_aws():
-        apply_environment(create_tables(boto3.client("dynamodb", region_name="us-east-1"), "bench"))
+        fresh_tables()
         counter = CallCounter()
-        dynamo.client().meta.events.register("before-call.dynamodb", counter)
         body = make_body(n)
         print(f"pairs: {n}\n")
         print("| operation | DynamoDB calls | minimum | seconds (moto) |")

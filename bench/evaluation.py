@@ -13,30 +13,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import sys
 import time
-from collections import Counter
-from pathlib import Path
-from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The harness sets the offline environment before any service module reads it.
+from harness import CallCounter, fresh_tables, query_pages, shown, stored_bytes
 
-os.environ.update(
-    {
-        "AWS_ACCESS_KEY_ID": "bench",
-        "AWS_SECRET_ACCESS_KEY": "bench",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_REGION": "us-east-1",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-        "POWERTOOLS_METRICS_NAMESPACE": "EvalServiceBench",
-    }
-)
+# isort: split
 
-import boto3
-from evalsvc.local.server import apply_environment
-from evalsvc.local.tables import create_tables
 from evalsvc.logic import datasets, evaluations, metrics
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, Pair, PairIn, SeedDatasetIn
@@ -44,13 +27,9 @@ from evalsvc.models.evaluations import EvaluateIn
 from evalsvc.scoring.judges import CachedJudge
 from evalsvc.scoring.llm import LLM, OpenAIProvider
 from evalsvc.settings import get_settings
-from evalsvc.storage import dynamo
 from moto import mock_aws
 
 from tests.fake_judge import FakeJudge
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sizes import query_pages, stored_bytes
 
 CHECKS = [
     "check:non_empty",
@@ -61,17 +40,10 @@ CHECKS = [
 ]
 
 
-def counting(counter: Counter[str]) -> Any:
-    def hook(event_name: str, **_: Any) -> None:
-        counter[event_name.rsplit(".", 1)[-1]] += 1
-
-    return hook
-
-
 def evaluation_figures(n: int) -> None:
     identity = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
     with mock_aws():
-        apply_environment(create_tables(boto3.client("dynamodb", region_name="us-east-1"), "bench"))
+        fresh_tables()
         data = [
             PairIn(
                 id=f"pair-{i:05d}",
@@ -83,31 +55,27 @@ def evaluation_figures(n: int) -> None:
         ]
         datasets.write_seed_dataset(identity, "bench-ds", SeedDatasetIn(data=data))
         metrics.create_metrics_set(identity, CHECKS)
-        calls: Counter[str] = Counter()
-        dynamo.client().meta.events.register("before-call.dynamodb", counting(calls))
+        counter = CallCounter()
         started = time.perf_counter()
         done = evaluations.evaluate(identity, EvaluateIn(seed_data_id="bench-ds"), None)
         elapsed = time.perf_counter() - started
-        measured = Counter(calls)
+        measured = counter.take()
         assert done.result.pair_count == n
-        pages = query_pages(
-            stored_bytes(datasets.store.get_header("bench", DatasetKind.SEED, "bench-ds"))
-        )
+        header = datasets.store.get_header("bench", DatasetKind.SEED, "bench-ds")
+        assert header is not None
+        pages = query_pages(stored_bytes(header))
         writes = math.ceil(n / 25)
         minimum = f"GetItem 3, Query {pages}, BatchWriteItem {writes}, TransactWriteItems 1"
-        shown = ", ".join(f"{op} {count}" for op, count in sorted(measured.items()))
         print(f"evaluation: {n} pairs x {len(CHECKS)} checks\n")
         print("| seconds (moto) | DynamoDB calls | minimum |")
         print("|---|---|---|")
-        print(f"| {elapsed:.2f} | {shown} | {minimum} |\n")
+        print(f"| {elapsed:.2f} | {shown(measured)} | {minimum} |\n")
 
 
 def judge_figures(pairs: int, latency: float, concurrency: int) -> None:
     fake = FakeJudge(latency=latency)
     with mock_aws(), fake.running():
-        apply_environment(create_tables(boto3.client("dynamodb", region_name="us-east-1"), "bench"))
-        os.environ["JUDGE_CONCURRENCY"] = str(concurrency)
-        apply_environment({})
+        fresh_tables({"JUDGE_CONCURRENCY": str(concurrency)})
         provider = OpenAIProvider("fake", fake.base_url, "", timeout=10)
         judge = CachedJudge(LLM(provider, get_settings()), "bench")
         batch = [
@@ -124,10 +92,11 @@ def judge_figures(pairs: int, latency: float, concurrency: int) -> None:
         print(f"judge: {pairs} calls, latency {latency * 1000:.0f} ms, concurrency {concurrency}\n")
         print("| phase | seconds | calls/s | ideal calls/s | ratio |")
         print("|---|---|---|---|---|")
-        for phase, seconds in (
+        phases = (
             ("calls (first request to last answer)", calling),
             ("score_all, with the cache read and write", elapsed),
-        ):
+        )
+        for phase, seconds in phases:
             rate = pairs / seconds
             print(f"| {phase} | {seconds:.2f} | {rate:.1f} | {ideal:.1f} | {rate / ideal:.2f} |")
         print(f"\nmost calls in flight at once: {fake.max_in_flight}")

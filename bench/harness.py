@@ -1,0 +1,82 @@
+"""Shared set-up of the benchmarks: an offline AWS environment (imported first, before any
+service module reads it), moto tables from template.yaml, a DynamoDB call counter, and what a
+dataset occupies. Run the benchmarks as scripts: `.venv/bin/python bench/<name>.py`."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # for tests.fake_judge
+
+os.environ.update(
+    {
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+        "POWERTOOLS_METRICS_NAMESPACE": "EvalServiceBench",
+    }
+)
+
+import boto3  # noqa: E402
+from evalsvc.local.server import apply_environment  # noqa: E402
+from evalsvc.local.tables import create_tables  # noqa: E402
+from evalsvc.models.datasets import DatasetHeader  # noqa: E402
+from evalsvc.storage import dynamo  # noqa: E402
+from evalsvc.storage.datasets import version_pk  # noqa: E402
+
+
+def fresh_tables(extra_env: dict[str, str] | None = None) -> None:
+    """Create the template's tables in the active moto mock and point the service at them."""
+    env = create_tables(boto3.client("dynamodb", region_name="us-east-1"), "bench")
+    apply_environment({**env, **(extra_env or {})})
+
+
+class CallCounter:
+    """Counts the service's DynamoDB calls by operation."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+        dynamo.client().meta.events.register("before-call.dynamodb", self._count)
+
+    def _count(self, event_name: str, **_: Any) -> None:
+        self.calls[event_name.rsplit(".", 1)[-1]] += 1
+
+    def take(self) -> Counter[str]:
+        calls, self.calls = self.calls, Counter()
+        return calls
+
+
+def shown(calls: Counter[str]) -> str:
+    return ", ".join(f"{op} {count}" for op, count in sorted(calls.items()))
+
+
+def stored_bytes(header: DatasetHeader) -> int:
+    """Bytes of every item of the dataset's current version."""
+    pages = (
+        dynamo.client()
+        .get_paginator("query")
+        .paginate(
+            TableName=os.environ["DATASETS_TABLE"],
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={
+                ":pk": {
+                    "S": version_pk(header.tenant, header.kind, header.dataset_id, header.version)
+                }
+            },
+        )
+    )
+    return sum(dynamo.item_size(item) for page in pages for item in page["Items"])
+
+
+def query_pages(size: int) -> int:
+    """The fewest 1 MB Query pages that can return `size` bytes."""
+    return max(1, math.ceil(size / 1_000_000))
