@@ -44,7 +44,7 @@ def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
                 "OPENAI_BASE_URL": fake.base_url,
                 "OPENAI_API_KEY": "sk-test-not-a-real-key",
                 "JUDGE_RETRY_BASE_SECONDS": "0.01",
-                "JUDGE_TIMEOUT_SECONDS": "5",
+                "JUDGE_TIMEOUT_SECONDS": "30",
             },
             monkeypatch,
         )

@@ -57,6 +57,7 @@ def test_tables_come_from_the_template() -> None:
         "ResultsTable",
         "CritiquesTable",
         "JudgeCacheTable",
+        "IdempotencyTable",
     }
     index = definitions["DatasetsTable"]["LocalSecondaryIndexes"][0]
     assert index["IndexName"] == "by_order"
@@ -67,6 +68,7 @@ def test_tables_come_from_the_template() -> None:
         "RESULTS_TABLE": "ResultsTable",
         "CRITIQUES_TABLE": "CritiquesTable",
         "JUDGE_CACHE_TABLE": "JudgeCacheTable",
+        "IDEMPOTENCY_TABLE": "IdempotencyTable",
     }
 
 

@@ -28,6 +28,13 @@ class Conflict(DomainError):
     status_code = 409
 
 
+class Unprocessable(DomainError):
+    """Well-formed, but in conflict with what the service already holds (an Idempotency-Key
+    reused with another body)."""
+
+    status_code = 422
+
+
 class PayloadTooLarge(DomainError):
     status_code = 413
 

@@ -18,6 +18,8 @@ class Settings(BaseModel):
     # Set for the embedded local store (and tests); None means the real DynamoDB endpoint.
     dynamodb_endpoint_url: str | None = None
     judge_cache_table: str = "evalsvc-judge-cache"
+    idempotency_table: str = "evalsvc-idempotency"
+    idempotency_ttl_seconds: int = 24 * 3600
     # The LLM judge: "bedrock:<model-id>" or "openai:<model>"; empty means none (checks only).
     llm: str = ""
     openai_base_url: str = "https://api.openai.com/v1"
@@ -46,6 +48,8 @@ class Settings(BaseModel):
             ("dynamodb_endpoint_url", "DYNAMODB_ENDPOINT_URL"),
             ("auth_cache_seconds", "AUTH_CACHE_SECONDS"),
             ("judge_cache_table", "JUDGE_CACHE_TABLE"),
+            ("idempotency_table", "IDEMPOTENCY_TABLE"),
+            ("idempotency_ttl_seconds", "IDEMPOTENCY_TTL_SECONDS"),
             ("llm", "EVALSVC_LLM"),
             ("openai_base_url", "OPENAI_BASE_URL"),
             ("openai_api_key", "OPENAI_API_KEY"),

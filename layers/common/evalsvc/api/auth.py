@@ -11,6 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
 
+from evalsvc.api import idempotency
 from evalsvc.logic.api_keys import authenticate
 from evalsvc.models.api_keys import Identity
 
@@ -30,7 +31,10 @@ class AuthenticatedRoute(APIRoute):
 
         async def authenticated(request: Request) -> Response:
             header = request.headers.get("authorization")
-            request.state.identity = await run_in_threadpool(authenticate, header)
+            identity = await run_in_threadpool(authenticate, header)
+            request.state.identity = identity
+            if request.method in idempotency.METHODS and idempotency.HEADER in request.headers:
+                return await idempotency.handle_idempotently(request, identity, handle)
             return await handle(request)
 
         return authenticated

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import uvicorn
 
+from evalsvc.api import idempotency
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
 from evalsvc.local.store import EmbeddedDynamoDB
@@ -29,6 +30,7 @@ def apply_environment(env: dict[str, str]) -> None:
     reset_settings()
     reset_clients()
     api_keys.clear_cache()
+    idempotency.reset()
 
 
 def dev_key(data_dir: Path) -> str:

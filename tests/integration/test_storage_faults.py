@@ -1,0 +1,155 @@
+"""DynamoDB faults injected at the client boundary: throttling, unprocessed batch items,
+cancelled transactions. The outcome is the correct final state, or the old state intact."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+from evalsvc.storage import dynamo
+
+from tests.integration.conftest import Tenant
+
+
+def client_error(code: str, operation: str, **extra: Any) -> ClientError:
+    return ClientError({"Error": {"Code": code, "Message": code}, **extra}, operation)
+
+
+class FaultyClient:
+    """The real client, except that `faults[operation]` decides, call by call, whether to fail
+    (return an exception to raise) or to change the response (return a callable)."""
+
+    def __init__(self, real: Any, faults: dict[str, Callable[[int, dict[str, Any]], Any]]) -> None:
+        self.real = real
+        self.faults = faults
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, operation: str) -> Any:
+        method = getattr(self.real, operation)
+        fault = self.faults.get(operation)
+        if fault is None:
+            return method
+
+        def call(**kwargs: Any) -> Any:
+            count = self.calls[operation] = self.calls.get(operation, 0) + 1
+            outcome = fault(count, kwargs)
+            if isinstance(outcome, Exception):
+                raise outcome
+            response = method(**kwargs)
+            return outcome(response, kwargs) if callable(outcome) else response
+
+        return call
+
+
+@pytest.fixture
+def inject(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FaultyClient]:
+    def install(**faults: Callable[[int, dict[str, Any]], Any]) -> FaultyClient:
+        faulty = FaultyClient(dynamo.client(), faults)
+        monkeypatch.setattr(dynamo, "client", lambda: faulty)
+        return faulty
+
+    return install
+
+
+def pairs(n: int, tag: str) -> dict[str, Any]:
+    return {
+        "data": [{"id": f"{tag}{i}", "input": tag, "output": tag} for i in range(n)],
+        "system_prompt": tag,
+    }
+
+
+@pytest.mark.parametrize("code", ["ProvisionedThroughputExceededException", "ThrottlingException"])
+def test_throttling_that_persists_is_503_and_changes_nothing(
+    acme: Tenant, inject: Callable[..., FaultyClient], code: str
+) -> None:
+    acme.post("/data/seed/ds", pairs(3, "old"))
+    inject(batch_write_item=lambda n, kw: client_error(code, "BatchWriteItem"))
+
+    response = acme.post("/data/seed/ds", pairs(30, "new"))
+
+    assert response.status_code == 503
+    assert "nothing was changed" in response.json()["error"]
+    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == ["old0", "old1", "old2"]
+
+
+def test_unprocessed_batch_items_are_retried_until_written(
+    acme: Tenant, inject: Callable[..., FaultyClient]
+) -> None:
+    def leave_half_unprocessed(n: int, kwargs: dict[str, Any]) -> Any:
+        if n > 3:
+            return None
+        ((table, requests),) = kwargs["RequestItems"].items()
+        kept, left = requests[: len(requests) // 2], requests[len(requests) // 2 :]
+        kwargs["RequestItems"] = {table: kept}
+
+        def unprocessed(response: dict[str, Any], _: Any) -> dict[str, Any]:
+            return {**response, "UnprocessedItems": {table: left}}
+
+        return unprocessed
+
+    faulty = inject(batch_write_item=leave_half_unprocessed)
+
+    response = acme.post("/data/seed/ds", pairs(60, "p"))
+
+    assert response.status_code == 200
+    assert faulty.calls["batch_write_item"] > 3
+    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == [
+        f"p{i}" for i in range(60)
+    ]
+
+
+def test_a_cancelled_commit_is_retried(acme: Tenant, inject: Callable[..., FaultyClient]) -> None:
+    acme.post("/data/seed/ds", pairs(2, "old"))
+    cancelled = client_error(
+        "TransactionCanceledException",
+        "TransactWriteItems",
+        CancellationReasons=[{"Code": "ConditionalCheckFailed"}, {"Code": "None"}],
+    )
+    faulty = inject(transact_write_items=lambda n, kw: cancelled if n == 1 else None)
+
+    response = acme.post("/data/seed/ds", pairs(2, "new"))
+
+    assert response.status_code == 200
+    assert faulty.calls["transact_write_items"] == 2
+    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == ["new0", "new1"]
+
+
+def test_a_pair_addition_racing_another_is_retried(
+    acme: Tenant, inject: Callable[..., FaultyClient]
+) -> None:
+    acme.post("/data/seed/ds", {"data": []})
+    lost_race = client_error(
+        "TransactionCanceledException",
+        "TransactWriteItems",
+        CancellationReasons=[{"Code": "ConditionalCheckFailed"}, {"Code": "None"}],
+    )
+    inject(transact_write_items=lambda n, kw: lost_race if n <= 2 else None)
+
+    response = acme.post("/data/seed/ds/pair", {"id": "x", "input": "i", "output": "o"})
+
+    assert response.status_code == 200
+    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == ["x"]
+
+
+def test_throttled_reads_are_503_not_500(acme: Tenant, inject: Callable[..., FaultyClient]) -> None:
+    acme.post("/data/seed/ds", pairs(2, "p"))
+    inject(query=lambda n, kw: client_error("ThrottlingException", "Query"))
+
+    response = acme.get("/data/seed/ds")
+
+    assert response.status_code == 503
+    assert set(response.json()) == {"error"}
+
+
+def test_an_unexpected_storage_error_is_500_with_no_detail(
+    acme: Tenant, inject: Callable[..., FaultyClient]
+) -> None:
+    inject(get_item=lambda n, kw: client_error("InternalFailure", "GetItem") if n > 1 else None)
+
+    response = acme.get("/data/seed/ds")
+
+    assert response.status_code == 500
+    assert response.json()["error"].startswith("internal error (request id")
+    assert "InternalFailure" not in response.text
