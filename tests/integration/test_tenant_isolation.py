@@ -1,0 +1,145 @@
+"""Every route, called by a second tenant with the first tenant's ids: 404 (or its own empty
+view), and the first tenant's data unchanged. A revoked key: 401 on every route."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from evalsvc.api.app import create_app
+from evalsvc.api.routes import all_routers
+
+from tests.integration.conftest import Tenant
+from tests.integration.test_bad_input_catalogue import snapshot
+
+RESULT = "{result}"
+METRICS = "{metrics}"
+
+# (method, path, body, status for the other tenant)
+OTHER_TENANT: list[tuple[str, str, Any, int]] = [
+    ("GET", "/data/seed/ds", None, 404),
+    ("GET", "/data/seed/latest", None, 404),
+    ("POST", "/data/seed/ds/pair", {"input": "i", "output": "o"}, 404),
+    ("GET", "/data/synthetic/latest", None, 404),
+    ("GET", f"/question/{METRICS}", None, 404),
+    ("GET", "/question/latest", None, 404),
+    ("POST", "/evaluate", {"seed_data_id": "ds", "metrics_id": METRICS}, 404),
+    ("GET", f"/evaluation/{RESULT}", None, 404),
+    ("PUT", f"/vote_eval_pair/{RESULT}", {"pair_id": "p0", "metric_idx": 0, "vote": 1}, 404),
+    (
+        "POST",
+        "/improve_prompt",
+        {
+            "seed_data_id": "ds",
+            "prompt_comparison_results": {
+                "candidates": [{"prompt": "p", "eval_results_id": RESULT}]
+            },
+        },
+        404,
+    ),
+    ("POST", "/augment", {"seed_data_id": "ds"}, 404),
+    ("POST", "/augment", {"eval_results_id": RESULT}, 404),
+]
+
+
+@pytest.fixture
+def owned(acme: Tenant) -> dict[str, str]:
+    acme.post(
+        "/data/seed/ds", {"data": [{"id": "p0", "input": "i", "output": "o"}], "system_prompt": "S"}
+    )
+    metrics_id = acme.post("/specify_questions", {"metrics": ["check:non_empty"]}).json()[
+        "metrics_id"
+    ]
+    result = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["eval_results_id"]
+    acme.post("/augment", {"seed_data_id": "ds"})
+    return {RESULT: result, METRICS: metrics_id}
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status"), OTHER_TENANT)
+def test_another_tenant_sees_nothing_and_changes_nothing(
+    acme: Tenant,
+    globex: Tenant,
+    owned: dict[str, str],
+    tables: dict[str, str],
+    method: str,
+    path: str,
+    body: Any,
+    status: int,
+) -> None:
+    if body is not None and path == "/augment" and "seed_data_id" not in body:
+        globex.post("/data/seed/mine", {"data": [{"input": "i", "output": "o"}]})
+    before = snapshot(tables)
+    for placeholder, value in owned.items():
+        path = path.replace(placeholder, value)
+        if body is not None:
+            body = _replace(body, placeholder, value)
+
+    response = globex.http.request(method, "/v1" + path, headers=globex.headers, json=body)
+
+    assert response.status_code == status, response.text
+    after = snapshot(tables)
+    assert after == before
+
+
+def _replace(value: Any, placeholder: str, real: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(placeholder, real)
+    if isinstance(value, dict):
+        return {k: _replace(v, placeholder, real) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace(v, placeholder, real) for v in value]
+    return value
+
+
+def test_another_tenants_lists_are_its_own(
+    acme: Tenant, globex: Tenant, owned: dict[str, str]
+) -> None:
+    assert globex.get("/list_questions").json() == {"metrics": {}, "total_count": 0}
+
+
+def every_route() -> list[tuple[str, str]]:
+    paths = create_app(all_routers(), docs=True).openapi()["paths"]
+    return sorted(
+        (method.upper(), path) for path, operations in paths.items() for method in operations
+    )
+
+
+# Routes that take no id of another tenant: a second tenant only ever writes or lists its own.
+OWN_VIEW_ONLY = {
+    ("POST", "/data/seed"),
+    ("POST", "/data/seed/{id}"),
+    ("PUT", "/data/seed/{id}"),
+    ("POST", "/data/seed/pair"),
+    ("POST", "/specify_questions"),
+    ("POST", "/questions"),
+    ("GET", "/list_questions"),
+}
+ROUTE_OF = {
+    "/data/seed/ds": "/data/seed/{id}",
+    "/data/seed/latest": "/data/seed/{id}",
+    "/data/seed/ds/pair": "/data/seed/{id}/pair",
+    "/data/synthetic/latest": "/data/synthetic/{id}",
+    f"/question/{METRICS}": "/question/{id}",
+    "/question/latest": "/question/{id}",
+    f"/evaluation/{RESULT}": "/evaluation/{id}",
+    f"/vote_eval_pair/{RESULT}": "/vote_eval_pair/{id}",
+}
+
+
+def test_the_lists_cover_every_route() -> None:
+    covered = {(method, ROUTE_OF.get(path, path)) for method, path, _, _ in OTHER_TENANT}
+    assert set(every_route()) == covered | OWN_VIEW_ONLY
+
+
+@pytest.mark.parametrize(("method", "path"), every_route())
+def test_a_revoked_key_is_401_on_every_route(acme: Tenant, method: str, path: str) -> None:
+    from evalsvc.logic import api_keys
+
+    api_keys.revoke_key(acme.key)
+
+    response = acme.http.request(
+        method, "/v1" + path.replace("{id}", "x"), headers=acme.headers, json={}
+    )
+
+    assert response.status_code == 401
+    assert response.json() == {"error": "invalid or revoked API key"}
