@@ -9,12 +9,13 @@ PORT ?= 3000
 # The Lambda runtime is python3.13: `sam build` needs that interpreter on PATH.
 PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$(dirname "$$(command -v python3.13 2>/dev/null)" 2>/dev/null); do "$$d/python3.13" --version >/dev/null 2>&1 && { echo "$$d"; break; }; done)
 
-.PHONY: help venv run test test-unit test-integration test-e2e lint template-check build openapi bench lock clean
+.PHONY: help venv run test test-unit test-integration test-e2e fuzz lint template-check build openapi bench lock clean
 
 help:
 	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB)"
 	@echo "make test   lint, unit, integration and e2e tests, template checks, sam build"
 	@echo "make bench  print the DynamoDB call counts and cold import figures"
+	@echo "make fuzz   a longer, randomised schemathesis run (make test runs a fixed-seed one)"
 	@echo "make openapi regenerate docs/openapi.json"
 	@echo "make lock   regenerate requirements/dev.txt and layers/common/requirements.txt"
 
@@ -58,6 +59,9 @@ test-integration: venv
 
 test-e2e: venv
 	$(BIN)/pytest tests/e2e -q
+
+fuzz: venv
+	FUZZ_RANDOM=1 FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-400} $(BIN)/pytest tests/fuzz -q
 
 test: lint venv template-check build
 	$(BIN)/pytest -q -n 2

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
 
 from evalsvc.api.errors import install_error_handlers
 from evalsvc.api.middleware import BodySizeLimit, JsonBodies
@@ -35,6 +36,13 @@ def create_app(routers: Sequence[APIRouter], *, docs: bool = False) -> FastAPI:
     app.add_middleware(BodySizeLimit)
     for router in routers:
         app.include_router(router)
+    # Every method each path answers, across routers: a 405 lists them all in `Allow`.
+    app.state.route_methods = [
+        (route.path_regex, frozenset(route.methods))
+        for router in routers
+        for route in router.routes
+        if isinstance(route, APIRoute)
+    ]
     _document_errors_as_they_are(app)
     return app
 

@@ -80,6 +80,9 @@ def install_error_handlers(app: FastAPI) -> None:
             message = f"no route {request.method} {request.url.path}"
         elif exc.status_code == 405:
             message = f"method {request.method} is not allowed on {request.url.path}"
+            allowed = allowed_methods(request)
+            if allowed:
+                return error_response(405, message, headers={"Allow": ", ".join(allowed)})
         else:
             message = str(exc.detail)
         return error_response(exc.status_code, message, headers=getattr(exc, "headers", None))
@@ -89,6 +92,24 @@ def install_error_handlers(app: FastAPI) -> None:
         request_id = request_id_of(request)
         logger.exception("unexpected error", extra={"request_id": request_id})
         return error_response(500, f"internal error (request id {request_id})")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route answers on this request's path."""
+    path = request.url.path
+    root = str(request.scope.get("root_path") or "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    matching = [
+        (regex, methods)
+        for regex, methods in getattr(request.app.state, "route_methods", [])
+        if regex.match(path)
+    ]
+    # A literal path (/data/seed/pair) is its own resource, even where a template
+    # (/data/seed/{id}) would also match it.
+    literal = [methods for regex, methods in matching if regex.groups == 0]
+    chosen = literal or [methods for _, methods in matching]
+    return sorted(set().union(*chosen)) if chosen else []
 
 
 def request_id_of(request: Request) -> str:

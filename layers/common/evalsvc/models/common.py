@@ -12,7 +12,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
     meaning = {
         400: "Malformed JSON, a wrong type, a missing field or a bad id",
         401: "Missing, unknown or revoked API key",
-        404: "No such dataset, metrics set, result or pair (or it belongs to another tenant)",
+        404: "No such dataset, metrics set, result or pair (or it belongs to another tenant), "
+        "or no such route",
         409: "The pair id already exists in the dataset, or the dataset was overwritten "
         "between two pages",
         413: "The body or a field is over its size limit, or the dataset is too large for one "
@@ -20,4 +21,7 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
         502: "The LLM judge failed (after retries) for a metric and pair; nothing was stored",
         503: "Storage is busy, or the LLM provider is not available; nothing was changed, retry",
     }
-    return {code: {"model": ErrorBody, "description": meaning[code]} for code in (401, *codes, 503)}
+    # 401, 404 (an id that is not the caller's, or a path no route takes) and 503 can answer
+    # any request.
+    every = sorted({401, 404, 503, *codes})
+    return {code: {"model": ErrorBody, "description": meaning[code]} for code in every}
