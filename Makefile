@@ -13,7 +13,7 @@ PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$
 
 help:
 	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB)"
-	@echo "make test   lint, unit, integration and e2e tests, template checks, sam build"
+	@echo "make test   lint, unit, integration, e2e and fuzz tests, template checks, sam build"
 	@echo "make bench  print the DynamoDB call counts and cold import figures"
 	@echo "make fuzz   a longer, randomised schemathesis run (make test runs a fixed-seed one)"
 	@echo "make openapi regenerate docs/openapi.json"
