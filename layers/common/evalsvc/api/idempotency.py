@@ -28,8 +28,6 @@ from evalsvc.settings import get_settings
 from evalsvc.storage import idempotency as store
 from evalsvc.storage.idempotency import persistence_layer
 
-HEADER = "idempotency-key"
-METHODS = frozenset({"POST", "PUT"})
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 Handle = Callable[[Request], Awaitable[Response]]
@@ -89,7 +87,7 @@ def _idempotent_runner(
 
 async def handle_idempotently(request: Request, identity: Identity, handle: Handle) -> Response:
     """Run `handle` at most once per (tenant, Idempotency-Key, method, path)."""
-    key = request.headers[HEADER]
+    key = request.headers["idempotency-key"]
     if not _KEY.match(key):
         raise InvalidInput("Idempotency-Key must be 1-255 visible ASCII characters")
     body = await request.body()

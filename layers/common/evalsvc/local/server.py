@@ -11,7 +11,6 @@ from pathlib import Path
 
 import uvicorn
 
-from evalsvc.api import idempotency
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
 from evalsvc.local.store import EmbeddedDynamoDB
@@ -30,7 +29,9 @@ def apply_environment(env: dict[str, str]) -> None:
     reset_settings()
     reset_clients()
     api_keys.clear_cache()
-    idempotency.reset()
+    # Only if it was ever imported: importing it here would cost every process its start-up.
+    if "evalsvc.api.idempotency" in sys.modules:
+        sys.modules["evalsvc.api.idempotency"].reset()
 
 
 def dev_key(data_dir: Path) -> str:
