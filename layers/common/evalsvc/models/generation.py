@@ -13,8 +13,6 @@ from evalsvc.models.metrics import MAX_DEFINITIONS
 MAX_CANDIDATES = 20
 MAX_MULTIPLE = 50
 
-Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
-
 
 class QuestionsIn(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
