@@ -38,8 +38,21 @@ EXPECTED: dict[str, dict[str, str]] = {
         "IdempotencyTable": CRUD,
     },
     "augment": {"DatasetsTable": CRUD, "ResultsTable": READ, "IdempotencyTable": CRUD},
+    "score_chunks": {"DatasetsTable": READ, "ResultsTable": CRUD, "JudgeCacheTable": CRUD},
+    "fail_chunks": {"ResultsTable": CRUD},
 }
-USES_LLM = {"evaluate", "questions", "improve_prompt", "augment"}
+USES_LLM = {"evaluate", "questions", "improve_prompt", "augment", "score_chunks"}
+# Queue access: function -> (policy template, queue) pairs.
+QUEUE_ACCESS: dict[str, set[tuple[str, str]]] = {
+    "evaluate": {("SQSSendMessagePolicy", "EvaluationQueue")},
+    "score_chunks": {
+        ("SQSPollerPolicy", "EvaluationQueue"),
+        ("SQSSendMessagePolicy", "EvaluationQueue"),
+    },
+    "fail_chunks": {("SQSPollerPolicy", "EvaluationDeadLetterQueue")},
+}
+# Queue workers are not routes: they never see an API key.
+WORKERS = {"score_chunks", "fail_chunks"}
 
 
 def functions() -> dict[str, dict[str, Any]]:
@@ -55,18 +68,25 @@ def test_every_function_has_exactly_the_table_access_it_needs() -> None:
     assert set(found) == set(EXPECTED)
     for name, resource in found.items():
         tables: dict[str, str] = {}
+        queues: set[tuple[str, str]] = set()
         for policy in resource["Properties"]["Policies"]:
             if "Statement" in policy:
                 continue
             ((kind, args),) = policy.items()
+            if kind.startswith("SQS"):
+                queues.add((kind, args["QueueName"]["Fn::GetAtt"].removesuffix(".QueueName")))
+                continue
             assert kind in (READ, CRUD), (name, kind)
             table = args["TableName"]["Ref"]
             tables[table] = CRUD if CRUD in (tables.get(table), kind) else kind
-        assert tables.pop("ApiKeysTable") == READ, name  # every route checks keys, none writes them
+        if name not in WORKERS:
+            # every route checks keys, none writes them
+            assert tables.pop("ApiKeysTable") == READ, name
         assert tables == EXPECTED[name], name
+        assert queues == QUEUE_ACCESS.get(name, set()), name
 
 
-def test_no_statement_grants_a_wildcard_action_and_only_llm_routes_call_bedrock() -> None:
+def test_no_statement_grants_a_wildcard_action_and_only_llm_functions_call_bedrock() -> None:
     for name, resource in functions().items():
         statements = [
             statement

@@ -35,7 +35,7 @@ def test_every_function_serves_exactly_its_own_route() -> None:
         for r in load_template()["Resources"].values()
         if r["Type"] == "AWS::Serverless::Function"
     }
-    assert set(functions) == set(ROUTE_MODULES)
+    assert set(functions) == set(ROUTE_MODULES) | set(QUEUE_WORKERS)
     for name in ROUTE_MODULES:
         source = (ROOT / "functions" / name / "app.py").read_text()
         assert f"from evalsvc.api.routes.{name} import router" in source
@@ -46,6 +46,50 @@ def test_every_function_serves_exactly_its_own_route() -> None:
 def test_every_route_has_an_event_file() -> None:
     for name in ROUTE_MODULES:
         assert (ROOT / "events" / f"{name}.json").is_file(), name
+
+
+# Queue workers: function -> (the queue its event source mapping reads, its handler).
+QUEUE_WORKERS = {
+    "score_chunks": ("EvaluationQueue", "chunk_handler"),
+    "fail_chunks": ("EvaluationDeadLetterQueue", "dead_chunk_handler"),
+}
+
+
+def test_each_queue_worker_reads_its_queue_with_partial_batch_failures() -> None:
+    resources = load_template()["Resources"]
+    mappings = {
+        r["Properties"]["FunctionName"]["Ref"].removesuffix(".Alias"): r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+    }
+    by_code = {
+        r["Properties"]["CodeUri"].strip("/").split("/")[-1]: logical_id
+        for logical_id, r in resources.items()
+        if r["Type"] == "AWS::Serverless::Function"
+    }
+    for name, (queue, handler) in QUEUE_WORKERS.items():
+        function = by_code[name]
+        assert "Events" not in resources[function]["Properties"], name
+        mapping = mappings[function]
+        assert mapping["EventSourceArn"] == {"Fn::GetAtt": f"{queue}.Arn"}
+        assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        source = (ROOT / "functions" / name / "app.py").read_text()
+        assert f"from evalsvc.workers import {handler}" in source
+        assert (ROOT / "events" / f"{name}.json").is_file(), name
+
+
+def test_the_work_queue_dead_letters_and_outlasts_its_worker() -> None:
+    resources = load_template()["Resources"]
+    queue = resources["EvaluationQueue"]["Properties"]
+    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {
+        "Fn::GetAtt": "EvaluationDeadLetterQueue.Arn"
+    }
+    assert queue["RedrivePolicy"]["maxReceiveCount"] >= 3
+    worker = resources["ScoreChunksFunction"]["Properties"]
+    assert queue["VisibilityTimeout"] >= 6 * worker["Timeout"]
+    assert worker["ReservedConcurrentExecutions"] == {"Ref": "WorkerConcurrency"}
+    scaling = resources["ScoreChunksEventSource"]["Properties"]["ScalingConfig"]
+    assert scaling["MaximumConcurrency"] == {"Ref": "WorkerConcurrency"}
 
 
 def test_tables_come_from_the_template() -> None:

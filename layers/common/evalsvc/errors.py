@@ -6,6 +6,7 @@ class DomainError(Exception):
     """Base of every error a caller can act on. `message` is shown to the caller verbatim."""
 
     status_code = 400
+    headers: dict[str, str] | None = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -50,9 +51,14 @@ class StorageUnavailable(DomainError):
 
 
 class JudgeFailed(DomainError):
-    """The LLM judge could not give a valid answer after retries; nothing was stored."""
+    """The LLM judge could not give a valid answer after retries; nothing was stored.
+    `transient`: it was throttled or unreachable, rather than answering nonsense."""
 
     status_code = 502
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 class GenerationFailed(DomainError):
@@ -65,3 +71,14 @@ class ProviderUnavailable(DomainError):
     """The LLM provider is not configured for what was asked, or not reachable."""
 
     status_code = 503
+
+
+class StillRunning(DomainError):
+    """A queued job did not finish while the request could wait; it goes on in the background
+    and the message names the id to poll."""
+
+    status_code = 503
+
+    def __init__(self, message: str, retry_after_seconds: int) -> None:
+        super().__init__(message)
+        self.headers = {"Retry-After": str(retry_after_seconds)}

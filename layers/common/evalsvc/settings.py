@@ -3,7 +3,7 @@
 import os
 from functools import cache
 
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 
 class Settings(BaseModel):
@@ -32,6 +32,19 @@ class Settings(BaseModel):
     # Seconds an authenticated key stays cached in a warm process. Revocation takes effect
     # within this window.
     auth_cache_seconds: float = 60.0
+    # Evaluations too large for one request run as chunks on this SQS queue (None: always
+    # inline). The endpoint is set for the embedded local store and tests.
+    evaluation_queue_url: str | None = None
+    sqs_endpoint_url: str | None = None
+    # Scorings (pairs x metrics) in one chunk of work.
+    chunk_scores: int = Field(default=1_000, ge=1)
+    # The largest job run inside the request: check scorings, and LLM judge calls.
+    inline_max_checks: int = Field(default=10_000, ge=0)
+    inline_max_judge_calls: int = Field(default=100, ge=0)
+    # How long a plain POST waits for a queued job before answering with its id to poll.
+    sync_wait_seconds: float = Field(default=25.0, ge=0)
+    # Seconds before a failed chunk is tried again (doubling with each receive).
+    chunk_retry_base_seconds: float = Field(default=10.0, ge=0)
 
     @classmethod
     def from_environ(cls) -> "Settings":
@@ -58,6 +71,13 @@ class Settings(BaseModel):
             ("judge_timeout_seconds", "JUDGE_TIMEOUT_SECONDS"),
             ("judge_retry_base_seconds", "JUDGE_RETRY_BASE_SECONDS"),
             ("judge_cache_days", "JUDGE_CACHE_DAYS"),
+            ("evaluation_queue_url", "EVALUATION_QUEUE_URL"),
+            ("sqs_endpoint_url", "SQS_ENDPOINT_URL"),
+            ("chunk_scores", "EVALSVC_CHUNK_SCORES"),
+            ("inline_max_checks", "EVALSVC_INLINE_MAX_CHECKS"),
+            ("inline_max_judge_calls", "EVALSVC_INLINE_MAX_JUDGE_CALLS"),
+            ("sync_wait_seconds", "EVALSVC_SYNC_WAIT_SECONDS"),
+            ("chunk_retry_base_seconds", "EVALSVC_CHUNK_RETRY_BASE_SECONDS"),
         ):
             if env.get(var):
                 values[field] = env[var]

@@ -67,7 +67,7 @@ def describe_validation_errors(errors: Sequence[dict[str, Any]]) -> tuple[int, s
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(DomainError)
     async def _domain(request: Request, exc: DomainError) -> JSONResponse:
-        return error_response(exc.status_code, exc.message)
+        return error_response(exc.status_code, exc.message, exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

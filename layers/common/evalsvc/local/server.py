@@ -14,8 +14,10 @@ import uvicorn
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
 from evalsvc.local.store import EmbeddedDynamoDB
-from evalsvc.logic import api_keys
+from evalsvc.local.workers import LocalWorkers
+from evalsvc.logic import api_keys, evaluation_jobs
 from evalsvc.settings import reset_settings
+from evalsvc.storage import work_queue
 from evalsvc.storage.dynamo import reset_clients
 
 DEV_TENANT = "local"
@@ -28,6 +30,7 @@ def apply_environment(env: dict[str, str]) -> None:
     os.environ.update(env)
     reset_settings()
     reset_clients()
+    work_queue.reset_clients()
     api_keys.clear_cache()
     # Only if it was ever imported: importing it here would cost every process its start-up.
     if "evalsvc.api.idempotency" in sys.modules:
@@ -52,7 +55,20 @@ def dev_key(data_dir: Path) -> str:
 def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
     store = EmbeddedDynamoDB(data_dir, host=host, port=dynamodb_port)
     apply_environment(store.start())
+    workers = LocalWorkers(
+        store.sqs_client(),
+        store.queues["EvaluationQueue"],
+        store.queues["EvaluationDeadLetterQueue"],
+        workers=int(os.environ.get("EVALSVC_LOCAL_WORKERS", "2")),
+    )
     try:
+        # The queue is not saved with the tables: work queued before the last stop is gone.
+        stale = evaluation_jobs.fail_abandoned(
+            "the local server stopped while this evaluation ran; evaluate again"
+        )
+        if stale:
+            print(f"{stale} evaluation(s) left running at the last stop marked failed", flush=True)
+        workers.start()
         key = dev_key(data_dir)
         api_keys.ensure_key(DEV_TENANT, DEV_USER, DEV_EMAIL, key)
         app = create_versioned_app(all_routers())
@@ -69,5 +85,6 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
             signal.signal(sig, lambda *_: None)
         server.run()
     finally:
+        workers.stop()
         store.stop()
         print("evalsvc stopped; data saved", file=sys.stderr, flush=True)

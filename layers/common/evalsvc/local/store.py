@@ -1,5 +1,5 @@
-"""An embedded DynamoDB for the local run: moto's server in this process, listening on
-127.0.0.1, with the tables of template.yaml, saved to disk.
+"""An embedded DynamoDB (and SQS) for the local run: moto's server in this process, listening
+on 127.0.0.1, with the tables and queues of template.yaml; the tables are saved to disk.
 
 Persistence: every `interval` seconds after a write, all tables are written to
 `<data_dir>/snapshot.jsonl` (a temporary file, fsynced, then renamed over the old one), and once
@@ -27,7 +27,7 @@ from moto.moto_server.werkzeug_app import (
 )
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from evalsvc.local.tables import create_tables
+from evalsvc.local.tables import create_queues, create_tables, queue_env_vars
 from evalsvc.storage.dynamo import batch_write
 
 TABLE_PREFIX = "evalsvc-local"
@@ -117,6 +117,7 @@ class EmbeddedDynamoDB:
         self._lock_file: Any = None
         self.env: dict[str, str] = {}
         self.tables: dict[str, str] = {}
+        self.queues: dict[str, str] = {}
 
     @property
     def endpoint(self) -> str:
@@ -131,6 +132,15 @@ class EmbeddedDynamoDB:
             aws_access_key_id=LOCAL_CREDENTIALS["AWS_ACCESS_KEY_ID"],
             aws_secret_access_key=LOCAL_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
             config=Config(retries={"mode": "standard", "max_attempts": 3}),
+        )
+
+    def sqs_client(self) -> Any:
+        return boto3.client(
+            "sqs",
+            endpoint_url=self.endpoint,
+            region_name=LOCAL_CREDENTIALS["AWS_REGION"],
+            aws_access_key_id=LOCAL_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=LOCAL_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
         )
 
     def start(self) -> dict[str, str]:
@@ -165,7 +175,15 @@ class EmbeddedDynamoDB:
         self.tables = create_tables(client, TABLE_PREFIX)
         self._load(client)
         self._saved_writes = self._counter.writes
-        self.env = {**LOCAL_CREDENTIALS, **self.tables, "DYNAMODB_ENDPOINT_URL": self.endpoint}
+        self.queues = create_queues(self.sqs_client(), TABLE_PREFIX)
+        queue_vars = {var: self.queues[ref] for var, ref in queue_env_vars().items()}
+        self.env = {
+            **LOCAL_CREDENTIALS,
+            **self.tables,
+            **queue_vars,
+            "DYNAMODB_ENDPOINT_URL": self.endpoint,
+            "SQS_ENDPOINT_URL": self.endpoint,
+        }
         (self.data_dir / "endpoint").write_text(self.endpoint)
         saver = threading.Thread(target=self._save_periodically, name="snapshot", daemon=True)
         saver.start()

@@ -3,6 +3,7 @@ from what is deployed."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -92,3 +93,66 @@ def create_tables(client: Any, prefix: str) -> dict[str, str]:
         if name not in existing:
             client.create_table(TableName=name, **definition)
     return {var: f"{prefix}-{logical_id}" for var, logical_id in table_env_vars(template).items()}
+
+
+# ---- queues ------------------------------------------------------------------------------------
+
+
+def _queue_attributes(properties: dict[str, Any], arns: dict[str, str]) -> dict[str, str]:
+    attributes = {
+        name: str(properties[name])
+        for name in ("VisibilityTimeout", "MessageRetentionPeriod", "DelaySeconds")
+        if name in properties
+    }
+    redrive = properties.get("RedrivePolicy")
+    if redrive:
+        target = redrive["deadLetterTargetArn"]
+        # !GetAtt Queue.Arn (short form: "Queue.Arn") or Fn::GetAtt: [Queue, Arn]
+        attribute = target["Fn::GetAtt"] if isinstance(target, dict) else str(target)
+        logical_id = attribute[0] if isinstance(attribute, list) else attribute
+        attributes["RedrivePolicy"] = json.dumps(
+            {
+                "deadLetterTargetArn": arns[logical_id.split(".")[0]],
+                "maxReceiveCount": str(redrive["maxReceiveCount"]),
+            }
+        )
+    return attributes
+
+
+def create_queues(client: Any, prefix: str) -> dict[str, str]:
+    """Create every SQS queue of the template (dead-letter queues first) and return their URLs
+    by logical id."""
+    template = load_template()
+    queues = {
+        logical_id: resource.get("Properties", {})
+        for logical_id, resource in template.get("Resources", {}).items()
+        if resource.get("Type") == "AWS::SQS::Queue"
+    }
+    urls: dict[str, str] = {}
+    arns: dict[str, str] = {}
+    for logical_id in sorted(queues, key=lambda q: "RedrivePolicy" in queues[q]):
+        url = client.create_queue(
+            QueueName=f"{prefix}-{logical_id}",
+            Attributes=_queue_attributes(queues[logical_id], arns),
+        )["QueueUrl"]
+        urls[logical_id] = url
+        arns[logical_id] = client.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+    return urls
+
+
+def queue_env_vars(template: dict[str, Any] | None = None) -> dict[str, str]:
+    """Environment variable -> logical queue id, as the functions' environments name them."""
+    template = template or load_template()
+    resources = template.get("Resources", {})
+    found: dict[str, str] = {}
+    for resource in resources.values():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        variables = resource.get("Properties", {}).get("Environment", {}).get("Variables", {})
+        for var, value in variables.items():
+            ref = value.get("Ref") if isinstance(value, dict) else None
+            if ref in resources and resources[ref].get("Type") == "AWS::SQS::Queue":
+                found[var] = ref
+    return found

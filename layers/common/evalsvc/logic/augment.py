@@ -13,6 +13,7 @@ from typing import Any
 from evalsvc.errors import GenerationFailed, InvalidInput, NotFound, PayloadTooLarge
 from evalsvc.identifiers import check_client_id
 from evalsvc.logic.datasets import new_dataset_id, resolve_dataset_id, select_pairs
+from evalsvc.logic.evaluations import ensure_complete
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIRS, MAX_TEXT_CHARS, DatasetHeader, DatasetKind, Pair
 from evalsvc.models.generation import AugmentIn
@@ -51,6 +52,7 @@ def target_metric(identity: Identity, body: AugmentIn, seed_id: str) -> str | No
     result = results_store.get(identity.tenant, results_id)
     if result is None:
         raise NotFound(f"no evaluation result with id {results_id!r}")
+    ensure_complete(result)
     definitions = result.definitions
     if body.target_metric_idx is not None:
         if body.target_metric_idx >= len(definitions):

@@ -109,6 +109,14 @@ def resolve_dataset_id(identity: Identity, kind: DatasetKind, dataset_id: str) -
     return latest
 
 
+def pair_count(identity: Identity, kind: DatasetKind, dataset_id: str) -> int:
+    """How many pairs the dataset holds now (404 when there is no such dataset)."""
+    header = store.get_header(identity.tenant, kind, dataset_id)
+    if header is None:
+        raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
+    return header.pair_count
+
+
 def read_dataset(
     identity: Identity,
     kind: DatasetKind,
@@ -134,19 +142,34 @@ def select_pairs(
 ) -> tuple[DatasetHeader, list[Pair]]:
     """The pairs `query` selects (filters combined with AND), in dataset order; a 400 saying
     why when none is left to `purpose` ("evaluate", "augment")."""
+    header, pairs, _ = select_pair_refs(identity, kind, dataset_id, query, purpose)
+    return header, pairs
+
+
+def select_pair_refs(
+    identity: Identity,
+    kind: DatasetKind,
+    dataset_id: str,
+    query: PairQuery | None,
+    purpose: str,
+    *,
+    keys_only: bool = False,
+) -> tuple[DatasetHeader, list[Pair], list[str]]:
+    """As select_pairs, with the ords of the pairs; `keys_only` reads no texts."""
     query = query or PairQuery()
-    header, pairs = store.select_pairs(
+    header, pairs, ords = store.select_pairs(
         identity.tenant,
         kind,
         dataset_id,
         labels=query.pair_labels or (),
         since_ms=now_ms() - query.last_n_seconds * 1000 if query.last_n_seconds else None,
         latest_n=query.latest_n_pairs,
+        keys_only=keys_only,
     )
     if not pairs:
         what = "the dataset is empty" if header.pair_count == 0 else "no pair matches pair_query"
         raise InvalidInput(f"nothing to {purpose} in {kind.value} dataset {dataset_id!r}: {what}")
-    return header, pairs
+    return header, pairs, ords
 
 
 def import_synthetic_dataset(

@@ -84,7 +84,7 @@ def _metrics_for(identity: Identity, body: ImprovePromptIn) -> MetricsSet:
     for candidate in comparison.candidates:
         if candidate.eval_results_id is not None:
             result = evaluation_logic.read_evaluation(
-                identity, candidate.eval_results_id, include_all=False
+                identity, candidate.eval_results_id, include_all=False, require_complete=True
             ).result
             return metrics_logic.get_metrics_set(identity, result.metrics_id)
     return metrics_logic.get_metrics_set(identity, None)
@@ -105,7 +105,7 @@ def gather(
         where = f"prompt_comparison_results.candidates[{index}]"
         if candidate.eval_results_id is not None:
             stored = evaluation_logic.read_evaluation(
-                identity, candidate.eval_results_id, include_all=False
+                identity, candidate.eval_results_id, include_all=False, require_complete=True
             )
             if stored.result.metrics_id != metrics_set.metrics_id:
                 raise InvalidInput(

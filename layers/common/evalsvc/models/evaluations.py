@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -82,6 +83,12 @@ class LowScore:
     reason: str = ""
 
 
+class Status(StrEnum):
+    RUNNING = "running"
+    COMPLETE = "complete"
+    FAILED = "failed"
+
+
 @dataclass(slots=True)
 class EvaluationResult:
     tenant: str
@@ -95,6 +102,41 @@ class EvaluationResult:
     pair_count: int
     summaries: list[Summary]
     lowest: list[list[LowScore]] = field(default_factory=list)
+    status: Status = Status.COMPLETE
+    pairs_done: int = 0
+    failure: str = ""
+    # The HTTP status a caller waiting on a failed job is answered with.
+    failure_status: int = 0
+
+
+@dataclass(slots=True)
+class Job:
+    """What the workers of a queued evaluation need besides the result: the dataset version
+    the pairs were selected from, the label filter, and how the pairs were cut into chunks."""
+
+    dataset_version: str
+    labels: list[str]
+    chunk_count: int
+    chunks_done: int = 0
+    last_error: str = ""
+    last_error_status: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One message on the queue: pairs `start` .. `start + count - 1` of the selection, which
+    are the pairs (matching the job's labels) of the dataset version with `first_ord` <= ord <=
+    `last_ord`."""
+
+    tenant: str
+    results_id: str
+    index: int
+    start: int
+    count: int
+    first_ord: str
+    last_ord: str
+    # Times the chunk was put back on the queue because the judge was throttled.
+    requeues: int = 0
 
 
 @dataclass(slots=True)
@@ -139,6 +181,15 @@ class EvaluateOut(BaseModel):
     scores: list[MetricScoreOut]
 
 
+class QueuedOut(BaseModel):
+    """The answer to `Prefer: respond-async`: the result to poll with GET /evaluation/{id}."""
+
+    eval_results_id: str
+    status: str = Field(description="running, complete or failed")
+    pairs_done: int
+    pairs_total: int
+
+
 class ConfidenceIntervalOut(BaseModel):
     ci_low: float
     ci_high: float
@@ -163,6 +214,12 @@ class CritiqueOut(BaseModel):
 
 
 class EvaluationOut(BaseModel):
+    status: str = Field(
+        description="running, complete or failed; the statistics are filled once complete"
+    )
+    pairs_done: int = Field(description="Pairs scored so far")
+    pairs_total: int = Field(description="Pairs the evaluation scores")
+    failure: str | None = Field(default=None, description="Why a failed evaluation failed")
     results_id: str
     created_at: str
     dataset_id: str

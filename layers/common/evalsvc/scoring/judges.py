@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from evalsvc.errors import JudgeFailed
 from evalsvc.models.datasets import Pair
@@ -50,7 +50,8 @@ class CachedJudge:
             preview = question if len(question) <= 60 else question[:57] + "..."
             raise JudgeFailed(
                 f"the judge failed on metric {preview!r} for pair {pair.id!r} after "
-                f"{exc.attempts} attempts: {exc.problem}; nothing was stored"
+                f"{exc.attempts} attempts: {exc.problem}; nothing was stored",
+                transient=exc.transient,
             ) from exc
 
     def score_all(self, question: str, pairs: Sequence[Pair], system_prompt: str) -> list[Score]:
@@ -62,15 +63,34 @@ class CachedJudge:
         fresh: dict[str, tuple[int, str]] = {}
         if todo:
             pool = ThreadPoolExecutor(max_workers=min(self.llm.concurrency, len(todo)))
+            failure: BaseException | None = None
+            futures: dict[int, Future[tuple[int, str]]] = {}
             try:
                 futures = {
                     i: pool.submit(self._ask, question, pairs[i], system_prompt) for i in todo
                 }
                 for i, future in futures.items():
-                    fresh[keys[i]] = future.result()
+                    try:
+                        fresh[keys[i]] = future.result()
+                    except BaseException as exc:
+                        failure = exc
+                        break
             finally:
                 pool.shutdown(wait=True, cancel_futures=True)
-            judge_cache.put_many(self.tenant, fresh)
+            # Verdicts already given are kept even when another pair failed: a retry of the
+            # same work asks only for what is missing.
+            for i, future in futures.items():
+                given = future.done() and not future.cancelled() and future.exception() is None
+                if given and keys[i] not in fresh:
+                    fresh[keys[i]] = future.result()
+            if failure is None:
+                judge_cache.put_many(self.tenant, fresh)
+            else:
+                try:
+                    judge_cache.put_many(self.tenant, fresh)
+                except Exception:
+                    logger.exception("could not keep the verdicts given before a judge failure")
+                raise failure
         verdicts.update(fresh)
         metrics.add_metric(name="JudgeCacheHits", unit="Count", value=hits)
         metrics.add_metric(name="JudgeCalls", unit="Count", value=len(todo))

@@ -39,10 +39,13 @@ class InvalidAnswer(ValueError):
 class LLMFailed(Exception):
     """No usable answer after every attempt; `problem` says what went wrong last."""
 
-    def __init__(self, problem: str, attempts: int) -> None:
+    def __init__(self, problem: str, attempts: int, *, transient: bool = False) -> None:
         super().__init__(problem)
         self.problem = problem
         self.attempts = attempts
+        # The last attempt met throttling, a 5xx or a timeout (not an unusable answer): the
+        # provider may well answer later.
+        self.transient = transient
 
 
 class Provider(Protocol):
@@ -285,6 +288,7 @@ class LLM:
         """The first JSON value of the answer that `accept` takes (it raises InvalidAnswer
         otherwise); LLMFailed after the last attempt."""
         problem = ""
+        transient = False
         for attempt in range(self.max_attempts):
             if attempt:
                 with self._lock:
@@ -296,11 +300,12 @@ class LLM:
             try:
                 candidates = self.provider.complete(system, user, schema, schema_name, max_tokens)
             except RetryableError as exc:
-                problem = str(exc)
+                problem, transient = str(exc), True
                 continue
             except InvalidAnswer as exc:
-                problem = f"unusable answer ({exc})"
+                problem, transient = f"unusable answer ({exc})", False
                 continue
+            transient = False
             problems = []
             for candidate in candidates:
                 try:
@@ -309,7 +314,7 @@ class LLM:
                     problems.append(str(exc))
             # The first (outermost) JSON value is the one the model meant as its answer.
             problem = f"unusable answer ({problems[0] if problems else 'no JSON object in it'})"
-        raise LLMFailed(problem, self.max_attempts)
+        raise LLMFailed(problem, self.max_attempts, transient=transient)
 
 
 def configured_llm() -> LLM | None:

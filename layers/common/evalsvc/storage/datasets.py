@@ -233,12 +233,15 @@ def _query_pairs(
     since_ord: str | None = None,
     labels: Sequence[str] = (),
     newest_first: bool = False,
-) -> tuple[list[Pair], str]:
-    """Pairs of `header`'s version up to its `last_ord` (from `since_ord` on, when given; only
-    those carrying every one of `labels`), oldest first unless `newest_first`, at most `limit`,
-    after `after`. Returns them and the ord of the last one."""
+    until_ord: str | None = None,
+    keys_only: bool = False,
+) -> tuple[list[Pair], list[str]]:
+    """Pairs of `header`'s version up to its `last_ord` (or `until_ord`; from `since_ord` on,
+    when given; only those carrying every one of `labels`), oldest first unless `newest_first`,
+    at most `limit`, after `after`. Returns them and their ords. `keys_only` reads ids alone
+    (the pairs come back without their texts)."""
     pk = version_pk(header.tenant, header.kind, header.dataset_id, header.version)
-    values: dict[str, Any] = {":pk": s(pk), ":last": s(header.last_ord)}
+    values: dict[str, Any] = {":pk": s(pk), ":last": s(until_ord or header.last_ord)}
     condition = "pk = :pk AND #ord <= :last"
     if since_ord is not None:
         condition = "pk = :pk AND #ord BETWEEN :since AND :last"
@@ -252,6 +255,8 @@ def _query_pairs(
         "ConsistentRead": True,
         "ScanIndexForward": not newest_first,
     }
+    if keys_only:
+        query["ProjectionExpression"] = "pk, sk, #ord"
     if labels:
         names = [f":label{i}" for i in range(len(labels))]
         query["FilterExpression"] = " AND ".join(f"contains(labels, {name})" for name in names)
@@ -271,7 +276,7 @@ def _query_pairs(
             pair = _pair_from_item(item)
             pairs.append(pair)
             ords.append(item["ord"]["S"])
-            if "parts" in item:
+            if "parts" in item and not keys_only:
                 large.append((pair, get_n(item, "parts")))
         if limit is not None and len(pairs) >= limit:
             break
@@ -279,7 +284,7 @@ def _query_pairs(
         del pairs[limit:], ords[limit:]
     for pair, part_count in large:
         _load_parts(pk, pair, part_count)
-    return pairs, ords[-1] if ords else ""
+    return pairs, ords
 
 
 def read_dataset(
@@ -345,7 +350,8 @@ def read_page(
     def page(header: DatasetHeader) -> tuple[list[Pair], str]:
         if header.pair_count == 0:
             return [], ""
-        return _query_pairs(header, limit=limit, after=after)
+        pairs, ords = _query_pairs(header, limit=limit, after=after)
+        return pairs, ords[-1] if ords else ""
 
     header, (pairs, last_ord) = _read_one_version(
         tenant, kind, dataset_id, page, version=after.version if after else None
@@ -362,26 +368,61 @@ def select_pairs(
     labels: Sequence[str] = (),
     since_ms: int | None = None,
     latest_n: int | None = None,
-) -> tuple[DatasetHeader, list[Pair]]:
-    """The pairs an evaluation scores, in dataset order: those carrying all `labels`, created
-    at or after `since_ms`, then the `latest_n` most recent of what remains. Key-range queries
-    on the order index; labels are a filter on what that range reads."""
+    keys_only: bool = False,
+) -> tuple[DatasetHeader, list[Pair], list[str]]:
+    """The pairs an evaluation scores, in dataset order, and their ords: those carrying all
+    `labels`, created at or after `since_ms`, then the `latest_n` most recent of what remains.
+    Key-range queries on the order index; labels are a filter on what that range reads.
+    `keys_only`: ids and ords alone, without the texts."""
 
-    def select(header: DatasetHeader) -> list[Pair]:
+    def select(header: DatasetHeader) -> tuple[list[Pair], list[str]]:
         if header.pair_count == 0:
-            return []
-        pairs, _ = _query_pairs(
+            return [], []
+        pairs, ords = _query_pairs(
             header,
             limit=latest_n,
             since_ord=make_ord(since_ms, 0) if since_ms is not None else None,
             labels=labels,
             newest_first=latest_n is not None,
+            keys_only=keys_only,
         )
         if latest_n is not None:
             pairs.reverse()
-        return pairs
+            ords.reverse()
+        return pairs, ords
 
-    return _read_one_version(tenant, kind, dataset_id, select)
+    header, (pairs, ords) = _read_one_version(tenant, kind, dataset_id, select)
+    return header, pairs, ords
+
+
+def read_range(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    version: str,
+    first_ord: str,
+    last_ord: str,
+    labels: Sequence[str] = (),
+) -> list[Pair]:
+    """The pairs of one version of a dataset with `first_ord` <= ord <= `last_ord` that carry
+    every one of `labels`, in dataset order. A version that was since replaced may be part-way
+    deleted: callers compare the count with what they expect."""
+    header = DatasetHeader(
+        tenant=tenant,
+        kind=kind,
+        dataset_id=dataset_id,
+        system_prompt="",
+        created_ms=0,
+        updated_ms=0,
+        version=version,
+        pair_count=0,
+        last_ord=last_ord,
+    )
+    try:
+        pairs, _ = _query_pairs(header, since_ord=first_ord, labels=labels)
+    except _TornRead:
+        return []
+    return pairs
 
 
 # ---- writes ------------------------------------------------------------------------------------

@@ -5,8 +5,16 @@
     T#<tenant>#R#<results_id>           p#<pair_id>  the pair's position, scores and reasons
     T#<tenant>#latest#<kind>#<dataset>  pointer      the dataset's newest result
 
-The scored pairs are written first and the header last, with a condition: until the header
-exists the result does not, so a failure part-way stores nothing a reader can see.
+An evaluation scored inside the request writes its scored pairs first and the header last,
+with a condition: until the header exists the result does not, so a failure part-way stores
+nothing a reader can see.
+
+A queued evaluation writes its header first, with `status` running and the job (dataset
+version, label filter, chunk count). Workers write the scored pairs of their chunk, then count
+the chunk in the header with one conditional update (`done` holds the indexes of the chunks
+counted, so a chunk delivered twice is counted once). Whoever counts the last chunk completes
+the result: statistics and status complete in the header, the dataset's pointer, together.
+A header without `status` is a complete result.
 """
 
 from __future__ import annotations
@@ -14,8 +22,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from botocore.exceptions import ClientError
+
 from evalsvc.models.datasets import DatasetKind
-from evalsvc.models.evaluations import EvaluationResult, LowScore, ScoredPair
+from evalsvc.models.evaluations import EvaluationResult, Job, LowScore, ScoredPair, Status
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 from evalsvc.stats import Summary
@@ -65,12 +75,20 @@ def _scored_from_item(item: Item) -> ScoredPair:
     )
 
 
+def _summaries(result: EvaluationResult) -> str:
+    return json.dumps(
+        [
+            [x.mean, x.median, x.min, x.max, x.std_dev, x.ci_low, x.ci_high, x.ci_confidence]
+            for x in result.summaries
+        ]
+    )
+
+
+def _lowest(result: EvaluationResult) -> str:
+    return json.dumps([[[low.pair_id, low.score] for low in metric] for metric in result.lowest])
+
+
 def _header_item(result: EvaluationResult) -> Item:
-    summaries = [
-        [x.mean, x.median, x.min, x.max, x.std_dev, x.ci_low, x.ci_high, x.ci_confidence]
-        for x in result.summaries
-    ]
-    lowest = [[[low.pair_id, low.score] for low in metric] for metric in result.lowest]
     return {
         "pk": s(result_pk(result.tenant, result.results_id)),
         "sk": s(HEADER_SK),
@@ -82,8 +100,8 @@ def _header_item(result: EvaluationResult) -> Item:
         "definitions": dynamo.ss_list(result.definitions),
         "system_prompt": s(result.system_prompt),
         "pair_count": n(result.pair_count),
-        "summaries": s(json.dumps(summaries)),
-        "lowest": s(json.dumps(lowest)),
+        "summaries": s(_summaries(result)),
+        "lowest": s(_lowest(result)),
     }
 
 
@@ -103,6 +121,21 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
             [LowScore(pair_id, score) for pair_id, score in metric]
             for metric in json.loads(get_s(item, "lowest") or "[]")
         ],
+        status=Status(get_s(item, "status") or Status.COMPLETE.value),
+        pairs_done=get_n(item, "pairs_done", get_n(item, "pair_count")),
+        failure=get_s(item, "failure", "") or "",
+        failure_status=get_n(item, "failure_status"),
+    )
+
+
+def _job_from_item(item: Item) -> Job:
+    return Job(
+        dataset_version=get_s(item, "dataset_version") or "",
+        labels=get_list(item, "labels"),
+        chunk_count=get_n(item, "chunk_count"),
+        chunks_done=get_n(item, "chunks_done"),
+        last_error=get_s(item, "last_error", "") or "",
+        last_error_status=get_n(item, "last_error_status"),
     )
 
 
@@ -170,3 +203,174 @@ def list_scored(tenant: str, results_id: str) -> list[ScoredPair]:
         )
     ]
     return sorted(pairs, key=lambda p: p.index)
+
+
+# ---- queued evaluations ------------------------------------------------------------------------
+
+
+def _header_key(tenant: str, results_id: str) -> Item:
+    return {"pk": s(result_pk(tenant, results_id)), "sk": s(HEADER_SK)}
+
+
+def _is_condition_failure(exc: ClientError) -> bool:
+    return dynamo.error_code(exc) in {
+        "ConditionalCheckFailedException",
+        "TransactionCanceledException",
+    }
+
+
+def start(result: EvaluationResult, job: Job) -> None:
+    """Make the result exist, running, with what its workers need."""
+    item = _header_item(result)
+    item.update(
+        {
+            "status": s(Status.RUNNING.value),
+            "pairs_done": n(0),
+            "chunks_done": n(0),
+            "chunk_count": n(job.chunk_count),
+            "dataset_version": s(job.dataset_version),
+            "labels": dynamo.ss_list(job.labels),
+        }
+    )
+    dynamo.call(
+        "put_item", TableName=_table(), Item=item, ConditionExpression="attribute_not_exists(pk)"
+    )
+
+
+def get_with_job(tenant: str, results_id: str) -> tuple[EvaluationResult, Job] | None:
+    item = dynamo.get_item(_table(), _header_key(tenant, results_id))
+    if item is None:
+        return None
+    return _result_from_item(tenant, item), _job_from_item(item)
+
+
+def put_scored(tenant: str, results_id: str, scored: Sequence[ScoredPair]) -> None:
+    """Store scored pairs (again, harmlessly, when a chunk is delivered twice)."""
+    pk = result_pk(tenant, results_id)
+    dynamo.batch_write(
+        _table(), [{"PutRequest": {"Item": _scored_item(pk, pair)}} for pair in scored]
+    )
+
+
+def count_chunk(tenant: str, results_id: str, chunk: int, pairs: int) -> tuple[int, int] | None:
+    """Count chunk `chunk` (of `pairs` pairs) as done, once: (chunks done, chunk count) after
+    counting it; None when it was counted before or the result is no longer running."""
+    try:
+        response = dynamo.call(
+            "update_item",
+            TableName=_table(),
+            Key=_header_key(tenant, results_id),
+            UpdateExpression="ADD pairs_done :pairs, chunks_done :one, done :chunk",
+            ConditionExpression="#status = :running AND NOT contains(done, :index)",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={
+                ":pairs": n(pairs),
+                ":one": n(1),
+                ":chunk": {"NS": [str(chunk)]},
+                ":index": n(chunk),
+                ":running": s(Status.RUNNING.value),
+            },
+            ReturnValues="ALL_NEW",
+        )
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            return None
+        raise
+    item = response["Attributes"]
+    return get_n(item, "chunks_done"), get_n(item, "chunk_count")
+
+
+def complete(result: EvaluationResult) -> bool:
+    """Store the statistics and mark the result complete (and the dataset's newest); False when
+    it was already complete or failed."""
+    pointer = {
+        "pk": s(latest_pk(result.tenant, result.dataset_kind, result.dataset_id)),
+        "sk": s(POINTER_SK),
+        "results_id": s(result.results_id),
+    }
+    try:
+        dynamo.call(
+            "transact_write_items",
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": _table(),
+                        "Key": _header_key(result.tenant, result.results_id),
+                        "UpdateExpression": "SET #status = :complete, summaries = :summaries, "
+                        "lowest = :lowest REMOVE done, last_error, last_error_status",
+                        "ConditionExpression": "#status = :running",
+                        "ExpressionAttributeNames": {"#status": "status"},
+                        "ExpressionAttributeValues": {
+                            ":complete": s(Status.COMPLETE.value),
+                            ":running": s(Status.RUNNING.value),
+                            ":summaries": s(_summaries(result)),
+                            ":lowest": s(_lowest(result)),
+                        },
+                    }
+                },
+                {"Put": {"TableName": _table(), "Item": pointer}},
+            ],
+        )
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            return False
+        raise
+    return True
+
+
+def fail(tenant: str, results_id: str, reason: str, http_status: int) -> bool:
+    """Mark a running result failed, saying why; False when it had already ended."""
+    try:
+        dynamo.call(
+            "update_item",
+            TableName=_table(),
+            Key=_header_key(tenant, results_id),
+            UpdateExpression="SET #status = :failed, failure = :reason, failure_status = :code "
+            "REMOVE done",
+            ConditionExpression="#status = :running",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={
+                ":failed": s(Status.FAILED.value),
+                ":running": s(Status.RUNNING.value),
+                ":reason": s(reason),
+                ":code": n(http_status),
+            },
+        )
+    except ClientError as exc:
+        if _is_condition_failure(exc):
+            return False
+        raise
+    return True
+
+
+def note_error(tenant: str, results_id: str, message: str, http_status: int) -> None:
+    """Remember the latest chunk failure of a running result (the reason it fails with if the
+    chunk is given up)."""
+    try:
+        dynamo.call(
+            "update_item",
+            TableName=_table(),
+            Key=_header_key(tenant, results_id),
+            UpdateExpression="SET last_error = :message, last_error_status = :code",
+            ConditionExpression="#status = :running",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={
+                ":message": s(message),
+                ":code": n(http_status),
+                ":running": s(Status.RUNNING.value),
+            },
+        )
+    except ClientError as exc:
+        if not _is_condition_failure(exc):
+            raise
+
+
+def running() -> list[tuple[str, str]]:
+    """(tenant, results id) of every running result: a whole-table scan, for the local server
+    only."""
+    found = []
+    for item in dynamo.scan_all(_table()):
+        if item.get("sk", {}).get("S") == HEADER_SK and get_s(item, "status") == "running":
+            tenant = item["pk"]["S"][2:].rsplit("#R#", 1)[0]
+            found.append((tenant, get_s(item, "results_id") or ""))
+    return found

@@ -1,22 +1,63 @@
-"""POST /evaluate: score a seed or synthetic dataset against a metrics set."""
+"""POST /evaluate: score a seed or synthetic dataset against a metrics set.
 
-from fastapi import APIRouter, Depends
+A large evaluation runs as a queued job. A plain request waits for it while it safely can (the
+v1 body when it completes, else a 503 naming the result to poll); with `Prefer: respond-async`
+it answers at once (202) with the result id and status.
+"""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Request
+from fastapi.responses import JSONResponse
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.identifiers import format_ms
 from evalsvc.logic import evaluations
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.evaluations import EvaluateIn, EvaluateOut, LowestScoringPair, MetricScoreOut
+from evalsvc.models.evaluations import (
+    EvaluateIn,
+    EvaluateOut,
+    EvaluationResult,
+    LowestScoringPair,
+    MetricScoreOut,
+    QueuedOut,
+    Status,
+)
 from evalsvc.scoring.judges import configured_judge
+from evalsvc.settings import get_settings
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 
+# Time kept back from the Lambda's remaining time to answer after waiting.
+ANSWER_MARGIN_SECONDS = 2.0
 
-@router.post("/evaluate", response_model=EvaluateOut, responses=error_responses(400, 404, 413, 502))
-def evaluate(body: EvaluateIn, identity: Identity = Depends(current_identity)) -> EvaluateOut:
-    done = evaluations.evaluate(identity, body, configured_judge(identity.tenant))
-    result = done.result
+
+def preferences(value: str | None) -> dict[str, str]:
+    """The preferences of a `Prefer` header (RFC 7240), by lower-cased name."""
+    found: dict[str, str] = {}
+    for part in (value or "").split(","):
+        name, _, setting = part.split(";")[0].strip().partition("=")
+        if name:
+            found.setdefault(name.lower(), setting.strip().strip('"'))
+    return found
+
+
+def wait_budget(request: Request, prefer: dict[str, str]) -> float:
+    """How long a plain request may wait for a queued job: the setting, less when the Lambda has
+    less time left, less when the caller asks for less (`Prefer: wait=N`)."""
+    budget = get_settings().sync_wait_seconds
+    context: Any = request.scope.get("aws.context")
+    if context is not None and hasattr(context, "get_remaining_time_in_millis"):
+        left = context.get_remaining_time_in_millis() / 1000 - ANSWER_MARGIN_SECONDS
+        budget = min(budget, left)
+    asked = prefer.get("wait", "")
+    if asked.isdigit():
+        budget = min(budget, float(asked))
+    return max(0.0, budget)
+
+
+def v1_body(result: EvaluationResult) -> EvaluateOut:
     return EvaluateOut(
         eval_results_id=result.results_id,
         dataset_id=result.dataset_id,
@@ -43,3 +84,54 @@ def evaluate(body: EvaluateIn, identity: Identity = Depends(current_identity)) -
             )
         ],
     )
+
+
+@router.post(
+    "/evaluate",
+    response_model=EvaluateOut,
+    responses={
+        202: {"model": QueuedOut, "description": "Queued (only with Prefer: respond-async)"},
+        **error_responses(400, 404, 409, 413, 502),
+    },
+)
+def evaluate(
+    request: Request,
+    body: EvaluateIn,
+    prefer: Annotated[
+        str | None,
+        Header(
+            description="respond-async: answer at once with the result id; wait=N: wait "
+            "at most N seconds for a queued evaluation"
+        ),
+    ] = None,
+    identity: Identity = Depends(current_identity),
+) -> EvaluateOut | JSONResponse:
+    wanted = preferences(prefer)
+    respond_async = "respond-async" in wanted
+    done = evaluations.evaluate(
+        identity,
+        body,
+        configured_judge(identity.tenant),
+        respond_async=respond_async,
+        wait_seconds=0.0 if respond_async else wait_budget(request, wanted),
+    )
+    result = done.result
+    if respond_async:
+        queued = QueuedOut(
+            eval_results_id=result.results_id,
+            status=result.status.value,
+            pairs_done=result.pairs_done,
+            pairs_total=result.pair_count,
+        )
+        if result.status is not Status.RUNNING:  # no queue here: it ran inside the request
+            return JSONResponse(content=queued.model_dump())
+        return JSONResponse(
+            status_code=202,
+            content=queued.model_dump(),
+            # Relative to .../v1/evaluate: the result's own URL.
+            headers={
+                "Preference-Applied": "respond-async",
+                "Location": f"evaluation/{result.results_id}",
+            },
+        )
+    return v1_body(result)

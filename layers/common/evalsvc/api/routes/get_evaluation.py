@@ -47,6 +47,9 @@ def get_evaluation(
     stored = evaluations.read_evaluation(identity, results_id, include_all=include_all)
     result = stored.result
     content: dict[str, object] = {
+        "status": result.status.value,
+        "pairs_done": result.pairs_done,
+        "pairs_total": result.pair_count,
         "results_id": result.results_id,
         "created_at": format_ms(result.created_ms),
         "dataset_id": result.dataset_id,
@@ -81,6 +84,8 @@ def get_evaluation(
             for c in stored.critiques
         ],
     }
+    if result.failure:
+        content["failure"] = result.failure
     if stored.all_scored is not None:
         content["all_scored_pairs"] = [
             [

@@ -1,0 +1,148 @@
+"""The work queue (SQS) that carries chunks of queued evaluations to the workers.
+
+A message is one chunk, as compact JSON: which result, which chunk, and the key range of its
+pairs (never the pairs themselves, which can be far larger than a message).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from evalsvc.errors import StorageUnavailable
+from evalsvc.models.evaluations import Chunk
+from evalsvc.observability import logger
+from evalsvc.settings import get_settings
+
+SEND_BATCH_MAX = 10
+MAX_DELAY_SECONDS = 900
+MESSAGE_VERSION = 1
+
+
+@cache
+def _client(endpoint_url: str | None, region: str) -> Any:
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 5},
+        connect_timeout=3,
+        read_timeout=25,
+        max_pool_connections=16,
+    )
+    return boto3.client("sqs", region_name=region, endpoint_url=endpoint_url, config=config)
+
+
+def client() -> Any:
+    settings = get_settings()
+    return _client(settings.sqs_endpoint_url, settings.region)
+
+
+def reset_clients() -> None:
+    _client.cache_clear()
+
+
+def queue_url() -> str | None:
+    return get_settings().evaluation_queue_url
+
+
+def encode(chunk: Chunk) -> str:
+    return json.dumps(
+        {
+            "v": MESSAGE_VERSION,
+            "tenant": chunk.tenant,
+            "results_id": chunk.results_id,
+            "chunk": chunk.index,
+            "start": chunk.start,
+            "count": chunk.count,
+            "first_ord": chunk.first_ord,
+            "last_ord": chunk.last_ord,
+            "requeues": chunk.requeues,
+        },
+        separators=(",", ":"),
+    )
+
+
+class BadMessage(ValueError):
+    """A message that is not a chunk this code understands."""
+
+
+def decode(body: str) -> Chunk:
+    try:
+        value = json.loads(body)
+        if value.get("v") != MESSAGE_VERSION:
+            raise BadMessage(f"unknown message version {value.get('v')!r}")
+        return Chunk(
+            tenant=str(value["tenant"]),
+            results_id=str(value["results_id"]),
+            index=int(value["chunk"]),
+            start=int(value["start"]),
+            count=int(value["count"]),
+            first_ord=str(value["first_ord"]),
+            last_ord=str(value["last_ord"]),
+            requeues=int(value.get("requeues", 0)),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        if isinstance(exc, BadMessage):
+            raise
+        raise BadMessage(f"not a chunk message: {exc.__class__.__name__}") from exc
+
+
+def _call(operation: str, **kwargs: Any) -> Any:
+    try:
+        return getattr(client(), operation)(**kwargs)
+    except (ClientError, BotoCoreError) as exc:
+        logger.warning("sqs call failed", extra={"operation": operation, "error": repr(exc)})
+        raise StorageUnavailable(
+            "the work queue is busy or unavailable; nothing was started, retry shortly"
+        ) from exc
+
+
+def send(chunks: Sequence[Chunk], *, delay_seconds: int = 0, workers: int = 8) -> None:
+    """Put every chunk on the queue, 10 a call, retrying entries SQS reports as failed."""
+    url = queue_url()
+    if url is None:
+        raise StorageUnavailable("no work queue is configured (EVALUATION_QUEUE_URL)")
+    batches = [chunks[i : i + SEND_BATCH_MAX] for i in range(0, len(chunks), SEND_BATCH_MAX)]
+
+    def send_batch(batch: Sequence[Chunk]) -> None:
+        entries = [
+            {
+                "Id": str(k),
+                "MessageBody": encode(chunk),
+                "DelaySeconds": min(MAX_DELAY_SECONDS, max(0, delay_seconds)),
+            }
+            for k, chunk in enumerate(batch)
+        ]
+        for _ in range(5):
+            response = _call("send_message_batch", QueueUrl=url, Entries=entries)
+            failed = {f["Id"] for f in response.get("Failed", [])}
+            if not failed:
+                return
+            entries = [e for e in entries if e["Id"] in failed]
+        raise StorageUnavailable("the work queue kept refusing messages; retry shortly")
+
+    if len(batches) <= 1:
+        for batch in batches:
+            send_batch(batch)
+        return
+    with ThreadPoolExecutor(max_workers=min(workers, len(batches))) as pool:
+        list(pool.map(send_batch, batches))
+
+
+def retry_later(receipt_handle: str, delay_seconds: int) -> None:
+    """Make a received message visible again after `delay_seconds` (instead of after the
+    queue's whole visibility timeout)."""
+    url = queue_url()
+    if url is None:
+        return
+    _call(
+        "change_message_visibility",
+        QueueUrl=url,
+        ReceiptHandle=receipt_handle,
+        VisibilityTimeout=min(MAX_DELAY_SECONDS, max(0, delay_seconds)),
+    )

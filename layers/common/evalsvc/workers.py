@@ -1,0 +1,87 @@
+"""The queue workers' Lambda handlers: SQS event in, partial batch failures out (Powertools
+batch processing), so one bad chunk never makes SQS redeliver its neighbours.
+
+    chunk_handler        the work queue: score a chunk (logic.evaluation_jobs.run_chunk)
+    dead_chunk_handler   the dead-letter queue: a chunk that kept failing fails its result
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from evalsvc.logic import evaluation_jobs
+from evalsvc.observability import logger, metrics, tracer
+from evalsvc.scoring.judges import configured_judge
+from evalsvc.storage import work_queue
+
+LambdaHandler = Any
+
+
+def _receives(record: SQSRecord) -> int:
+    try:
+        return int(record.attributes.approximate_receive_count or 1)
+    except (TypeError, ValueError):
+        return 1
+
+
+def _retry_later(record: SQSRecord, delay: int) -> None:
+    try:
+        work_queue.retry_later(record.receipt_handle, delay)
+    except Exception:
+        logger.exception("could not shorten the message's wait; the queue's timeout applies")
+
+
+def score_record(record: SQSRecord) -> None:
+    """One message of the work queue. A chunk that may succeed later is made visible again
+    after its backoff and reported failed; SQS moves it to the dead-letter queue after the
+    queue's maxReceiveCount."""
+    try:
+        chunk = work_queue.decode(record.body)
+    except work_queue.BadMessage:
+        # No attempt can read it: straight back, so it reaches the dead-letter queue soon.
+        logger.error("unreadable message on the work queue", extra={"id": record.message_id})
+        _retry_later(record, 0)
+        raise
+    logger.append_keys(results_id=chunk.results_id, chunk=chunk.index)
+    try:
+        evaluation_jobs.run_chunk(chunk, _receives(record), configured_judge)
+    except evaluation_jobs.RetryChunk as retry:
+        logger.warning("chunk will be retried", extra={"delay": retry.delay, "why": str(retry)})
+        _retry_later(record, retry.delay)
+        raise
+    finally:
+        logger.remove_keys(["results_id", "chunk"])
+
+
+def fail_record(record: SQSRecord) -> None:
+    """One message of the dead-letter queue."""
+    try:
+        chunk = work_queue.decode(record.body)
+    except work_queue.BadMessage:
+        logger.error("unreadable message dead-lettered; dropped", extra={"id": record.message_id})
+        return
+    evaluation_jobs.give_up(chunk)
+
+
+def _batch_handler(record_handler: Any) -> LambdaHandler:
+    @logger.inject_lambda_context
+    @tracer.capture_lambda_handler(capture_response=False)
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+        return process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )
+
+    return handler
+
+
+chunk_handler = _batch_handler(score_record)
+dead_chunk_handler = _batch_handler(fail_record)

@@ -1,0 +1,476 @@
+"""Evaluations too large for one request: queued in chunks on SQS (moto), delivered to the worker
+functions' handlers the way Lambda delivers them (tests/… `drain`), completed by the last chunk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from evalsvc.local.tables import create_queues
+from evalsvc.local.workers import QueueConsumer, drain
+from evalsvc.logic import evaluation_jobs
+from evalsvc.storage import results as results_store
+
+from tests.conftest import point_service_at
+from tests.fake_judge import FakeJudge
+from tests.integration.conftest import Tenant
+from tests.lambda_support import handler_of
+
+METRICS = ["check:readability", "check:max_words:6", "check:contains:please"]
+MAX_RECEIVES = 5  # the work queue's maxReceiveCount in template.yaml
+
+
+class Work:
+    """The work queue and its dead-letter queue, and a way to deliver their messages."""
+
+    def __init__(self, client: Any, urls: dict[str, str]) -> None:
+        self.client = client
+        self.queue_url = urls["EvaluationQueue"]
+        self.dead_letter_url = urls["EvaluationDeadLetterQueue"]
+        self.chunk_handler: Callable[..., Any] = handler_of("score_chunks")
+
+    def consumers(self) -> list[QueueConsumer]:
+        return [
+            QueueConsumer(self.client, self.queue_url, self._chunk, batch_size=1),
+            QueueConsumer(
+                self.client, self.dead_letter_url, handler_of("fail_chunks"), batch_size=10
+            ),
+        ]
+
+    def _chunk(self, event: dict[str, Any], context: Any) -> Any:
+        return self.chunk_handler(event, context)
+
+    def deliver(self, count: int) -> None:
+        """Deliver `count` work-queue messages, one at a time."""
+        consumer = self.consumers()[0]
+        for _ in range(count):
+            assert consumer.deliver_once() == 1
+
+    def drain(self) -> int:
+        return drain(self.consumers())
+
+    def waiting(self, url: str | None = None) -> int:
+        attributes = self.client.get_queue_attributes(
+            QueueUrl=url or self.queue_url,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return int(attributes["ApproximateNumberOfMessages"]) + int(
+            attributes["ApproximateNumberOfMessagesNotVisible"]
+        )
+
+
+@pytest.fixture
+def work(tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Work]:
+    client = boto3.client("sqs", region_name="us-east-1")
+    urls = create_queues(client, "test")
+    point_service_at(
+        {
+            "EVALUATION_QUEUE_URL": urls["EvaluationQueue"],
+            "EVALSVC_CHUNK_SCORES": "1500",  # 3 metrics: 500 pairs a chunk
+            "EVALSVC_INLINE_MAX_CHECKS": "300",
+            "EVALSVC_SYNC_WAIT_SECONDS": "0",
+            "EVALSVC_CHUNK_RETRY_BASE_SECONDS": "0",
+        },
+        monkeypatch,
+    )
+    yield Work(client, urls)
+
+
+def seed(tenant: Tenant, count: int, dataset_id: str = "big") -> None:
+    words = ["please", "thanks", "the", "answer", "is", "a", "long", "reply", "here", "now"]
+    data = [
+        {
+            "id": f"p{i:05d}",
+            "input": f"question {i}",
+            "output": " ".join(words[(i + k) % len(words)] for k in range(2 + i % 7)),
+        }
+        for i in range(count)
+    ]
+    response = tenant.post(f"/data/seed/{dataset_id}", {"data": data, "system_prompt": "Be kind."})
+    assert response.status_code == 200, response.text
+    assert tenant.post("/specify_questions", {"metrics": METRICS}).status_code == 200
+
+
+def queue_async(tenant: Tenant, body: dict[str, Any] | None = None) -> str:
+    response = tenant.http.post(
+        "/v1/evaluate",
+        json=body or {"seed_data_id": "big"},
+        headers={**tenant.headers, "Prefer": "respond-async"},
+    )
+    assert response.status_code == 202, response.text
+    assert response.headers["Preference-Applied"] == "respond-async"
+    results_id: str = response.json()["eval_results_id"]
+    assert response.headers["Location"] == f"evaluation/{results_id}"
+    return results_id
+
+
+def read(tenant: Tenant, results_id: str, all_scores: bool = False) -> dict[str, Any]:
+    query = "?includeAllScores=true" if all_scores else ""
+    response = tenant.get(f"/evaluation/{results_id}{query}")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def inline_twin(tenant: Tenant, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The same evaluation scored inside the request (no queue configured)."""
+    monkeypatch.delenv("EVALUATION_QUEUE_URL")
+    point_service_at({}, monkeypatch)
+    response = tenant.post("/evaluate", {"seed_data_id": "big"})
+    assert response.status_code == 200, response.text
+    return read(tenant, response.json()["eval_results_id"], all_scores=True)
+
+
+STATISTICS = [
+    "pair_count",
+    "score_means",
+    "score_medians",
+    "score_mins",
+    "score_maxes",
+    "score_std_devs",
+    "score_confidence_intervals",
+    "min_scoring_pairs",
+    "all_scored_pairs",
+]
+
+
+def assert_same_statistics(queued: dict[str, Any], inline: dict[str, Any]) -> None:
+    for name in STATISTICS:
+        assert queued[name] == inline[name], name
+
+
+def test_a_5000_pair_evaluation_through_the_queue_matches_the_inline_path(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given 5,000 pairs and three graded checks
+    seed(acme, 5000)
+
+    # When the evaluation is queued (10 chunks of 500 pairs)
+    results_id = queue_async(acme)
+
+    # Then it is running, with its progress, until the workers are done
+    running = read(acme, results_id)
+    assert (running["status"], running["pairs_done"], running["pairs_total"]) == (
+        "running",
+        0,
+        5000,
+    )
+    assert running["score_means"] == [] and running["min_scoring_pairs"] == []
+    work.deliver(3)
+    assert (read(acme, results_id)["status"], read(acme, results_id)["pairs_done"]) == (
+        "running",
+        1500,
+    )
+    work.drain()
+    done = read(acme, results_id, all_scores=True)
+    assert (done["status"], done["pairs_done"], done["pairs_total"]) == ("complete", 5000, 5000)
+    assert "failure" not in done
+    # …with exactly the statistics, lowest pairs and scores of the same evaluation inline
+    assert_same_statistics(done, inline_twin(acme, monkeypatch))
+    assert len(done["all_scored_pairs"][0]) == 5000
+    assert work.waiting() == 0 and work.waiting(work.dead_letter_url) == 0
+
+
+def test_a_queued_result_becomes_the_datasets_newest_only_once_complete(
+    acme: Tenant, work: Work
+) -> None:
+    seed(acme, 600)
+    results_id = queue_async(acme)
+    assert results_store.latest_for_dataset("acme", *_seed("big")) is None
+
+    work.drain()
+
+    assert results_store.latest_for_dataset("acme", *_seed("big")) == results_id
+
+
+def _seed(dataset_id: str) -> tuple[Any, str]:
+    from evalsvc.models.datasets import DatasetKind
+
+    return DatasetKind.SEED, dataset_id
+
+
+def test_a_plain_post_that_cannot_wait_names_the_result_to_poll(acme: Tenant, work: Work) -> None:
+    seed(acme, 600)
+
+    response = acme.post("/evaluate", {"seed_data_id": "big"})
+
+    assert response.status_code == 503
+    assert response.headers["Retry-After"].isdigit()
+    message = response.json()["error"]
+    results_id = message.split("'")[1]
+    assert results_id.startswith("ev_") and f"GET /evaluation/{results_id}" in message
+    assert "0 of 600 pairs scored" in message
+    work.drain()
+    assert read(acme, results_id)["status"] == "complete"
+
+
+def test_small_evaluations_still_run_inside_the_request(acme: Tenant, work: Work) -> None:
+    seed(acme, 100)  # 300 check scorings: the inline limit
+
+    response = acme.post("/evaluate", {"seed_data_id": "big"})
+
+    assert response.status_code == 200, response.text
+    assert response.json()["pair_count"] == 100
+    assert work.waiting() == 0
+
+
+def test_pair_query_selects_the_same_pairs_when_queued(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(acme, 1200)
+    query = {"seed_data_id": "big", "pair_query": {"latest_n_pairs": 1100}}
+
+    results_id = queue_async(acme, query)
+    work.drain()
+
+    done = read(acme, results_id, all_scores=True)
+    assert done["pairs_total"] == 1100
+    pair_ids = [p["pair_id"] for p in done["all_scored_pairs"][0]]
+    assert pair_ids == [f"p{i:05d}" for i in range(100, 1200)]
+
+
+# ---- faults ------------------------------------------------------------------------------------
+
+
+def test_a_worker_that_dies_after_counting_its_chunk_is_not_counted_twice(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a worker that dies after its work is stored and counted, before the message is
+    # deleted (its visibility timeout then ends and the chunk is delivered again)
+    seed(acme, 1500)
+    real = work.chunk_handler
+    deaths = []
+
+    def dies_once(event: dict[str, Any], context: Any) -> Any:
+        real(event, context)
+        if not deaths:
+            deaths.append(event)
+            record = event["Records"][0]
+            work.client.change_message_visibility(
+                QueueUrl=work.queue_url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=0
+            )
+            raise RuntimeError("worker killed")
+        return {"batchItemFailures": []}
+
+    work.chunk_handler = dies_once
+    results_id = queue_async(acme)
+
+    # When every message is delivered (the first chunk twice)
+    deliveries = work.drain()
+
+    # Then the chunk counted once: 1500 pairs done, and the inline statistics
+    assert deliveries == 4 and deaths
+    done = read(acme, results_id, all_scores=True)
+    assert (done["status"], done["pairs_done"]) == ("complete", 1500)
+    twin = inline_twin(acme, monkeypatch)
+    assert_same_statistics(done, twin)
+
+
+def test_a_worker_that_dies_before_finishing_the_last_chunk_is_finished_by_the_retry(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(acme, 1000)
+    real_finish = evaluation_jobs.finish
+    calls = []
+
+    def finish_dies_once(tenant: str, results_id: str) -> None:
+        calls.append(results_id)
+        if len(calls) == 1:
+            raise RuntimeError("worker killed while finishing")
+        real_finish(tenant, results_id)
+
+    monkeypatch.setattr(evaluation_jobs, "finish", finish_dies_once)
+    results_id = queue_async(acme)
+
+    work.drain()
+
+    assert len(calls) == 2
+    done = read(acme, results_id)
+    assert (done["status"], done["pairs_done"]) == ("complete", 1000)
+
+
+def test_a_chunk_failing_once_is_retried_and_the_job_completes(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(acme, 1000)
+    real = results_store.count_chunk
+    failures = []
+
+    def storage_fails_once(*args: Any) -> Any:
+        if not failures:
+            failures.append(args)
+            raise RuntimeError("connection reset")
+        return real(*args)
+
+    monkeypatch.setattr(results_store, "count_chunk", storage_fails_once)
+    results_id = queue_async(acme)
+
+    work.drain()
+
+    done = read(acme, results_id)
+    assert (done["status"], done["pairs_done"]) == ("complete", 1000)
+
+
+def test_a_poison_chunk_goes_to_the_dead_letter_queue_and_fails_the_result(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a chunk whose pairs can never be scored
+    seed(acme, 1500)
+    real = evaluation_jobs.score_pairs
+    attempts = []
+
+    def poisoned(scorers: Any, pairs: Any, system_prompt: str, start: int = 0) -> Any:
+        if start == 500:
+            attempts.append(start)
+            raise ValueError("cannot score this chunk")
+        return real(scorers, pairs, system_prompt, start)
+
+    monkeypatch.setattr(evaluation_jobs, "score_pairs", poisoned)
+    results_id = queue_async(acme)
+
+    # When the queues are worked until empty
+    work.drain()
+
+    # Then the chunk was tried maxReceiveCount times, then dead-lettered, and the result failed
+    # saying which chunk and why; nothing is left on either queue
+    assert len(attempts) == MAX_RECEIVES
+    failed = read(acme, results_id)
+    assert failed["status"] == "failed"
+    assert "a chunk kept failing and was set aside" in failed["failure"]
+    assert f"chunk 1 (pairs 501-1000), attempt {MAX_RECEIVES}" in failed["failure"]
+    assert "internal error (ValueError)" in failed["failure"]
+    assert failed["pairs_done"] == 1000
+    assert work.waiting() == 0 and work.waiting(work.dead_letter_url) == 0
+    # A caller still waiting on it would be told the same
+    stored = results_store.get("acme", results_id)
+    assert stored is not None and stored.failure_status == 500
+    # And a failed result cannot be voted on
+    vote = acme.put(
+        f"/vote_eval_pair/{results_id}", {"pair_id": "p00000", "metric_idx": 0, "vote": 1}
+    )
+    assert vote.status_code == 409 and "failed" in vote.json()["error"]
+
+
+def test_an_unreadable_message_is_dead_lettered_and_dropped(work: Work) -> None:
+    work.client.send_message(QueueUrl=work.queue_url, MessageBody="not a chunk")
+
+    deliveries = work.drain()
+
+    assert deliveries == MAX_RECEIVES + 1  # five tries, then the dead-letter worker
+    assert work.waiting() == 0 and work.waiting(work.dead_letter_url) == 0
+
+
+def test_overwriting_the_dataset_mid_evaluation_fails_it_with_the_reason(
+    acme: Tenant, work: Work
+) -> None:
+    seed(acme, 1000)
+    results_id = queue_async(acme)
+    work.deliver(1)
+    seed(acme, 1000)  # a new version; the old one's pairs are deleted
+
+    work.drain()
+
+    failed = read(acme, results_id)
+    assert failed["status"] == "failed"
+    assert "was overwritten while it was being evaluated" in failed["failure"]
+
+
+def test_votes_wait_for_a_running_result(acme: Tenant, work: Work) -> None:
+    seed(acme, 1000)
+    results_id = queue_async(acme)
+    work.deliver(1)
+
+    vote = acme.put(
+        f"/vote_eval_pair/{results_id}", {"pair_id": "p00000", "metric_idx": 0, "vote": 1}
+    )
+
+    assert vote.status_code == 409
+    assert "still running (500 of 1000 pairs scored)" in vote.json()["error"]
+
+
+# ---- the judge ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def judge(work: Work, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    fake = FakeJudge()
+    with fake.running():
+        point_service_at(
+            {
+                "EVALSVC_LLM": "openai:fake-judge",
+                "OPENAI_BASE_URL": fake.base_url,
+                "OPENAI_API_KEY": "sk-test-not-a-real-key",
+                "JUDGE_RETRY_BASE_SECONDS": "0.001",
+                "JUDGE_MAX_ATTEMPTS": "2",
+                "EVALSVC_INLINE_MAX_JUDGE_CALLS": "10",
+                "EVALSVC_CHUNK_SCORES": "40",
+            },
+            monkeypatch,
+        )
+        yield fake
+
+
+def test_judge_throttling_slows_a_queued_job_but_does_not_fail_it(
+    acme: Tenant, work: Work, judge: FakeJudge
+) -> None:
+    # Given a judge that throttles the first 30 calls (each pair's 2 attempts used up)
+    served = []
+    base = judge.answer
+
+    def throttles_first(request: dict[str, Any]) -> tuple[int, str]:
+        served.append(1)
+        if len(served) <= 30:
+            return 429, json.dumps({"error": "slow down"})
+        return base(request)
+
+    judge.answer = throttles_first
+    data = [
+        {"id": f"q{i}", "input": "hi", "output": "please" if i % 2 else "no"} for i in range(40)
+    ]
+    assert acme.post("/data/seed/judged", {"data": data}).status_code == 200
+    assert acme.post("/specify_questions", {"metrics": ["Is it polite?"]}).status_code == 200
+
+    # When the 40-pair evaluation (one chunk) is queued and worked
+    results_id = queue_async(acme, {"seed_data_id": "judged"})
+    deliveries = work.drain()
+
+    # Then the throttled chunk went back on the queue (not towards the dead-letter queue) and
+    # the job completed with every verdict
+    assert deliveries >= 2
+    done = read(acme, results_id)
+    assert (done["status"], done["pairs_done"]) == ("complete", 40)
+    assert done["score_means"] == [3.5]
+    assert work.waiting(work.dead_letter_url) == 0
+
+
+# ---- the worker functions with their events/ files ---------------------------------------------
+
+
+def test_the_workers_take_their_event_files(work: Work) -> None:
+    from tests.lambda_support import LambdaContext, load_event
+
+    for function in ("score_chunks", "fail_chunks"):
+        event = load_event(function)  # a chunk of a result that does not exist: dropped
+
+        response = handler_of(function)(event, LambdaContext())
+
+        assert response == {"batchItemFailures": []}, function
+
+
+def test_an_unreadable_record_is_reported_as_failed_alone(work: Work) -> None:
+    import copy
+
+    from tests.lambda_support import LambdaContext, load_event
+
+    event = load_event("score_chunks")
+    bad = copy.deepcopy(event["Records"][0])
+    bad["messageId"], bad["body"] = "bad-one", "{not json"
+    event["Records"].append(bad)
+
+    response = handler_of("score_chunks")(event, LambdaContext())
+
+    assert response == {"batchItemFailures": [{"itemIdentifier": "bad-one"}]}
