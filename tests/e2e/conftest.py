@@ -35,6 +35,7 @@ class LocalServer:
     dynamodb_port: int = field(default_factory=free_port)
     process: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def base_url(self) -> str:
@@ -58,6 +59,7 @@ class LocalServer:
         )
         if self.judge_url:
             env.update({"EVALSVC_LLM": "openai:fake-judge", "OPENAI_BASE_URL": self.judge_url})
+        env.update(self.extra_env)
         return env
 
     def start(self) -> None:

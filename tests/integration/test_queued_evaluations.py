@@ -70,7 +70,7 @@ def work(tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Wo
     point_service_at(
         {
             "EVALUATION_QUEUE_URL": urls["EvaluationQueue"],
-            "EVALSVC_CHUNK_SCORES": "1500",  # 3 metrics: 500 pairs a chunk
+            "EVALSVC_CHUNK_CHECKS": "1500",  # 3 check metrics: 500 pairs a chunk
             "EVALSVC_INLINE_MAX_CHECKS": "300",
             "EVALSVC_SYNC_WAIT_SECONDS": "0",
             "EVALSVC_CHUNK_RETRY_BASE_SECONDS": "0",
@@ -407,7 +407,7 @@ def judge(work: Work, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
                 "JUDGE_RETRY_BASE_SECONDS": "0.001",
                 "JUDGE_MAX_ATTEMPTS": "2",
                 "EVALSVC_INLINE_MAX_JUDGE_CALLS": "10",
-                "EVALSVC_CHUNK_SCORES": "40",
+                "EVALSVC_CHUNK_JUDGE_CALLS": "40",
             },
             monkeypatch,
         )

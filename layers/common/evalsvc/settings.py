@@ -36,8 +36,10 @@ class Settings(BaseModel):
     # inline). The endpoint is set for the embedded local store and tests.
     evaluation_queue_url: str | None = None
     sqs_endpoint_url: str | None = None
-    # Scorings (pairs x metrics) in one chunk of work.
-    chunk_scores: int = Field(default=1_000, ge=1)
+    # One chunk of a queued evaluation: at most this many check scorings, and this many LLM
+    # judge calls (a judge call costs about as much time as thousands of checks).
+    chunk_checks: int = Field(default=10_000, ge=1)
+    chunk_judge_calls: int = Field(default=500, ge=1)
     # The largest job run inside the request: check scorings, and LLM judge calls.
     inline_max_checks: int = Field(default=10_000, ge=0)
     inline_max_judge_calls: int = Field(default=100, ge=0)
@@ -73,7 +75,8 @@ class Settings(BaseModel):
             ("judge_cache_days", "JUDGE_CACHE_DAYS"),
             ("evaluation_queue_url", "EVALUATION_QUEUE_URL"),
             ("sqs_endpoint_url", "SQS_ENDPOINT_URL"),
-            ("chunk_scores", "EVALSVC_CHUNK_SCORES"),
+            ("chunk_checks", "EVALSVC_CHUNK_CHECKS"),
+            ("chunk_judge_calls", "EVALSVC_CHUNK_JUDGE_CALLS"),
             ("inline_max_checks", "EVALSVC_INLINE_MAX_CHECKS"),
             ("inline_max_judge_calls", "EVALSVC_INLINE_MAX_JUDGE_CALLS"),
             ("sync_wait_seconds", "EVALSVC_SYNC_WAIT_SECONDS"),

@@ -47,8 +47,16 @@ class RetryChunk(Exception):
         self.delay = delay
 
 
-def pairs_per_chunk(metric_count: int) -> int:
-    return max(1, get_settings().chunk_scores // max(1, metric_count))
+def pairs_per_chunk(definitions: Sequence[str]) -> int:
+    """As many pairs as keep a chunk within both chunk limits (check scorings, judge calls)."""
+    settings = get_settings()
+    checks_count = sum(1 for d in definitions if checks.is_check(d))
+    questions = len(definitions) - checks_count
+    size = settings.chunk_checks // checks_count if checks_count else None
+    if questions:
+        by_calls = settings.chunk_judge_calls // questions
+        size = by_calls if size is None else min(size, by_calls)
+    return max(1, size or 1)
 
 
 def cut(tenant: str, results_id: str, ords: Sequence[str], size: int) -> list[Chunk]:
@@ -77,7 +85,7 @@ def start(
 ) -> None:
     """Store the running result and queue its chunks. If the chunks cannot all be queued, the
     result is failed (workers skip the chunks already queued) and the error raised."""
-    chunks = cut(result.tenant, result.results_id, ords, pairs_per_chunk(len(result.definitions)))
+    chunks = cut(result.tenant, result.results_id, ords, pairs_per_chunk(result.definitions))
     job = Job(dataset_version=header.version, labels=list(labels), chunk_count=len(chunks))
     result.status, result.pairs_done = Status.RUNNING, 0
     results_store.start(result, job)

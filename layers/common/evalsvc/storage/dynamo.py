@@ -37,7 +37,8 @@ def _client(endpoint_url: str | None, region: str) -> Any:
     config = Config(
         retries={"mode": "standard", "max_attempts": 5},
         connect_timeout=3,
-        read_timeout=10,
+        # A local endpoint (the embedded store, one request at a time) can be slow under load.
+        read_timeout=10 if endpoint_url is None else 120,
         max_pool_connections=16,
         tcp_keepalive=True,
     )
