@@ -2,13 +2,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import boto3
 import pytest
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
+from evalsvc.local.tables import create_queues
 from evalsvc.logic import api_keys
 from fastapi.testclient import TestClient
 
-from tests.conftest import EVENT_KEY
+from tests.conftest import EVENT_KEY, point_service_at
+from tests.work_queue import Work
 
 
 class Tenant:
@@ -62,3 +65,20 @@ def event_key(tables: dict[str, str]) -> str:
     """The key the events/ files carry, registered for tenant `local`."""
     api_keys.ensure_key("local", "dev", "dev@localhost", EVENT_KEY)
     return EVENT_KEY
+
+
+@pytest.fixture
+def work(tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Work]:
+    """The work queue and its dead-letter queue (moto, from template.yaml), configured for the
+    service, with retries due at once and no waiting in plain requests."""
+    client = boto3.client("sqs", region_name="us-east-1")
+    urls = create_queues(client, "test")
+    point_service_at(
+        {
+            "WORK_QUEUE_URL": urls["WorkQueue"],
+            "EVALSVC_SYNC_WAIT_SECONDS": "0",
+            "EVALSVC_CHUNK_RETRY_BASE_SECONDS": "0",
+        },
+        monkeypatch,
+    )
+    yield Work(client, urls)

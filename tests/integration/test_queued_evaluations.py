@@ -5,13 +5,10 @@ functions' handlers the way Lambda delivers them (tests/… `drain`), completed 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
-from evalsvc.local.tables import create_queues
-from evalsvc.local.workers import QueueConsumer, drain
 from evalsvc.logic import evaluation_jobs
 from evalsvc.storage import results as results_store
 
@@ -19,65 +16,20 @@ from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge
 from tests.integration.conftest import Tenant
 from tests.lambda_support import handler_of
+from tests.work_queue import MAX_RECEIVES, Work
 
 METRICS = ["check:readability", "check:max_words:6", "check:contains:please"]
-MAX_RECEIVES = 5  # the work queue's maxReceiveCount in template.yaml
 
 
-class Work:
-    """The work queue and its dead-letter queue, and a way to deliver their messages."""
-
-    def __init__(self, client: Any, urls: dict[str, str]) -> None:
-        self.client = client
-        self.queue_url = urls["EvaluationQueue"]
-        self.dead_letter_url = urls["EvaluationDeadLetterQueue"]
-        self.chunk_handler: Callable[..., Any] = handler_of("score_chunks")
-
-    def consumers(self) -> list[QueueConsumer]:
-        return [
-            QueueConsumer(self.client, self.queue_url, self._chunk, batch_size=1),
-            QueueConsumer(
-                self.client, self.dead_letter_url, handler_of("fail_chunks"), batch_size=10
-            ),
-        ]
-
-    def _chunk(self, event: dict[str, Any], context: Any) -> Any:
-        return self.chunk_handler(event, context)
-
-    def deliver(self, count: int) -> None:
-        """Deliver `count` work-queue messages, one at a time."""
-        consumer = self.consumers()[0]
-        for _ in range(count):
-            assert consumer.deliver_once() == 1
-
-    def drain(self) -> int:
-        return drain(self.consumers())
-
-    def waiting(self, url: str | None = None) -> int:
-        attributes = self.client.get_queue_attributes(
-            QueueUrl=url or self.queue_url,
-            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-        )["Attributes"]
-        return int(attributes["ApproximateNumberOfMessages"]) + int(
-            attributes["ApproximateNumberOfMessagesNotVisible"]
-        )
-
-
-@pytest.fixture
-def work(tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Work]:
-    client = boto3.client("sqs", region_name="us-east-1")
-    urls = create_queues(client, "test")
+@pytest.fixture(autouse=True)
+def _small_limits(work: Work, monkeypatch: pytest.MonkeyPatch) -> None:
     point_service_at(
         {
-            "EVALUATION_QUEUE_URL": urls["EvaluationQueue"],
             "EVALSVC_CHUNK_CHECKS": "1500",  # 3 check metrics: 500 pairs a chunk
             "EVALSVC_INLINE_MAX_CHECKS": "300",
-            "EVALSVC_SYNC_WAIT_SECONDS": "0",
-            "EVALSVC_CHUNK_RETRY_BASE_SECONDS": "0",
         },
         monkeypatch,
     )
-    yield Work(client, urls)
 
 
 def seed(tenant: Tenant, count: int, dataset_id: str = "big") -> None:
@@ -118,7 +70,7 @@ def read(tenant: Tenant, results_id: str, all_scores: bool = False) -> dict[str,
 
 def inline_twin(tenant: Tenant, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """The same evaluation scored inside the request (no queue configured)."""
-    monkeypatch.delenv("EVALUATION_QUEUE_URL")
+    monkeypatch.delenv("WORK_QUEUE_URL")
     point_service_at({}, monkeypatch)
     response = tenant.post("/evaluate", {"seed_data_id": "big"})
     assert response.status_code == 200, response.text

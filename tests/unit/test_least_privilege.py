@@ -38,18 +38,19 @@ EXPECTED: dict[str, dict[str, str]] = {
         "IdempotencyTable": CRUD,
     },
     "augment": {"DatasetsTable": CRUD, "ResultsTable": READ, "IdempotencyTable": CRUD},
-    "score_chunks": {"DatasetsTable": READ, "ResultsTable": CRUD, "JudgeCacheTable": CRUD},
-    "fail_chunks": {"ResultsTable": CRUD},
+    "score_chunks": {"DatasetsTable": CRUD, "ResultsTable": CRUD, "JudgeCacheTable": CRUD},
+    "fail_chunks": {"ResultsTable": CRUD, "DatasetsTable": CRUD},
 }
 USES_LLM = {"evaluate", "questions", "improve_prompt", "augment", "score_chunks"}
 # Queue access: function -> (policy template, queue) pairs.
 QUEUE_ACCESS: dict[str, set[tuple[str, str]]] = {
-    "evaluate": {("SQSSendMessagePolicy", "EvaluationQueue")},
+    "evaluate": {("SQSSendMessagePolicy", "WorkQueue")},
+    "augment": {("SQSSendMessagePolicy", "WorkQueue")},
     "score_chunks": {
-        ("SQSPollerPolicy", "EvaluationQueue"),
-        ("SQSSendMessagePolicy", "EvaluationQueue"),
+        ("SQSPollerPolicy", "WorkQueue"),
+        ("SQSSendMessagePolicy", "WorkQueue"),
     },
-    "fail_chunks": {("SQSPollerPolicy", "EvaluationDeadLetterQueue")},
+    "fail_chunks": {("SQSPollerPolicy", "WorkDeadLetterQueue")},
 }
 # Queue workers are not routes: they never see an API key.
 WORKERS = {"score_chunks", "fail_chunks"}

@@ -50,8 +50,8 @@ def test_every_route_has_an_event_file() -> None:
 
 # Queue workers: function -> (the queue its event source mapping reads, its handler).
 QUEUE_WORKERS = {
-    "score_chunks": ("EvaluationQueue", "chunk_handler"),
-    "fail_chunks": ("EvaluationDeadLetterQueue", "dead_chunk_handler"),
+    "score_chunks": ("WorkQueue", "chunk_handler"),
+    "fail_chunks": ("WorkDeadLetterQueue", "dead_chunk_handler"),
 }
 
 
@@ -80,9 +80,9 @@ def test_each_queue_worker_reads_its_queue_with_partial_batch_failures() -> None
 
 def test_the_work_queue_dead_letters_and_outlasts_its_worker() -> None:
     resources = load_template()["Resources"]
-    queue = resources["EvaluationQueue"]["Properties"]
+    queue = resources["WorkQueue"]["Properties"]
     assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {
-        "Fn::GetAtt": "EvaluationDeadLetterQueue.Arn"
+        "Fn::GetAtt": "WorkDeadLetterQueue.Arn"
     }
     assert queue["RedrivePolicy"]["maxReceiveCount"] >= 3
     worker = resources["ScoreChunksFunction"]["Properties"]

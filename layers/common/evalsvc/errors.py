@@ -62,9 +62,14 @@ class JudgeFailed(DomainError):
 
 
 class GenerationFailed(DomainError):
-    """The LLM could not produce a usable answer (questions, data) after retries."""
+    """The LLM could not produce a usable answer (questions, data) after retries.
+    `transient`: it was throttled or unreachable, rather than answering nonsense."""
 
     status_code = 502
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 class ProviderUnavailable(DomainError):

@@ -32,9 +32,9 @@ class Settings(BaseModel):
     # Seconds an authenticated key stays cached in a warm process. Revocation takes effect
     # within this window.
     auth_cache_seconds: float = 60.0
-    # Evaluations too large for one request run as chunks on this SQS queue (None: always
-    # inline). The endpoint is set for the embedded local store and tests.
-    evaluation_queue_url: str | None = None
+    # Evaluations and augmentations too large for one request run as chunks on this SQS queue
+    # (None: always inline). The endpoint is set for the embedded local store and tests.
+    work_queue_url: str | None = None
     sqs_endpoint_url: str | None = None
     # One chunk of a queued evaluation: at most this many check scorings, and this many LLM
     # judge calls (a judge call costs about as much time as thousands of checks).
@@ -43,6 +43,10 @@ class Settings(BaseModel):
     # The largest job run inside the request: check scorings, and LLM judge calls.
     inline_max_checks: int = Field(default=10_000, ge=0)
     inline_max_judge_calls: int = Field(default=100, ge=0)
+    # Augmentation with an LLM: the most generation calls (one per seed pair) made inside the
+    # request, and in one chunk of work.
+    inline_max_generation_calls: int = Field(default=16, ge=0)
+    chunk_generation_calls: int = Field(default=32, ge=1)
     # How long a plain POST waits for a queued job before answering with its id to poll.
     sync_wait_seconds: float = Field(default=25.0, ge=0)
     # Seconds before a failed chunk is tried again (doubling with each receive).
@@ -73,13 +77,15 @@ class Settings(BaseModel):
             ("judge_timeout_seconds", "JUDGE_TIMEOUT_SECONDS"),
             ("judge_retry_base_seconds", "JUDGE_RETRY_BASE_SECONDS"),
             ("judge_cache_days", "JUDGE_CACHE_DAYS"),
-            ("evaluation_queue_url", "EVALUATION_QUEUE_URL"),
+            ("work_queue_url", "WORK_QUEUE_URL"),
             ("sqs_endpoint_url", "SQS_ENDPOINT_URL"),
             ("chunk_checks", "EVALSVC_CHUNK_CHECKS"),
             ("chunk_judge_calls", "EVALSVC_CHUNK_JUDGE_CALLS"),
             ("inline_max_checks", "EVALSVC_INLINE_MAX_CHECKS"),
             ("inline_max_judge_calls", "EVALSVC_INLINE_MAX_JUDGE_CALLS"),
             ("sync_wait_seconds", "EVALSVC_SYNC_WAIT_SECONDS"),
+            ("inline_max_generation_calls", "EVALSVC_INLINE_MAX_GENERATION_CALLS"),
+            ("chunk_generation_calls", "EVALSVC_CHUNK_GENERATION_CALLS"),
             ("chunk_retry_base_seconds", "EVALSVC_CHUNK_RETRY_BASE_SECONDS"),
         ):
             if env.get(var):

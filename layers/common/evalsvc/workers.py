@@ -16,7 +16,8 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from evalsvc.logic import evaluation_jobs
+from evalsvc.logic import augment_jobs, chunks, evaluation_jobs
+from evalsvc.models.evaluations import JobKind
 from evalsvc.observability import logger, metrics, tracer
 from evalsvc.scoring.judges import configured_judge
 from evalsvc.storage import work_queue
@@ -49,10 +50,13 @@ def score_record(record: SQSRecord) -> None:
         logger.error("unreadable message on the work queue", extra={"id": record.message_id})
         _retry_later(record, 0)
         raise
-    logger.append_keys(results_id=chunk.results_id, chunk=chunk.index)
+    logger.append_keys(results_id=chunk.job_id, chunk=chunk.index)
     try:
-        evaluation_jobs.run_chunk(chunk, _receives(record), configured_judge)
-    except evaluation_jobs.RetryChunk as retry:
+        if chunk.kind is JobKind.AUGMENTATION:
+            augment_jobs.run_chunk(chunk, _receives(record))
+        else:
+            evaluation_jobs.run_chunk(chunk, _receives(record), configured_judge)
+    except chunks.RetryChunk as retry:
         logger.warning("chunk will be retried", extra={"delay": retry.delay, "why": str(retry)})
         _retry_later(record, retry.delay)
         raise
@@ -67,7 +71,10 @@ def fail_record(record: SQSRecord) -> None:
     except work_queue.BadMessage:
         logger.error("unreadable message dead-lettered; dropped", extra={"id": record.message_id})
         return
-    evaluation_jobs.give_up(chunk)
+    if chunk.kind is JobKind.AUGMENTATION:
+        augment_jobs.give_up(chunk)
+    else:
+        evaluation_jobs.give_up(chunk)
 
 
 def _batch_handler(record_handler: Any) -> LambdaHandler:

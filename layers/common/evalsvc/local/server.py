@@ -15,7 +15,7 @@ from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
 from evalsvc.local.store import EmbeddedDynamoDB
 from evalsvc.local.workers import LocalWorkers
-from evalsvc.logic import api_keys, evaluation_jobs
+from evalsvc.logic import api_keys, augment_jobs, evaluation_jobs
 from evalsvc.settings import reset_settings
 from evalsvc.storage import work_queue
 from evalsvc.storage.dynamo import reset_clients
@@ -57,17 +57,19 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
     apply_environment(store.start())
     workers = LocalWorkers(
         store.sqs_client(),
-        store.queues["EvaluationQueue"],
-        store.queues["EvaluationDeadLetterQueue"],
+        store.queues["WorkQueue"],
+        store.queues["WorkDeadLetterQueue"],
         workers=int(os.environ.get("EVALSVC_LOCAL_WORKERS", "2")),
     )
     try:
         # The queue is not saved with the tables: work queued before the last stop is gone.
         stale = evaluation_jobs.fail_abandoned(
             "the local server stopped while this evaluation ran; evaluate again"
+        ) + augment_jobs.fail_abandoned(
+            "the local server stopped while this dataset was generated; augment again"
         )
         if stale:
-            print(f"{stale} evaluation(s) left running at the last stop marked failed", flush=True)
+            print(f"{stale} job(s) left running at the last stop marked failed", flush=True)
         workers.start()
         key = dev_key(data_dir)
         api_keys.ensure_key(DEV_TENANT, DEV_USER, DEV_EMAIL, key)

@@ -1,34 +1,44 @@
 """Synthetic data from seed pairs (POST /augment): `multiple` variants of each selected seed
-pair, aimed at a target metric. With an LLM, redrafted inputs and outputs that satisfy the
-target metric; without one, deterministic perturbations of the inputs (casing, whitespace,
-typos, reordering) that keep the seed outputs. Every synthetic pair's id names its seed."""
+pair (logic.variants), aimed at a target metric, stored as a new synthetic dataset. Inside the
+request, or on the work queue when the LLM work is large (logic.augment_jobs)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from evalsvc.errors import GenerationFailed, InvalidInput, NotFound, PayloadTooLarge
+from evalsvc.errors import InvalidInput, NotFound, PayloadTooLarge
 from evalsvc.identifiers import check_client_id
-from evalsvc.logic.datasets import new_dataset_id, resolve_dataset_id, select_pairs
+from evalsvc.logic import augment_jobs
+from evalsvc.logic.datasets import (
+    new_dataset_id,
+    pair_count,
+    resolve_dataset_id,
+    select_pair_refs,
+    select_pairs,
+)
 from evalsvc.logic.evaluations import ensure_complete
+from evalsvc.logic.variants import llm_variants, perturbed_variants
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.datasets import MAX_PAIRS, MAX_TEXT_CHARS, DatasetHeader, DatasetKind, Pair
+from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind
+from evalsvc.models.evaluations import Status
 from evalsvc.models.generation import AugmentIn
 from evalsvc.observability import logger, metrics
-from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, configured_llm
-from evalsvc.scoring.perturb import KINDS, perturb
+from evalsvc.scoring.llm import configured_llm
+from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
+from evalsvc.storage.generation_jobs import GenerationJob
 
 
 @dataclass(slots=True)
 class Augmentation:
-    header: DatasetHeader
+    """The synthetic dataset made (None while its queued job runs), and the queued job."""
+
+    header: DatasetHeader | None
     seed_size: int
     target_metrics: list[str]
+    job: GenerationJob | None = None
 
 
 def target_metric(identity: Identity, body: AugmentIn, seed_id: str) -> str | None:
@@ -65,115 +75,67 @@ def target_metric(identity: Identity, body: AugmentIn, seed_id: str) -> str | No
     return definitions[min(range(len(means)), key=lambda i: (means[i], i))]
 
 
-def perturbed_variants(seed: Pair, multiple: int) -> list[Pair]:
-    variants = []
-    for k in range(1, multiple + 1):
-        kind = KINDS[(k - 1) % len(KINDS)]
-        variants.append(
-            Pair(
-                id=f"{seed.id}.v{k}.{kind}",
-                input=perturb(seed.input, kind, f"{seed.id}:{k}"),
-                output=seed.output,
-            )
+def _check_size(seed_count: int, multiple: int) -> None:
+    total = seed_count * multiple
+    if total > MAX_PAIRS:
+        raise PayloadTooLarge(
+            f"{seed_count} seed pairs x multiple {multiple} = {total} pairs, over the "
+            f"{MAX_PAIRS} pairs a dataset may hold: lower multiple or narrow pair_query"
         )
-    return variants
 
 
-SYSTEM = (
-    "You write synthetic test data for an AI assistant. Given one example exchange, write new "
-    "exchanges in the same spirit: realistic user inputs that vary the wording, details and "
-    "difficulty, each with the answer an excellent assistant following the system prompt would "
-    "give. The answers must fully satisfy the target metric."
-)
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "variants": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"input": {"type": "string"}, "output": {"type": "string"}},
-                "required": ["input", "output"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["variants"],
-    "additionalProperties": False,
-}
-
-
-def _acceptor(multiple: int) -> Callable[[Any], list[tuple[str, str]]]:
-    def accept(value: Any) -> list[tuple[str, str]]:
-        items = value.get("variants") if isinstance(value, dict) else None
-        if not isinstance(items, list):
-            raise InvalidAnswer("expected an object with a list of variants")
-        found = [
-            (v["input"], v["output"])
-            for v in items
-            if isinstance(v, dict)
-            and isinstance(v.get("input"), str)
-            and isinstance(v.get("output"), str)
-            and v["input"].strip()
-            and len(v["input"]) <= MAX_TEXT_CHARS
-            and len(v["output"]) <= MAX_TEXT_CHARS
-        ]
-        if len(found) < multiple:
-            raise InvalidAnswer(
-                f"expected {multiple} variants with input and output, got {len(found)}"
-            )
-        return found[:multiple]
-
-    return accept
-
-
-def llm_variants(
-    llm: LLM, seeds: Sequence[Pair], multiple: int, system_prompt: str, target: str | None
-) -> list[Pair]:
-    accept = _acceptor(multiple)
-
-    def redraft(seed: Pair) -> list[Pair]:
-        user = (
-            f"<system_prompt>\n{system_prompt or '(none)'}\n</system_prompt>\n\n"
-            f"<target_metric>\n{target or 'overall answer quality'}\n</target_metric>\n\n"
-            f"<example_input>\n{seed.input}\n</example_input>\n\n"
-            f"<example_output>\n{seed.output}\n</example_output>\n\n"
-            f"Write {multiple} new exchanges. Answer with JSON only: "
-            '{"variants": [{"input": "...", "output": "..."}]}'
-        )
-        try:
-            found = llm.ask(SYSTEM, user, SCHEMA, "record_variants", accept, max_tokens=4096)
-        except LLMFailed as exc:
-            raise GenerationFailed(
-                f"the LLM could not redraft seed pair {seed.id!r} after {exc.attempts} attempts: "
-                f"{exc.problem}; nothing was stored"
-            ) from exc
-        return [
-            Pair(id=f"{seed.id}.v{k}.llm", input=i, output=o)
-            for k, (i, o) in enumerate(found, start=1)
-        ]
-
-    pool = ThreadPoolExecutor(max_workers=min(llm.concurrency, len(seeds)))
-    try:
-        futures = [pool.submit(redraft, seed) for seed in seeds]
-        return [pair for future in futures for pair in future.result()]
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+def _queued(identity: Identity, body: AugmentIn, seed_id: str, respond_async: bool) -> bool:
+    """Whether to generate on the work queue: asked to answer at once, or more LLM calls (one
+    per seed pair) than a request makes. Never without a queue."""
+    settings = get_settings()
+    if settings.work_queue_url is None:
+        return False
+    if respond_async:
+        return True
+    limit = settings.inline_max_generation_calls
+    return configured_llm() is not None and pair_count(identity, DatasetKind.SEED, seed_id) > limit
 
 
 def augment(
-    identity: Identity, body: AugmentIn, on_progress: Callable[[int], None] | None = None
+    identity: Identity,
+    body: AugmentIn,
+    on_progress: Callable[[int], None] | None = None,
+    *,
+    respond_async: bool = False,
+    wait_seconds: float = 0.0,
 ) -> Augmentation:
+    """A new synthetic dataset of `body.multiple` variants of each selected seed pair. Large LLM
+    work is queued (augment_jobs) and, unless `respond_async`, waited for up to
+    `wait_seconds`; the Augmentation then carries the running job."""
     seed_id = resolve_dataset_id(identity, DatasetKind.SEED, body.seed_data_id or "latest")
+    if _queued(identity, body, seed_id, respond_async):
+        seed_header, refs, ords = select_pair_refs(
+            identity, DatasetKind.SEED, seed_id, body.pair_query, "augment", keys_only=True
+        )
+        _check_size(len(refs), body.multiple)
+        limit = get_settings().inline_max_generation_calls
+        if respond_async or len(refs) > limit:
+            target = target_metric(identity, body, seed_id)
+            labels = (body.pair_query.pair_labels if body.pair_query else None) or []
+            job = augment_jobs.start(
+                identity, new_dataset_id(), seed_header, ords, labels, body.multiple, target
+            )
+            if not respond_async:
+                job = augment_jobs.wait(identity, job, wait_seconds)
+            return Augmentation(
+                header=datasets_store.get_header(
+                    identity.tenant, DatasetKind.SYNTHETIC, job.dataset_id
+                )
+                if job.status is Status.COMPLETE
+                else None,
+                seed_size=job.seed_count,
+                target_metrics=[target] if target else [],
+                job=job,
+            )
     seed_header, seeds = select_pairs(
         identity, DatasetKind.SEED, seed_id, body.pair_query, "augment"
     )
-    total = len(seeds) * body.multiple
-    if total > MAX_PAIRS:
-        raise PayloadTooLarge(
-            f"{len(seeds)} seed pairs x multiple {body.multiple} = {total} pairs, over the "
-            f"{MAX_PAIRS} pairs a dataset may hold: lower multiple or narrow pair_query"
-        )
+    _check_size(len(seeds), body.multiple)
     target = target_metric(identity, body, seed_id)
     llm = configured_llm()
     if llm:

@@ -19,6 +19,7 @@ from evalsvc.models.datasets import (
 from evalsvc.models.evaluations import PairQuery
 from evalsvc.observability import logger, metrics
 from evalsvc.storage import datasets as store
+from evalsvc.storage import generation_jobs
 
 _PROMPT_ATTEMPTS = 4
 DEFAULT_PAGE_SIZE = 1000
@@ -125,8 +126,29 @@ def read_dataset(
     limit: int | None = None,
     cursor: str | None = None,
 ) -> Dataset:
-    """The whole dataset; or, with `limit` or `cursor`, one page of it and the next cursor."""
+    """The whole dataset; or, with `limit` or `cursor`, one page of it and the next cursor. A
+    synthetic dataset still being generated is a 503 with its progress; a failed one says why."""
     resolved = resolve_dataset_id(identity, kind, dataset_id)
+    try:
+        return _read_dataset(identity, kind, resolved, limit=limit, cursor=cursor)
+    except NotFound:
+        if kind is DatasetKind.SYNTHETIC:
+            job = generation_jobs.get(identity.tenant, resolved)
+            if job is not None:
+                from evalsvc.logic.augment_jobs import check_ended
+
+                check_ended(job)
+        raise
+
+
+def _read_dataset(
+    identity: Identity,
+    kind: DatasetKind,
+    resolved: str,
+    *,
+    limit: int | None,
+    cursor: str | None,
+) -> Dataset:
     if limit is None and cursor is None:
         header, pairs = store.read_dataset(identity.tenant, kind, resolved)
         return Dataset(header=header, pairs=pairs)

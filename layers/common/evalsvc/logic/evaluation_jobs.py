@@ -14,15 +14,22 @@ or failing a result is conditional on it still running.
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Sequence
 
-from evalsvc.errors import DomainError, InvalidInput, JudgeFailed, ProviderUnavailable, StillRunning
+from evalsvc.errors import StillRunning
+from evalsvc.logic import chunks
 from evalsvc.logic.scored_pairs import score_pairs, summarize_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader, Pair
-from evalsvc.models.evaluations import Chunk, EvaluationResult, Job, ScoredPair, Status
+from evalsvc.models.evaluations import (
+    Chunk,
+    EvaluationResult,
+    Job,
+    JobKind,
+    ScoredPair,
+    Status,
+)
 from evalsvc.observability import logger, metrics
 from evalsvc.scoring import checks
 from evalsvc.scoring.metric import Judge, scorers_for
@@ -30,21 +37,6 @@ from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
 from evalsvc.storage import work_queue
-
-# A chunk whose judge is throttled goes back on the queue, delayed, up to this many times
-# (at up to 15 minutes each: hours of patience) before its result fails.
-MAX_REQUEUES = 24
-# The HTTP status a waiting caller is answered with when a job fails for no better-known
-# reason.
-INTERNAL = 500
-
-
-class RetryChunk(Exception):
-    """The chunk failed in a way another attempt may fix; `delay` seconds before it."""
-
-    def __init__(self, message: str, delay: int) -> None:
-        super().__init__(message)
-        self.delay = delay
 
 
 def pairs_per_chunk(definitions: Sequence[str]) -> int:
@@ -59,23 +51,6 @@ def pairs_per_chunk(definitions: Sequence[str]) -> int:
     return max(1, size or 1)
 
 
-def cut(tenant: str, results_id: str, ords: Sequence[str], size: int) -> list[Chunk]:
-    """Consecutive chunks of `size` pairs (the last may be smaller) of the selection whose
-    ords, in dataset order, are `ords`."""
-    return [
-        Chunk(
-            tenant=tenant,
-            results_id=results_id,
-            index=k,
-            start=start,
-            count=len(ords[start : start + size]),
-            first_ord=ords[start],
-            last_ord=ords[min(start + size, len(ords)) - 1],
-        )
-        for k, start in enumerate(range(0, len(ords), size))
-    ]
-
-
 def start(
     result: EvaluationResult,
     header: DatasetHeader,
@@ -85,12 +60,18 @@ def start(
 ) -> None:
     """Store the running result and queue its chunks. If the chunks cannot all be queued, the
     result is failed (workers skip the chunks already queued) and the error raised."""
-    chunks = cut(result.tenant, result.results_id, ords, pairs_per_chunk(result.definitions))
-    job = Job(dataset_version=header.version, labels=list(labels), chunk_count=len(chunks))
+    pieces = chunks.cut(
+        JobKind.EVALUATION,
+        result.tenant,
+        result.results_id,
+        ords,
+        pairs_per_chunk(result.definitions),
+    )
+    job = Job(dataset_version=header.version, labels=list(labels), chunk_count=len(pieces))
     result.status, result.pairs_done = Status.RUNNING, 0
     results_store.start(result, job)
     try:
-        work_queue.send(chunks)
+        work_queue.send(pieces)
     except BaseException:
         results_store.fail(
             result.tenant,
@@ -107,7 +88,7 @@ def start(
             "dataset_id": result.dataset_id,
             "pairs": len(refs),
             "metrics": len(result.definitions),
-            "chunks": len(chunks),
+            "chunks": len(pieces),
         },
     )
 
@@ -127,95 +108,71 @@ def wait(
     *,
     sleep: Callable[[float], None] = time.sleep,
 ) -> EvaluationResult:
-    """The result once complete. A failed job raises its failure;
-    one still running after `seconds` raises StillRunning naming the id to poll."""
-    deadline = time.monotonic() + seconds
-    pause = 0.25
-    current = result
-    while True:
-        loaded = results_store.get(identity.tenant, result.results_id)
-        if loaded is not None:
-            current = loaded
-        if current.status is Status.COMPLETE:
-            return current
-        if current.status is Status.FAILED:
-            raise _failure(current)
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise StillRunning(progress_message(current), retry_after_seconds=10)
-        sleep(min(pause, left))
-        pause = min(2.0, pause * 1.5)
-
-
-def _failure(result: EvaluationResult) -> DomainError:
-    error = DomainError(f"evaluation {result.results_id!r} failed: {result.failure}")
-    error.status_code = result.failure_status or INTERNAL
-    return error
+    """The result once complete. A failed job raises its failure; one still running after
+    `seconds` raises StillRunning naming the id to poll."""
+    current = chunks.poll(
+        lambda: results_store.get(identity.tenant, result.results_id) or result,
+        lambda r: r.status is not Status.RUNNING,
+        seconds,
+        sleep=sleep,
+    )
+    if current.status is Status.FAILED:
+        raise chunks.failure(
+            f"evaluation {result.results_id!r} failed: {current.failure}", current.failure_status
+        )
+    if current.status is Status.RUNNING:
+        raise StillRunning(progress_message(current), retry_after_seconds=10)
+    return current
 
 
 # ---- workers -----------------------------------------------------------------------------------
-
-
-def _backoff(attempt: int) -> int:
-    base = get_settings().chunk_retry_base_seconds
-    return int(min(900.0, base * 2 ** max(0, attempt - 1)) * random.uniform(0.5, 1.0))  # noqa: S311
 
 
 def run_chunk(chunk: Chunk, attempt: int, judge_for: Callable[[str], Judge | None]) -> None:
     """Score one chunk (delivery number `attempt`) and count it; finish the result when it is
     the last. Raises RetryChunk when another attempt may succeed; fails the result itself when
     none can."""
-    loaded = results_store.get_with_job(chunk.tenant, chunk.results_id)
+    loaded = results_store.get_with_job(chunk.tenant, chunk.job_id)
     if loaded is None:
-        logger.warning("chunk of an unknown result dropped", extra={"results_id": chunk.results_id})
+        logger.warning("chunk of an unknown result dropped", extra={"results_id": chunk.job_id})
         return
     result, job = loaded
     if result.status is not Status.RUNNING:
         logger.info(
             "chunk of an ended result skipped",
-            extra={"results_id": chunk.results_id, "chunk": chunk.index, "status": result.status},
+            extra={"results_id": chunk.job_id, "chunk": chunk.index, "status": result.status},
         )
         return
-    try:
-        _run(chunk, result, job, judge_for)
-    except JudgeFailed as exc:
-        if exc.transient:
-            _requeue_throttled(chunk, exc)
-            return
-        _note_and_retry(chunk, exc.message, exc.status_code, attempt)
-    except (InvalidInput, ProviderUnavailable, _DatasetChanged) as exc:
-        # No later attempt can do better: the result fails now, with the reason.
-        results_store.fail(chunk.tenant, chunk.results_id, exc.message, exc.status_code)
-        logger.warning(
-            "evaluation failed", extra={"results_id": chunk.results_id, "why": exc.message}
-        )
-    except DomainError as exc:
-        _note_and_retry(chunk, exc.message, exc.status_code, attempt)
-    except Exception as exc:
-        logger.exception("chunk failed", extra={"results_id": chunk.results_id})
-        _note_and_retry(chunk, f"internal error ({exc.__class__.__name__})", INTERNAL, attempt)
+    chunks.run(chunk, attempt, lambda: _run(chunk, result, job, judge_for), _RESULTS)
+
+
+class _ResultRecord:
+    def fail(self, chunk: Chunk, reason: str, http_status: int) -> None:
+        results_store.fail(chunk.tenant, chunk.job_id, reason, http_status)
+
+    def note_error(self, chunk: Chunk, text: str, http_status: int) -> None:
+        results_store.note_error(chunk.tenant, chunk.job_id, text, http_status)
+
+
+_RESULTS = _ResultRecord()
 
 
 def _run(
     chunk: Chunk, result: EvaluationResult, job: Job, judge_for: Callable[[str], Judge | None]
 ) -> None:
     scored = _score(chunk, result, job, judge_for)
-    results_store.put_scored(chunk.tenant, chunk.results_id, scored)
-    counted = results_store.count_chunk(chunk.tenant, chunk.results_id, chunk.index, chunk.count)
+    results_store.put_scored(chunk.tenant, chunk.job_id, scored)
+    counted = results_store.count_chunk(chunk.tenant, chunk.job_id, chunk.index, chunk.count)
     metrics.add_metric(name="PairsScored", unit="Count", value=len(scored))
     if counted is None:
         # Counted by an earlier delivery, which may have died before finishing the result.
-        again = results_store.get_with_job(chunk.tenant, chunk.results_id)
+        again = results_store.get_with_job(chunk.tenant, chunk.job_id)
         if again is None or again[0].status is not Status.RUNNING:
             return
         counted = again[1].chunks_done, again[1].chunk_count
     done, total = counted
     if done >= total:
-        finish(chunk.tenant, chunk.results_id)
-
-
-class _DatasetChanged(DomainError):
-    status_code = 409
+        finish(chunk.tenant, chunk.job_id)
 
 
 def _score(
@@ -233,51 +190,11 @@ def _score(
         job.labels,
     )
     if len(pairs) != chunk.count:
-        raise _DatasetChanged(
+        raise chunks.Unrecoverable(
             f"{result.dataset_kind.value} dataset {result.dataset_id!r} was overwritten while "
             "it was being evaluated; evaluate it again"
         )
     return score_pairs(scorers, pairs, result.system_prompt, chunk.start)
-
-
-def _note_and_retry(chunk: Chunk, message: str, status: int, attempt: int) -> None:
-    text = (
-        f"chunk {chunk.index} (pairs {chunk.start + 1}-{chunk.start + chunk.count}), attempt "
-        f"{attempt}: {message}"
-    )
-    results_store.note_error(chunk.tenant, chunk.results_id, text, status)
-    raise RetryChunk(text, _backoff(attempt))
-
-
-def _requeue_throttled(chunk: Chunk, exc: JudgeFailed) -> None:
-    """Throttling slows a job down; it does not use up the chunk's attempts. A fresh copy goes
-    back on the queue, delayed; after MAX_REQUEUES the result fails."""
-    if chunk.requeues >= MAX_REQUEUES:
-        results_store.fail(
-            chunk.tenant,
-            chunk.results_id,
-            f"the judge stayed unavailable for chunk {chunk.index} through {MAX_REQUEUES} "
-            f"delayed retries: {exc.message}",
-            503,
-        )
-        return
-    copy = Chunk(
-        tenant=chunk.tenant,
-        results_id=chunk.results_id,
-        index=chunk.index,
-        start=chunk.start,
-        count=chunk.count,
-        first_ord=chunk.first_ord,
-        last_ord=chunk.last_ord,
-        requeues=chunk.requeues + 1,
-    )
-    delay = _backoff(chunk.requeues + 1)
-    work_queue.send([copy], delay_seconds=delay)
-    metrics.add_metric(name="ChunksRequeued", unit="Count", value=1)
-    logger.info(
-        "judge throttled; chunk requeued",
-        extra={"results_id": chunk.results_id, "chunk": chunk.index, "delay": delay},
-    )
 
 
 def finish(tenant: str, results_id: str) -> None:
@@ -293,7 +210,7 @@ def finish(tenant: str, results_id: str) -> None:
             results_id,
             f"{len(scored)} scored pairs were found for {result.pair_count} selected; "
             "evaluate again",
-            INTERNAL,
+            chunks.INTERNAL,
         )
         return
     summarize_result(result, scored)
@@ -307,7 +224,7 @@ def finish(tenant: str, results_id: str) -> None:
 
 def give_up(chunk: Chunk) -> None:
     """A chunk that kept failing reached the dead-letter queue: its result fails, saying why."""
-    loaded = results_store.get_with_job(chunk.tenant, chunk.results_id)
+    loaded = results_store.get_with_job(chunk.tenant, chunk.job_id)
     if loaded is None:
         return
     _, job = loaded
@@ -317,15 +234,15 @@ def give_up(chunk: Chunk) -> None:
     )
     failed = results_store.fail(
         chunk.tenant,
-        chunk.results_id,
+        chunk.job_id,
         f"a chunk kept failing and was set aside; last error: {reason}",
-        job.last_error_status or INTERNAL,
+        job.last_error_status or chunks.INTERNAL,
     )
     if failed:
         metrics.add_metric(name="EvaluationsFailed", unit="Count", value=1)
         logger.warning(
             "evaluation failed: chunk dead-lettered",
-            extra={"results_id": chunk.results_id, "chunk": chunk.index, "reason": reason},
+            extra={"results_id": chunk.job_id, "chunk": chunk.index, "reason": reason},
         )
 
 
@@ -334,5 +251,5 @@ def fail_abandoned(reason: str) -> int:
     stop). Returns how many."""
     count = 0
     for tenant, results_id in results_store.running():
-        count += results_store.fail(tenant, results_id, reason, INTERNAL)
+        count += results_store.fail(tenant, results_id, reason, chunks.INTERNAL)
     return count

@@ -42,7 +42,7 @@ class Evaluation:
 def runs_inline(definitions: Sequence[str], pair_count: int, respond_async: bool) -> bool:
     """Whether to score inside the request: no queue, or a small job the caller waits for."""
     settings = get_settings()
-    if settings.evaluation_queue_url is None:
+    if settings.work_queue_url is None:
         return True
     if respond_async:
         return False
@@ -85,7 +85,7 @@ def evaluate(
     definitions = metrics_set.definitions
     # The dataset's size bounds the selection's: a small dataset is read whole at once; a
     # large one by keys first, to cut it into chunks (unless its selection turns out small).
-    if get_settings().evaluation_queue_url is not None and not runs_inline(
+    if get_settings().work_queue_url is not None and not runs_inline(
         definitions, dataset_logic.pair_count(identity, kind, dataset_id), respond_async
     ):
         header, refs, ords = dataset_logic.select_pair_refs(

@@ -122,14 +122,20 @@ class Job:
     last_error_status: int = 0
 
 
+class JobKind(StrEnum):
+    EVALUATION = "evaluation"  # job id: the evaluation result's
+    AUGMENTATION = "augmentation"  # job id: the synthetic dataset's
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """One message on the queue: pairs `start` .. `start + count - 1` of the selection, which
     are the pairs (matching the job's labels) of the dataset version with `first_ord` <= ord <=
     `last_ord`."""
 
+    kind: JobKind
     tenant: str
-    results_id: str
+    job_id: str
     index: int
     start: int
     count: int

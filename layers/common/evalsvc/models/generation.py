@@ -74,3 +74,13 @@ class AugmentOut(BaseModel):
     synthetic_data_size: int
     system_prompt: str
     target_metrics: list[str]
+
+
+class AugmentQueuedOut(BaseModel):
+    """The answer to `Prefer: respond-async`: the synthetic dataset to poll with GET
+    /data/synthetic/{id} (a 503 while it is generated)."""
+
+    synthetic_data_id: str
+    status: str = Field(description="running, complete or failed")
+    pairs_done: int
+    pairs_total: int

@@ -493,6 +493,50 @@ def _discard_version(tenant: str, kind: DatasetKind, dataset_id: str, version: s
         )
 
 
+def put_version_pairs(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    version: str,
+    pairs: Sequence[Pair],
+    ms: int,
+    first_seq: int,
+) -> None:
+    """Write `pairs` under a version not yet installed, at sequence numbers `first_seq`... of
+    its write time `ms` (a queued write fills its version a chunk at a time; writing a chunk
+    again overwrites the same items)."""
+    pk = version_pk(tenant, kind, dataset_id, version)
+    requests: list[Item] = []
+    for offset, pair in enumerate(pairs):
+        pair.created_ms = ms
+        ord_ = make_ord(ms, first_seq + offset)
+        requests.extend({"PutRequest": {"Item": item}} for item in _pair_items(pk, pair, ord_))
+    dynamo.batch_write(_table(), requests)
+
+
+def install_version(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    version: str,
+    pair_count: int,
+    system_prompt: str,
+    ms: int,
+) -> DatasetHeader:
+    """Make a new dataset of the `pair_count` pairs put under `version` (put_version_pairs).
+    Installing the same version again is a no-op."""
+    current = get_header(tenant, kind, dataset_id)
+    if current is not None and current.version == version:
+        return current
+    placeholders = [Pair(id="", input="", output="")] * pair_count
+    return _commit(tenant, kind, dataset_id, version, placeholders, system_prompt, ms, current)
+
+
+def discard_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:
+    """Delete the pairs of a version that will never be installed (best effort)."""
+    _discard_version(tenant, kind, dataset_id, version)
+
+
 def _commit(
     tenant: str,
     kind: DatasetKind,
@@ -534,6 +578,8 @@ def _commit(
             if not _is_condition_failure(exc):
                 raise
             previous = get_header(tenant, kind, dataset_id)
+            if previous is not None and previous.version == version:
+                return previous  # installed by a racing writer of this same version
             continue
         if previous is not None:
             _discard_version(tenant, kind, dataset_id, previous.version)

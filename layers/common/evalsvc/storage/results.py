@@ -29,7 +29,7 @@ from evalsvc.models.evaluations import EvaluationResult, Job, LowScore, ScoredPa
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 from evalsvc.stats import Summary
-from evalsvc.storage import dynamo
+from evalsvc.storage import dynamo, job_state
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 
 HEADER_SK = "result"
@@ -212,26 +212,11 @@ def _header_key(tenant: str, results_id: str) -> Item:
     return {"pk": s(result_pk(tenant, results_id)), "sk": s(HEADER_SK)}
 
 
-def _is_condition_failure(exc: ClientError) -> bool:
-    return dynamo.error_code(exc) in {
-        "ConditionalCheckFailedException",
-        "TransactionCanceledException",
-    }
-
-
 def start(result: EvaluationResult, job: Job) -> None:
     """Make the result exist, running, with what its workers need."""
     item = _header_item(result)
-    item.update(
-        {
-            "status": s(Status.RUNNING.value),
-            "pairs_done": n(0),
-            "chunks_done": n(0),
-            "chunk_count": n(job.chunk_count),
-            "dataset_version": s(job.dataset_version),
-            "labels": dynamo.ss_list(job.labels),
-        }
-    )
+    item.update(job_state.running_fields(job.chunk_count))
+    item.update({"dataset_version": s(job.dataset_version), "labels": dynamo.ss_list(job.labels)})
     dynamo.call(
         "put_item", TableName=_table(), Item=item, ConditionExpression="attribute_not_exists(pk)"
     )
@@ -253,31 +238,9 @@ def put_scored(tenant: str, results_id: str, scored: Sequence[ScoredPair]) -> No
 
 
 def count_chunk(tenant: str, results_id: str, chunk: int, pairs: int) -> tuple[int, int] | None:
-    """Count chunk `chunk` (of `pairs` pairs) as done, once: (chunks done, chunk count) after
-    counting it; None when it was counted before or the result is no longer running."""
-    try:
-        response = dynamo.call(
-            "update_item",
-            TableName=_table(),
-            Key=_header_key(tenant, results_id),
-            UpdateExpression="ADD pairs_done :pairs, chunks_done :one, done :chunk",
-            ConditionExpression="#status = :running AND NOT contains(done, :index)",
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues={
-                ":pairs": n(pairs),
-                ":one": n(1),
-                ":chunk": {"NS": [str(chunk)]},
-                ":index": n(chunk),
-                ":running": s(Status.RUNNING.value),
-            },
-            ReturnValues="ALL_NEW",
-        )
-    except ClientError as exc:
-        if _is_condition_failure(exc):
-            return None
-        raise
-    item = response["Attributes"]
-    return get_n(item, "chunks_done"), get_n(item, "chunk_count")
+    """Count chunk `chunk` (of `pairs` pairs) done, once: (chunks done, chunk count) after it;
+    None when it was counted before or the result is no longer running."""
+    return job_state.count_chunk(_table(), _header_key(tenant, results_id), chunk, pairs)
 
 
 def complete(result: EvaluationResult) -> bool:
@@ -292,27 +255,17 @@ def complete(result: EvaluationResult) -> bool:
         dynamo.call(
             "transact_write_items",
             TransactItems=[
-                {
-                    "Update": {
-                        "TableName": _table(),
-                        "Key": _header_key(result.tenant, result.results_id),
-                        "UpdateExpression": "SET #status = :complete, summaries = :summaries, "
-                        "lowest = :lowest REMOVE done, last_error, last_error_status",
-                        "ConditionExpression": "#status = :running",
-                        "ExpressionAttributeNames": {"#status": "status"},
-                        "ExpressionAttributeValues": {
-                            ":complete": s(Status.COMPLETE.value),
-                            ":running": s(Status.RUNNING.value),
-                            ":summaries": s(_summaries(result)),
-                            ":lowest": s(_lowest(result)),
-                        },
-                    }
-                },
+                job_state.complete_update(
+                    _table(),
+                    _header_key(result.tenant, result.results_id),
+                    "summaries = :summaries, lowest = :lowest",
+                    {":summaries": s(_summaries(result)), ":lowest": s(_lowest(result))},
+                ),
                 {"Put": {"TableName": _table(), "Item": pointer}},
             ],
         )
     except ClientError as exc:
-        if _is_condition_failure(exc):
+        if job_state.is_condition_failure(exc):
             return False
         raise
     return True
@@ -320,49 +273,13 @@ def complete(result: EvaluationResult) -> bool:
 
 def fail(tenant: str, results_id: str, reason: str, http_status: int) -> bool:
     """Mark a running result failed, saying why; False when it had already ended."""
-    try:
-        dynamo.call(
-            "update_item",
-            TableName=_table(),
-            Key=_header_key(tenant, results_id),
-            UpdateExpression="SET #status = :failed, failure = :reason, failure_status = :code "
-            "REMOVE done",
-            ConditionExpression="#status = :running",
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues={
-                ":failed": s(Status.FAILED.value),
-                ":running": s(Status.RUNNING.value),
-                ":reason": s(reason),
-                ":code": n(http_status),
-            },
-        )
-    except ClientError as exc:
-        if _is_condition_failure(exc):
-            return False
-        raise
-    return True
+    return job_state.fail(_table(), _header_key(tenant, results_id), reason, http_status)
 
 
 def note_error(tenant: str, results_id: str, message: str, http_status: int) -> None:
     """Remember the latest chunk failure of a running result (the reason it fails with if the
     chunk is given up)."""
-    try:
-        dynamo.call(
-            "update_item",
-            TableName=_table(),
-            Key=_header_key(tenant, results_id),
-            UpdateExpression="SET last_error = :message, last_error_status = :code",
-            ConditionExpression="#status = :running",
-            ExpressionAttributeNames={"#status": "status"},
-            ExpressionAttributeValues={
-                ":message": s(message),
-                ":code": n(http_status),
-                ":running": s(Status.RUNNING.value),
-            },
-        )
-    except ClientError as exc:
-        if not _is_condition_failure(exc):
-            raise
+    job_state.note_error(_table(), _header_key(tenant, results_id), message, http_status)
 
 
 def running() -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from evalsvc.errors import StorageUnavailable
-from evalsvc.models.evaluations import Chunk
+from evalsvc.models.evaluations import Chunk, JobKind
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 
@@ -47,15 +47,16 @@ def reset_clients() -> None:
 
 
 def queue_url() -> str | None:
-    return get_settings().evaluation_queue_url
+    return get_settings().work_queue_url
 
 
 def encode(chunk: Chunk) -> str:
     return json.dumps(
         {
             "v": MESSAGE_VERSION,
+            "kind": chunk.kind.value,
             "tenant": chunk.tenant,
-            "results_id": chunk.results_id,
+            "job": chunk.job_id,
             "chunk": chunk.index,
             "start": chunk.start,
             "count": chunk.count,
@@ -77,8 +78,9 @@ def decode(body: str) -> Chunk:
         if value.get("v") != MESSAGE_VERSION:
             raise BadMessage(f"unknown message version {value.get('v')!r}")
         return Chunk(
+            kind=JobKind(value["kind"]),
             tenant=str(value["tenant"]),
-            results_id=str(value["results_id"]),
+            job_id=str(value["job"]),
             index=int(value["chunk"]),
             start=int(value["start"]),
             count=int(value["count"]),
@@ -106,7 +108,7 @@ def send(chunks: Sequence[Chunk], *, delay_seconds: int = 0, workers: int = 8) -
     """Put every chunk on the queue, 10 a call, retrying entries SQS reports as failed."""
     url = queue_url()
     if url is None:
-        raise StorageUnavailable("no work queue is configured (EVALUATION_QUEUE_URL)")
+        raise StorageUnavailable("no work queue is configured (WORK_QUEUE_URL)")
     batches = [chunks[i : i + SEND_BATCH_MAX] for i in range(0, len(chunks), SEND_BATCH_MAX)]
 
     def send_batch(batch: Sequence[Chunk]) -> None:

@@ -5,12 +5,11 @@ v1 body when it completes, else a 503 naming the result to poll); with `Prefer: 
 it answers at once (202) with the result id and status.
 """
 
-from typing import Annotated, Any
-
-from fastapi import APIRouter, Depends, Header, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
+from evalsvc.api.prefer import PreferHeader, preferences, wait_budget
 from evalsvc.identifiers import format_ms
 from evalsvc.logic import evaluations
 from evalsvc.models.api_keys import Identity
@@ -25,36 +24,8 @@ from evalsvc.models.evaluations import (
     Status,
 )
 from evalsvc.scoring.judges import configured_judge
-from evalsvc.settings import get_settings
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
-
-# Time kept back from the Lambda's remaining time to answer after waiting.
-ANSWER_MARGIN_SECONDS = 2.0
-
-
-def preferences(value: str | None) -> dict[str, str]:
-    """The preferences of a `Prefer` header (RFC 7240), by lower-cased name."""
-    found: dict[str, str] = {}
-    for part in (value or "").split(","):
-        name, _, setting = part.split(";")[0].strip().partition("=")
-        if name:
-            found.setdefault(name.lower(), setting.strip().strip('"'))
-    return found
-
-
-def wait_budget(request: Request, prefer: dict[str, str]) -> float:
-    """How long a plain request may wait for a queued job: the setting, less when the Lambda has
-    less time left, less when the caller asks for less (`Prefer: wait=N`)."""
-    budget = get_settings().sync_wait_seconds
-    context: Any = request.scope.get("aws.context")
-    if context is not None and hasattr(context, "get_remaining_time_in_millis"):
-        left = context.get_remaining_time_in_millis() / 1000 - ANSWER_MARGIN_SECONDS
-        budget = min(budget, left)
-    asked = prefer.get("wait", "")
-    if asked.isdigit():
-        budget = min(budget, float(asked))
-    return max(0.0, budget)
 
 
 def v1_body(result: EvaluationResult) -> EvaluateOut:
@@ -97,13 +68,7 @@ def v1_body(result: EvaluationResult) -> EvaluateOut:
 def evaluate(
     request: Request,
     body: EvaluateIn,
-    prefer: Annotated[
-        str | None,
-        Header(
-            description="respond-async: answer at once with the result id; wait=N: wait "
-            "at most N seconds for a queued evaluation"
-        ),
-    ] = None,
+    prefer: PreferHeader = None,
     identity: Identity = Depends(current_identity),
 ) -> EvaluateOut | JSONResponse:
     wanted = preferences(prefer)

@@ -1,0 +1,45 @@
+"""The `Prefer` request header (RFC 7240) of the routes that may queue work: `respond-async`
+answers at once (202) with the job to poll; `wait=N` caps how long a plain request waits."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Header, Request
+
+from evalsvc.settings import get_settings
+
+PreferHeader = Annotated[
+    str | None,
+    Header(
+        description="respond-async: answer at once (202) with the id to poll; wait=N: wait at "
+        "most N seconds for queued work"
+    ),
+]
+
+# Time kept back from the Lambda's remaining time to answer after waiting.
+ANSWER_MARGIN_SECONDS = 2.0
+
+
+def preferences(value: str | None) -> dict[str, str]:
+    """The preferences of a `Prefer` header (RFC 7240), by lower-cased name."""
+    found: dict[str, str] = {}
+    for part in (value or "").split(","):
+        name, _, setting = part.split(";")[0].strip().partition("=")
+        if name:
+            found.setdefault(name.lower(), setting.strip().strip('"'))
+    return found
+
+
+def wait_budget(request: Request, prefer: dict[str, str]) -> float:
+    """How long a plain request may wait for a queued job: the setting, less when the Lambda has
+    less time left, less when the caller asks for less (`Prefer: wait=N`)."""
+    budget = get_settings().sync_wait_seconds
+    context: Any = request.scope.get("aws.context")
+    if context is not None and hasattr(context, "get_remaining_time_in_millis"):
+        left = context.get_remaining_time_in_millis() / 1000 - ANSWER_MARGIN_SECONDS
+        budget = min(budget, left)
+    asked = prefer.get("wait", "")
+    if asked.isdigit():
+        budget = min(budget, float(asked))
+    return max(0.0, budget)

@@ -1,0 +1,127 @@
+"""The state every queued job keeps on one item (an evaluation result's header, a generation's
+job item): `status`, progress counters, the set of chunks counted, the latest chunk error.
+Each change is one conditional update, so it holds when two workers race or a chunk is
+delivered twice."""
+
+from __future__ import annotations
+
+from botocore.exceptions import ClientError
+
+from evalsvc.models.evaluations import Status
+from evalsvc.storage import dynamo
+from evalsvc.storage.dynamo import Item, get_n, n, s
+
+RUNNING = {":running": s(Status.RUNNING.value)}
+STATUS = {"#status": "status"}
+
+
+def is_condition_failure(exc: ClientError) -> bool:
+    return dynamo.error_code(exc) in {
+        "ConditionalCheckFailedException",
+        "TransactionCanceledException",
+    }
+
+
+def running_fields(chunk_count: int) -> Item:
+    """The attributes a job starts with."""
+    return {
+        "status": s(Status.RUNNING.value),
+        "pairs_done": n(0),
+        "chunks_done": n(0),
+        "chunk_count": n(chunk_count),
+    }
+
+
+def count_chunk(table: str, key: Item, chunk: int, pairs: int) -> tuple[int, int] | None:
+    """Count chunk `chunk` (of `pairs` pairs) as done, once: (chunks done, chunk count) after
+    counting it; None when it was counted before or the job is no longer running."""
+    try:
+        response = dynamo.call(
+            "update_item",
+            TableName=table,
+            Key=key,
+            UpdateExpression="ADD pairs_done :pairs, chunks_done :one, done :chunk",
+            ConditionExpression="#status = :running AND NOT contains(done, :index)",
+            ExpressionAttributeNames=STATUS,
+            ExpressionAttributeValues={
+                ":pairs": n(pairs),
+                ":one": n(1),
+                ":chunk": {"NS": [str(chunk)]},
+                ":index": n(chunk),
+                **RUNNING,
+            },
+            ReturnValues="ALL_NEW",
+        )
+    except ClientError as exc:
+        if is_condition_failure(exc):
+            return None
+        raise
+    item = response["Attributes"]
+    return get_n(item, "chunks_done"), get_n(item, "chunk_count")
+
+
+def fail(table: str, key: Item, reason: str, http_status: int) -> bool:
+    """Mark a running job failed, saying why; False when it had already ended."""
+    try:
+        dynamo.call(
+            "update_item",
+            TableName=table,
+            Key=key,
+            UpdateExpression="SET #status = :failed, failure = :reason, failure_status = :code "
+            "REMOVE done",
+            ConditionExpression="#status = :running",
+            ExpressionAttributeNames=STATUS,
+            ExpressionAttributeValues={
+                ":failed": s(Status.FAILED.value),
+                ":reason": s(reason),
+                ":code": n(http_status),
+                **RUNNING,
+            },
+        )
+    except ClientError as exc:
+        if is_condition_failure(exc):
+            return False
+        raise
+    return True
+
+
+def note_error(table: str, key: Item, message: str, http_status: int) -> None:
+    """Remember the latest chunk failure of a running job (the reason it fails with if the
+    chunk is given up)."""
+    try:
+        dynamo.call(
+            "update_item",
+            TableName=table,
+            Key=key,
+            UpdateExpression="SET last_error = :message, last_error_status = :code",
+            ConditionExpression="#status = :running",
+            ExpressionAttributeNames=STATUS,
+            ExpressionAttributeValues={
+                ":message": s(message),
+                ":code": n(http_status),
+                **RUNNING,
+            },
+        )
+    except ClientError as exc:
+        if not is_condition_failure(exc):
+            raise
+
+
+def complete_update(table: str, key: Item, set_expression: str, values: Item) -> Item:
+    """The transaction action that marks a running job complete, setting `set_expression`
+    (e.g. "summaries = :summaries") too."""
+    return {
+        "Update": {
+            "TableName": table,
+            "Key": key,
+            "UpdateExpression": f"SET #status = :complete, {set_expression} "
+            "REMOVE done, last_error, last_error_status",
+            "ConditionExpression": "#status = :running",
+            "ExpressionAttributeNames": STATUS,
+            "ExpressionAttributeValues": {
+                ":complete": s(Status.COMPLETE.value),
+                **RUNNING,
+                **values,
+            },
+        }
+    }

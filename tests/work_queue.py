@@ -1,0 +1,52 @@
+"""The work queue in tests: moto's SQS queues from template.yaml, and delivery of their
+messages to the worker functions' handlers the way Lambda delivers them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from evalsvc.local.workers import QueueConsumer, drain
+
+from tests.lambda_support import handler_of
+
+MAX_RECEIVES = 5  # the work queue's maxReceiveCount in template.yaml
+
+
+class Work:
+    """The work queue and its dead-letter queue, and a way to deliver their messages."""
+
+    def __init__(self, client: Any, urls: dict[str, str]) -> None:
+        self.client = client
+        self.queue_url = urls["WorkQueue"]
+        self.dead_letter_url = urls["WorkDeadLetterQueue"]
+        self.chunk_handler: Callable[..., Any] = handler_of("score_chunks")
+
+    def consumers(self) -> list[QueueConsumer]:
+        return [
+            QueueConsumer(self.client, self.queue_url, self._chunk, batch_size=1),
+            QueueConsumer(
+                self.client, self.dead_letter_url, handler_of("fail_chunks"), batch_size=10
+            ),
+        ]
+
+    def _chunk(self, event: dict[str, Any], context: Any) -> Any:
+        return self.chunk_handler(event, context)
+
+    def deliver(self, count: int) -> None:
+        """Deliver `count` work-queue messages, one at a time."""
+        consumer = self.consumers()[0]
+        for _ in range(count):
+            assert consumer.deliver_once() == 1
+
+    def drain(self) -> int:
+        return drain(self.consumers())
+
+    def waiting(self, url: str | None = None) -> int:
+        attributes = self.client.get_queue_attributes(
+            QueueUrl=url or self.queue_url,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return int(attributes["ApproximateNumberOfMessages"]) + int(
+            attributes["ApproximateNumberOfMessagesNotVisible"]
+        )
