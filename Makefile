@@ -73,6 +73,8 @@ bench: venv
 	$(BIN)/python bench/dataset_calls.py
 	$(BIN)/python bench/cold_import.py
 	$(BIN)/python bench/evaluation.py
+	$(BIN)/python bench/fanout.py throughput
+	$(BIN)/python bench/fanout.py checks --pairs 10000
 
 lock: venv
 	$(BIN)/uv pip compile --quiet pyproject.toml --extra dev --extra local --python-version 3.11 -o requirements/dev.txt

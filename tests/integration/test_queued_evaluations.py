@@ -426,3 +426,22 @@ def test_an_unreadable_record_is_reported_as_failed_alone(work: Work) -> None:
     response = handler_of("score_chunks")(event, LambdaContext())
 
     assert response == {"batchItemFailures": [{"itemIdentifier": "bad-one"}]}
+
+
+def test_an_idempotent_async_request_queues_one_job_and_replays_its_answer(
+    acme: Tenant, work: Work
+) -> None:
+    seed(acme, 600)
+    headers = {**acme.headers, "Prefer": "respond-async", "Idempotency-Key": "eval-600"}
+
+    first, again = (
+        acme.http.post("/v1/evaluate", json={"seed_data_id": "big"}, headers=headers)
+        for _ in range(2)
+    )
+
+    assert first.status_code == again.status_code == 202
+    assert first.json() == again.json()
+    assert again.headers["Idempotent-Replay"] == "true"
+    results_id = first.json()["eval_results_id"]
+    assert again.headers["Location"] == first.headers["Location"] == f"evaluation/{results_id}"
+    assert work.waiting() == 2  # the chunks of one job: 600 pairs, 500 a chunk

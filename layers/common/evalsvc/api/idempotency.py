@@ -33,17 +33,24 @@ _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 Handle = Callable[[Request], Awaitable[Response]]
 
 
+# Response headers that are part of the answer, so a replay carries them too.
+_KEPT_HEADERS = ("location", "preference-applied", "vary")
+
+
 def _captured(response: Response) -> dict[str, Any]:
     return {
         "status": response.status_code,
         "media_type": response.media_type,
         "encoding": response.headers.get("content-encoding"),
+        "headers": {k: response.headers[k] for k in _KEPT_HEADERS if k in response.headers},
         "body": base64.b64encode(response.body).decode(),
     }
 
 
 def _restored(saved: dict[str, Any], *, replayed: bool) -> Response:
-    headers = {"Idempotent-Replay": "true"} if replayed else {}
+    headers = {**saved.get("headers", {})}
+    if replayed:
+        headers["Idempotent-Replay"] = "true"
     if saved.get("encoding"):
         headers["Content-Encoding"] = saved["encoding"]
     return Response(

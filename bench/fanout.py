@@ -1,0 +1,242 @@
+"""Queued evaluation figures (the work queue and its workers):
+
+1. throughput: a fake OpenAI-compatible judge of fixed latency L on 127.0.0.1, W worker
+   threads (the local runner: the same handler Lambda runs, polling the embedded SQS) each
+   making up to J judge calls at once, so C = W x J calls in flight at most. Judge calls per
+   second against the ideal C / L, over the calling phase and over the whole job.
+2. checks: N pairs x 5 check metrics end to end through the queue, in-process moto, one
+   worker delivering every message: seconds per phase, and the DynamoDB and SQS calls against
+   the minimum the design needs.
+
+    .venv/bin/python bench/fanout.py throughput [--workers 4] [--concurrency 16]
+                                               [--latency 0.5] [--pairs 3200]
+    .venv/bin/python bench/fanout.py checks [--pairs 10000] [--pairs 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+# The harness sets the offline environment before any service module reads it.
+from harness import CallCounter, fresh_tables, query_pages, shown, stored_bytes
+
+# isort: split
+
+import boto3
+from evalsvc.local.server import apply_environment
+from evalsvc.local.store import EmbeddedDynamoDB
+from evalsvc.local.tables import create_queues
+from evalsvc.local.workers import LocalWorkers, QueueConsumer, drain
+from evalsvc.logic import datasets, evaluation_jobs, evaluations, metrics
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
+from evalsvc.models.evaluations import EvaluateIn, Status
+from evalsvc.scoring.judges import configured_judge
+from evalsvc.settings import get_settings
+from evalsvc.storage import datasets as datasets_store
+from evalsvc.storage import dynamo, work_queue
+from evalsvc.storage import results as results_store
+from evalsvc.workers import chunk_handler, dead_chunk_handler
+from moto import mock_aws
+
+from tests.fake_judge import FakeJudge
+
+IDENTITY = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
+CHECKS = [
+    "check:non_empty",
+    "check:max_words:40",
+    "check:contains:Settings",
+    "check:no_pii",
+    "check:readability",
+]
+
+
+def seed(n: int) -> None:
+    data = [
+        PairIn(
+            id=f"pair-{i:06d}",
+            input=f"Question {i}: how do I change the billing address on my account?",
+            output=f"Open Settings, then Billing, edit the address and press Save ({i}).",
+        )
+        for i in range(n)
+    ]
+    datasets.write_seed_dataset(IDENTITY, "bench-ds", SeedDatasetIn(data=data))
+
+
+# ---- 1. throughput -----------------------------------------------------------------------------
+
+
+def throughput(workers: int, concurrency: int, latency: float, pairs: int) -> None:
+    ideal = workers * concurrency / latency
+    judge = FakeJudge(latency=latency)
+    with tempfile.TemporaryDirectory() as tmp, judge.running():
+        store = EmbeddedDynamoDB(Path(tmp), port=0, interval=3600)
+        env = store.start()
+        try:
+            apply_environment(
+                {
+                    **env,
+                    "EVALSVC_LLM": "openai:fake-judge",
+                    "OPENAI_BASE_URL": judge.base_url,
+                    "OPENAI_API_KEY": "sk-bench",
+                    "JUDGE_CONCURRENCY": str(concurrency),
+                    # Two rounds of chunks for the workers: each chunk 400 calls.
+                    "EVALSVC_CHUNK_JUDGE_CALLS": str(pairs // (2 * workers)),
+                }
+            )
+            seed(pairs)
+            metrics.create_metrics_set(IDENTITY, ["Does the output say please?"])
+            runner = LocalWorkers(
+                store.sqs_client(),
+                store.queues["WorkQueue"],
+                store.queues["WorkDeadLetterQueue"],
+                workers=workers,
+                idle_pause=0.05,
+            )
+            runner.start()
+            started = time.perf_counter()
+            done = evaluations.evaluate(
+                IDENTITY,
+                EvaluateIn(seed_data_id="bench-ds"),
+                configured_judge(IDENTITY.tenant),
+                respond_async=True,
+            )
+            results_id = done.result.results_id
+            while True:
+                result = results_store.get(IDENTITY.tenant, results_id)
+                assert result is not None
+                if result.status is not Status.RUNNING:
+                    break
+                time.sleep(0.05)
+            whole = time.perf_counter() - started
+            runner.stop()
+        finally:
+            store.stop()
+    assert result.status is Status.COMPLETE, result.failure
+    calls = len(judge.requests)
+    assert judge.first_request_at is not None and judge.last_response_at is not None
+    calling = judge.last_response_at - judge.first_request_at
+    print(
+        f"throughput: {pairs} judge calls, latency {latency} s, {workers} workers x "
+        f"{concurrency} in flight = C {workers * concurrency}; ideal C/L = {ideal:.1f} calls/s"
+    )
+    print(
+        f"  calling phase {calling:.2f} s: {calls / calling:.1f} calls/s = "
+        f"{calls / calling / ideal:.3f} of ideal; max in flight {judge.max_in_flight}"
+    )
+    print(
+        f"  whole job (request to complete) {whole:.2f} s: {calls / whole:.1f} calls/s = "
+        f"{calls / whole / ideal:.3f} of ideal"
+    )
+
+
+# ---- 2. checks end to end ----------------------------------------------------------------------
+
+
+class SqsCounter:
+    def __init__(self, client: Any) -> None:
+        self.calls: Counter[str] = Counter()
+        client.meta.events.register("before-call.sqs", self._count)
+
+    def _count(self, event_name: str, **_: Any) -> None:
+        self.calls[event_name.rsplit(".", 1)[-1]] += 1
+
+    def take(self) -> Counter[str]:
+        calls, self.calls = self.calls, Counter()
+        return calls
+
+
+def checks(n: int) -> None:
+    with mock_aws():
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        urls = create_queues(sqs, "bench")
+        fresh_tables({"WORK_QUEUE_URL": urls["WorkQueue"], "EVALSVC_INLINE_MAX_CHECKS": "0"})
+        seeded = time.perf_counter()
+        seed(n)
+        header = datasets_store.get_header(IDENTITY.tenant, DatasetKind.SEED, "bench-ds")
+        assert header is not None
+        dataset_bytes = stored_bytes(header)
+        metrics.create_metrics_set(IDENTITY, CHECKS)
+        seconds = time.perf_counter() - seeded
+        print(f"checks: {n} pairs x {len(CHECKS)} checks (seeded in {seconds:.1f} s)")
+        dynamo_calls = CallCounter()
+        sqs_calls = SqsCounter(work_queue.client())
+        consumers = [
+            QueueConsumer(sqs, urls["WorkQueue"], chunk_handler, batch_size=1),
+            QueueConsumer(sqs, urls["WorkDeadLetterQueue"], dead_chunk_handler, batch_size=10),
+        ]
+        receive_calls = SqsCounter(sqs)
+
+        started = time.perf_counter()
+        done = evaluations.evaluate(
+            IDENTITY, EvaluateIn(seed_data_id="bench-ds"), None, respond_async=True
+        )
+        queued = time.perf_counter() - started
+        request_dynamo, request_sqs = dynamo_calls.take(), sqs_calls.take()
+        receive_calls.take()
+        started = time.perf_counter()
+        deliveries = drain(consumers)
+        worked = time.perf_counter() - started
+        worker_dynamo, worker_sqs = dynamo_calls.take(), sqs_calls.take()
+        poller_sqs = receive_calls.take()
+        result = results_store.get(IDENTITY.tenant, done.result.results_id)
+        assert result is not None and result.status is Status.COMPLETE, result
+        scored_bytes = sum(
+            dynamo.item_size(item)
+            for item in dynamo.query_items(
+                TableName=get_settings().results_table,
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={
+                    ":pk": {"S": results_store.result_pk(IDENTITY.tenant, result.results_id)}
+                },
+            )
+        )
+        size = evaluation_jobs.pairs_per_chunk(CHECKS)
+        chunk_count = math.ceil(n / size)
+        print(
+            f"  request (select keys, queue {chunk_count} chunks of {size}): {queued:.1f} s; "
+            f"workers ({deliveries} deliveries, one worker): {worked:.1f} s"
+        )
+        print(f"  request DynamoDB: {shown(request_dynamo)}; SQS: {shown(request_sqs)}")
+        print(f"  workers DynamoDB: {shown(worker_dynamo)}; SQS: {shown(worker_sqs)}")
+        print(f"  Lambda's poller (not the service's calls) SQS: {shown(poller_sqs)}")
+        pages = query_pages(dataset_bytes)
+        print(
+            f"  minimum: read the pairs once, Query {pages} "
+            f"(dataset {dataset_bytes / 1e6:.2f} MB); "
+            f"write {n} scored pairs, BatchWriteItem {math.ceil(n / 25)}; count each chunk, "
+            f"UpdateItem {chunk_count}; header PutItem 1 + complete TransactWriteItems 1; "
+            f"read the scored pairs back for the statistics, Query {query_pages(scored_bytes)} "
+            f"({scored_bytes / 1e6:.2f} MB); "
+            f"SQS SendMessageBatch {math.ceil(chunk_count / 10)}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    speed = commands.add_parser("throughput")
+    speed.add_argument("--workers", type=int, default=4)
+    speed.add_argument("--concurrency", type=int, default=16)
+    speed.add_argument("--latency", type=float, default=0.5)
+    speed.add_argument("--pairs", type=int, default=3200)
+    bulk = commands.add_parser("checks")
+    bulk.add_argument("--pairs", type=int, action="append")
+    args = parser.parse_args()
+    if args.command == "throughput":
+        throughput(args.workers, args.concurrency, args.latency, args.pairs)
+    else:
+        for n in args.pairs or [10_000]:
+            checks(n)
+
+
+if __name__ == "__main__":
+    main()
