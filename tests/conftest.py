@@ -38,6 +38,15 @@ def point_service_at(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> No
     apply_environment({})
 
 
+@pytest.fixture(autouse=True)
+def _settings_follow_the_environment() -> Iterator[None]:
+    """Settings read during a test are forgotten after it (its environment is undone)."""
+    yield
+    from evalsvc.settings import reset_settings
+
+    reset_settings()
+
+
 @pytest.fixture
 def tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     """Fresh moto DynamoDB tables built from template.yaml; the service code points at them."""

@@ -39,6 +39,10 @@ class Work:
         for _ in range(count):
             assert consumer.deliver_once() == 1
 
+    def deliver_dead_letters(self) -> None:
+        """Deliver what is on the dead-letter queue (one batch)."""
+        self.consumers()[1].deliver_once()
+
     def drain(self) -> int:
         return drain(self.consumers())
 

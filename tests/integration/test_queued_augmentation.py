@@ -178,6 +178,34 @@ def test_a_worker_that_dies_after_counting_is_not_counted_twice(
     assert work.drain() == 5  # 4 chunks, the first twice
     data = pairs_of(acme, dataset_id)
     assert len(data) == 20 and len({p["id"] for p in data}) == 20
+    # The second delivery found its chunk counted and asked the LLM nothing
+    assert len(llm.requests) == SEEDS
+
+
+def test_a_failure_while_installing_the_dataset_leaves_it_absent_until_the_retry(
+    acme: Tenant, work: Work, llm: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.storage import datasets as datasets_store
+
+    seed(acme)
+    real = datasets_store.install_version
+    calls: list[str] = []
+
+    def install_fails_once(*args: Any, **kwargs: Any) -> bool:
+        calls.append(args[2])
+        if len(calls) == 1:
+            raise RuntimeError("connection reset")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(datasets_store, "install_version", install_fails_once)
+    dataset_id = augment_async(acme)
+
+    work.deliver(4)  # every chunk once: the last one's install fails
+
+    assert acme.get(f"/data/synthetic/{dataset_id}").status_code == 503
+    work.drain()
+    assert len(calls) == 2 and len(pairs_of(acme, dataset_id)) == 20
+    assert len(llm.requests) == SEEDS
 
 
 def test_an_llm_answering_nonsense_fails_the_job_and_leaves_no_pairs(

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from evalsvc.local.workers import QueueConsumer, drain
 from evalsvc.logic import evaluation_jobs
 from evalsvc.storage import results as results_store
 
@@ -445,3 +446,68 @@ def test_an_idempotent_async_request_queues_one_job_and_replays_its_answer(
     results_id = first.json()["eval_results_id"]
     assert again.headers["Location"] == first.headers["Location"] == f"evaluation/{results_id}"
     assert work.waiting() == 2  # the chunks of one job: 600 pairs, 500 a chunk
+
+
+def test_a_worker_short_of_time_keeps_its_verdicts_and_the_chunk_goes_on(
+    acme: Tenant, work: Work, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a slow judge, two calls at a time, and a worker with 11 s left (10 s of margin)
+    judge.latency = 0.3
+    point_service_at({"JUDGE_CONCURRENCY": "2"}, monkeypatch)
+    data = [{"id": f"q{i}", "input": "hi", "output": f"please {i}"} for i in range(12)]
+    assert acme.post("/data/seed/judged", {"data": data}).status_code == 200
+    assert acme.post("/specify_questions", {"metrics": ["Is it polite?"]}).status_code == 200
+    results_id = queue_async(acme, {"seed_data_id": "judged"})
+    hurried = QueueConsumer(
+        work.client, work.queue_url, handler_of("score_chunks"), batch_size=1, timeout_seconds=11
+    )
+
+    # When it works the one chunk (12 calls, about 2 s of judging)
+    deliveries = drain([hurried])
+
+    # Then it stopped at its deadline, requeued the chunk, and the next delivery asked only
+    # for the verdicts still missing: every pair judged once
+    assert deliveries >= 2
+    assert len(judge.requests) == 12
+    done = read(acme, results_id)
+    assert (done["status"], done["pairs_done"], done["score_means"]) == ("complete", 12, [5.0])
+
+
+def test_retrying_a_plain_post_that_could_not_wait_finds_the_same_job(
+    acme: Tenant, work: Work
+) -> None:
+    seed(acme, 600)
+    headers = {**acme.headers, "Idempotency-Key": "nightly-600"}
+
+    first = acme.http.post("/v1/evaluate", json={"seed_data_id": "big"}, headers=headers)
+    again = acme.http.post("/v1/evaluate", json={"seed_data_id": "big"}, headers=headers)
+
+    assert first.status_code == again.status_code == 503
+    results_id = first.json()["error"].split("'")[1]
+    assert again.json()["error"].split("'")[1] == results_id
+    assert first.headers["Location"] == f"evaluation/{results_id}"
+    assert work.waiting() == 2  # one job's chunks, not two jobs'
+    # Another body under the same key is another request, and another job
+    other_body = {"seed_data_id": "big", "pair_query": {"latest_n_pairs": 550}}
+    other = acme.http.post("/v1/evaluate", json=other_body, headers=headers)
+    assert other.status_code == 503 and results_id not in other.json()["error"]
+    work.drain()
+    # Once it is complete, the same request answers with it (and that answer is kept)
+    done = acme.http.post("/v1/evaluate", json={"seed_data_id": "big"}, headers=headers)
+    assert done.status_code == 200 and done.json()["eval_results_id"] == results_id
+    assert acme.http.post("/v1/evaluate", json=other_body, headers=headers).status_code == 422
+
+
+def test_a_dead_lettered_message_of_another_version_fails_the_job_it_names(
+    acme: Tenant, work: Work
+) -> None:
+    seed(acme, 600)
+    results_id = queue_async(acme)
+    body = json.dumps({"v": 99, "kind": "evaluation", "tenant": "acme", "job": results_id})
+    work.client.send_message(QueueUrl=work.dead_letter_url, MessageBody=body)
+
+    work.deliver_dead_letters()
+
+    failed = read(acme, results_id)
+    assert failed["status"] == "failed"
+    assert "could not be read by the worker" in failed["failure"]

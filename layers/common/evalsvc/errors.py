@@ -84,6 +84,15 @@ class StillRunning(DomainError):
 
     status_code = 503
 
-    def __init__(self, message: str, retry_after_seconds: int) -> None:
+    def __init__(self, message: str, retry_after_seconds: int, location: str | None = None) -> None:
         super().__init__(message)
         self.headers = {"Retry-After": str(retry_after_seconds)}
+        if location:
+            self.headers["Location"] = location
+
+
+class OutOfTime(DomainError):
+    """Work stopped before its deadline (a worker's remaining time); what was done is kept, so
+    doing it again goes further."""
+
+    status_code = 503

@@ -1,5 +1,6 @@
 """Identifiers and timestamps, in the formats the contract fixes."""
 
+import hashlib
 import re
 import time
 import uuid
@@ -39,6 +40,16 @@ def check_dataset_id(value: str, *, allow_latest: bool = False) -> str:
 
 def new_id(prefix: str = "") -> str:
     return f"{prefix}{uuid.uuid4().hex}"
+
+
+def job_id(prefix: str, tenant: str, request_key: str | None) -> str:
+    """The id of the work a request starts: new, or, for a request carrying an Idempotency-Key
+    (`request_key`: the key and the request it came with), the same for every retry of it, so
+    a retry finds the work the first attempt started instead of starting it again."""
+    if request_key is None:
+        return new_id(prefix)
+    digest = hashlib.sha256(f"{tenant}\n{request_key}".encode()).hexdigest()
+    return f"{prefix}{digest[:32]}"
 
 
 def now_ms() -> int:

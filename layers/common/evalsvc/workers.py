@@ -7,6 +7,8 @@ batch processing), so one bad chunk never makes SQS redeliver its neighbours.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import (
@@ -20,6 +22,7 @@ from evalsvc.logic import augment_jobs, chunks, evaluation_jobs
 from evalsvc.models.evaluations import JobKind
 from evalsvc.observability import logger, metrics, tracer
 from evalsvc.scoring.judges import configured_judge
+from evalsvc.scoring.metric import Judge
 from evalsvc.storage import work_queue
 
 LambdaHandler = Any
@@ -39,7 +42,28 @@ def _retry_later(record: SQSRecord, delay: int) -> None:
         logger.exception("could not shorten the message's wait; the queue's timeout applies")
 
 
-def score_record(record: SQSRecord) -> None:
+def _judge_until(deadline: float | None) -> Callable[[str], Judge | None]:
+    """The configured judge, told to stop awaiting verdicts at `deadline`."""
+
+    def judge_for(tenant: str) -> Judge | None:
+        judge = configured_judge(tenant)
+        if judge is not None:
+            judge.deadline = deadline
+        return judge
+
+    return judge_for
+
+
+def _deadline(context: Any) -> float | None:
+    """When a worker stops taking on judge calls: its remaining time less a margin for the
+    calls in flight and the writes after them (a fifth of it, 10-60 s)."""
+    if context is None or not hasattr(context, "get_remaining_time_in_millis"):
+        return None
+    left = context.get_remaining_time_in_millis() / 1000
+    return time.monotonic() + left - max(10.0, min(60.0, left / 5))
+
+
+def score_record(record: SQSRecord, lambda_context: Any = None) -> None:
     """One message of the work queue. A chunk that may succeed later is made visible again
     after its backoff and reported failed; SQS moves it to the dead-letter queue after the
     queue's maxReceiveCount."""
@@ -55,7 +79,8 @@ def score_record(record: SQSRecord) -> None:
         if chunk.kind is JobKind.AUGMENTATION:
             augment_jobs.run_chunk(chunk, _receives(record))
         else:
-            evaluation_jobs.run_chunk(chunk, _receives(record), configured_judge)
+            judge_for = _judge_until(_deadline(lambda_context))
+            evaluation_jobs.run_chunk(chunk, _receives(record), judge_for)
     except chunks.RetryChunk as retry:
         logger.warning("chunk will be retried", extra={"delay": retry.delay, "why": str(retry)})
         _retry_later(record, retry.delay)
@@ -68,8 +93,18 @@ def fail_record(record: SQSRecord) -> None:
     """One message of the dead-letter queue."""
     try:
         chunk = work_queue.decode(record.body)
-    except work_queue.BadMessage:
-        logger.error("unreadable message dead-lettered; dropped", extra={"id": record.message_id})
+    except work_queue.BadMessage as exc:
+        named = work_queue.job_of(record.body)
+        logger.error(
+            "unreadable message dead-lettered", extra={"id": record.message_id, "job": named}
+        )
+        if named is not None:
+            kind, tenant, job_id = named
+            reason = f"a chunk of its work could not be read by the worker ({exc}); start it again"
+            if kind is JobKind.AUGMENTATION:
+                augment_jobs.fail(tenant, job_id, reason, chunks.INTERNAL)
+            else:
+                evaluation_jobs.fail(tenant, job_id, reason, chunks.INTERNAL)
         return
     if chunk.kind is JobKind.AUGMENTATION:
         augment_jobs.give_up(chunk)

@@ -1,11 +1,13 @@
-"""The `Prefer` request header (RFC 7240) of the routes that may queue work: `respond-async`
-answers at once (202) with the job to poll; `wait=N` caps how long a plain request waits."""
+"""What the routes that may queue work read from a request: the `Prefer` header (RFC 7240) —
+`respond-async` answers at once (202) with the job to poll, `wait=N` caps how long a plain
+request waits — and what identifies a retry of the request."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from fastapi import Header, Request
+from pydantic import BaseModel
 
 from evalsvc.settings import get_settings
 
@@ -43,3 +45,10 @@ def wait_budget(request: Request, prefer: dict[str, str]) -> float:
     if asked.isdigit():
         budget = min(budget, float(asked))
     return max(0.0, budget)
+
+
+def request_key(request: Request, body: BaseModel) -> str | None:
+    """What identifies a retry of this request: its Idempotency-Key with the request itself
+    (None without the header). Queued work started by the first attempt is found again by it."""
+    key = request.headers.get("idempotency-key")
+    return None if key is None else f"{key}\n{request.url.path}\n{body.model_dump_json()}"

@@ -66,11 +66,21 @@ def sqs_event(messages: list[dict[str, Any]], queue_arn: str, region: str) -> di
 class QueueConsumer:
     """Delivers one queue's messages to one handler, `batch_size` at a time."""
 
-    def __init__(self, client: Any, queue_url: str, handler: Handler, *, batch_size: int) -> None:
+    def __init__(
+        self,
+        client: Any,
+        queue_url: str,
+        handler: Handler,
+        *,
+        batch_size: int,
+        timeout_seconds: float = 300.0,
+    ) -> None:
         self.client = client
         self.queue_url = queue_url
         self.handler = handler
         self.batch_size = batch_size
+        # The function's timeout, as its context reports it (the worker's is 300 s).
+        self.timeout_seconds = timeout_seconds
         attributes = client.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])
         self.queue_arn = attributes["Attributes"]["QueueArn"]
         self.region = client.meta.region_name
@@ -86,9 +96,8 @@ class QueueConsumer:
         if not messages:
             return 0
         try:
-            response = self.handler(
-                sqs_event(messages, self.queue_arn, self.region), WorkerContext()
-            )
+            context = WorkerContext(timeout_seconds=self.timeout_seconds)
+            response = self.handler(sqs_event(messages, self.queue_arn, self.region), context)
         except Exception:
             # Lambda counts the whole batch failed when the function errors.
             logger.exception("worker invocation failed; its messages will be delivered again")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evalsvc.errors import InvalidInput, NotFound, PayloadTooLarge
-from evalsvc.identifiers import check_client_id
+from evalsvc.identifiers import check_client_id, job_id
 from evalsvc.logic import augment_jobs
 from evalsvc.logic.datasets import (
     new_dataset_id,
@@ -103,6 +103,7 @@ def augment(
     *,
     respond_async: bool = False,
     wait_seconds: float = 0.0,
+    request_key: str | None = None,
 ) -> Augmentation:
     """A new synthetic dataset of `body.multiple` variants of each selected seed pair. Large LLM
     work is queued (augment_jobs) and, unless `respond_async`, waited for up to
@@ -117,8 +118,10 @@ def augment(
         if respond_async or len(refs) > limit:
             target = target_metric(identity, body, seed_id)
             labels = (body.pair_query.pair_labels if body.pair_query else None) or []
+            # A retry of this request (same Idempotency-Key and body) finds this same job.
+            dataset_id = job_id("ds_", identity.tenant, request_key)
             job = augment_jobs.start(
-                identity, new_dataset_id(), seed_header, ords, labels, body.multiple, target
+                identity, dataset_id, seed_header, ords, labels, body.multiple, target
             )
             if not respond_async:
                 job = augment_jobs.wait(identity, job, wait_seconds)

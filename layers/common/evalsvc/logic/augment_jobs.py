@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from evalsvc.errors import StillRunning
 from evalsvc.identifiers import new_id, now_ms
@@ -48,7 +49,8 @@ def start(
     multiple: int,
     target: str | None,
 ) -> GenerationJob:
-    """Record the job of generating synthetic dataset `dataset_id` and queue its chunks."""
+    """Record the job of generating synthetic dataset `dataset_id` and queue its chunks. A job
+    for that dataset already started (a retry of the same request) is returned as it is."""
     with_llm = configured_llm() is not None
     pieces = chunks.cut(
         JobKind.AUGMENTATION,
@@ -71,7 +73,11 @@ def start(
         seed_count=len(seed_ords),
         chunk_count=len(pieces),
     )
-    generation_jobs.start(job)
+    if not generation_jobs.start(job):
+        existing = generation_jobs.get(identity.tenant, dataset_id)
+        if existing is None:
+            raise chunks.failure("the augmentation changed while it was started; retry", 503)
+        return existing
     try:
         work_queue.send(pieces)
     except BaseException:
@@ -121,16 +127,16 @@ def wait(
         seconds,
         sleep=sleep,
     )
-    check_ended(current)
+    check_ended(current, location=f"data/synthetic/{job.dataset_id}")
     return current
 
 
-def check_ended(job: GenerationJob) -> None:
+def check_ended(job: GenerationJob, location: str | None = None) -> None:
     """Raise what a reader of an unfinished synthetic dataset is told."""
     if job.status is Status.FAILED:
         raise chunks.failure(failure_message(job), job.failure_status)
     if job.status is Status.RUNNING:
-        raise StillRunning(progress_message(job), retry_after_seconds=10)
+        raise StillRunning(progress_message(job), retry_after_seconds=10, location=location)
 
 
 # ---- workers -----------------------------------------------------------------------------------
@@ -138,7 +144,7 @@ def check_ended(job: GenerationJob) -> None:
 
 class _GenerationRecord:
     def fail(self, chunk: Chunk, reason: str, http_status: int) -> None:
-        _fail(chunk.tenant, chunk.job_id, reason, http_status)
+        fail(chunk.tenant, chunk.job_id, reason, http_status)
 
     def note_error(self, chunk: Chunk, text: str, http_status: int) -> None:
         generation_jobs.note_error(chunk.tenant, chunk.job_id, text, http_status)
@@ -147,7 +153,8 @@ class _GenerationRecord:
 _GENERATIONS = _GenerationRecord()
 
 
-def _fail(tenant: str, dataset_id: str, reason: str, http_status: int) -> None:
+def fail(tenant: str, dataset_id: str, reason: str, http_status: int) -> None:
+    """Fail a running generation and remove what it wrote."""
     job = generation_jobs.get(tenant, dataset_id)
     if job is not None and generation_jobs.fail(tenant, dataset_id, reason, http_status):
         datasets_store.discard_version(tenant, DatasetKind.SYNTHETIC, dataset_id, job.version)
@@ -162,7 +169,17 @@ def run_chunk(chunk: Chunk, attempt: int) -> None:
     if job is None or job.status is not Status.RUNNING:
         logger.info("chunk of an ended or unknown augmentation skipped")
         return
-    chunks.run(chunk, attempt, lambda: _run(chunk, job), _GENERATIONS)
+    if chunk.index in job.done:
+        # Counted by an earlier delivery, which may have died before finishing the job.
+        work = partial(_finish_if_all_counted, chunk.tenant, chunk.job_id, job)
+    else:
+        work = partial(_run, chunk, job)
+    chunks.run(chunk, attempt, work, _GENERATIONS)
+
+
+def _finish_if_all_counted(tenant: str, dataset_id: str, job: GenerationJob) -> None:
+    if job.chunks_done >= job.chunk_count:
+        finish(tenant, dataset_id)
 
 
 def _variants(chunk: Chunk, job: GenerationJob) -> list[Pair]:
@@ -188,6 +205,11 @@ def _variants(chunk: Chunk, job: GenerationJob) -> list[Pair]:
 
 def _run(chunk: Chunk, job: GenerationJob) -> None:
     pairs = _variants(chunk, job)
+    # LLM variants differ from one delivery to the next: a copy of this chunk that another
+    # delivery counted while this one was generating must not overwrite what was counted.
+    current = generation_jobs.get(chunk.tenant, chunk.job_id)
+    if current is None or current.status is not Status.RUNNING or chunk.index in current.done:
+        return
     datasets_store.put_version_pairs(
         chunk.tenant,
         DatasetKind.SYNTHETIC,
@@ -200,13 +222,18 @@ def _run(chunk: Chunk, job: GenerationJob) -> None:
     counted = generation_jobs.count_chunk(chunk.tenant, chunk.job_id, chunk.index, len(pairs))
     metrics.add_metric(name="SyntheticPairs", unit="Count", value=len(pairs))
     if counted is None:
+        # Counted meanwhile by another delivery, or the job ended: if it failed, what this
+        # delivery just wrote is removed with the rest of the version.
         again = generation_jobs.get(chunk.tenant, chunk.job_id)
-        if again is None or again.status is not Status.RUNNING:
-            return
-        counted = again.chunks_done, again.chunk_count
-    done, total = counted
-    if done >= total:
-        finish(chunk.tenant, chunk.job_id)
+        if again is not None and again.status is Status.FAILED:
+            datasets_store.discard_version(
+                chunk.tenant, DatasetKind.SYNTHETIC, chunk.job_id, again.version
+            )
+        elif again is not None and again.status is Status.RUNNING:
+            _finish_if_all_counted(chunk.tenant, chunk.job_id, again)
+        return
+    job.chunks_done, job.chunk_count = counted
+    _finish_if_all_counted(chunk.tenant, chunk.job_id, job)
 
 
 def finish(tenant: str, dataset_id: str) -> None:
@@ -215,7 +242,7 @@ def finish(tenant: str, dataset_id: str) -> None:
     if job is None or job.status is not Status.RUNNING:
         return
     if job.pairs_done != job.pairs_total:
-        _fail(
+        fail(
             tenant,
             dataset_id,
             f"{job.pairs_done} synthetic pairs were written for {job.pairs_total} wanted; "
@@ -223,7 +250,9 @@ def finish(tenant: str, dataset_id: str) -> None:
             chunks.INTERNAL,
         )
         return
-    datasets_store.install_version(
+    # The dataset appears (and becomes the latest) in the same transaction that completes the
+    # job, so a job is complete exactly when its dataset exists.
+    installed = datasets_store.install_version(
         tenant,
         DatasetKind.SYNTHETIC,
         dataset_id,
@@ -231,8 +260,9 @@ def finish(tenant: str, dataset_id: str) -> None:
         job.pairs_total,
         job.system_prompt,
         job.created_ms,
+        also=[generation_jobs.complete_action(tenant, dataset_id)],
     )
-    if generation_jobs.complete(tenant, dataset_id):
+    if installed:
         logger.info(
             "queued augmentation complete",
             extra={"synthetic": dataset_id, "pairs": job.pairs_total},
@@ -244,15 +274,12 @@ def give_up(chunk: Chunk) -> None:
     job = generation_jobs.get(chunk.tenant, chunk.job_id)
     if job is None:
         return
-    reason = job.last_error or (
-        f"{chunks.describe(chunk)}: the worker stopped without reporting an error (out of time "
-        "or memory)"
-    )
-    _fail(
+    if chunk.index in job.done and job.chunks_done < job.chunk_count:
+        return  # a copy of a chunk already counted: the job goes on without it
+    fail(
         chunk.tenant,
         chunk.job_id,
-        f"a chunk kept failing and was set aside; last error: {reason}",
-        job.last_error_status or chunks.INTERNAL,
+        *chunks.give_up_reason(chunk, job.last_error, job.last_error_status),
     )
 
 
@@ -262,6 +289,6 @@ def fail_abandoned(reason: str) -> int:
     for tenant, dataset_id in generation_jobs.running():
         job = generation_jobs.get(tenant, dataset_id)
         if job is not None and job.status is Status.RUNNING:
-            _fail(tenant, dataset_id, reason, chunks.INTERNAL)
+            fail(tenant, dataset_id, reason, chunks.INTERNAL)
             count += 1
     return count

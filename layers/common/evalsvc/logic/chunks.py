@@ -24,6 +24,7 @@ from evalsvc.errors import (
     GenerationFailed,
     InvalidInput,
     JudgeFailed,
+    OutOfTime,
     ProviderUnavailable,
 )
 from evalsvc.models.evaluations import Chunk, JobKind
@@ -117,11 +118,23 @@ def describe(chunk: Chunk) -> str:
     return f"chunk {chunk.index} (pairs {chunk.start + 1}-{chunk.start + chunk.count})"
 
 
+def give_up_reason(chunk: Chunk, last_error: str, last_status: int) -> tuple[str, int]:
+    """Why a job fails when `chunk` reaches the dead-letter queue, and the HTTP status for it."""
+    error = last_error or (
+        f"{describe(chunk)}: the worker stopped without reporting an error (out of time or memory)"
+    )
+    return f"a chunk kept failing and was set aside; last error: {error}", last_status or INTERNAL
+
+
 def run(chunk: Chunk, attempt: int, work: Callable[[], None], record: JobRecord) -> None:
     """Do `work` for `chunk` (delivery number `attempt`) under the shared failure rules. Raises
     RetryChunk when the chunk should be delivered again."""
     try:
         work()
+    except OutOfTime as exc:
+        # Progress was kept (the verdicts given are cached): go again at once, not counting it
+        # as an attempt.
+        _requeue(chunk, exc.message, record, delay=0)
     except (JudgeFailed, GenerationFailed) as exc:
         if exc.transient:
             _requeue_throttled(chunk, exc.message, record)
@@ -147,18 +160,23 @@ def _note_and_retry(
 
 
 def _requeue_throttled(chunk: Chunk, message: str, record: JobRecord) -> None:
+    _requeue(chunk, message, record, delay=backoff(chunk.requeues + 1))
+
+
+def _requeue(chunk: Chunk, message: str, record: JobRecord, *, delay: int) -> None:
+    """A fresh copy of the chunk back on the queue after `delay` seconds (its attempts
+    untouched); after MAX_REQUEUES the job fails."""
     if chunk.requeues >= MAX_REQUEUES:
         record.fail(
             chunk,
-            f"the LLM stayed unavailable for {describe(chunk)} through {MAX_REQUEUES} delayed "
-            f"retries: {message}",
+            f"{describe(chunk)} could not be done through {MAX_REQUEUES} delayed retries: "
+            f"{message}",
             503,
         )
         return
-    delay = backoff(chunk.requeues + 1)
     work_queue.send([dataclasses.replace(chunk, requeues=chunk.requeues + 1)], delay_seconds=delay)
     metrics.add_metric(name="ChunksRequeued", unit="Count", value=1)
     logger.info(
-        "LLM throttled; chunk requeued",
-        extra={"job": chunk.job_id, "chunk": chunk.index, "delay": delay},
+        "chunk requeued",
+        extra={"job": chunk.job_id, "chunk": chunk.index, "delay": delay, "why": message},
     )

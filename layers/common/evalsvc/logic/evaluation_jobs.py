@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from evalsvc.errors import StillRunning
 from evalsvc.logic import chunks
@@ -57,9 +58,10 @@ def start(
     refs: Sequence[Pair],
     ords: Sequence[str],
     labels: Sequence[str],
-) -> None:
-    """Store the running result and queue its chunks. If the chunks cannot all be queued, the
-    result is failed (workers skip the chunks already queued) and the error raised."""
+) -> EvaluationResult:
+    """Store the running result and queue its chunks; the result. If the chunks cannot all be
+    queued, the result is failed (workers skip the chunks already queued) and the error raised.
+    A result with this id already started (a retry of the same request) is returned as it is."""
     pieces = chunks.cut(
         JobKind.EVALUATION,
         result.tenant,
@@ -69,7 +71,11 @@ def start(
     )
     job = Job(dataset_version=header.version, labels=list(labels), chunk_count=len(pieces))
     result.status, result.pairs_done = Status.RUNNING, 0
-    results_store.start(result, job)
+    if not results_store.start(result, job):
+        existing = results_store.get(result.tenant, result.results_id)
+        if existing is None:
+            raise chunks.failure("the evaluation changed while it was started; retry", 503)
+        return existing
     try:
         work_queue.send(pieces)
     except BaseException:
@@ -91,6 +97,7 @@ def start(
             "chunks": len(pieces),
         },
     )
+    return result
 
 
 def progress_message(result: EvaluationResult) -> str:
@@ -121,7 +128,11 @@ def wait(
             f"evaluation {result.results_id!r} failed: {current.failure}", current.failure_status
         )
     if current.status is Status.RUNNING:
-        raise StillRunning(progress_message(current), retry_after_seconds=10)
+        raise StillRunning(
+            progress_message(current),
+            retry_after_seconds=10,
+            location=f"evaluation/{result.results_id}",
+        )
     return current
 
 
@@ -143,12 +154,22 @@ def run_chunk(chunk: Chunk, attempt: int, judge_for: Callable[[str], Judge | Non
             extra={"results_id": chunk.job_id, "chunk": chunk.index, "status": result.status},
         )
         return
-    chunks.run(chunk, attempt, lambda: _run(chunk, result, job, judge_for), _RESULTS)
+    if chunk.index in job.done:
+        # Counted by an earlier delivery, which may have died before finishing the result.
+        work = partial(_finish_if_all_counted, chunk.tenant, chunk.job_id, job)
+    else:
+        work = partial(_run, chunk, result, job, judge_for)
+    chunks.run(chunk, attempt, work, _RESULTS)
+
+
+def _finish_if_all_counted(tenant: str, results_id: str, job: Job) -> None:
+    if job.chunks_done >= job.chunk_count:
+        finish(tenant, results_id)
 
 
 class _ResultRecord:
     def fail(self, chunk: Chunk, reason: str, http_status: int) -> None:
-        results_store.fail(chunk.tenant, chunk.job_id, reason, http_status)
+        fail(chunk.tenant, chunk.job_id, reason, http_status)
 
     def note_error(self, chunk: Chunk, text: str, http_status: int) -> None:
         results_store.note_error(chunk.tenant, chunk.job_id, text, http_status)
@@ -165,14 +186,13 @@ def _run(
     counted = results_store.count_chunk(chunk.tenant, chunk.job_id, chunk.index, chunk.count)
     metrics.add_metric(name="PairsScored", unit="Count", value=len(scored))
     if counted is None:
-        # Counted by an earlier delivery, which may have died before finishing the result.
+        # Counted meanwhile by another delivery of the same chunk, or the result ended.
         again = results_store.get_with_job(chunk.tenant, chunk.job_id)
-        if again is None or again[0].status is not Status.RUNNING:
-            return
-        counted = again[1].chunks_done, again[1].chunk_count
-    done, total = counted
-    if done >= total:
-        finish(chunk.tenant, chunk.job_id)
+        if again is not None and again[0].status is Status.RUNNING:
+            _finish_if_all_counted(chunk.tenant, chunk.job_id, again[1])
+        return
+    job.chunks_done, job.chunk_count = counted
+    _finish_if_all_counted(chunk.tenant, chunk.job_id, job)
 
 
 def _score(
@@ -203,7 +223,8 @@ def finish(tenant: str, results_id: str) -> None:
     result = results_store.get(tenant, results_id)
     if result is None or result.status is not Status.RUNNING:
         return
-    scored = results_store.list_scored(tenant, results_id)
+    # The statistics need the scores only; the lowest pairs' reasons are read when shown.
+    scored = results_store.list_scored(tenant, results_id, with_reasons=False)
     if len(scored) != result.pair_count:
         results_store.fail(
             tenant,
@@ -222,28 +243,26 @@ def finish(tenant: str, results_id: str) -> None:
         )
 
 
+def fail(tenant: str, results_id: str, reason: str, http_status: int) -> None:
+    """Fail a running result, saying why."""
+    if results_store.fail(tenant, results_id, reason, http_status):
+        metrics.add_metric(name="EvaluationsFailed", unit="Count", value=1)
+        logger.warning("evaluation failed", extra={"results_id": results_id, "why": reason})
+
+
 def give_up(chunk: Chunk) -> None:
     """A chunk that kept failing reached the dead-letter queue: its result fails, saying why."""
     loaded = results_store.get_with_job(chunk.tenant, chunk.job_id)
     if loaded is None:
         return
     _, job = loaded
-    reason = job.last_error or (
-        f"chunk {chunk.index} (pairs {chunk.start + 1}-{chunk.start + chunk.count}): the worker "
-        "stopped without reporting an error (out of time or memory)"
-    )
-    failed = results_store.fail(
+    if chunk.index in job.done and job.chunks_done < job.chunk_count:
+        return  # a copy of a chunk already counted: the job goes on without it
+    fail(
         chunk.tenant,
         chunk.job_id,
-        f"a chunk kept failing and was set aside; last error: {reason}",
-        job.last_error_status or chunks.INTERNAL,
+        *chunks.give_up_reason(chunk, job.last_error, job.last_error_status),
     )
-    if failed:
-        metrics.add_metric(name="EvaluationsFailed", unit="Count", value=1)
-        logger.warning(
-            "evaluation failed: chunk dead-lettered",
-            extra={"results_id": chunk.job_id, "chunk": chunk.index, "reason": reason},
-        )
 
 
 def fail_abandoned(reason: str) -> int:

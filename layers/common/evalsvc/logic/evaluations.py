@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalsvc.errors import Conflict, InvalidInput, NotFound
-from evalsvc.identifiers import check_client_id, new_id, now_ms
+from evalsvc.identifiers import check_client_id, job_id, new_id, now_ms
 from evalsvc.logic import datasets as dataset_logic
 from evalsvc.logic import evaluation_jobs
 from evalsvc.logic import metrics as metrics_logic
@@ -61,6 +61,7 @@ def evaluate(
     *,
     respond_async: bool = False,
     wait_seconds: float = 0.0,
+    request_key: str | None = None,
 ) -> Evaluation:
     """Score the pairs `body` selects against the metrics set. A small job is scored here; a
     large one is queued in chunks (evaluation_jobs) and, unless `respond_async`, waited for
@@ -94,7 +95,9 @@ def evaluate(
         if not runs_inline(definitions, len(refs), respond_async):
             result.system_prompt, result.pair_count = header.system_prompt, len(refs)
             labels = (body.pair_query.pair_labels if body.pair_query else None) or []
-            evaluation_jobs.start(result, header, refs, ords, labels)
+            # A retry of this request (same Idempotency-Key and body) finds this same job.
+            result.results_id = job_id("ev_", identity.tenant, request_key)
+            result = evaluation_jobs.start(result, header, refs, ords, labels)
             if respond_async:
                 return Evaluation(result)
             evaluation_jobs.wait(identity, result, wait_seconds)

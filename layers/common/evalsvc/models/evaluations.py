@@ -120,6 +120,8 @@ class Job:
     chunks_done: int = 0
     last_error: str = ""
     last_error_status: int = 0
+    # Indexes of the chunks counted so far.
+    done: set[int] = field(default_factory=set)
 
 
 class JobKind(StrEnum):

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 
-from evalsvc.errors import JudgeFailed
+from evalsvc.errors import JudgeFailed, OutOfTime
 from evalsvc.models.datasets import Pair
 from evalsvc.observability import logger, metrics
 from evalsvc.scoring.checks import Score
@@ -39,6 +41,9 @@ class CachedJudge:
     def __init__(self, llm: LLM, tenant: str) -> None:
         self.llm = llm
         self.tenant = tenant
+        # time.monotonic() after which no more verdicts are awaited (a queue worker's time);
+        # the verdicts given by then are cached and OutOfTime raised.
+        self.deadline: float | None = None
 
     def _ask(self, question: str, pair: Pair, system_prompt: str) -> tuple[int, str]:
         user = user_message(question, system_prompt, pair.input, pair.output)
@@ -53,6 +58,9 @@ class CachedJudge:
                 f"{exc.attempts} attempts: {exc.problem}; nothing was stored",
                 transient=exc.transient,
             ) from exc
+
+    def _time_left(self) -> float | None:
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
 
     def score_all(self, question: str, pairs: Sequence[Pair], system_prompt: str) -> list[Score]:
         retries_before = self.llm.retries
@@ -71,7 +79,13 @@ class CachedJudge:
                 }
                 for i, future in futures.items():
                     try:
-                        fresh[keys[i]] = future.result()
+                        fresh[keys[i]] = future.result(timeout=self._time_left())
+                    except FutureTimeout:
+                        failure = OutOfTime(
+                            f"stopped after {len(fresh)} of {len(todo)} judge calls to stay "
+                            "within the worker's time; the verdicts given are kept"
+                        )
+                        break
                     except BaseException as exc:
                         failure = exc
                         break

@@ -38,7 +38,7 @@ from evalsvc.identifiers import new_id, now_ms
 from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind, PageCursor, Pair
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
-from evalsvc.storage import dynamo
+from evalsvc.storage import dynamo, job_state
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 
 HEADER_SK = "dataset"
@@ -522,14 +522,36 @@ def install_version(
     pair_count: int,
     system_prompt: str,
     ms: int,
-) -> DatasetHeader:
-    """Make a new dataset of the `pair_count` pairs put under `version` (put_version_pairs).
-    Installing the same version again is a no-op."""
-    current = get_header(tenant, kind, dataset_id)
-    if current is not None and current.version == version:
-        return current
-    placeholders = [Pair(id="", input="", output="")] * pair_count
-    return _commit(tenant, kind, dataset_id, version, placeholders, system_prompt, ms, current)
+    *,
+    also: Sequence[Item] = (),
+) -> bool:
+    """Make the new dataset of the `pair_count` pairs put under `version` (put_version_pairs)
+    exist, as the tenant's latest of its kind, in one transaction with the actions `also`.
+    False, changing nothing, when the dataset exists already or a condition of `also` fails."""
+    header = DatasetHeader(
+        tenant=tenant,
+        kind=kind,
+        dataset_id=dataset_id,
+        system_prompt=system_prompt,
+        created_ms=ms,
+        updated_ms=ms,
+        version=version,
+        pair_count=pair_count,
+        last_ord=make_ord(ms, pair_count - 1) if pair_count else "",
+    )
+    put = {
+        "TableName": _table(),
+        "Item": _header_item(header),
+        "ConditionExpression": "attribute_not_exists(pk)",
+    }
+    actions = [{"Put": put}, {"Put": _latest_pointer(tenant, kind, dataset_id, ms)}, *also]
+    try:
+        dynamo.call("transact_write_items", TransactItems=actions)
+    except ClientError as exc:
+        if job_state.is_condition_failure(exc):
+            return False
+        raise
+    return True
 
 
 def discard_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:

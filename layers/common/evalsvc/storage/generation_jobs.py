@@ -46,7 +46,7 @@ class GenerationJob:
     failure_status: int = 0
     last_error: str = ""
     last_error_status: int = 0
-    target_metrics: list[str] = field(default_factory=list)
+    done: set[int] = field(default_factory=set)
 
     @property
     def pairs_total(self) -> int:
@@ -61,7 +61,8 @@ def _key(tenant: str, dataset_id: str) -> Item:
     return {"pk": s(f"T#{tenant}#{DatasetKind.SYNTHETIC.value}#{dataset_id}#job"), "sk": s(JOB_SK)}
 
 
-def start(job: GenerationJob) -> None:
+def start(job: GenerationJob) -> bool:
+    """Record the job; False when a job for that dataset exists already."""
     item = {
         **_key(job.tenant, job.dataset_id),
         **job_state.running_fields(job.chunk_count),
@@ -76,9 +77,18 @@ def start(job: GenerationJob) -> None:
         "created_ms": n(job.created_ms),
         "seed_count": n(job.seed_count),
     }
-    dynamo.call(
-        "put_item", TableName=_table(), Item=item, ConditionExpression="attribute_not_exists(pk)"
-    )
+    try:
+        dynamo.call(
+            "put_item",
+            TableName=_table(),
+            Item=item,
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+    except ClientError as exc:
+        if job_state.is_condition_failure(exc):
+            return False
+        raise
+    return True
 
 
 def get(tenant: str, dataset_id: str) -> GenerationJob | None:
@@ -105,6 +115,7 @@ def get(tenant: str, dataset_id: str) -> GenerationJob | None:
         failure_status=get_n(item, "failure_status"),
         last_error=get_s(item, "last_error", "") or "",
         last_error_status=get_n(item, "last_error_status"),
+        done=job_state.done_chunks(item),
     )
 
 
@@ -112,21 +123,11 @@ def count_chunk(tenant: str, dataset_id: str, chunk: int, pairs: int) -> tuple[i
     return job_state.count_chunk(_table(), _key(tenant, dataset_id), chunk, pairs)
 
 
-def complete(tenant: str, dataset_id: str) -> bool:
-    try:
-        dynamo.call(
-            "transact_write_items",
-            TransactItems=[
-                job_state.complete_update(
-                    _table(), _key(tenant, dataset_id), "completed_ms = :now", {":now": n(now_ms())}
-                )
-            ],
-        )
-    except ClientError as exc:
-        if job_state.is_condition_failure(exc):
-            return False
-        raise
-    return True
+def complete_action(tenant: str, dataset_id: str) -> Item:
+    """The transaction action marking a running job complete (with the dataset's install)."""
+    return job_state.complete_update(
+        _table(), _key(tenant, dataset_id), "completed_ms = :now", {":now": n(now_ms())}
+    )
 
 
 def fail(tenant: str, dataset_id: str, reason: str, http_status: int) -> bool:

@@ -16,10 +16,23 @@ STATUS = {"#status": "status"}
 
 
 def is_condition_failure(exc: ClientError) -> bool:
-    return dynamo.error_code(exc) in {
-        "ConditionalCheckFailedException",
-        "TransactionCanceledException",
-    }
+    """A write refused because its condition was false: the job was not in the state the write
+    expected. A transaction cancelled for any other reason (a conflict with a concurrent
+    transaction on one of its items) is not: the caller must raise, so the work is retried."""
+    code = dynamo.error_code(exc)
+    if code == "ConditionalCheckFailedException":
+        return True
+    if code != "TransactionCanceledException":
+        return False
+    reasons = exc.response.get("CancellationReasons") or []
+    if reasons:
+        return any(reason.get("Code") == "ConditionalCheckFailed" for reason in reasons)
+    return "ConditionalCheckFailed" in str(exc)
+
+
+def done_chunks(item: Item) -> set[int]:
+    """The indexes of the chunks counted so far."""
+    return {int(value) for value in item.get("done", {}).get("NS", [])}
 
 
 def running_fields(chunk_count: int) -> Item:

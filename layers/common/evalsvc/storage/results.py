@@ -71,7 +71,7 @@ def _scored_from_item(item: Item) -> ScoredPair:
         pair_id=item["sk"]["S"][2:],
         index=get_n(item, "idx"),
         scores=[float(v["N"]) for v in item["scores"]["L"]],
-        reasons=get_list(item, "reasons"),
+        reasons=get_list(item, "reasons") if "reasons" in item else [""] * len(item["scores"]["L"]),
     )
 
 
@@ -136,6 +136,7 @@ def _job_from_item(item: Item) -> Job:
         chunks_done=get_n(item, "chunks_done"),
         last_error=get_s(item, "last_error", "") or "",
         last_error_status=get_n(item, "last_error_status"),
+        done=job_state.done_chunks(item),
     )
 
 
@@ -191,17 +192,21 @@ def get_scored(tenant: str, results_id: str, pair_ids: Sequence[str]) -> dict[st
     return {pair.pair_id: pair for pair in pairs}
 
 
-def list_scored(tenant: str, results_id: str) -> list[ScoredPair]:
-    """Every scored pair of the result, in dataset order."""
-    pairs = [
-        _scored_from_item(item)
-        for item in dynamo.query_items(
-            TableName=_table(),
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-            ExpressionAttributeValues={":pk": s(result_pk(tenant, results_id)), ":prefix": s("p#")},
-            ConsistentRead=True,
-        )
-    ]
+def list_scored(tenant: str, results_id: str, *, with_reasons: bool = True) -> list[ScoredPair]:
+    """Every scored pair of the result, in dataset order; without their reasons (empty) when
+    only the scores are needed (far less to hold for a large result)."""
+    query: dict[str, object] = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+        "ExpressionAttributeValues": {
+            ":pk": s(result_pk(tenant, results_id)),
+            ":prefix": s("p#"),
+        },
+        "ConsistentRead": True,
+    }
+    if not with_reasons:
+        query["ProjectionExpression"] = "sk, idx, scores"
+    pairs = [_scored_from_item(item) for item in dynamo.query_items(**query)]
     return sorted(pairs, key=lambda p: p.index)
 
 
@@ -212,14 +217,24 @@ def _header_key(tenant: str, results_id: str) -> Item:
     return {"pk": s(result_pk(tenant, results_id)), "sk": s(HEADER_SK)}
 
 
-def start(result: EvaluationResult, job: Job) -> None:
-    """Make the result exist, running, with what its workers need."""
+def start(result: EvaluationResult, job: Job) -> bool:
+    """Make the result exist, running, with what its workers need; False when a result with
+    its id exists already."""
     item = _header_item(result)
     item.update(job_state.running_fields(job.chunk_count))
     item.update({"dataset_version": s(job.dataset_version), "labels": dynamo.ss_list(job.labels)})
-    dynamo.call(
-        "put_item", TableName=_table(), Item=item, ConditionExpression="attribute_not_exists(pk)"
-    )
+    try:
+        dynamo.call(
+            "put_item",
+            TableName=_table(),
+            Item=item,
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+    except ClientError as exc:
+        if job_state.is_condition_failure(exc):
+            return False
+        raise
+    return True
 
 
 def get_with_job(tenant: str, results_id: str) -> tuple[EvaluationResult, Job] | None:

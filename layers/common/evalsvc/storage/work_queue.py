@@ -94,6 +94,16 @@ def decode(body: str) -> Chunk:
         raise BadMessage(f"not a chunk message: {exc.__class__.__name__}") from exc
 
 
+def job_of(body: str) -> tuple[JobKind, str, str] | None:
+    """The kind, tenant and job id a message names, read leniently (for a message `decode`
+    refuses, e.g. one of another version); None when it names none."""
+    try:
+        value = json.loads(body)
+        return JobKind(value["kind"]), str(value["tenant"]), str(value["job"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def _call(operation: str, **kwargs: Any) -> Any:
     try:
         return getattr(client(), operation)(**kwargs)

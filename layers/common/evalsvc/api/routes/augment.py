@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.prefer import PreferHeader, preferences, wait_budget
+from evalsvc.api.prefer import PreferHeader, preferences, request_key, wait_budget
 from evalsvc.identifiers import format_ms
 from evalsvc.logic import augment as augmentation
 from evalsvc.models.api_keys import Identity
@@ -40,6 +40,7 @@ def augment(
         body,
         respond_async=respond_async,
         wait_seconds=0.0 if respond_async else wait_budget(request, wanted),
+        request_key=request_key(request, body),
     )
     if done.header is None:
         assert done.job is not None
@@ -56,6 +57,15 @@ def augment(
                 "Preference-Applied": "respond-async",
                 "Location": f"data/synthetic/{done.job.dataset_id}",
             },
+        )
+    if respond_async:  # no queue here: it ran inside the request
+        return JSONResponse(
+            content=AugmentQueuedOut(
+                synthetic_data_id=done.header.dataset_id,
+                status="complete",
+                pairs_done=done.header.pair_count,
+                pairs_total=done.header.pair_count,
+            ).model_dump()
         )
     return AugmentOut(
         synthetic_data_id=done.header.dataset_id,

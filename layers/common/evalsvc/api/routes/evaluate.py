@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.prefer import PreferHeader, preferences, wait_budget
+from evalsvc.api.prefer import PreferHeader, preferences, request_key, wait_budget
 from evalsvc.identifiers import format_ms
 from evalsvc.logic import evaluations
 from evalsvc.models.api_keys import Identity
@@ -79,6 +79,7 @@ def evaluate(
         configured_judge(identity.tenant),
         respond_async=respond_async,
         wait_seconds=0.0 if respond_async else wait_budget(request, wanted),
+        request_key=request_key(request, body),
     )
     result = done.result
     if respond_async:

@@ -1,0 +1,154 @@
+"""Cutting work into chunks, chunk messages, and the Prefer header: pure functions."""
+
+from __future__ import annotations
+
+import pytest
+from evalsvc.api.prefer import preferences, wait_budget
+from evalsvc.logic import chunks
+from evalsvc.logic.augment_jobs import seeds_per_chunk
+from evalsvc.logic.evaluation_jobs import pairs_per_chunk
+from evalsvc.models.evaluations import Chunk, JobKind
+from evalsvc.settings import get_settings
+from evalsvc.storage import work_queue
+
+from tests.conftest import point_service_at
+
+ORDS = [f"1795660800000#{i:08d}" for i in range(7)]
+
+
+def test_cut_makes_consecutive_chunks_covering_every_pair_once() -> None:
+    pieces = chunks.cut(JobKind.EVALUATION, "acme", "ev_1", ORDS, 3)
+
+    assert [(c.index, c.start, c.count) for c in pieces] == [(0, 0, 3), (1, 3, 3), (2, 6, 1)]
+    assert [(c.first_ord, c.last_ord) for c in pieces] == [
+        (ORDS[0], ORDS[2]),
+        (ORDS[3], ORDS[5]),
+        (ORDS[6], ORDS[6]),
+    ]
+
+
+def test_cut_of_fewer_pairs_than_a_chunk_is_one_chunk() -> None:
+    (only,) = chunks.cut(JobKind.AUGMENTATION, "acme", "ds", ORDS[:2], 100)
+
+    assert (only.start, only.count, only.first_ord, only.last_ord) == (0, 2, ORDS[0], ORDS[1])
+
+
+@pytest.mark.parametrize(
+    ("definitions", "expected"),
+    [
+        (["check:non_empty"] * 5, 2000),  # 10,000 check scorings / 5
+        (["Is it polite?"], 500),  # 500 judge calls
+        (["Is it polite?", "Is it short?", "check:non_empty"], 250),  # calls bind first
+        (["check:non_empty"] * 50, 200),
+    ],
+)
+def test_pairs_per_chunk_respects_both_limits(definitions: list[str], expected: int) -> None:
+    assert pairs_per_chunk(definitions) == expected
+
+
+def test_a_chunk_is_never_empty_even_when_the_limits_are_tiny(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    point_service_at({"EVALSVC_CHUNK_JUDGE_CALLS": "1", "EVALSVC_CHUNK_CHECKS": "1"}, monkeypatch)
+
+    assert pairs_per_chunk(["Is it polite?", "Is it short?"]) == 1
+    assert seeds_per_chunk(50, with_llm=False) == 1
+
+
+def test_seeds_per_chunk_is_one_call_each_with_an_llm_else_a_checks_budget_of_pairs() -> None:
+    assert seeds_per_chunk(5, with_llm=True) == get_settings().chunk_generation_calls
+    assert seeds_per_chunk(5, with_llm=False) == 2000
+
+
+def test_a_chunk_message_round_trips() -> None:
+    chunk = Chunk(JobKind.AUGMENTATION, "acme", "ds_1", 4, 12, 3, ORDS[0], ORDS[2], requeues=2)
+
+    assert work_queue.decode(work_queue.encode(chunk)) == chunk
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "not json",
+        "[]",
+        '{"v": 2, "kind": "evaluation"}',
+        '{"v": 1, "kind": "evaluation", "tenant": "acme"}',
+        '{"v": 1, "kind": "nonsense", "tenant": "a", "job": "j", "chunk": 0, "start": 0, '
+        '"count": 1, "first_ord": "a", "last_ord": "b"}',
+        '{"v": 1, "kind": "evaluation", "tenant": "a", "job": "j", "chunk": "x", "start": 0, '
+        '"count": 1, "first_ord": "a", "last_ord": "b"}',
+    ],
+)
+def test_anything_but_a_chunk_message_is_a_bad_message(body: str) -> None:
+    with pytest.raises(work_queue.BadMessage):
+        work_queue.decode(body)
+
+
+def test_backoff_doubles_with_jitter_and_stops_at_15_minutes() -> None:
+    base = get_settings().chunk_retry_base_seconds
+    for attempt in range(1, 12):
+        delay = chunks.backoff(attempt)
+        ceiling = min(900.0, base * 2 ** (attempt - 1))
+        assert ceiling / 2 - 1 <= delay <= ceiling
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        (None, {}),
+        ("respond-async", {"respond-async": ""}),
+        ("Respond-Async, wait=10", {"respond-async": "", "wait": "10"}),
+        ('wait="5"; foo=bar, handling=lenient', {"wait": "5", "handling": "lenient"}),
+        ("wait=1, wait=9", {"wait": "1"}),  # the first of a repeated preference counts
+    ],
+)
+def test_prefer_header_preferences(header: str | None, expected: dict[str, str]) -> None:
+    assert preferences(header) == expected
+
+
+class _Request:
+    def __init__(self, context: object | None) -> None:
+        self.scope = {"aws.context": context} if context else {}
+
+
+class _Context:
+    def __init__(self, millis: int) -> None:
+        self.millis = millis
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.millis
+
+
+def test_a_plain_request_waits_no_longer_than_the_setting_the_lambda_or_the_caller_allow() -> None:
+    assert wait_budget(_Request(None), {}) == 25.0  # type: ignore[arg-type]
+    assert wait_budget(_Request(_Context(12_000)), {}) == 10.0  # type: ignore[arg-type]
+    assert wait_budget(_Request(_Context(1_000)), {}) == 0.0  # type: ignore[arg-type]
+    assert wait_budget(_Request(None), {"wait": "3"}) == 3.0  # type: ignore[arg-type]
+    assert wait_budget(_Request(None), {"wait": "later"}) == 25.0  # type: ignore[arg-type]
+
+
+def _cancelled(*codes: str) -> Exception:
+    from botocore.exceptions import ClientError
+
+    return ClientError(
+        {
+            "Error": {"Code": "TransactionCanceledException", "Message": "cancelled"},
+            "CancellationReasons": [{"Code": code} for code in codes],
+        },
+        "TransactWriteItems",
+    )
+
+
+def test_only_a_false_condition_means_a_job_has_ended() -> None:
+    from botocore.exceptions import ClientError
+    from evalsvc.storage.job_state import is_condition_failure
+
+    conditional = ClientError(
+        {"Error": {"Code": "ConditionalCheckFailedException", "Message": "no"}}, "UpdateItem"
+    )
+    assert is_condition_failure(conditional)
+    assert is_condition_failure(_cancelled("ConditionalCheckFailed", "None"))  # type: ignore[arg-type]
+    # A conflict with another transaction says nothing about the job: the work is retried
+    assert not is_condition_failure(_cancelled("None", "TransactionConflict"))  # type: ignore[arg-type]
+    throttled = ClientError({"Error": {"Code": "ThrottlingException", "Message": "x"}}, "PutItem")
+    assert not is_condition_failure(throttled)
