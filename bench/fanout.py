@@ -1,6 +1,7 @@
 """Queued evaluation figures (the work queue and its workers):
 
-1. throughput: a fake OpenAI-compatible judge of fixed latency L on 127.0.0.1, W worker
+1. throughput: a fake OpenAI-compatible judge of fixed latency L on 127.0.0.1 (a process of
+   its own), W worker
    threads (the local runner: the same handler Lambda runs, polling the embedded SQS) each
    making up to J judge calls at once, so C = W x J calls in flight at most. Judge calls per
    second against the ideal C / L, over the calling phase and over the whole job.
@@ -17,9 +18,14 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +78,51 @@ def seed(n: int) -> None:
 # ---- 1. throughput -----------------------------------------------------------------------------
 
 
+@dataclass
+class JudgeStats:
+    base_url: str = ""
+    calls: int = 0
+    first_request_at: float = 0.0
+    last_response_at: float = 0.0
+    max_in_flight: int = 0
+
+
+def _serve_judge(latency: float, pipe: Connection) -> None:
+    judge = FakeJudge(latency=latency)
+    with judge.running():
+        pipe.send(judge.base_url)
+        pipe.recv()  # until told to stop
+    pipe.send(
+        JudgeStats(
+            judge.base_url,
+            len(judge.requests),
+            judge.first_request_at or 0.0,
+            judge.last_response_at or 0.0,
+            judge.max_in_flight,
+        )
+    )
+
+
+@contextmanager
+def judge_process(latency: float) -> Iterator[JudgeStats]:
+    """The fake judge in a process of its own (its threads must not compete with the
+    workers' for this process's interpreter); its figures filled in on exit."""
+    ours, theirs = multiprocessing.Pipe()
+    process = multiprocessing.Process(target=_serve_judge, args=(latency, theirs), daemon=True)
+    process.start()
+    stats = JudgeStats(base_url=ours.recv())
+    try:
+        yield stats
+    finally:
+        ours.send("stop")
+        final = ours.recv()
+        process.join(timeout=30)
+        stats.__dict__.update(final.__dict__)
+
+
 def throughput(workers: int, concurrency: int, latency: float, pairs: int) -> None:
     ideal = workers * concurrency / latency
-    judge = FakeJudge(latency=latency)
-    with tempfile.TemporaryDirectory() as tmp, judge.running():
+    with tempfile.TemporaryDirectory() as tmp, judge_process(latency) as judge:
         store = EmbeddedDynamoDB(Path(tmp), port=0, interval=3600)
         env = store.start()
         try:
@@ -114,13 +161,13 @@ def throughput(workers: int, concurrency: int, latency: float, pairs: int) -> No
                 if result.status is not Status.RUNNING:
                     break
                 time.sleep(0.05)
-            whole = time.perf_counter() - started
+            ended = time.perf_counter()
+            whole = ended - started
             runner.stop()
         finally:
             store.stop()
     assert result.status is Status.COMPLETE, result.failure
-    calls = len(judge.requests)
-    assert judge.first_request_at is not None and judge.last_response_at is not None
+    calls = judge.calls
     calling = judge.last_response_at - judge.first_request_at
     print(
         f"throughput: {pairs} judge calls, latency {latency} s, {workers} workers x "
@@ -132,7 +179,8 @@ def throughput(workers: int, concurrency: int, latency: float, pairs: int) -> No
     )
     print(
         f"  whole job (request to complete) {whole:.2f} s: {calls / whole:.1f} calls/s = "
-        f"{calls / whole / ideal:.3f} of ideal"
+        f"{calls / whole / ideal:.3f} of ideal (first call {judge.first_request_at - started:.2f} "
+        f"s after the request; complete {ended - judge.last_response_at:.2f} s after the last)"
     )
 
 

@@ -49,6 +49,15 @@ def fake_llm(request: dict[str, Any]) -> Answer:
     return polite_judge(request)
 
 
+def service_env(judge: FakeJudge) -> dict[str, str]:
+    """The settings that point the service's LLM at `judge`."""
+    return {
+        "EVALSVC_LLM": "openai:fake-judge",
+        "OPENAI_BASE_URL": judge.base_url,
+        "OPENAI_API_KEY": "sk-test-not-a-real-key",
+    }
+
+
 class FakeJudge:
     def __init__(
         self, answer: Callable[[dict[str, Any]], Answer] = fake_llm, latency: float = 0.0

@@ -54,3 +54,19 @@ class Work:
         return int(attributes["ApproximateNumberOfMessages"]) + int(
             attributes["ApproximateNumberOfMessagesNotVisible"]
         )
+
+
+class FailsFirst:
+    """Stands in for `real`: the first call raises `error` (a worker dying there), later calls
+    go through. `calls` counts them all."""
+
+    def __init__(self, real: Callable[..., Any], error: str = "worker killed") -> None:
+        self.real = real
+        self.error = error
+        self.calls = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.calls == 1:
+            raise RuntimeError(self.error)
+        return self.real(*args, **kwargs)

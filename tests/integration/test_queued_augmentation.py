@@ -11,9 +11,9 @@ from evalsvc.local.tables import table_env_vars
 from evalsvc.storage import dynamo
 
 from tests.conftest import point_service_at
-from tests.fake_judge import FakeJudge, fake_llm
+from tests.fake_judge import FakeJudge, fake_llm, service_env
 from tests.integration.conftest import Tenant
-from tests.work_queue import MAX_RECEIVES, Work
+from tests.work_queue import MAX_RECEIVES, FailsFirst, Work
 
 SEEDS = 10
 
@@ -24,9 +24,7 @@ def llm(work: Work, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
     with fake.running():
         point_service_at(
             {
-                "EVALSVC_LLM": "openai:fake-llm",
-                "OPENAI_BASE_URL": fake.base_url,
-                "OPENAI_API_KEY": "sk-test-not-a-real-key",
+                **service_env(fake),
                 "JUDGE_RETRY_BASE_SECONDS": "0.001",
                 "JUDGE_MAX_ATTEMPTS": "2",
                 # More than 4 seed pairs is queued, 3 seeds a chunk
@@ -188,23 +186,15 @@ def test_a_failure_while_installing_the_dataset_leaves_it_absent_until_the_retry
     from evalsvc.storage import datasets as datasets_store
 
     seed(acme)
-    real = datasets_store.install_version
-    calls: list[str] = []
-
-    def install_fails_once(*args: Any, **kwargs: Any) -> bool:
-        calls.append(args[2])
-        if len(calls) == 1:
-            raise RuntimeError("connection reset")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(datasets_store, "install_version", install_fails_once)
+    install = FailsFirst(datasets_store.install_version, "connection reset")
+    monkeypatch.setattr(datasets_store, "install_version", install)
     dataset_id = augment_async(acme)
 
     work.deliver(4)  # every chunk once: the last one's install fails
 
     assert acme.get(f"/data/synthetic/{dataset_id}").status_code == 503
     work.drain()
-    assert len(calls) == 2 and len(pairs_of(acme, dataset_id)) == 20
+    assert install.calls == 2 and len(pairs_of(acme, dataset_id)) == 20
     assert len(llm.requests) == SEEDS
 
 

@@ -14,10 +14,10 @@ from evalsvc.logic import evaluation_jobs
 from evalsvc.storage import results as results_store
 
 from tests.conftest import point_service_at
-from tests.fake_judge import FakeJudge
+from tests.fake_judge import FakeJudge, service_env
 from tests.integration.conftest import Tenant
 from tests.lambda_support import handler_of
-from tests.work_queue import MAX_RECEIVES, Work
+from tests.work_queue import MAX_RECEIVES, FailsFirst, Work
 
 METRICS = ["check:readability", "check:max_words:6", "check:contains:please"]
 
@@ -227,21 +227,13 @@ def test_a_worker_that_dies_before_finishing_the_last_chunk_is_finished_by_the_r
     acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seed(acme, 1000)
-    real_finish = evaluation_jobs.finish
-    calls = []
-
-    def finish_dies_once(tenant: str, results_id: str) -> None:
-        calls.append(results_id)
-        if len(calls) == 1:
-            raise RuntimeError("worker killed while finishing")
-        real_finish(tenant, results_id)
-
-    monkeypatch.setattr(evaluation_jobs, "finish", finish_dies_once)
+    finish = FailsFirst(evaluation_jobs.finish, "worker killed while finishing")
+    monkeypatch.setattr(evaluation_jobs, "finish", finish)
     results_id = queue_async(acme)
 
     work.drain()
 
-    assert len(calls) == 2
+    assert finish.calls == 2
     done = read(acme, results_id)
     assert (done["status"], done["pairs_done"]) == ("complete", 1000)
 
@@ -250,16 +242,9 @@ def test_a_chunk_failing_once_is_retried_and_the_job_completes(
     acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seed(acme, 1000)
-    real = results_store.count_chunk
-    failures = []
-
-    def storage_fails_once(*args: Any) -> Any:
-        if not failures:
-            failures.append(args)
-            raise RuntimeError("connection reset")
-        return real(*args)
-
-    monkeypatch.setattr(results_store, "count_chunk", storage_fails_once)
+    monkeypatch.setattr(
+        results_store, "count_chunk", FailsFirst(results_store.count_chunk, "connection reset")
+    )
     results_id = queue_async(acme)
 
     work.drain()
@@ -354,9 +339,7 @@ def judge(work: Work, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
     with fake.running():
         point_service_at(
             {
-                "EVALSVC_LLM": "openai:fake-judge",
-                "OPENAI_BASE_URL": fake.base_url,
-                "OPENAI_API_KEY": "sk-test-not-a-real-key",
+                **service_env(fake),
                 "JUDGE_RETRY_BASE_SECONDS": "0.001",
                 "JUDGE_MAX_ATTEMPTS": "2",
                 "EVALSVC_INLINE_MAX_JUDGE_CALLS": "10",

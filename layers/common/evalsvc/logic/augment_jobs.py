@@ -27,7 +27,7 @@ from evalsvc.observability import logger, metrics
 from evalsvc.scoring.llm import configured_llm
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
-from evalsvc.storage import generation_jobs, work_queue
+from evalsvc.storage import generation_jobs
 from evalsvc.storage.generation_jobs import GenerationJob
 
 
@@ -78,16 +78,7 @@ def start(
         if existing is None:
             raise chunks.failure("the augmentation changed while it was started; retry", 503)
         return existing
-    try:
-        work_queue.send(pieces)
-    except BaseException:
-        generation_jobs.fail(
-            identity.tenant,
-            dataset_id,
-            "the work could not be queued; nothing was generated: augment again",
-            503,
-        )
-        raise
+    chunks.queue(pieces, partial(fail, identity.tenant, dataset_id), "augment again")
     metrics.add_metric(name="AugmentationsQueued", unit="Count", value=1)
     logger.info(
         "augmentation queued",

@@ -114,6 +114,17 @@ def failure(message: str, http_status: int) -> DomainError:
     return error
 
 
+def queue(pieces: Sequence[Chunk], fail: Callable[[str, int], object], again: str) -> None:
+    """Put every chunk of a just-started job on the queue. If they cannot all be queued, the
+    job is failed (workers skip the chunks of a failed job) with a message ending in `again`
+    (what to do), and the error raised."""
+    try:
+        work_queue.send(pieces)
+    except BaseException:
+        fail(f"the work could not be queued; nothing was done: {again}", 503)
+        raise
+
+
 def describe(chunk: Chunk) -> str:
     return f"chunk {chunk.index} (pairs {chunk.start + 1}-{chunk.start + chunk.count})"
 

@@ -37,7 +37,6 @@ from evalsvc.scoring.metric import Judge, scorers_for
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
-from evalsvc.storage import work_queue
 
 
 def pairs_per_chunk(definitions: Sequence[str]) -> int:
@@ -76,16 +75,7 @@ def start(
         if existing is None:
             raise chunks.failure("the evaluation changed while it was started; retry", 503)
         return existing
-    try:
-        work_queue.send(pieces)
-    except BaseException:
-        results_store.fail(
-            result.tenant,
-            result.results_id,
-            "the work could not be queued; nothing was scored: evaluate again",
-            503,
-        )
-        raise
+    chunks.queue(pieces, partial(fail, result.tenant, result.results_id), "evaluate again")
     metrics.add_metric(name="EvaluationsQueued", unit="Count", value=1)
     logger.info(
         "evaluation queued",

@@ -545,13 +545,7 @@ def install_version(
         "ConditionExpression": "attribute_not_exists(pk)",
     }
     actions = [{"Put": put}, {"Put": _latest_pointer(tenant, kind, dataset_id, ms)}, *also]
-    try:
-        dynamo.call("transact_write_items", TransactItems=actions)
-    except ClientError as exc:
-        if job_state.is_condition_failure(exc):
-            return False
-        raise
-    return True
+    return job_state.conditional("transact_write_items", TransactItems=actions) is not None
 
 
 def discard_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:

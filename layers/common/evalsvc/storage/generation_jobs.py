@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from botocore.exceptions import ClientError
-
 from evalsvc.identifiers import now_ms
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import Status
@@ -77,18 +75,7 @@ def start(job: GenerationJob) -> bool:
         "created_ms": n(job.created_ms),
         "seed_count": n(job.seed_count),
     }
-    try:
-        dynamo.call(
-            "put_item",
-            TableName=_table(),
-            Item=item,
-            ConditionExpression="attribute_not_exists(pk)",
-        )
-    except ClientError as exc:
-        if job_state.is_condition_failure(exc):
-            return False
-        raise
-    return True
+    return job_state.create(_table(), item)
 
 
 def get(tenant: str, dataset_id: str) -> GenerationJob | None:

@@ -5,6 +5,8 @@ delivered twice."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from botocore.exceptions import ClientError
 
 from evalsvc.models.evaluations import Status
@@ -30,6 +32,25 @@ def is_condition_failure(exc: ClientError) -> bool:
     return "ConditionalCheckFailed" in str(exc)
 
 
+def conditional(operation: str, **kwargs: Any) -> Any | None:
+    """Call a DynamoDB write whose condition may be false: its response, or None when the
+    condition was false (other errors are raised)."""
+    try:
+        return dynamo.call(operation, **kwargs)
+    except ClientError as exc:
+        if is_condition_failure(exc):
+            return None
+        raise
+
+
+def create(table: str, item: Item) -> bool:
+    """Put `item` unless an item with its key exists; whether it was put."""
+    put = conditional(
+        "put_item", TableName=table, Item=item, ConditionExpression="attribute_not_exists(pk)"
+    )
+    return put is not None
+
+
 def done_chunks(item: Item) -> set[int]:
     """The indexes of the chunks counted so far."""
     return {int(value) for value in item.get("done", {}).get("NS", [])}
@@ -48,76 +69,60 @@ def running_fields(chunk_count: int) -> Item:
 def count_chunk(table: str, key: Item, chunk: int, pairs: int) -> tuple[int, int] | None:
     """Count chunk `chunk` (of `pairs` pairs) as done, once: (chunks done, chunk count) after
     counting it; None when it was counted before or the job is no longer running."""
-    try:
-        response = dynamo.call(
-            "update_item",
-            TableName=table,
-            Key=key,
-            UpdateExpression="ADD pairs_done :pairs, chunks_done :one, done :chunk",
-            ConditionExpression="#status = :running AND NOT contains(done, :index)",
-            ExpressionAttributeNames=STATUS,
-            ExpressionAttributeValues={
-                ":pairs": n(pairs),
-                ":one": n(1),
-                ":chunk": {"NS": [str(chunk)]},
-                ":index": n(chunk),
-                **RUNNING,
-            },
-            ReturnValues="ALL_NEW",
-        )
-    except ClientError as exc:
-        if is_condition_failure(exc):
-            return None
-        raise
+    response = conditional(
+        "update_item",
+        TableName=table,
+        Key=key,
+        UpdateExpression="ADD pairs_done :pairs, chunks_done :one, done :chunk",
+        ConditionExpression="#status = :running AND NOT contains(done, :index)",
+        ExpressionAttributeNames=STATUS,
+        ExpressionAttributeValues={
+            ":pairs": n(pairs),
+            ":one": n(1),
+            ":chunk": {"NS": [str(chunk)]},
+            ":index": n(chunk),
+            **RUNNING,
+        },
+        ReturnValues="ALL_NEW",
+    )
+    if response is None:
+        return None
     item = response["Attributes"]
     return get_n(item, "chunks_done"), get_n(item, "chunk_count")
 
 
 def fail(table: str, key: Item, reason: str, http_status: int) -> bool:
     """Mark a running job failed, saying why; False when it had already ended."""
-    try:
-        dynamo.call(
-            "update_item",
-            TableName=table,
-            Key=key,
-            UpdateExpression="SET #status = :failed, failure = :reason, failure_status = :code "
-            "REMOVE done",
-            ConditionExpression="#status = :running",
-            ExpressionAttributeNames=STATUS,
-            ExpressionAttributeValues={
-                ":failed": s(Status.FAILED.value),
-                ":reason": s(reason),
-                ":code": n(http_status),
-                **RUNNING,
-            },
-        )
-    except ClientError as exc:
-        if is_condition_failure(exc):
-            return False
-        raise
-    return True
+    updated = conditional(
+        "update_item",
+        TableName=table,
+        Key=key,
+        UpdateExpression="SET #status = :failed, failure = :reason, failure_status = :code "
+        "REMOVE done",
+        ConditionExpression="#status = :running",
+        ExpressionAttributeNames=STATUS,
+        ExpressionAttributeValues={
+            ":failed": s(Status.FAILED.value),
+            ":reason": s(reason),
+            ":code": n(http_status),
+            **RUNNING,
+        },
+    )
+    return updated is not None
 
 
 def note_error(table: str, key: Item, message: str, http_status: int) -> None:
     """Remember the latest chunk failure of a running job (the reason it fails with if the
     chunk is given up)."""
-    try:
-        dynamo.call(
-            "update_item",
-            TableName=table,
-            Key=key,
-            UpdateExpression="SET last_error = :message, last_error_status = :code",
-            ConditionExpression="#status = :running",
-            ExpressionAttributeNames=STATUS,
-            ExpressionAttributeValues={
-                ":message": s(message),
-                ":code": n(http_status),
-                **RUNNING,
-            },
-        )
-    except ClientError as exc:
-        if not is_condition_failure(exc):
-            raise
+    conditional(
+        "update_item",
+        TableName=table,
+        Key=key,
+        UpdateExpression="SET last_error = :message, last_error_status = :code",
+        ConditionExpression="#status = :running",
+        ExpressionAttributeNames=STATUS,
+        ExpressionAttributeValues={":message": s(message), ":code": n(http_status), **RUNNING},
+    )
 
 
 def complete_update(table: str, key: Item, set_expression: str, values: Item) -> Item:

@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from botocore.exceptions import ClientError
-
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult, Job, LowScore, ScoredPair, Status
 from evalsvc.observability import logger
@@ -223,18 +221,7 @@ def start(result: EvaluationResult, job: Job) -> bool:
     item = _header_item(result)
     item.update(job_state.running_fields(job.chunk_count))
     item.update({"dataset_version": s(job.dataset_version), "labels": dynamo.ss_list(job.labels)})
-    try:
-        dynamo.call(
-            "put_item",
-            TableName=_table(),
-            Item=item,
-            ConditionExpression="attribute_not_exists(pk)",
-        )
-    except ClientError as exc:
-        if job_state.is_condition_failure(exc):
-            return False
-        raise
-    return True
+    return job_state.create(_table(), item)
 
 
 def get_with_job(tenant: str, results_id: str) -> tuple[EvaluationResult, Job] | None:
@@ -266,24 +253,19 @@ def complete(result: EvaluationResult) -> bool:
         "sk": s(POINTER_SK),
         "results_id": s(result.results_id),
     }
-    try:
-        dynamo.call(
-            "transact_write_items",
-            TransactItems=[
-                job_state.complete_update(
-                    _table(),
-                    _header_key(result.tenant, result.results_id),
-                    "summaries = :summaries, lowest = :lowest",
-                    {":summaries": s(_summaries(result)), ":lowest": s(_lowest(result))},
-                ),
-                {"Put": {"TableName": _table(), "Item": pointer}},
-            ],
-        )
-    except ClientError as exc:
-        if job_state.is_condition_failure(exc):
-            return False
-        raise
-    return True
+    done = job_state.conditional(
+        "transact_write_items",
+        TransactItems=[
+            job_state.complete_update(
+                _table(),
+                _header_key(result.tenant, result.results_id),
+                "summaries = :summaries, lowest = :lowest",
+                {":summaries": s(_summaries(result)), ":lowest": s(_lowest(result))},
+            ),
+            {"Put": {"TableName": _table(), "Item": pointer}},
+        ],
+    )
+    return done is not None
 
 
 def fail(tenant: str, results_id: str, reason: str, http_status: int) -> bool:
