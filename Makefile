@@ -12,9 +12,9 @@ PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$
 .PHONY: help venv run test test-unit test-integration test-e2e fuzz lint template-check build openapi bench lock clean
 
 help:
-	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB)"
+	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB and SQS, queue workers)"
 	@echo "make test   lint, unit, integration, e2e and fuzz tests, template checks, sam build"
-	@echo "make bench  print the DynamoDB call counts and cold import figures"
+	@echo "make bench  print the DynamoDB call counts, cold import and queued-work figures"
 	@echo "make fuzz   a longer, randomised schemathesis run (make test runs a fixed-seed one)"
 	@echo "make openapi regenerate docs/openapi.json"
 	@echo "make lock   regenerate requirements/dev.txt and layers/common/requirements.txt"
