@@ -4,9 +4,11 @@ request waits — and what identifies a retry of the request."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Header, Request
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from evalsvc.settings import get_settings
@@ -52,3 +54,36 @@ def request_key(request: Request, body: BaseModel) -> str | None:
     (None without the header). Queued work started by the first attempt is found again by it."""
     key = request.headers.get("idempotency-key")
     return None if key is None else f"{key}\n{request.url.path}\n{body.model_dump_json()}"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueOptions:
+    """How a route that may queue work should: answer at once, or wait how long; and the key
+    that finds the work a previous attempt of this request started."""
+
+    respond_async: bool
+    wait_seconds: float
+    request_key: str | None
+
+
+def queue_options(request: Request, prefer: str | None, body: BaseModel) -> QueueOptions:
+    wanted = preferences(prefer)
+    respond_async = "respond-async" in wanted
+    return QueueOptions(
+        respond_async=respond_async,
+        wait_seconds=0.0 if respond_async else wait_budget(request, wanted),
+        request_key=request_key(request, body),
+    )
+
+
+def async_answer(body: BaseModel, *, running: bool, location: str) -> JSONResponse:
+    """The answer to `Prefer: respond-async`: 202 with the job's `Location` (relative to the
+    route's URL) while it runs; 200 when it has already ended (done inside the request, or
+    found done by a retry)."""
+    if not running:
+        return JSONResponse(content=body.model_dump())
+    return JSONResponse(
+        status_code=202,
+        content=body.model_dump(),
+        headers={"Preference-Applied": "respond-async", "Location": location},
+    )

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.prefer import PreferHeader, preferences, request_key, wait_budget
+from evalsvc.api.prefer import PreferHeader, async_answer, queue_options
 from evalsvc.identifiers import format_ms
 from evalsvc.logic import augment as augmentation
 from evalsvc.models.api_keys import Identity
@@ -33,45 +33,37 @@ def augment(
     prefer: PreferHeader = None,
     identity: Identity = Depends(current_identity),
 ) -> AugmentOut | JSONResponse:
-    wanted = preferences(prefer)
-    respond_async = "respond-async" in wanted
+    options = queue_options(request, prefer, body)
     done = augmentation.augment(
         identity,
         body,
-        respond_async=respond_async,
-        wait_seconds=0.0 if respond_async else wait_budget(request, wanted),
-        request_key=request_key(request, body),
+        respond_async=options.respond_async,
+        wait_seconds=options.wait_seconds,
+        request_key=options.request_key,
     )
-    if done.header is None:
-        assert done.job is not None
+    header, job = done.header, done.job
+    if header is None:  # queued, answering at once
+        assert job is not None
         queued = AugmentQueuedOut(
-            synthetic_data_id=done.job.dataset_id,
-            status=done.job.status.value,
-            pairs_done=done.job.pairs_done,
-            pairs_total=done.job.pairs_total,
+            synthetic_data_id=job.dataset_id,
+            status=job.status.value,
+            pairs_done=job.pairs_done,
+            pairs_total=job.pairs_total,
         )
-        return JSONResponse(
-            status_code=202,
-            content=queued.model_dump(),
-            headers={
-                "Preference-Applied": "respond-async",
-                "Location": f"data/synthetic/{done.job.dataset_id}",
-            },
+        return async_answer(queued, running=True, location=f"data/synthetic/{job.dataset_id}")
+    if options.respond_async:  # done inside the request, or found done by a retry
+        queued = AugmentQueuedOut(
+            synthetic_data_id=header.dataset_id,
+            status="complete",
+            pairs_done=header.pair_count,
+            pairs_total=header.pair_count,
         )
-    if respond_async:  # no queue here: it ran inside the request
-        return JSONResponse(
-            content=AugmentQueuedOut(
-                synthetic_data_id=done.header.dataset_id,
-                status="complete",
-                pairs_done=done.header.pair_count,
-                pairs_total=done.header.pair_count,
-            ).model_dump()
-        )
+        return async_answer(queued, running=False, location=f"data/synthetic/{header.dataset_id}")
     return AugmentOut(
-        synthetic_data_id=done.header.dataset_id,
-        created_at=format_ms(done.header.created_ms),
+        synthetic_data_id=header.dataset_id,
+        created_at=format_ms(header.created_ms),
         seed_data_size=done.seed_size,
-        synthetic_data_size=done.header.pair_count,
-        system_prompt=done.header.system_prompt,
+        synthetic_data_size=header.pair_count,
+        system_prompt=header.system_prompt,
         target_metrics=done.target_metrics,
     )

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.prefer import PreferHeader, preferences, request_key, wait_budget
+from evalsvc.api.prefer import PreferHeader, async_answer, queue_options
 from evalsvc.identifiers import format_ms
 from evalsvc.logic import evaluations
 from evalsvc.models.api_keys import Identity
@@ -71,33 +71,23 @@ def evaluate(
     prefer: PreferHeader = None,
     identity: Identity = Depends(current_identity),
 ) -> EvaluateOut | JSONResponse:
-    wanted = preferences(prefer)
-    respond_async = "respond-async" in wanted
+    options = queue_options(request, prefer, body)
     done = evaluations.evaluate(
         identity,
         body,
         configured_judge(identity.tenant),
-        respond_async=respond_async,
-        wait_seconds=0.0 if respond_async else wait_budget(request, wanted),
-        request_key=request_key(request, body),
+        respond_async=options.respond_async,
+        wait_seconds=options.wait_seconds,
+        request_key=options.request_key,
     )
     result = done.result
-    if respond_async:
+    if options.respond_async:
         queued = QueuedOut(
             eval_results_id=result.results_id,
             status=result.status.value,
             pairs_done=result.pairs_done,
             pairs_total=result.pair_count,
         )
-        if result.status is not Status.RUNNING:  # no queue here: it ran inside the request
-            return JSONResponse(content=queued.model_dump())
-        return JSONResponse(
-            status_code=202,
-            content=queued.model_dump(),
-            # Relative to .../v1/evaluate: the result's own URL.
-            headers={
-                "Preference-Applied": "respond-async",
-                "Location": f"evaluation/{result.results_id}",
-            },
-        )
+        running = result.status is Status.RUNNING
+        return async_answer(queued, running=running, location=f"evaluation/{result.results_id}")
     return v1_body(result)
