@@ -60,7 +60,7 @@ def evaluation_figures(n: int) -> None:
         done = evaluations.evaluate(identity, EvaluateIn(seed_data_id="bench-ds"), None)
         elapsed = time.perf_counter() - started
         measured = counter.take()
-        assert done.result.pair_count == n
+        assert done.pair_count == n
         header = datasets.store.get_header("bench", DatasetKind.SEED, "bench-ds")
         assert header is not None
         pages = query_pages(stored_bytes(header))

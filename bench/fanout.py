@@ -154,7 +154,7 @@ def throughput(workers: int, concurrency: int, latency: float, pairs: int) -> No
                 configured_judge(IDENTITY.tenant),
                 respond_async=True,
             )
-            results_id = done.result.results_id
+            results_id = done.results_id
             while True:
                 result = results_store.get(IDENTITY.tenant, results_id)
                 assert result is not None
@@ -233,7 +233,7 @@ def checks(n: int) -> None:
         worked = time.perf_counter() - started
         worker_dynamo, worker_sqs = dynamo_calls.take(), sqs_calls.take()
         poller_sqs = receive_calls.take()
-        result = results_store.get(IDENTITY.tenant, done.result.results_id)
+        result = results_store.get(IDENTITY.tenant, done.results_id)
         assert result is not None and result.status is Status.COMPLETE, result
         scored_bytes = sum(
             dynamo.item_size(item)

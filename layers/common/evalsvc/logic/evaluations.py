@@ -30,15 +30,6 @@ from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import results as results_store
 
 
-@dataclass(slots=True)
-class Evaluation:
-    """A complete result (its lowest pairs carry their reasons). `scored` is every scored pair
-    when the evaluation ran inside the request, else None."""
-
-    result: EvaluationResult
-    scored: list[ScoredPair] | None = None
-
-
 def runs_inline(definitions: Sequence[str], pair_count: int, respond_async: bool) -> bool:
     """Whether to score inside the request: no queue, or a small job the caller waits for."""
     settings = get_settings()
@@ -62,10 +53,11 @@ def evaluate(
     respond_async: bool = False,
     wait_seconds: float = 0.0,
     request_key: str | None = None,
-) -> Evaluation:
+) -> EvaluationResult:
     """Score the pairs `body` selects against the metrics set. A small job is scored here; a
     large one is queued in chunks (evaluation_jobs) and, unless `respond_async`, waited for
-    up to `wait_seconds`. The result returned is complete, or running when queued."""
+    up to `wait_seconds`. The result returned is complete (its lowest pairs with their
+    reasons), or running when queued."""
     kind, reference = body.dataset
     dataset_id = dataset_logic.resolve_dataset_id(identity, kind, reference)
     metrics_set = metrics_logic.get_metrics_set(identity, body.metrics_id)
@@ -99,11 +91,9 @@ def evaluate(
             result.results_id = job_id("ev_", identity.tenant, request_key)
             result = evaluation_jobs.start(result, header, refs, ords, labels)
             if respond_async:
-                return Evaluation(result)
+                return result
             evaluation_jobs.wait(identity, result, wait_seconds)
-            return Evaluation(
-                read_evaluation(identity, result.results_id, include_all=False).result
-            )
+            return read_evaluation(identity, result.results_id, include_all=False).result
     header, pairs = dataset_logic.select_pairs(
         identity, kind, dataset_id, body.pair_query, "evaluate"
     )
@@ -124,7 +114,7 @@ def evaluate(
             "seconds": round(time.perf_counter() - started, 3),
         },
     )
-    return Evaluation(result, scored)
+    return result
 
 
 def _existing_result(

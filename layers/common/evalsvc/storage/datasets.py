@@ -594,8 +594,6 @@ def _commit(
             if not _is_condition_failure(exc):
                 raise
             previous = get_header(tenant, kind, dataset_id)
-            if previous is not None and previous.version == version:
-                return previous  # installed by a racing writer of this same version
             continue
         if previous is not None:
             _discard_version(tenant, kind, dataset_id, previous.version)

@@ -72,7 +72,7 @@ def evaluate(
     identity: Identity = Depends(current_identity),
 ) -> EvaluateOut | JSONResponse:
     options = queue_options(request, prefer, body)
-    done = evaluations.evaluate(
+    result = evaluations.evaluate(
         identity,
         body,
         configured_judge(identity.tenant),
@@ -80,7 +80,6 @@ def evaluate(
         wait_seconds=options.wait_seconds,
         request_key=options.request_key,
     )
-    result = done.result
     if options.respond_async:
         queued = QueuedOut(
             eval_results_id=result.results_id,
