@@ -135,6 +135,8 @@ def read_dataset(
         if kind is DatasetKind.SYNTHETIC:
             job = generation_jobs.get(identity.tenant, resolved)
             if job is not None:
+                # Imported on this rare path only: it brings the LLM modules, which would
+                # otherwise add to the cold start of every dataset read.
                 from evalsvc.logic.augment_jobs import check_ended
 
                 check_ended(job)
