@@ -12,8 +12,7 @@ POST /augment when its LLM work is too large for one request.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 
 from evalsvc.errors import StillRunning
@@ -108,15 +107,12 @@ def wait(
     identity: Identity,
     job: GenerationJob,
     seconds: float,
-    *,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> GenerationJob:
     """The job once complete; its failure raised, or StillRunning after `seconds`."""
     current = chunks.poll(
         lambda: generation_jobs.get(identity.tenant, job.dataset_id) or job,
         lambda j: j.status is not Status.RUNNING,
         seconds,
-        sleep=sleep,
     )
     check_ended(current, location=f"data/synthetic/{job.dataset_id}")
     return current

@@ -91,8 +91,6 @@ def poll(
     load: Callable[[], S],
     ended: Callable[[S], bool],
     seconds: float,
-    *,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> S:
     """Load a job's state until it has ended or `seconds` have passed (pauses growing from a
     quarter second to two); the last state loaded."""
@@ -103,7 +101,7 @@ def poll(
         left = deadline - time.monotonic()
         if ended(state) or left <= 0:
             return state
-        sleep(min(pause, left))
+        time.sleep(min(pause, left))
         pause = min(2.0, pause * 1.5)
 
 

@@ -14,7 +14,6 @@ or failing a result is conditional on it still running.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
@@ -102,8 +101,6 @@ def wait(
     identity: Identity,
     result: EvaluationResult,
     seconds: float,
-    *,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> EvaluationResult:
     """The result once complete. A failed job raises its failure; one still running after
     `seconds` raises StillRunning naming the id to poll."""
@@ -111,7 +108,6 @@ def wait(
         lambda: results_store.get(identity.tenant, result.results_id) or result,
         lambda r: r.status is not Status.RUNNING,
         seconds,
-        sleep=sleep,
     )
     if current.status is Status.FAILED:
         raise chunks.failure(
