@@ -243,3 +243,20 @@ def test_llm_throttling_slows_a_queued_augmentation_but_does_not_fail_it(
 
     assert len(pairs_of(acme, dataset_id)) == 20
     assert work.waiting(work.dead_letter_url) == 0
+
+
+def test_a_restarted_local_server_fails_the_generations_left_running(
+    acme: Tenant, work: Work, llm: FakeJudge
+) -> None:
+    from evalsvc.logic import augment_jobs
+
+    seed(acme)
+    dataset_id = augment_async(acme)
+    work.deliver(1)
+
+    assert augment_jobs.fail_abandoned("the local server stopped") == 1
+
+    failed = acme.get(f"/data/synthetic/{dataset_id}")
+    assert failed.status_code == 500
+    assert failed.json()["error"].endswith("failed: the local server stopped")
+    assert stored_pairs(dataset_id) == 0

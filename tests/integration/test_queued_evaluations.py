@@ -494,3 +494,17 @@ def test_a_dead_lettered_message_of_another_version_fails_the_job_it_names(
     failed = read(acme, results_id)
     assert failed["status"] == "failed"
     assert "could not be read by the worker" in failed["failure"]
+
+
+def test_a_restarted_local_server_fails_the_evaluations_left_running(
+    acme: Tenant, work: Work
+) -> None:
+    # The local queue is not saved with the tables: work running at a stop is gone
+    seed(acme, 600)
+    results_id = queue_async(acme)
+
+    assert evaluation_jobs.fail_abandoned("the local server stopped") == 1
+
+    failed = read(acme, results_id)
+    assert (failed["status"], failed["failure"]) == ("failed", "the local server stopped")
+    assert evaluation_jobs.fail_abandoned("again") == 0

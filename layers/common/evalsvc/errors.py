@@ -50,9 +50,9 @@ class StorageUnavailable(DomainError):
     status_code = 503
 
 
-class JudgeFailed(DomainError):
-    """The LLM judge could not give a valid answer after retries; nothing was stored.
-    `transient`: it was throttled or unreachable, rather than answering nonsense."""
+class ModelFailed(DomainError):
+    """The LLM gave no usable answer after retries. `transient`: it was throttled or
+    unreachable, rather than answering nonsense."""
 
     status_code = 502
 
@@ -61,15 +61,12 @@ class JudgeFailed(DomainError):
         self.transient = transient
 
 
-class GenerationFailed(DomainError):
-    """The LLM could not produce a usable answer (questions, data) after retries.
-    `transient`: it was throttled or unreachable, rather than answering nonsense."""
+class JudgeFailed(ModelFailed):
+    """The LLM judge could not give a valid answer after retries; nothing was stored."""
 
-    status_code = 502
 
-    def __init__(self, message: str, *, transient: bool = False) -> None:
-        super().__init__(message)
-        self.transient = transient
+class GenerationFailed(ModelFailed):
+    """The LLM could not produce a usable answer (questions, data) after retries."""
 
 
 class ProviderUnavailable(DomainError):

@@ -124,9 +124,9 @@ class EmbeddedDynamoDB:
         assert self._server is not None, "start() first"
         return f"http://{self.host}:{self._server.server_port}"
 
-    def client(self) -> Any:
+    def _client(self, service: str) -> Any:
         return boto3.client(
-            "dynamodb",
+            service,
             endpoint_url=self.endpoint,
             region_name=LOCAL_CREDENTIALS["AWS_REGION"],
             aws_access_key_id=LOCAL_CREDENTIALS["AWS_ACCESS_KEY_ID"],
@@ -134,14 +134,11 @@ class EmbeddedDynamoDB:
             config=Config(retries={"mode": "standard", "max_attempts": 3}),
         )
 
+    def client(self) -> Any:
+        return self._client("dynamodb")
+
     def sqs_client(self) -> Any:
-        return boto3.client(
-            "sqs",
-            endpoint_url=self.endpoint,
-            region_name=LOCAL_CREDENTIALS["AWS_REGION"],
-            aws_access_key_id=LOCAL_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=LOCAL_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-        )
+        return self._client("sqs")
 
     def start(self) -> dict[str, str]:
         """Start serving; returns the environment that points the service at this store."""

@@ -1,7 +1,7 @@
 """What every queued job shares: cutting a selection of pairs into chunks, and the rules a
 worker applies when a chunk fails.
 
-    throttled LLM (JudgeFailed/GenerationFailed, transient)
+    throttled LLM (ModelFailed, transient: the judge's or generation's)
                         a fresh copy goes back on the queue, delayed: throttling slows a job,
                         it does not spend the chunk's attempts (up to MAX_REQUEUES times)
     bad input, provider refused, Unrecoverable (e.g. the dataset was overwritten)
@@ -21,9 +21,8 @@ from typing import Protocol, TypeVar
 
 from evalsvc.errors import (
     DomainError,
-    GenerationFailed,
     InvalidInput,
-    JudgeFailed,
+    ModelFailed,
     OutOfTime,
     ProviderUnavailable,
 )
@@ -144,7 +143,7 @@ def run(chunk: Chunk, attempt: int, work: Callable[[], None], record: JobRecord)
         # Progress was kept (the verdicts given are cached): go again at once, not counting it
         # as an attempt.
         _requeue(chunk, exc.message, record, delay=0)
-    except (JudgeFailed, GenerationFailed) as exc:
+    except ModelFailed as exc:
         if exc.transient:
             _requeue_throttled(chunk, exc.message, record)
             return

@@ -126,11 +126,9 @@ def note_error(tenant: str, dataset_id: str, message: str, http_status: int) -> 
 
 
 def running() -> list[tuple[str, str]]:
-    """(tenant, dataset id) of every running generation: a whole-table scan, for the local
-    server only."""
-    found = []
-    for item in dynamo.scan_all(_table()):
-        if item.get("sk", {}).get("S") == JOB_SK and get_s(item, "status") == "running":
-            tenant = item["pk"]["S"][2:].split("#", 1)[0]
-            found.append((tenant, get_s(item, "dataset_id") or ""))
-    return found
+    """(tenant, dataset id) of every running generation (the local server only: a table
+    scan)."""
+    return [
+        (item["pk"]["S"][2:].split("#", 1)[0], get_s(item, "dataset_id") or "")
+        for item in job_state.running_items(_table(), JOB_SK)
+    ]

@@ -5,13 +5,14 @@ delivered twice."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from evalsvc.models.evaluations import Status
 from evalsvc.storage import dynamo
-from evalsvc.storage.dynamo import Item, get_n, n, s
+from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
 
 RUNNING = {":running": s(Status.RUNNING.value)}
 STATUS = {"#status": "status"}
@@ -49,6 +50,14 @@ def create(table: str, item: Item) -> bool:
         "put_item", TableName=table, Item=item, ConditionExpression="attribute_not_exists(pk)"
     )
     return put is not None
+
+
+def running_items(table: str, sk: str) -> Iterator[Item]:
+    """Every running job item (sort key `sk`) of `table`: a whole-table scan, for the local
+    server only."""
+    for item in dynamo.scan_all(table):
+        if item.get("sk", {}).get("S") == sk and get_s(item, "status") == Status.RUNNING.value:
+            yield item
 
 
 def done_chunks(item: Item) -> set[int]:

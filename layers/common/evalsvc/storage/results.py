@@ -280,11 +280,8 @@ def note_error(tenant: str, results_id: str, message: str, http_status: int) -> 
 
 
 def running() -> list[tuple[str, str]]:
-    """(tenant, results id) of every running result: a whole-table scan, for the local server
-    only."""
-    found = []
-    for item in dynamo.scan_all(_table()):
-        if item.get("sk", {}).get("S") == HEADER_SK and get_s(item, "status") == "running":
-            tenant = item["pk"]["S"][2:].rsplit("#R#", 1)[0]
-            found.append((tenant, get_s(item, "results_id") or ""))
-    return found
+    """(tenant, results id) of every running result (the local server only: a table scan)."""
+    return [
+        (item["pk"]["S"][2:].rsplit("#R#", 1)[0], get_s(item, "results_id") or "")
+        for item in job_state.running_items(_table(), HEADER_SK)
+    ]
