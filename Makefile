@@ -13,7 +13,7 @@ PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$
 
 help:
 	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB and SQS, queue workers)"
-	@echo "make test   lint, unit, integration, e2e and fuzz tests, template checks, sam build"
+	@echo "make test   lint (ruff, mypy --strict), unit, integration, e2e and fuzz tests, template checks, sam build"
 	@echo "make bench  print the DynamoDB call counts, cold import and queued-work figures"
 	@echo "make fuzz   a longer, randomised schemathesis run (make test runs a fixed-seed one)"
 	@echo "make openapi regenerate docs/openapi.json"
@@ -42,6 +42,7 @@ run: venv
 lint: venv
 	$(BIN)/ruff check layers functions tests bench
 	$(BIN)/ruff format --check layers functions tests bench
+	$(BIN)/mypy --strict layers/common/evalsvc
 
 template-check: $(SAM_VENV)/.installed
 	$(SAM_VENV)/bin/sam validate --lint --template template.yaml --region us-east-1

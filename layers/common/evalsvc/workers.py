@@ -59,7 +59,7 @@ def _deadline(context: Any) -> float | None:
     calls in flight and the writes after them (a fifth of it, 10-60 s)."""
     if context is None or not hasattr(context, "get_remaining_time_in_millis"):
         return None
-    left = context.get_remaining_time_in_millis() / 1000
+    left = float(context.get_remaining_time_in_millis()) / 1000
     return time.monotonic() + left - max(10.0, min(60.0, left / 5))
 
 
@@ -118,8 +118,10 @@ def _batch_handler(record_handler: Any) -> LambdaHandler:
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
-        return process_partial_response(
-            event=event, record_handler=record_handler, processor=processor, context=context
+        return dict(
+            process_partial_response(
+                event=event, record_handler=record_handler, processor=processor, context=context
+            )
         )
 
     return handler

@@ -38,7 +38,7 @@ def create_app(routers: Sequence[APIRouter], *, docs: bool = False) -> FastAPI:
         app.include_router(router)
     # Every method each path answers, across routers: a 405 lists them all in `Allow`.
     app.state.route_methods = [
-        (route.path_regex, frozenset(route.methods))
+        (route.path_regex, frozenset(route.methods or ()))
         for router in routers
         for route in router.routes
         if isinstance(route, APIRoute)

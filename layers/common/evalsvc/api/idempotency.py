@@ -8,9 +8,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio.from_thread
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
@@ -22,6 +22,9 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 from fastapi import Request, Response
 from fastapi.concurrency import run_in_threadpool
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from evalsvc.errors import Conflict, InvalidInput, StorageUnavailable, Unprocessable
 from evalsvc.models.api_keys import Identity
 from evalsvc.settings import get_settings
@@ -30,7 +33,7 @@ from evalsvc.storage.idempotency import persistence_layer
 
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
-Handle = Callable[[Request], Awaitable[Response]]
+Handle = Callable[[Request], Coroutine[Any, Any, Response]]
 
 
 # Response headers that are part of the answer, so a replay carries them too.
@@ -118,7 +121,8 @@ async def handle_idempotently(request: Request, identity: Identity, handle: Hand
         settings.idempotency_table, settings.dynamodb_endpoint_url, settings.idempotency_ttl_seconds
     )
     # An in-progress key expires when the Lambda invocation would have timed out.
-    config.register_lambda_context(request.scope.get("aws.context") or _LocalContext())
+    context = request.scope.get("aws.context") or _LocalContext()
+    config.register_lambda_context(cast("LambdaContext", context))
     try:
         saved = await run_in_threadpool(runner, request=data, work=work)
     except IdempotencyValidationError as exc:

@@ -23,6 +23,9 @@ def build_handler(router: APIRouter) -> LambdaHandler:
     @tracer.capture_lambda_handler(capture_response=False)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return asgi(event, context)
+        response: dict[str, Any] = asgi(event, context)
+        return response
 
-    return handler
+    # The Powertools decorators are untyped: say what they return.
+    wrapped: LambdaHandler = handler
+    return wrapped

@@ -99,7 +99,7 @@ def create_tables(client: Any, prefix: str) -> dict[str, str]:
 
 
 def _queue_attributes(properties: dict[str, Any], arns: dict[str, str]) -> dict[str, str]:
-    attributes = {
+    attributes: dict[str, str] = {
         name: str(properties[name])
         for name in ("VisibilityTimeout", "MessageRetentionPeriod", "DelaySeconds")
         if name in properties
@@ -153,6 +153,8 @@ def queue_env_vars(template: dict[str, Any] | None = None) -> dict[str, str]:
         variables = resource.get("Properties", {}).get("Environment", {}).get("Variables", {})
         for var, value in variables.items():
             ref = value.get("Ref") if isinstance(value, dict) else None
-            if ref in resources and resources[ref].get("Type") == "AWS::SQS::Queue":
+            if not isinstance(ref, str) or ref not in resources:
+                continue
+            if resources[ref].get("Type") == "AWS::SQS::Queue":
                 found[var] = ref
     return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 _TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
@@ -73,7 +74,7 @@ def _is_integer(value: Any) -> bool:
 
 
 def _type_matches(value: Any, kind: str) -> bool:
-    return {
+    tests: dict[str, Callable[[Any], bool]] = {
         "object": lambda v: isinstance(v, dict),
         "array": lambda v: isinstance(v, list),
         "string": lambda v: isinstance(v, str),
@@ -81,7 +82,8 @@ def _type_matches(value: Any, kind: str) -> bool:
         "number": _is_number,
         "boolean": lambda v: isinstance(v, bool),
         "null": lambda v: v is None,
-    }[kind](value)
+    }
+    return tests[kind](value)
 
 
 def _show(value: Any) -> str:

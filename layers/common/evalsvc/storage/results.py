@@ -109,7 +109,7 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         results_id=get_s(item, "results_id") or "",
         created_ms=get_n(item, "created_ms"),
         dataset_id=get_s(item, "dataset_id") or "",
-        dataset_kind=DatasetKind(get_s(item, "dataset_kind")),
+        dataset_kind=DatasetKind(get_s(item, "dataset_kind") or ""),
         metrics_id=get_s(item, "metrics_id") or "",
         definitions=get_list(item, "definitions"),
         system_prompt=get_s(item, "system_prompt", "") or "",
