@@ -67,6 +67,29 @@ def test_no_metrics_yet_is_404_saying_how_to_create_one(acme: Tenant) -> None:
             "metrics[0]: check:max_chars needs a whole number",
         ),
         ({"metrics": ["check:regex:("]}, 400, "metrics[0]: check:regex pattern is not valid"),
+        (
+            {"metrics": ["ok?", "check:regex:(a)\\1"]},
+            400,
+            "metrics[1]: check:regex pattern is not valid: invalid escape sequence: \\1 (patterns "
+            "are matched by RE2: no backreferences or lookaround)",
+        ),
+        (
+            {"metrics": ["ok?", "check:non_empty", 'check:json_schema:{"type": "text"}']},
+            400,
+            "metrics[2]: check:json_schema: schema.type: 'text' is not valid under any of the "
+            "given schemas",
+        ),
+        (
+            {"metrics": ['check:json_schema:{"items": {"$ref": "#/$defs/item"}}']},
+            400,
+            "metrics[0]: check:json_schema: $ref '#/$defs/item' does not resolve",
+        ),
+        (
+            {"metrics": ['check:json_schema:{"properties": {"a": {"maxLength": -1}}}']},
+            400,
+            "metrics[0]: check:json_schema: schema.properties.a.maxLength: -1 is less than the "
+            "minimum of 0",
+        ),
     ],
 )
 def test_bad_definitions_are_refused_and_nothing_is_stored(

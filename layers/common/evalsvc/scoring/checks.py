@@ -4,16 +4,24 @@ A check scores 5 when it passes and 1 when it fails; graded checks (input_overla
 readability) map their 0..1 measure onto 1..5. Every score carries a reason a person can act
 on. Definitions are parsed once, when a metrics set is created, so a bad name or argument is a
 400 then and never a surprise during an evaluation.
+
+Every check is total: `parse` wraps each scorer so that, for any text, it returns a score in
+[1, 5] with a non-empty reason, and never raises. A check that fails unexpectedly scores 1 and
+says so. Every check's time is linear in the text (tenant patterns run on RE2, JSON is read
+with bounds, schemas are validated within a budget): bench/checks.py measures the worst case.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evalsvc.scoring import json_schema
+from evalsvc.observability import logger
+from evalsvc.scoring import bounded_json
+from evalsvc.scoring.patterns import PatternError, compile_pattern, utf8
+from evalsvc.scoring.pii import find_pii
 from evalsvc.scoring.text import flesch_reading_ease, tokens, words
 
 PREFIX = "check:"
@@ -79,31 +87,41 @@ def json_valid(argument: str | None) -> Scorer:
 
     def score(_input: str, output: str) -> Score:
         try:
-            json.loads(output)
-        except json.JSONDecodeError as exc:
-            return Score(FAIL, f"output is not valid JSON: {exc}")
+            bounded_json.loads(output)
+        except bounded_json.NotJson as exc:
+            return Score(FAIL, exc.reason)
         return Score(PASS, "output is valid JSON")
 
     return score
 
 
 def json_schema_check(argument: str | None) -> Scorer:
+    from evalsvc.scoring import json_schema
+
     text = _required("json_schema", argument, "JSON schema")
     try:
-        schema = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CheckError(f"check:json_schema argument is not valid JSON: {exc}") from exc
-    try:
-        json_schema.check_schema(schema)
+        schema = json_schema.compile_schema(text)
     except json_schema.SchemaError as exc:
         raise CheckError(f"check:json_schema: {exc}") from exc
 
     def score(_input: str, output: str) -> Score:
         try:
-            instance = json.loads(output)
-        except json.JSONDecodeError as exc:
-            return Score(FAIL, f"output is not valid JSON: {exc}")
-        error = json_schema.first_error(instance, schema)
+            instance = bounded_json.loads(output)
+        except bounded_json.NotJson as exc:
+            return Score(FAIL, exc.reason)
+        try:
+            error = schema.first_error(instance)
+        except json_schema.TooMuchWork as exc:
+            return Score(
+                FAIL,
+                f"the schema could not be checked on this output within its budget ({exc}): "
+                "simplify nested anyOf/oneOf or shorten the output",
+            )
+        except RecursionError:
+            return Score(
+                FAIL,
+                "the schema could not be checked on this output: its $ref chain does not end",
+            )
         if error:
             return Score(FAIL, f"output does not match the schema: {error}")
         return Score(PASS, "output matches the schema")
@@ -114,8 +132,8 @@ def json_schema_check(argument: str | None) -> Scorer:
 def regex(argument: str | None) -> Scorer:
     text = _required("regex", argument, "pattern")
     try:
-        pattern = re.compile(text)
-    except re.error as exc:
+        pattern = compile_pattern(text)
+    except PatternError as exc:
         raise CheckError(f"check:regex pattern is not valid: {exc}") from exc
 
     def score(_input: str, output: str) -> Score:
@@ -205,42 +223,11 @@ def no_refusal(argument: str | None) -> Scorer:
     return score
 
 
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
-_PHONE = re.compile(
-    r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){2,4}(?!\w)"
-)
-_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
-
-
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2 == 1:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-def _pii_found(text: str) -> str | None:
-    if _EMAIL.search(text):
-        return "an email address"
-    for match in _CARD.finditer(text):
-        digits = re.sub(r"\D", "", match.group(0))
-        if 13 <= len(digits) <= 19 and _luhn(digits):
-            return "a payment card number"
-    for match in _PHONE.finditer(text):
-        digits = re.sub(r"\D", "", match.group(0))
-        if 7 <= len(digits) <= 15:
-            return "a phone number"
-    return None
-
-
 def no_pii(argument: str | None) -> Scorer:
     _no_argument("no_pii", argument)
 
     def score(_input: str, output: str) -> Score:
-        found = _pii_found(output)
+        found = find_pii(output)
         if found:
             return Score(FAIL, f"output contains {found}")
         return Score(PASS, "output contains no email address, phone or card number")
@@ -325,4 +312,28 @@ def parse(definition: str) -> Scorer:
         raise CheckError(
             f"unknown check {name!r} in {_preview(definition, 60)!r}; known checks: {known}"
         )
-    return factory(argument if separator else None)
+    return total(name, factory(argument if separator else None))
+
+
+def total(name: str, scorer: Scorer) -> Scorer:
+    """`scorer` made total: whatever the text, a score in [1, 5] and a non-empty reason that can
+    be stored (a lone surrogate in it becomes U+FFFD). A scorer that raises scores 1, and the
+    reason says the check could not be applied; the error is logged without the text."""
+
+    def score(input_: str, output: str) -> Score:
+        try:
+            result = scorer(input_, output)
+            value, reason = float(result.value), str(result.reason)
+        except Exception as exc:
+            logger.warning("check raised", extra={"check": name, "error": exc.__class__.__name__})
+            return Score(
+                FAIL,
+                f"check:{name} could not be applied to this output "
+                f"({exc.__class__.__name__}); it is scored as failing",
+            )
+        if not math.isfinite(value):
+            return Score(FAIL, f"check:{name} gave no usable score; it is scored as failing")
+        reason = utf8(reason).decode("utf-8").strip() or f"check:{name} gave no reason"
+        return Score(min(PASS, max(FAIL, value)), reason)
+
+    return score

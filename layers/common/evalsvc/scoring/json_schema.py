@@ -1,174 +1,268 @@
-"""A small JSON Schema validator for `check:json_schema:<schema>`: the keywords people use to
-describe an LLM's structured output, no dependency, messages that name the failing place.
+"""`check:json_schema:<schema>`: JSON Schema Draft 2020-12 by the `jsonschema` library, made safe
+for tenant schemas and model output.
 
-Supported: type, enum, const, properties, required, additionalProperties, items, minItems,
-maxItems, uniqueItems, minLength, maxLength, pattern, minimum, maximum, exclusiveMinimum,
-exclusiveMaximum, multipleOf, anyOf, allOf, oneOf, not. Other keywords are ignored.
+- Imported on first use: only a metrics set with a schema check pays for the import.
+- References resolve inside the schema (and to the published meta-schemas) only: nothing is
+  ever fetched, and a `$ref` that does not resolve is refused when the metric is created.
+- `pattern` and `patternProperties` are matched by RE2 (scoring.patterns), never by Python's
+  backtracking `re`: the library's own calls are pointed at it.
+- `uniqueItems` and the `unevaluated*` keywords, quadratic in the library, are linear here.
+- One validation may apply at most MAX_STEPS keywords and run at most MAX_SECONDS: a schema
+  whose combinators multiply (`anyOf` under `anyOf` under `items`…) against a large output
+  ends as a failing score that says so, not as a hang.
+- Validators are compiled once per schema text and cached.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import Any
 
-_TYPES = {"object", "array", "string", "integer", "number", "boolean", "null"}
-_SUBSCHEMA_LISTS = ("anyOf", "allOf", "oneOf")
+from evalsvc.scoring.patterns import PatternError, compile_pattern
+
+# Keyword applications in one validation (about 1 s of jsonschema on this project's 2-core
+# machine: a step costs 7-15 us), and a wall-clock guard above it for what steps do not count.
+MAX_STEPS = 100_000
+MAX_SECONDS = 2.0
+# Bytes a pattern search may scan for one step.
+BYTES_PER_STEP = 256
+# The reasons name at most this much of the library's message.
+MESSAGE_CHARS = 300
 
 
 class SchemaError(ValueError):
-    """The schema itself is malformed."""
+    """The schema cannot be used; the message names the place and the problem."""
 
 
-def check_schema(schema: Any, where: str = "schema") -> None:
-    """Raise SchemaError unless `schema` is a schema this validator can apply."""
-    if isinstance(schema, bool):
-        return
-    if not isinstance(schema, dict):
-        raise SchemaError(f"{where} must be a JSON object")
-    kinds = schema.get("type")
-    if kinds is not None:
-        names = kinds if isinstance(kinds, list) else [kinds]
-        bad = [k for k in names if k not in _TYPES]
-        if bad or not names:
-            raise SchemaError(f"{where}.type must be one of {sorted(_TYPES)}, not {kinds!r}")
-    for key in ("properties",):
-        if key in schema:
-            if not isinstance(schema[key], dict):
-                raise SchemaError(f"{where}.{key} must be an object")
-            for name, sub in schema[key].items():
-                check_schema(sub, f"{where}.{key}.{name}")
-    for key in ("items", "additionalProperties", "not"):
-        if key in schema:
-            check_schema(schema[key], f"{where}.{key}")
-    for key in _SUBSCHEMA_LISTS:
-        if key in schema:
-            if not isinstance(schema[key], list) or not schema[key]:
-                raise SchemaError(f"{where}.{key} must be a non-empty array of schemas")
-            for i, sub in enumerate(schema[key]):
-                check_schema(sub, f"{where}.{key}[{i}]")
-    if "required" in schema and not (
-        isinstance(schema["required"], list) and all(isinstance(r, str) for r in schema["required"])
-    ):
-        raise SchemaError(f"{where}.required must be an array of strings")
-    if "pattern" in schema:
-        try:
-            re.compile(schema["pattern"])
-        except (re.error, TypeError) as exc:
-            raise SchemaError(f"{where}.pattern is not a valid regular expression: {exc}") from exc
-    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
-        if key in schema and not _is_number(schema[key]):
-            raise SchemaError(f"{where}.{key} must be a number")
-    for key in ("minLength", "maxLength", "minItems", "maxItems"):
-        if key in schema and not (_is_integer(schema[key]) and schema[key] >= 0):
-            raise SchemaError(f"{where}.{key} must be a non-negative integer")
+class TooMuchWork(Exception):
+    """Validation went past its step or time budget."""
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+class _Meter(threading.local):
+    steps_left = 0
+    deadline = 0.0
+
+    def spend(self, steps: int) -> None:
+        self.steps_left -= steps
+        if self.steps_left < 0:
+            raise TooMuchWork(f"more than {MAX_STEPS:,} schema keyword applications")
+        if time.monotonic() > self.deadline:
+            raise TooMuchWork(f"more than {MAX_SECONDS:g} s")
 
 
-def _is_integer(value: Any) -> bool:
-    return _is_number(value) and float(value).is_integer()
+_meter = _Meter()
 
 
-def _type_matches(value: Any, kind: str) -> bool:
-    tests: dict[str, Callable[[Any], bool]] = {
-        "object": lambda v: isinstance(v, dict),
-        "array": lambda v: isinstance(v, list),
-        "string": lambda v: isinstance(v, str),
-        "integer": _is_integer,
-        "number": _is_number,
-        "boolean": lambda v: isinstance(v, bool),
-        "null": lambda v: v is None,
+class _RE2Search:
+    """Stands in for the `re` module inside jsonschema, whose only use of it is
+    `re.search(pattern, text)`: the tenant's pattern is matched by RE2, and pays for its bytes."""
+
+    @staticmethod
+    def search(pattern: str, text: str) -> bool:
+        _meter.spend(1 + len(text) // BYTES_PER_STEP)
+        return compile_pattern(pattern).search(text)
+
+
+def _canonical(value: Any) -> Any:
+    """A hashable form equal exactly when JSON Schema calls two values equal (1 == 1.0, but
+    true != 1; objects by their members)."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, int | float):
+        return ("n", int(value) if isinstance(value, float) and value.is_integer() else value)
+    if isinstance(value, list):
+        return ("a", tuple(_canonical(item) for item in value))
+    if isinstance(value, dict):
+        return ("o", frozenset((key, _canonical(item)) for key, item in value.items()))
+    return ("v", value)
+
+
+@lru_cache(maxsize=1)
+def _validator_class() -> Any:
+    """Draft 2020-12 with the keywords metered and the quadratic ones made linear."""
+    import jsonschema
+    from jsonschema import _keywords, _utils
+    from jsonschema.exceptions import ValidationError
+
+    # The library calls `re.search` from these two modules (pattern, patternProperties,
+    # additionalProperties, unevaluatedProperties): RE2 answers instead.
+    _keywords.re = _RE2Search
+    _utils.re = _RE2Search
+
+    def unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+        if unique and validator.is_type(instance, "array"):
+            _meter.spend(1 + len(instance) // 64)
+            if len({_canonical(item) for item in instance}) != len(instance):
+                yield ValidationError("the array has items that are not unique")
+
+    def unevaluated_items(
+        validator: Any, unevaluated: Any, instance: Any, schema: Any
+    ) -> Iterator[Any]:
+        if not validator.is_type(instance, "array"):
+            return
+        seen = set(_utils.find_evaluated_item_indexes_by_schema(validator, instance, schema))
+        extra = [item for index, item in enumerate(instance) if index not in seen]
+        if extra:
+            names, verb = _utils.extras_msg(extra)
+            yield ValidationError(f"Unevaluated items are not allowed ({names} {verb} unexpected)")
+
+    def unevaluated_properties(
+        validator: Any, unevaluated: Any, instance: Any, schema: Any
+    ) -> Iterator[Any]:
+        if not validator.is_type(instance, "object"):
+            return
+        seen = set(_utils.find_evaluated_property_keys_by_schema(validator, instance, schema))
+        extra = [
+            key
+            for key in instance
+            if key not in seen
+            and any(
+                True
+                for _ in validator.descend(instance[key], unevaluated, path=key, schema_path=key)
+            )
+        ]
+        if extra:
+            names, verb = _utils.extras_msg(extra)
+            yield ValidationError(
+                f"Unevaluated properties are not allowed ({names} {verb} unexpected)"
+            )
+
+    def metered(keyword: Callable[..., Any]) -> Callable[..., Iterator[Any]]:
+        def apply(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
+            _meter.spend(1)
+            errors = keyword(validator, value, instance, schema)
+            if errors is not None:
+                yield from errors
+
+        return apply
+
+    base = jsonschema.Draft202012Validator
+    keywords = {
+        **base.VALIDATORS,
+        "uniqueItems": unique_items,
+        "unevaluatedItems": unevaluated_items,
+        "unevaluatedProperties": unevaluated_properties,
     }
-    return tests[kind](value)
+    return jsonschema.validators.extend(base, {name: metered(fn) for name, fn in keywords.items()})
 
 
-def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
+def _registry() -> Any:
+    """The published meta-schemas, and nothing that could be fetched."""
+    from jsonschema_specifications import REGISTRY
+
+    return REGISTRY
 
 
-def first_error(instance: Any, schema: Any, where: str = "$") -> str | None:
-    """The first place where `instance` breaks `schema`, as a sentence; None if it conforms."""
-    if schema is True:
-        return None
-    if schema is False:
-        return f"{where} is not allowed"
-    kinds = schema.get("type")
-    if kinds is not None:
-        names = kinds if isinstance(kinds, list) else [kinds]
-        if not any(_type_matches(instance, k) for k in names):
-            return f"{where} should be {' or '.join(names)}, not {_show(instance)}"
-    if "const" in schema and instance != schema["const"]:
-        return f"{where} should be {_show(schema['const'])}"
-    if "enum" in schema and instance not in schema["enum"]:
-        return f"{where} should be one of {_show(schema['enum'])}, not {_show(instance)}"
-    if isinstance(instance, str):
-        if "minLength" in schema and len(instance) < schema["minLength"]:
-            return f"{where} is shorter than {schema['minLength']} characters"
-        if "maxLength" in schema and len(instance) > schema["maxLength"]:
-            return f"{where} is longer than {schema['maxLength']} characters"
-        if "pattern" in schema and not re.search(schema["pattern"], instance):
-            return f"{where} does not match {schema['pattern']!r}"
-    if _is_number(instance):
-        if "minimum" in schema and instance < schema["minimum"]:
-            return f"{where} is below the minimum {schema['minimum']}"
-        if "maximum" in schema and instance > schema["maximum"]:
-            return f"{where} is above the maximum {schema['maximum']}"
-        if "exclusiveMinimum" in schema and instance <= schema["exclusiveMinimum"]:
-            return f"{where} should be above {schema['exclusiveMinimum']}"
-        if "exclusiveMaximum" in schema and instance >= schema["exclusiveMaximum"]:
-            return f"{where} should be below {schema['exclusiveMaximum']}"
-        if (
-            "multipleOf" in schema
-            and schema["multipleOf"]
-            and not float(instance / schema["multipleOf"]).is_integer()
-        ):
-            return f"{where} is not a multiple of {schema['multipleOf']}"
-    if isinstance(instance, list):
-        if "minItems" in schema and len(instance) < schema["minItems"]:
-            return f"{where} has fewer than {schema['minItems']} items"
-        if "maxItems" in schema and len(instance) > schema["maxItems"]:
-            return f"{where} has more than {schema['maxItems']} items"
-        if schema.get("uniqueItems") and len(
-            {json.dumps(i, sort_keys=True) for i in instance}
-        ) != len(instance):
-            return f"{where} has duplicate items"
-        if "items" in schema:
-            for i, item in enumerate(instance):
-                error = first_error(item, schema["items"], f"{where}[{i}]")
-                if error:
-                    return error
-    if isinstance(instance, dict):
-        for name in schema.get("required", []):
-            if name not in instance:
-                return f"{where} is missing the required property {name!r}"
-        properties = schema.get("properties", {})
-        for name, value in instance.items():
-            if name in properties:
-                error = first_error(value, properties[name], f"{where}.{name}")
-            elif "additionalProperties" in schema:
-                error = first_error(value, schema["additionalProperties"], f"{where}.{name}")
-                if error and schema["additionalProperties"] is False:
-                    error = f"{where} has a property {name!r} the schema does not allow"
-            else:
-                error = None
-            if error:
-                return error
-    if "allOf" in schema:
-        for sub in schema["allOf"]:
-            error = first_error(instance, sub, where)
-            if error:
-                return error
-    if "anyOf" in schema and all(first_error(instance, sub, where) for sub in schema["anyOf"]):
-        return f"{where} matches none of the anyOf schemas"
-    if "oneOf" in schema:
-        matches = sum(1 for sub in schema["oneOf"] if first_error(instance, sub, where) is None)
-        if matches != 1:
-            return f"{where} matches {matches} of the oneOf schemas, not exactly one"
-    if "not" in schema and first_error(instance, schema["not"], where) is None:
-        return f"{where} matches a schema it must not match"
-    return None
+_DRAFT_2020_12 = frozenset(
+    {
+        "https://json-schema.org/draft/2020-12/schema",
+        "https://json-schema.org/draft/2020-12/schema#",
+    }
+)
+
+
+def _check_subschema(resolver: Any, schema: dict[str, Any]) -> None:
+    """One subschema: its dialect, its patterns (RE2), its references (resolvable here)."""
+    import referencing.exceptions
+
+    dialect = schema.get("$schema")
+    if dialect is not None and dialect not in _DRAFT_2020_12:
+        raise SchemaError(
+            f"$schema {dialect!r} is not supported: schemas are read as Draft 2020-12 "
+            "(https://json-schema.org/draft/2020-12/schema)"
+        )
+    patterns = [("pattern", schema["pattern"])] if isinstance(schema.get("pattern"), str) else []
+    if isinstance(schema.get("patternProperties"), dict):
+        patterns.extend(("patternProperties", p) for p in schema["patternProperties"])
+    for keyword, pattern in patterns:
+        try:
+            compile_pattern(pattern)
+        except PatternError as exc:
+            raise SchemaError(f"{keyword} {pattern!r} cannot be used: {exc}") from exc
+    for keyword in ("$ref", "$dynamicRef"):
+        reference = schema.get(keyword)
+        if isinstance(reference, str):
+            try:
+                resolver.lookup(reference)
+            except referencing.exceptions.Unresolvable as exc:
+                raise SchemaError(
+                    f"{keyword} {reference!r} does not resolve: references must point inside "
+                    "the schema (e.g. #/$defs/name); nothing is fetched"
+                ) from exc
+
+
+def _check_subschemas(schema: Any) -> None:
+    """Every subschema (the library's own traversal: not `enum` or `const` data) checked."""
+    from referencing.jsonschema import DRAFT202012
+
+    root = DRAFT202012.create_resource(schema)
+    pending = [(_registry().resolver_with_root(root), root)]
+    while pending:
+        resolver, resource = pending.pop()
+        if isinstance(resource.contents, dict):
+            _check_subschema(resolver, resource.contents)
+        pending.extend((resolver.in_subresource(sub), sub) for sub in resource.subresources())
+
+
+def _start_metering() -> None:
+    _meter.steps_left = MAX_STEPS
+    _meter.deadline = time.monotonic() + MAX_SECONDS
+
+
+def _describe(error: Any) -> str:
+    """The library's message, cut short, with the likeliest cause when it is an anyOf/oneOf."""
+    from jsonschema.exceptions import best_match
+
+    message = str(error.message)
+    if len(message) > MESSAGE_CHARS:
+        message = message[: MESSAGE_CHARS - 3] + "..."
+    if error.context:
+        cause = best_match(error.context)
+        if cause is not None:
+            message += f" (closest: {_describe(cause)})"
+    return message
+
+
+class CompiledSchema:
+    """A checked schema, ready to validate instances."""
+
+    def __init__(self, validator: Any) -> None:
+        self._validator = validator
+
+    def first_error(self, instance: Any) -> str | None:
+        """Where and why `instance` breaks the schema, as a sentence; None if it conforms.
+        TooMuchWork when validation passes its budget; RecursionError when the schema refers to
+        itself without end."""
+        _start_metering()
+        first = next(self._validator.iter_errors(instance), None)
+        if first is None:
+            return None
+        # The first error in the document's order.
+        return f"{first.json_path}: {_describe(first)}"
+
+
+@lru_cache(maxsize=128)
+def compile_schema(text: str) -> CompiledSchema:
+    """The schema written as JSON `text`, checked against the Draft 2020-12 meta-schema, its
+    patterns and references; SchemaError saying what is wrong."""
+    from jsonschema.exceptions import best_match
+
+    from evalsvc.scoring.bounded_json import NotJson, loads
+
+    try:
+        schema = loads(text)
+    except NotJson as exc:
+        raise SchemaError(f"the schema is not valid JSON: {exc}") from exc
+    if not isinstance(schema, dict | bool):
+        raise SchemaError("the schema must be a JSON object (or true or false)")
+    cls = _validator_class()
+    _start_metering()
+    problem = best_match(cls(cls.META_SCHEMA, registry=_registry()).iter_errors(schema))
+    if problem is not None:
+        where = problem.json_path.replace("$", "schema", 1)
+        raise SchemaError(f"{where}: {_describe(problem)}")
+    _check_subschemas(schema)
+    return CompiledSchema(cls(schema, registry=_registry()))

@@ -7,7 +7,7 @@ import re
 
 _WORD = re.compile(r"[A-Za-z\u00C0-\u024F]+(?:['\u2019][A-Za-z]+)?|\d+(?:[.,]\d+)*")
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|\n{2,}")
+_SENTENCE_END = re.compile(r"(?<![.!?])[.!?]++(?=\s|$)|\n{2,}")
 _VOWEL_GROUPS = re.compile(r"[aeiouy]+")
 
 
