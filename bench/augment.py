@@ -17,6 +17,7 @@ from harness import CallCounter, fresh_tables, shown
 
 # isort: split
 
+from evalsvc.deadlines import Deadline
 from evalsvc.logic import augment, datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import PairIn, SeedDatasetIn
@@ -43,7 +44,9 @@ def run(seeds: int, multiple: int, llm_url: str | None) -> tuple[float, str, int
         datasets.write_seed_dataset(IDENTITY, "seed", SeedDatasetIn(data=data))
         counter = CallCounter()
         started = time.perf_counter()
-        done = augment.augment(IDENTITY, AugmentIn(seed_data_id="seed", multiple=multiple))
+        done = augment.augment(
+            IDENTITY, AugmentIn(seed_data_id="seed", multiple=multiple), Deadline.never()
+        )
         return time.perf_counter() - started, shown(counter.take()), done.header.pair_count
 
 

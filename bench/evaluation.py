@@ -20,6 +20,7 @@ from harness import CallCounter, fresh_tables, query_pages, shown, stored_bytes
 
 # isort: split
 
+from evalsvc.deadlines import Deadline
 from evalsvc.logic import datasets, evaluations, metrics
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, Pair, PairIn, SeedDatasetIn
@@ -57,7 +58,7 @@ def evaluation_figures(n: int) -> None:
         metrics.create_metrics_set(identity, CHECKS)
         counter = CallCounter()
         started = time.perf_counter()
-        done = evaluations.evaluate(identity, EvaluateIn(seed_data_id="bench-ds"), None)
+        done = evaluations.evaluate(identity, EvaluateIn(seed_data_id="bench-ds"), Deadline.never())
         elapsed = time.perf_counter() - started
         measured = counter.take()
         assert done.pair_count == n
@@ -76,7 +77,7 @@ def judge_figures(pairs: int, latency: float, concurrency: int) -> None:
     fake = FakeJudge(latency=latency)
     with mock_aws(), fake.running():
         fresh_tables({"JUDGE_CONCURRENCY": str(concurrency)})
-        provider = OpenAIProvider("fake", fake.base_url, "", timeout=10)
+        provider = OpenAIProvider("fake", fake.base_url, "")
         judge = CachedJudge(LLM(provider, get_settings()), "bench")
         batch = [
             Pair(id=f"p{i}", input=f"q{i}", output="please" if i % 2 else "no")

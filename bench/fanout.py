@@ -35,6 +35,7 @@ from harness import CallCounter, fresh_tables, query_pages, shown, stored_bytes
 # isort: split
 
 import boto3
+from evalsvc.deadlines import Deadline
 from evalsvc.local.server import apply_environment
 from evalsvc.local.store import EmbeddedDynamoDB
 from evalsvc.local.tables import create_queues
@@ -43,7 +44,6 @@ from evalsvc.logic import datasets, evaluation_jobs, evaluations, metrics
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import EvaluateIn, Status
-from evalsvc.scoring.judges import configured_judge
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import dynamo, work_queue
@@ -151,7 +151,7 @@ def throughput(workers: int, concurrency: int, latency: float, pairs: int) -> No
             done = evaluations.evaluate(
                 IDENTITY,
                 EvaluateIn(seed_data_id="bench-ds"),
-                configured_judge(IDENTITY.tenant),
+                Deadline.after(29),
                 respond_async=True,
             )
             results_id = done.results_id
@@ -223,7 +223,7 @@ def checks(n: int) -> None:
 
         started = time.perf_counter()
         done = evaluations.evaluate(
-            IDENTITY, EvaluateIn(seed_data_id="bench-ds"), None, respond_async=True
+            IDENTITY, EvaluateIn(seed_data_id="bench-ds"), Deadline.never(), respond_async=True
         )
         queued = time.perf_counter() - started
         request_dynamo, request_sqs = dynamo_calls.take(), sqs_calls.take()

@@ -40,11 +40,14 @@ def point_service_at(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> No
 
 @pytest.fixture(autouse=True)
 def _settings_follow_the_environment() -> Iterator[None]:
-    """Settings read during a test are forgotten after it (its environment is undone)."""
+    """Settings read during a test are forgotten after it (its environment is undone), and so is
+    the LLM latency this process has seen (it steers planning against deadlines)."""
     yield
+    from evalsvc.scoring.llm import LATENCY
     from evalsvc.settings import reset_settings
 
     reset_settings()
+    LATENCY.forget()
 
 
 @pytest.fixture

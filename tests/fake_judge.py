@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Answer = tuple[int, str]  # (HTTP status, message content or raw body for non-200)
+# (HTTP status, message content or raw body for non-200), optionally with response headers
+Answer = tuple[int, str] | tuple[int, str, dict[str, str]]
 
 
 def polite_judge(request: dict[str, Any]) -> Answer:
@@ -65,12 +66,27 @@ class FakeJudge:
         self.answer = answer
         self.latency = latency
         self.requests: list[dict[str, Any]] = []
+        self.request_times: list[float] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self.first_request_at: float | None = None
         self.last_response_at: float | None = None
         self._lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
+
+    def verdicts_asked(self) -> list[tuple[str, str, str]]:
+        """(question, input, output) of every verdict request received, in order."""
+        asked = []
+        for request in self.requests:
+            if request["response_format"]["json_schema"]["name"] != "record_verdict":
+                continue
+            user = request["messages"][-1]["content"]
+            parts = [
+                re.search(rf"<{tag}>\n(.*?)\n</{tag}>", user, re.DOTALL)
+                for tag in ("question", "input", "output")
+            ]
+            asked.append(tuple(m.group(1) if m else "" for m in parts))
+        return asked  # type: ignore[return-value]
 
     @property
     def base_url(self) -> str:
@@ -95,12 +111,15 @@ class FakeJudge:
                     if judge.first_request_at is None:
                         judge.first_request_at = time.perf_counter()
                     judge.requests.append(body)
+                    judge.request_times.append(time.monotonic())
                     judge.in_flight += 1
                     judge.max_in_flight = max(judge.max_in_flight, judge.in_flight)
                 try:
                     if judge.latency:
                         time.sleep(judge.latency)
-                    status, content = judge.answer(body)
+                    answer = judge.answer(body)
+                    status, content = answer[0], answer[1]
+                    extra_headers: dict[str, str] = answer[2] if len(answer) > 2 else {}  # type: ignore[misc]
                 finally:
                     with judge._lock:
                         judge.in_flight -= 1
@@ -116,6 +135,8 @@ class FakeJudge:
                 else:
                     payload = content.encode()
                 self.send_response(status)
+                for name, value in extra_headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()

@@ -454,5 +454,8 @@ def test_augment_llm_garbage_is_502_and_stores_nothing(acme: Tenant, llm: FakeJu
     response = acme.post("/augment", {"multiple": 2})
 
     assert response.status_code == 502
-    assert "expected 2 variants" in response.json()["error"]
+    assert response.json()["error"].startswith(
+        "the LLM gave 1 of 2 distinct variants of seed pair 'a' in 5 answers (4 with nothing "
+        "new); nothing was stored"
+    )
     assert acme.get("/data/synthetic/latest").status_code == 404

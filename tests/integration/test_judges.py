@@ -214,7 +214,7 @@ def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.Monk
     )
     for score in (5, 2, 5):
         stubber.add_response("converse", _converse_response(f"scored {score}", score))
-    monkeypatch.setattr(llm, "_bedrock_client", lambda region: client)
+    monkeypatch.setattr(llm, "_bedrock_client", lambda region, read_timeout: client)
     point_service_at(
         {
             "EVALSVC_LLM": "bedrock:anthropic.claude-3-haiku",
@@ -247,7 +247,7 @@ def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) ->
         "before-parameter-build.bedrock-runtime.Converse", lambda params, **_: seen.append(params)
     )
     stubber.add_response("converse", _converse_response("ok", 5))
-    monkeypatch.setattr(llm, "_bedrock_client", lambda region: client)
+    monkeypatch.setattr(llm, "_bedrock_client", lambda region, read_timeout: client)
     point_service_at({"EVALSVC_LLM": "bedrock:model-x"}, monkeypatch)
 
     with stubber:

@@ -13,6 +13,7 @@ from evalsvc.local.workers import QueueConsumer, drain
 from evalsvc.logic import evaluation_jobs
 from evalsvc.storage import results as results_store
 
+from tests import pathological
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, service_env
 from tests.integration.conftest import Tenant
@@ -261,11 +262,12 @@ def test_a_poison_chunk_goes_to_the_dead_letter_queue_and_fails_the_result(
     real = evaluation_jobs.score_pairs
     attempts = []
 
-    def poisoned(scorers: Any, pairs: Any, system_prompt: str, start: int = 0) -> Any:
-        if start == 500:
-            attempts.append(start)
+    def poisoned(metrics: Any, pairs: Any, system_prompt: str, *args: Any) -> Any:
+        positions = args[0] if args else [0]
+        if positions[0] == 500:
+            attempts.append(positions[0])
             raise ValueError("cannot score this chunk")
-        return real(scorers, pairs, system_prompt, start)
+        return real(metrics, pairs, system_prompt, *args)
 
     monkeypatch.setattr(evaluation_jobs, "score_pairs", poisoned)
     results_id = queue_async(acme)
@@ -434,18 +436,18 @@ def test_an_idempotent_async_request_queues_one_job_and_replays_its_answer(
 def test_a_worker_short_of_time_keeps_its_verdicts_and_the_chunk_goes_on(
     acme: Tenant, work: Work, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a slow judge, two calls at a time, and a worker with 11 s left (10 s of margin)
-    judge.latency = 0.3
+    # Given a slow judge, two calls at a time, and a worker with 13 s left (10 s of margin)
+    judge.latency = 0.5
     point_service_at({"JUDGE_CONCURRENCY": "2"}, monkeypatch)
     data = [{"id": f"q{i}", "input": "hi", "output": f"please {i}"} for i in range(12)]
     assert acme.post("/data/seed/judged", {"data": data}).status_code == 200
     assert acme.post("/specify_questions", {"metrics": ["Is it polite?"]}).status_code == 200
     results_id = queue_async(acme, {"seed_data_id": "judged"})
     hurried = QueueConsumer(
-        work.client, work.queue_url, handler_of("score_chunks"), batch_size=1, timeout_seconds=11
+        work.client, work.queue_url, handler_of("score_chunks"), batch_size=1, timeout_seconds=13
     )
 
-    # When it works the one chunk (12 calls, about 2 s of judging)
+    # When it works the one chunk (12 calls, about 3 s of judging)
     deliveries = drain([hurried])
 
     # Then it stopped at its deadline, requeued the chunk, and the next delivery asked only
@@ -454,6 +456,47 @@ def test_a_worker_short_of_time_keeps_its_verdicts_and_the_chunk_goes_on(
     assert len(judge.requests) == 12
     done = read(acme, results_id)
     assert (done["status"], done["pairs_done"], done["score_means"]) == ("complete", 12, [5.0])
+
+
+def test_a_worker_short_of_time_keeps_the_pairs_it_checked_and_the_chunk_goes_on(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a check that takes about half a second on each of these 100,000-character outputs,
+    # 10 pairs in one chunk, and a worker with 12 s left (2 s to work after its margin)
+    text = pathological.outputs()["random a and b"]
+    data = [{"id": f"s{i}", "input": "x", "output": text[i : i + 99_990]} for i in range(10)]
+    written = acme.post("/data/seed/slow", {"data": data})
+    assert written.status_code == 200, written.text
+    slow_check = {"metrics": ["check:regex:a[ab]{990}x"]}
+    assert acme.post("/specify_questions", slow_check).status_code == 200
+    results_id = queue_async(acme, {"seed_data_id": "slow"})
+    hurried = QueueConsumer(
+        work.client, work.queue_url, handler_of("score_chunks"), batch_size=1, timeout_seconds=12
+    )
+    writes: list[int] = []
+    real_put = results_store.put_scored
+
+    def put_scored(tenant: str, results_id: str, scored: list[Any]) -> None:
+        writes.append(len(scored))
+        real_put(tenant, results_id, scored)
+
+    monkeypatch.setattr(results_store, "put_scored", put_scored)
+
+    # When it works the chunk
+    deliveries = drain([hurried])
+
+    # Then each delivery stored what it scored before its deadline and the next went on from
+    # there: the result is complete, every pair scored once, as inline
+    assert deliveries >= 2
+    assert len(writes) == deliveries and sum(writes) == 10
+    done = read(acme, results_id, all_scores=True)
+    assert (done["status"], done["pairs_done"]) == ("complete", 10)
+    assert [p["pair_id"] for p in done["all_scored_pairs"][0]] == [f"s{i}" for i in range(10)]
+    monkeypatch.delenv("WORK_QUEUE_URL")
+    point_service_at({}, monkeypatch)
+    inline = acme.post("/evaluate", {"seed_data_id": "slow"})
+    assert inline.status_code == 200, inline.text
+    assert_same_statistics(done, read(acme, inline.json()["eval_results_id"], all_scores=True))
 
 
 def test_retrying_a_plain_post_that_could_not_wait_finds_the_same_job(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from evalsvc.api.prefer import preferences, wait_budget
+from evalsvc.deadlines import Deadline
 from evalsvc.logic import chunks
 from evalsvc.logic.augment_jobs import seeds_per_chunk
 from evalsvc.logic.evaluation_jobs import pairs_per_chunk
@@ -106,25 +107,15 @@ def test_prefer_header_preferences(header: str | None, expected: dict[str, str])
     assert preferences(header) == expected
 
 
-class _Request:
-    def __init__(self, context: object | None) -> None:
-        self.scope = {"aws.context": context} if context else {}
-
-
-class _Context:
-    def __init__(self, millis: int) -> None:
-        self.millis = millis
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self.millis
-
-
-def test_a_plain_request_waits_no_longer_than_the_setting_the_lambda_or_the_caller_allow() -> None:
-    assert wait_budget(_Request(None), {}) == 25.0  # type: ignore[arg-type]
-    assert wait_budget(_Request(_Context(12_000)), {}) == 10.0  # type: ignore[arg-type]
-    assert wait_budget(_Request(_Context(1_000)), {}) == 0.0  # type: ignore[arg-type]
-    assert wait_budget(_Request(None), {"wait": "3"}) == 3.0  # type: ignore[arg-type]
-    assert wait_budget(_Request(None), {"wait": "later"}) == 25.0  # type: ignore[arg-type]
+def test_a_plain_request_waits_no_longer_than_the_setting_the_deadline_or_the_caller_allow() -> (
+    None
+):
+    roomy = Deadline.after(60)
+    assert wait_budget(roomy, {}) == 25.0
+    assert wait_budget(Deadline.after(12), {}) == pytest.approx(10.0, abs=0.05)
+    assert wait_budget(Deadline.after(1), {}) == 0.0
+    assert wait_budget(roomy, {"wait": "3"}) == 3.0
+    assert wait_budget(roomy, {"wait": "later"}) == 25.0
 
 
 def _cancelled(*codes: str) -> Exception:

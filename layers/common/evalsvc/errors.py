@@ -52,13 +52,17 @@ class StorageUnavailable(DomainError):
 
 class ModelFailed(DomainError):
     """The LLM gave no usable answer after retries. `transient`: it was throttled or
-    unreachable, rather than answering nonsense."""
+    unreachable, rather than answering nonsense (and asked for `retry_after` seconds, if it
+    said)."""
 
     status_code = 502
 
-    def __init__(self, message: str, *, transient: bool = False) -> None:
+    def __init__(
+        self, message: str, *, transient: bool = False, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.transient = transient
+        self.retry_after = retry_after
 
 
 class JudgeFailed(ModelFailed):
@@ -89,7 +93,11 @@ class StillRunning(DomainError):
 
 
 class OutOfTime(DomainError):
-    """Work stopped before its deadline (a worker's remaining time); what was done is kept, so
-    doing it again goes further."""
+    """Work stopped at its deadline (a request's 29 s, a worker's remaining time); what was
+    done is kept, so doing it again goes further."""
 
     status_code = 503
+
+    def __init__(self, message: str, retry_after_seconds: int = 1) -> None:
+        super().__init__(message)
+        self.headers = {"Retry-After": str(retry_after_seconds)}

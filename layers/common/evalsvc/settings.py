@@ -46,9 +46,13 @@ class Settings(BaseModel):
     # Augmentation with an LLM: the most generation calls (one per seed pair) made inside the
     # request, and in one chunk of work.
     inline_max_generation_calls: int = Field(default=16, ge=0)
+    # Augmentation without an LLM: the most synthetic pairs written inside the request.
+    inline_max_synthetic_pairs: int = Field(default=20_000, ge=0)
     chunk_generation_calls: int = Field(default=32, ge=1)
     # How long a plain POST waits for a queued job before answering with its id to poll.
     sync_wait_seconds: float = Field(default=25.0, ge=0)
+    # Seconds a request has before API Gateway answers 504 for it (its integration timeout).
+    request_seconds: float = Field(default=29.0, gt=0)
     # Seconds before a failed chunk is tried again (doubling with each receive).
     chunk_retry_base_seconds: float = Field(default=10.0, ge=0)
 
@@ -84,7 +88,9 @@ class Settings(BaseModel):
             ("inline_max_checks", "EVALSVC_INLINE_MAX_CHECKS"),
             ("inline_max_judge_calls", "EVALSVC_INLINE_MAX_JUDGE_CALLS"),
             ("sync_wait_seconds", "EVALSVC_SYNC_WAIT_SECONDS"),
+            ("request_seconds", "EVALSVC_REQUEST_SECONDS"),
             ("inline_max_generation_calls", "EVALSVC_INLINE_MAX_GENERATION_CALLS"),
+            ("inline_max_synthetic_pairs", "EVALSVC_INLINE_MAX_SYNTHETIC_PAIRS"),
             ("chunk_generation_calls", "EVALSVC_CHUNK_GENERATION_CALLS"),
             ("chunk_retry_base_seconds", "EVALSVC_CHUNK_RETRY_BASE_SECONDS"),
         ):

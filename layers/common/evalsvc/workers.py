@@ -7,8 +7,6 @@ batch processing), so one bad chunk never makes SQS redeliver its neighbours.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import (
@@ -18,11 +16,10 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from evalsvc.deadlines import Deadline, lambda_remaining
 from evalsvc.logic import augment_jobs, chunks, evaluation_jobs
 from evalsvc.models.evaluations import JobKind
 from evalsvc.observability import logger, metrics, tracer
-from evalsvc.scoring.judges import configured_judge
-from evalsvc.scoring.metric import Judge
 from evalsvc.storage import work_queue
 
 LambdaHandler = Any
@@ -42,25 +39,13 @@ def _retry_later(record: SQSRecord, delay: int) -> None:
         logger.exception("could not shorten the message's wait; the queue's timeout applies")
 
 
-def _judge_until(deadline: float | None) -> Callable[[str], Judge | None]:
-    """The configured judge, told to stop awaiting verdicts at `deadline`."""
-
-    def judge_for(tenant: str) -> Judge | None:
-        judge = configured_judge(tenant)
-        if judge is not None:
-            judge.deadline = deadline
-        return judge
-
-    return judge_for
-
-
-def _deadline(context: Any) -> float | None:
-    """When a worker stops taking on judge calls: its remaining time less a margin for the
-    calls in flight and the writes after them (a fifth of it, 10-60 s)."""
-    if context is None or not hasattr(context, "get_remaining_time_in_millis"):
-        return None
-    left = float(context.get_remaining_time_in_millis()) / 1000
-    return time.monotonic() + left - max(10.0, min(60.0, left / 5))
+def _deadline(context: Any) -> Deadline:
+    """When a worker stops taking on work: its remaining time less a margin for the calls in
+    flight and the writes after them (a fifth of it, 10-60 s)."""
+    left = lambda_remaining(context)
+    if left is None:
+        return Deadline.never()
+    return Deadline.after(left - max(10.0, min(60.0, left / 5)))
 
 
 def score_record(record: SQSRecord, lambda_context: Any = None) -> None:
@@ -77,10 +62,9 @@ def score_record(record: SQSRecord, lambda_context: Any = None) -> None:
     logger.append_keys(results_id=chunk.job_id, chunk=chunk.index)
     try:
         if chunk.kind is JobKind.AUGMENTATION:
-            augment_jobs.run_chunk(chunk, _receives(record))
+            augment_jobs.run_chunk(chunk, _receives(record), _deadline(lambda_context))
         else:
-            judge_for = _judge_until(_deadline(lambda_context))
-            evaluation_jobs.run_chunk(chunk, _receives(record), judge_for)
+            evaluation_jobs.run_chunk(chunk, _receives(record), _deadline(lambda_context))
     except chunks.RetryChunk as retry:
         logger.warning("chunk will be retried", extra={"delay": retry.delay, "why": str(retry)})
         _retry_later(record, retry.delay)

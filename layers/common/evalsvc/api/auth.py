@@ -11,6 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
 
+from evalsvc.api.deadlines import mark_arrival
 from evalsvc.logic.api_keys import authenticate
 from evalsvc.models.api_keys import Identity
 
@@ -32,6 +33,7 @@ class AuthenticatedRoute(APIRoute):
         handle = super().get_route_handler()
 
         async def authenticated(request: Request) -> Response:
+            mark_arrival(request)
             header = request.headers.get("authorization")
             identity = await run_in_threadpool(authenticate, header)
             request.state.identity = identity

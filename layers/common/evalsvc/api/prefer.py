@@ -5,12 +5,14 @@ request waits — and what identifies a retry of the request."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Header, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from evalsvc.api.deadlines import request_deadline
+from evalsvc.deadlines import Deadline
 from evalsvc.settings import get_settings
 
 PreferHeader = Annotated[
@@ -35,14 +37,10 @@ def preferences(value: str | None) -> dict[str, str]:
     return found
 
 
-def wait_budget(request: Request, prefer: dict[str, str]) -> float:
-    """How long a plain request may wait for a queued job: the setting, less when the Lambda has
-    less time left, less when the caller asks for less (`Prefer: wait=N`)."""
-    budget = get_settings().sync_wait_seconds
-    context: Any = request.scope.get("aws.context")
-    if context is not None and hasattr(context, "get_remaining_time_in_millis"):
-        left = context.get_remaining_time_in_millis() / 1000 - ANSWER_MARGIN_SECONDS
-        budget = min(budget, left)
+def wait_budget(deadline: Deadline, prefer: dict[str, str]) -> float:
+    """How long a plain request may wait for a queued job: the setting, less when the request's
+    deadline is nearer, less when the caller asks for less (`Prefer: wait=N`)."""
+    budget = min(get_settings().sync_wait_seconds, deadline.left() - ANSWER_MARGIN_SECONDS)
     asked = prefer.get("wait", "")
     if asked.isdigit():
         budget = min(budget, float(asked))
@@ -58,21 +56,24 @@ def request_key(request: Request, body: BaseModel) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class QueueOptions:
-    """How a route that may queue work should: answer at once, or wait how long; and the key
-    that finds the work a previous attempt of this request started."""
+    """How a route that may queue work should: answer at once, or wait how long; the key that
+    finds the work a previous attempt of this request started; and the request's deadline."""
 
     respond_async: bool
     wait_seconds: float
     request_key: str | None
+    deadline: Deadline
 
 
 def queue_options(request: Request, prefer: str | None, body: BaseModel) -> QueueOptions:
     wanted = preferences(prefer)
     respond_async = "respond-async" in wanted
+    deadline = request_deadline(request)
     return QueueOptions(
         respond_async=respond_async,
-        wait_seconds=0.0 if respond_async else wait_budget(request, wanted),
+        wait_seconds=0.0 if respond_async else wait_budget(deadline, wanted),
         request_key=request_key(request, body),
+        deadline=deadline,
     )
 
 

@@ -4,10 +4,18 @@ request, or on the work queue when the LLM work is large (logic.augment_jobs).""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evalsvc.errors import InvalidInput, NotFound, PayloadTooLarge
+from evalsvc.deadlines import Deadline
+from evalsvc.errors import (
+    DomainError,
+    InvalidInput,
+    NotFound,
+    OutOfTime,
+    PayloadTooLarge,
+    StillRunning,
+)
 from evalsvc.identifiers import check_client_id, job_id
 from evalsvc.logic import augment_jobs
 from evalsvc.logic.datasets import (
@@ -15,16 +23,15 @@ from evalsvc.logic.datasets import (
     pair_count,
     resolve_dataset_id,
     select_pair_refs,
-    select_pairs,
 )
-from evalsvc.logic.evaluations import ensure_complete
+from evalsvc.logic.evaluations import ensure_complete, storing_seconds
 from evalsvc.logic.variants import llm_variants, perturbed_variants
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind
 from evalsvc.models.evaluations import Status
 from evalsvc.models.generation import AugmentIn
 from evalsvc.observability import logger, metrics
-from evalsvc.scoring.llm import configured_llm
+from evalsvc.scoring.llm import LLMOutOfTime, configured_llm
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
@@ -84,45 +91,46 @@ def _check_size(seed_count: int, multiple: int) -> None:
         )
 
 
-def _queued(identity: Identity, body: AugmentIn, seed_id: str, respond_async: bool) -> bool:
-    """Whether to generate on the work queue: asked to answer at once, or more LLM calls (one
-    per seed pair) than a request makes. Never without a queue."""
+def _fits_inline(seed_count: int, multiple: int, with_llm: bool) -> bool:
+    """Whether generating runs inside the request: with an LLM, at most so many calls (one per
+    seed pair); without one, at most so many pairs written."""
     settings = get_settings()
-    if settings.work_queue_url is None:
-        return False
-    if respond_async:
-        return True
-    limit = settings.inline_max_generation_calls
-    return configured_llm() is not None and pair_count(identity, DatasetKind.SEED, seed_id) > limit
+    if with_llm:
+        return seed_count <= settings.inline_max_generation_calls
+    return seed_count * multiple <= settings.inline_max_synthetic_pairs
 
 
 def augment(
     identity: Identity,
     body: AugmentIn,
-    on_progress: Callable[[int], None] | None = None,
+    deadline: Deadline,
     *,
     respond_async: bool = False,
     wait_seconds: float = 0.0,
     request_key: str | None = None,
 ) -> Augmentation:
-    """A new synthetic dataset of `body.multiple` variants of each selected seed pair. Large LLM
+    """A new synthetic dataset of `body.multiple` variants of each selected seed pair. Large
     work is queued (augment_jobs) and, unless `respond_async`, waited for up to
-    `wait_seconds`; the Augmentation then carries the running job."""
+    `wait_seconds`; the Augmentation then carries the running job. LLM work done here that does
+    not fit `deadline` (the request's) is handed to the queue."""
     seed_id = resolve_dataset_id(identity, DatasetKind.SEED, body.seed_data_id or "latest")
-    if _queued(identity, body, seed_id, respond_async):
+    queue = _Queueing(identity, body, request_key)
+    with_llm = configured_llm() is not None
+    # The seed dataset's size bounds the selection's: small, it is read whole at once; large,
+    # by keys first, to cut it into chunks (unless its selection turns out small).
+    if get_settings().work_queue_url is not None and (
+        respond_async
+        or not _fits_inline(
+            pair_count(identity, DatasetKind.SEED, seed_id), body.multiple, with_llm
+        )
+    ):
         seed_header, refs, ords = select_pair_refs(
             identity, DatasetKind.SEED, seed_id, body.pair_query, "augment", keys_only=True
         )
         _check_size(len(refs), body.multiple)
-        limit = get_settings().inline_max_generation_calls
-        if respond_async or len(refs) > limit:
+        if respond_async or not _fits_inline(len(refs), body.multiple, with_llm):
             target = target_metric(identity, body, seed_id)
-            labels = (body.pair_query.pair_labels if body.pair_query else None) or []
-            # A retry of this request (same Idempotency-Key and body) finds this same job.
-            dataset_id = job_id("ds_", identity.tenant, request_key)
-            job = augment_jobs.start(
-                identity, dataset_id, seed_header, ords, labels, body.multiple, target
-            )
+            job = queue.start(seed_header, ords, target)
             if not respond_async:
                 job = augment_jobs.wait(identity, job, wait_seconds)
             return Augmentation(
@@ -135,14 +143,18 @@ def augment(
                 target_metrics=[target] if target else [],
                 job=job,
             )
-    seed_header, seeds = select_pairs(
+    seed_header, seeds, ords = select_pair_refs(
         identity, DatasetKind.SEED, seed_id, body.pair_query, "augment"
     )
     _check_size(len(seeds), body.multiple)
     target = target_metric(identity, body, seed_id)
-    llm = configured_llm()
+    count = len(seeds) * body.multiple
+    llm = configured_llm(deadline.earlier(storing_seconds(count)))
     if llm:
-        pairs = llm_variants(llm, seeds, body.multiple, seed_header.system_prompt, target)
+        try:
+            pairs = llm_variants(llm, seeds, body.multiple, seed_header.system_prompt, target)
+        except LLMOutOfTime:
+            raise queue.hand_over(seed_header, ords, target) from None
     else:
         pairs = [variant for seed in seeds for variant in perturbed_variants(seed, body.multiple)]
     header = datasets_store.write_dataset(
@@ -152,7 +164,6 @@ def augment(
         pairs,
         seed_header.system_prompt,
         is_new=True,
-        on_progress=on_progress,
     )
     metrics.add_metric(name="SyntheticPairs", unit="Count", value=len(pairs))
     logger.info(
@@ -165,3 +176,43 @@ def augment(
         },
     )
     return Augmentation(header, len(seeds), [target] if target else [])
+
+
+class _Queueing:
+    """How an augmentation goes onto the work queue: at once when it is large, or handed over
+    when its LLM work does not fit the request. A retry of the request (same Idempotency-Key
+    and body) finds the same job."""
+
+    def __init__(self, identity: Identity, body: AugmentIn, key: str | None) -> None:
+        self.identity = identity
+        self.multiple = body.multiple
+        self.labels = (body.pair_query.pair_labels if body.pair_query else None) or []
+        self.key = key
+
+    def start(
+        self, seed_header: DatasetHeader, ords: Sequence[str], target: str | None
+    ) -> GenerationJob:
+        dataset_id = job_id("ds_", self.identity.tenant, self.key)
+        return augment_jobs.start(
+            self.identity, dataset_id, seed_header, ords, self.labels, self.multiple, target
+        )
+
+    def hand_over(
+        self, seed_header: DatasetHeader, ords: Sequence[str], target: str | None
+    ) -> DomainError:
+        """The error to answer with once the work is queued (StillRunning, naming the dataset
+        to poll), or, with no queue, OutOfTime."""
+        if get_settings().work_queue_url is None:
+            return OutOfTime(
+                "the LLM could not write the variants within the request's time limit; nothing "
+                "was stored: retry, or narrow pair_query or lower multiple",
+                retry_after_seconds=1,
+            )
+        job = self.start(seed_header, ords, target)
+        return StillRunning(
+            f"synthetic dataset {job.dataset_id!r} goes on in the background because the LLM "
+            f"did not write its variants within this request: GET /data/synthetic/"
+            f"{job.dataset_id} answers once it is complete",
+            retry_after_seconds=10,
+            location=f"data/synthetic/{job.dataset_id}",
+        )

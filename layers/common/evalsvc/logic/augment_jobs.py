@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from evalsvc.errors import StillRunning
+from evalsvc.deadlines import Deadline
+from evalsvc.errors import OutOfTime, StillRunning
 from evalsvc.identifiers import new_id, now_ms
 from evalsvc.logic import chunks
 from evalsvc.logic.variants import llm_variants, perturbed_variants
@@ -23,7 +24,7 @@ from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader, DatasetKind, Pair
 from evalsvc.models.evaluations import Chunk, JobKind, Status
 from evalsvc.observability import logger, metrics
-from evalsvc.scoring.llm import configured_llm
+from evalsvc.scoring.llm import LLMOutOfTime, configured_llm
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import generation_jobs
@@ -149,9 +150,9 @@ def fail(tenant: str, dataset_id: str, reason: str, http_status: int) -> None:
         logger.warning("augmentation failed", extra={"synthetic": dataset_id, "why": reason})
 
 
-def run_chunk(chunk: Chunk, attempt: int) -> None:
-    """Generate the variants of one chunk of seeds and count it; finish the job when it is the
-    last. Raises RetryChunk when another attempt may succeed."""
+def run_chunk(chunk: Chunk, attempt: int, deadline: Deadline) -> None:
+    """Generate the variants of one chunk of seeds before `deadline` and count it; finish the
+    job when it is the last. Raises RetryChunk when another attempt may succeed."""
     job = generation_jobs.get(chunk.tenant, chunk.job_id)
     if job is None or job.status is not Status.RUNNING:
         logger.info("chunk of an ended or unknown augmentation skipped")
@@ -160,7 +161,7 @@ def run_chunk(chunk: Chunk, attempt: int) -> None:
         # Counted by an earlier delivery, which may have died before finishing the job.
         work = partial(_finish_if_all_counted, chunk.tenant, chunk.job_id, job)
     else:
-        work = partial(_run, chunk, job)
+        work = partial(_run, chunk, job, deadline)
     chunks.run(chunk, attempt, work, _GENERATIONS)
 
 
@@ -169,7 +170,7 @@ def _finish_if_all_counted(tenant: str, dataset_id: str, job: GenerationJob) -> 
         finish(tenant, dataset_id)
 
 
-def _variants(chunk: Chunk, job: GenerationJob) -> list[Pair]:
+def _variants(chunk: Chunk, job: GenerationJob, deadline: Deadline) -> list[Pair]:
     seeds = datasets_store.read_range(
         chunk.tenant,
         DatasetKind.SEED,
@@ -184,14 +185,20 @@ def _variants(chunk: Chunk, job: GenerationJob) -> list[Pair]:
             f"seed dataset {job.seed_id!r} was overwritten while variants of it were being "
             "generated; augment again"
         )
-    llm = configured_llm()
-    if llm is not None:
+    llm = configured_llm(deadline)
+    if llm is None:
+        return [v for seed in seeds for v in perturbed_variants(seed, job.multiple)]
+    try:
         return llm_variants(llm, seeds, job.multiple, job.system_prompt, job.target or None)
-    return [v for seed in seeds for v in perturbed_variants(seed, job.multiple)]
+    except LLMOutOfTime as exc:
+        raise OutOfTime(
+            f"{chunks.describe(chunk)}: the worker's time ran out while the LLM wrote variants "
+            f"({exc.problem})"
+        ) from exc
 
 
-def _run(chunk: Chunk, job: GenerationJob) -> None:
-    pairs = _variants(chunk, job)
+def _run(chunk: Chunk, job: GenerationJob, deadline: Deadline) -> None:
+    pairs = _variants(chunk, job, deadline)
     # LLM variants differ from one delivery to the next: a copy of this chunk that another
     # delivery counted while this one was generating must not overwrite what was counted.
     current = generation_jobs.get(chunk.tenant, chunk.job_id)

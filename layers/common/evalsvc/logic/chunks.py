@@ -14,6 +14,7 @@ worker applies when a chunk fails.
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -145,7 +146,7 @@ def run(chunk: Chunk, attempt: int, work: Callable[[], None], record: JobRecord)
         _requeue(chunk, exc.message, record, delay=0)
     except ModelFailed as exc:
         if exc.transient:
-            _requeue_throttled(chunk, exc.message, record)
+            _requeue_throttled(chunk, exc.message, record, exc.retry_after)
             return
         _note_and_retry(chunk, exc.message, exc.status_code, attempt, record)
     except (InvalidInput, ProviderUnavailable, Unrecoverable) as exc:
@@ -167,8 +168,13 @@ def _note_and_retry(
     raise RetryChunk(text, backoff(attempt))
 
 
-def _requeue_throttled(chunk: Chunk, message: str, record: JobRecord) -> None:
-    _requeue(chunk, message, record, delay=backoff(chunk.requeues + 1))
+def _requeue_throttled(
+    chunk: Chunk, message: str, record: JobRecord, retry_after: float | None
+) -> None:
+    """Later, by the backoff, and not before the provider's Retry-After (SQS delays at most
+    15 minutes)."""
+    delay = max(backoff(chunk.requeues + 1), min(900, math.ceil(retry_after or 0)))
+    _requeue(chunk, message, record, delay=delay)
 
 
 def _requeue(chunk: Chunk, message: str, record: JobRecord, *, delay: int) -> None:

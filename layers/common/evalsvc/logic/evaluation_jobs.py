@@ -14,10 +14,11 @@ or failing a result is conditional on it still running.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 
-from evalsvc.errors import StillRunning
+from evalsvc.deadlines import Deadline
+from evalsvc.errors import OutOfTime, StillRunning
 from evalsvc.logic import chunks
 from evalsvc.logic.scored_pairs import score_pairs, summarize_result
 from evalsvc.models.api_keys import Identity
@@ -27,12 +28,12 @@ from evalsvc.models.evaluations import (
     EvaluationResult,
     Job,
     JobKind,
-    ScoredPair,
     Status,
 )
 from evalsvc.observability import logger, metrics
 from evalsvc.scoring import checks
-from evalsvc.scoring.metric import Judge, scorers_for
+from evalsvc.scoring.judges import configured_judge
+from evalsvc.scoring.metric import scorers_for
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
@@ -53,7 +54,6 @@ def pairs_per_chunk(definitions: Sequence[str]) -> int:
 def start(
     result: EvaluationResult,
     header: DatasetHeader,
-    refs: Sequence[Pair],
     ords: Sequence[str],
     labels: Sequence[str],
 ) -> EvaluationResult:
@@ -81,7 +81,7 @@ def start(
         extra={
             "results_id": result.results_id,
             "dataset_id": result.dataset_id,
-            "pairs": len(refs),
+            "pairs": len(ords),
             "metrics": len(result.definitions),
             "chunks": len(pieces),
         },
@@ -125,10 +125,10 @@ def wait(
 # ---- workers -----------------------------------------------------------------------------------
 
 
-def run_chunk(chunk: Chunk, attempt: int, judge_for: Callable[[str], Judge | None]) -> None:
-    """Score one chunk (delivery number `attempt`) and count it; finish the result when it is
-    the last. Raises RetryChunk when another attempt may succeed; fails the result itself when
-    none can."""
+def run_chunk(chunk: Chunk, attempt: int, deadline: Deadline) -> None:
+    """Score one chunk (delivery number `attempt`) before `deadline` and count it; finish the
+    result when it is the last. Raises RetryChunk when another attempt may succeed; fails the
+    result itself when none can."""
     loaded = results_store.get_with_job(chunk.tenant, chunk.job_id)
     if loaded is None:
         logger.warning("chunk of an unknown result dropped", extra={"results_id": chunk.job_id})
@@ -144,7 +144,7 @@ def run_chunk(chunk: Chunk, attempt: int, judge_for: Callable[[str], Judge | Non
         # Counted by an earlier delivery, which may have died before finishing the result.
         work = partial(_finish_if_all_counted, chunk.tenant, chunk.job_id, job)
     else:
-        work = partial(_run, chunk, result, job, judge_for)
+        work = partial(_run, chunk, attempt, result, job, deadline)
     chunks.run(chunk, attempt, work, _RESULTS)
 
 
@@ -165,12 +165,27 @@ _RESULTS = _ResultRecord()
 
 
 def _run(
-    chunk: Chunk, result: EvaluationResult, job: Job, judge_for: Callable[[str], Judge | None]
+    chunk: Chunk, attempt: int, result: EvaluationResult, job: Job, deadline: Deadline
 ) -> None:
-    scored = _score(chunk, result, job, judge_for)
-    results_store.put_scored(chunk.tenant, chunk.job_id, scored)
+    pairs = _read(chunk, result, job)
+    positions: Sequence[int] = range(chunk.start, chunk.start + len(pairs))
+    if chunk.requeues or attempt > 1:
+        # An earlier delivery may have stored part of the chunk before its deadline.
+        stored = results_store.get_scored(chunk.tenant, chunk.job_id, [p.id for p in pairs])
+        todo = [k for k, pair in enumerate(pairs) if pair.id not in stored]
+        pairs, positions = [pairs[k] for k in todo], [positions[k] for k in todo]
+    needs_judge = any(not checks.is_check(d) for d in result.definitions)
+    judge = configured_judge(chunk.tenant, deadline) if needs_judge else None
+    metrics_of_set = scorers_for(result.definitions, judge)
+    scoring = score_pairs(metrics_of_set, pairs, result.system_prompt, positions, deadline)
+    results_store.put_scored(chunk.tenant, chunk.job_id, scoring.scored)
+    metrics.add_metric(name="PairsScored", unit="Count", value=len(scoring.scored))
+    if not scoring.complete:
+        raise OutOfTime(
+            f"{chunks.describe(chunk)}: {len(pairs) - len(scoring.scored)} pairs were left when "
+            "the worker's time ran out; the scored ones and the judge's verdicts are kept"
+        )
     counted = results_store.count_chunk(chunk.tenant, chunk.job_id, chunk.index, chunk.count)
-    metrics.add_metric(name="PairsScored", unit="Count", value=len(scored))
     if counted is None:
         # Counted meanwhile by another delivery of the same chunk, or the result ended.
         again = results_store.get_with_job(chunk.tenant, chunk.job_id)
@@ -181,11 +196,7 @@ def _run(
     _finish_if_all_counted(chunk.tenant, chunk.job_id, job)
 
 
-def _score(
-    chunk: Chunk, result: EvaluationResult, job: Job, judge_for: Callable[[str], Judge | None]
-) -> list[ScoredPair]:
-    needs_judge = any(not checks.is_check(d) for d in result.definitions)
-    scorers = scorers_for(result.definitions, judge_for(chunk.tenant) if needs_judge else None)
+def _read(chunk: Chunk, result: EvaluationResult, job: Job) -> list[Pair]:
     pairs = datasets_store.read_range(
         chunk.tenant,
         result.dataset_kind,
@@ -200,7 +211,7 @@ def _score(
             f"{result.dataset_kind.value} dataset {result.dataset_id!r} was overwritten while "
             "it was being evaluated; evaluate it again"
         )
-    return score_pairs(scorers, pairs, result.system_prompt, chunk.start)
+    return pairs
 
 
 def finish(tenant: str, results_id: str) -> None:

@@ -7,13 +7,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evalsvc.errors import Conflict, InvalidInput, NotFound
+from evalsvc.deadlines import Deadline
+from evalsvc.errors import Conflict, DomainError, InvalidInput, NotFound, OutOfTime, StillRunning
 from evalsvc.identifiers import check_client_id, job_id, new_id, now_ms
 from evalsvc.logic import datasets as dataset_logic
 from evalsvc.logic import evaluation_jobs
 from evalsvc.logic import metrics as metrics_logic
 from evalsvc.logic.scored_pairs import score_pairs, summarize_result
 from evalsvc.models.api_keys import Identity
+from evalsvc.models.datasets import DatasetHeader
 from evalsvc.models.evaluations import (
     Critique,
     EvaluateIn,
@@ -24,7 +26,8 @@ from evalsvc.models.evaluations import (
 )
 from evalsvc.observability import logger, metrics
 from evalsvc.scoring import checks
-from evalsvc.scoring.metric import Judge, scorers_for
+from evalsvc.scoring.judges import configured_judge
+from evalsvc.scoring.metric import scorers_for
 from evalsvc.settings import get_settings
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import results as results_store
@@ -45,24 +48,37 @@ def runs_inline(definitions: Sequence[str], pair_count: int, respond_async: bool
     )
 
 
+def storing_seconds(pair_count: int) -> float:
+    """Time kept back from a request's deadline to store a result of `pair_count` pairs (or
+    to queue it instead) and answer: a few seconds, and more for large results."""
+    return STORING_BASE_SECONDS + pair_count / STORED_PAIRS_PER_SECOND
+
+
+# What storing costs in the plan of an inline evaluation: DynamoDB takes ~25 pairs per batch
+# write, 8 in flight; the base covers the commit, the answer, and queueing instead.
+STORING_BASE_SECONDS = 3.0
+STORED_PAIRS_PER_SECOND = 2_000.0
+
+
 def evaluate(
     identity: Identity,
     body: EvaluateIn,
-    judge: Judge | None,
+    deadline: Deadline,
     *,
     respond_async: bool = False,
     wait_seconds: float = 0.0,
     request_key: str | None = None,
 ) -> EvaluationResult:
-    """Score the pairs `body` selects against the metrics set. A small job is scored here; a
-    large one is queued in chunks (evaluation_jobs) and, unless `respond_async`, waited for
-    up to `wait_seconds`. The result returned is complete (its lowest pairs with their
-    reasons), or running when queued."""
+    """Score the pairs `body` selects against the metrics set. A small job is scored here,
+    against `deadline` (the request's); a large one is queued in chunks (evaluation_jobs) and,
+    unless `respond_async`, waited for up to `wait_seconds`. Work planned here that turns out
+    not to fit (a judge slower than expected) is handed to the queue at the deadline, its
+    verdicts so far kept in the judge cache. The result returned is complete, or running when
+    queued."""
     kind, reference = body.dataset
     dataset_id = dataset_logic.resolve_dataset_id(identity, kind, reference)
     metrics_set = metrics_logic.get_metrics_set(identity, body.metrics_id)
-    scorers = scorers_for(metrics_set.definitions, judge)
-    started = time.perf_counter()
+    definitions = metrics_set.definitions
     result = EvaluationResult(
         tenant=identity.tenant,
         results_id=new_id("ev_"),
@@ -70,12 +86,16 @@ def evaluate(
         dataset_id=dataset_id,
         dataset_kind=kind,
         metrics_id=metrics_set.metrics_id,
-        definitions=metrics_set.definitions,
+        definitions=definitions,
         system_prompt="",
         pair_count=0,
         summaries=[],
     )
-    definitions = metrics_set.definitions
+    queue = Queueing(identity, result, body, request_key)
+    needs_judge = any(not checks.is_check(d) for d in definitions)
+    judge = configured_judge(identity.tenant, deadline) if needs_judge else None
+    # A question with no judge configured is a 400 before any pair is read.
+    metrics_of_set = scorers_for(definitions, judge)
     # The dataset's size bounds the selection's: a small dataset is read whole at once; a
     # large one by keys first, to cut it into chunks (unless its selection turns out small).
     if get_settings().work_queue_url is not None and not runs_inline(
@@ -85,36 +105,87 @@ def evaluate(
             identity, kind, dataset_id, body.pair_query, "evaluate", keys_only=True
         )
         if not runs_inline(definitions, len(refs), respond_async):
-            result.system_prompt, result.pair_count = header.system_prompt, len(refs)
-            labels = (body.pair_query.pair_labels if body.pair_query else None) or []
-            # A retry of this request (same Idempotency-Key and body) finds this same job.
-            result.results_id = job_id("ev_", identity.tenant, request_key)
-            result = evaluation_jobs.start(result, header, refs, ords, labels)
+            queued = queue.start(header, ords)
             if respond_async:
-                return result
-            evaluation_jobs.wait(identity, result, wait_seconds)
-            return read_evaluation(identity, result.results_id, include_all=False).result
-    header, pairs = dataset_logic.select_pairs(
+                return queued
+            evaluation_jobs.wait(identity, queued, wait_seconds)
+            return read_evaluation(identity, queued.results_id, include_all=False).result
+    header, pairs, ords = dataset_logic.select_pair_refs(
         identity, kind, dataset_id, body.pair_query, "evaluate"
     )
+    work_deadline = deadline.earlier(storing_seconds(len(pairs)))
+    if judge is not None:
+        judge.llm.deadline = work_deadline
     result.system_prompt = header.system_prompt
     result.pair_count = result.pairs_done = len(pairs)
-    scored = score_pairs(scorers, pairs, header.system_prompt)
-    summarize_result(result, scored)
-    results_store.put(result, scored)
-    metrics.add_metric(name="PairsScored", unit="Count", value=len(scored))
+    calls = len(pairs) * len(metrics_of_set.questions)
+    expected = judge.expected_seconds(calls) if judge else None
+    if expected is not None and expected > work_deadline.left() and queue.available:
+        # This process's judge latency says it will not fit: queue it now.
+        logger.info("evaluation queued: it would not fit", extra={"expected_seconds": expected})
+        raise queue.hand_over(header, ords, "it would not fit in this request")
+    started = time.perf_counter()
+    scoring = score_pairs(metrics_of_set, pairs, header.system_prompt, deadline=work_deadline)
+    if not scoring.complete:
+        missing = len(pairs) - len(scoring.scored)
+        raise queue.hand_over(
+            header, ords, f"it did not fit in this request ({missing} pairs were left to score)"
+        )
+    summarize_result(result, scoring.scored)
+    results_store.put(result, scoring.scored)
+    metrics.add_metric(name="PairsScored", unit="Count", value=len(scoring.scored))
     metrics.add_metric(name="Evaluations", unit="Count", value=1)
     logger.info(
         "evaluation stored",
         extra={
             "results_id": result.results_id,
             "dataset_id": dataset_id,
-            "pairs": len(scored),
-            "metrics": len(scorers),
+            "pairs": len(scoring.scored),
+            "metrics": metrics_of_set.count,
             "seconds": round(time.perf_counter() - started, 3),
         },
     )
     return result
+
+
+class Queueing:
+    """How an evaluation goes onto the work queue: at once when it is large, or handed over by
+    an inline evaluation that will not fit its request. A retry of the request (same
+    Idempotency-Key and body) finds the same job."""
+
+    def __init__(
+        self, identity: Identity, result: EvaluationResult, body: EvaluateIn, key: str | None
+    ) -> None:
+        self.identity = identity
+        self.result = result
+        self.labels = (body.pair_query.pair_labels if body.pair_query else None) or []
+        self.key = key
+        self.available = get_settings().work_queue_url is not None
+
+    def start(self, header: DatasetHeader, ords: Sequence[str]) -> EvaluationResult:
+        result = self.result
+        result.system_prompt, result.pair_count = header.system_prompt, len(ords)
+        result.results_id = job_id("ev_", self.identity.tenant, self.key)
+        return evaluation_jobs.start(result, header, ords, self.labels)
+
+    def hand_over(self, header: DatasetHeader, ords: Sequence[str], why: str) -> DomainError:
+        """The error to answer with once the evaluation is queued (StillRunning, naming the
+        result to poll), or, with no queue, the OutOfTime that says to send it again."""
+        if not self.available:
+            return OutOfTime(
+                f"the evaluation stopped at the request's time limit: {why}. The judge's "
+                "verdicts so far are kept: send the same request again to go on from them",
+                retry_after_seconds=1,
+            )
+        queued = self.start(header, ords)
+        metrics.add_metric(name="EvaluationsHandedOver", unit="Count", value=1)
+        return StillRunning(
+            f"evaluation {queued.results_id!r} goes on in the background because {why}; the "
+            f"judge's verdicts so far are kept: follow it with GET /evaluation/"
+            f"{queued.results_id}",
+            retry_after_seconds=10,
+            location=f"evaluation/{queued.results_id}",
+        )
 
 
 def _existing_result(

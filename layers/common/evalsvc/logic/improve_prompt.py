@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalsvc.deadlines import Deadline
 from evalsvc.errors import InvalidInput, NotFound
 from evalsvc.logic import datasets as dataset_logic
 from evalsvc.logic import evaluations as evaluation_logic
@@ -270,9 +271,15 @@ def llm_improvement(
     return answer.strip()
 
 
-def improve_prompt(identity: Identity, body: ImprovePromptIn) -> Improvement:
+# Time kept back from the request's deadline for the deterministic improvement and the answer.
+ANSWER_SECONDS = 2.0
+
+
+def improve_prompt(identity: Identity, body: ImprovePromptIn, deadline: Deadline) -> Improvement:
+    """The improved prompt: the LLM's, if it gives an acceptable one before `deadline`; else
+    the deterministic improvement."""
     original, metrics_set, views = gather(identity, body)
-    llm = configured_llm()
+    llm = configured_llm(deadline.earlier(ANSWER_SECONDS))
     improved = llm_improvement(llm, original, metrics_set.definitions, views) if llm else None
     by = "llm"
     if improved is None:

@@ -4,15 +4,17 @@ sentences."""
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
-from evalsvc.errors import GenerationFailed, InvalidInput
+from evalsvc.deadlines import Deadline
+from evalsvc.errors import GenerationFailed, InvalidInput, OutOfTime
 from evalsvc.logic.metrics import create_metrics_set
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS, MetricsSet
 from evalsvc.observability import logger
-from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, configured_llm
+from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, LLMOutOfTime, configured_llm
 
 _REQUIREMENT = re.compile(
     r"\b(must|should|shall|always|never|do not|don't|does not|avoid|ensure|make sure|only|"
@@ -22,6 +24,9 @@ _REQUIREMENT = re.compile(
 )
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*")
+
+# Time kept back from the request's deadline to store the metrics set and answer.
+STORING_SECONDS = 2.0
 
 SYSTEM = (
     "You write evaluation questions for an AI assistant. From its system prompt, list every "
@@ -76,6 +81,12 @@ def llm_questions(llm: LLM, system_prompt: str) -> list[str]:
     user = f"<system_prompt>\n{system_prompt}\n</system_prompt>\n\nAnswer with JSON only."
     try:
         return llm.ask(SYSTEM, user, SCHEMA, "record_questions", _accept, max_tokens=4096)
+    except LLMOutOfTime as exc:
+        raise OutOfTime(
+            f"the LLM gave no usable questions within the request's time limit ({exc.problem}); "
+            "nothing was stored: retry",
+            retry_after_seconds=max(1, math.ceil(exc.retry_after or 1)),
+        ) from exc
     except LLMFailed as exc:
         raise GenerationFailed(
             f"the LLM gave no usable questions after {exc.attempts} attempts: {exc.problem}; "
@@ -83,11 +94,12 @@ def llm_questions(llm: LLM, system_prompt: str) -> list[str]:
         ) from exc
 
 
-def questions_from_prompt(identity: Identity, system_prompt: str) -> MetricsSet:
-    """A new metrics set of yes/no questions for the requirements of `system_prompt`."""
+def questions_from_prompt(identity: Identity, system_prompt: str, deadline: Deadline) -> MetricsSet:
+    """A new metrics set of yes/no questions for the requirements of `system_prompt`, the LLM's
+    before `deadline` (less the time to store them)."""
     if not system_prompt.strip():
         raise InvalidInput("system_prompt is empty: send the prompt to derive questions from")
-    llm = configured_llm()
+    llm = configured_llm(deadline.earlier(STORING_SECONDS))
     questions = llm_questions(llm, system_prompt) if llm else deterministic_questions(system_prompt)
     if not questions:
         raise InvalidInput(

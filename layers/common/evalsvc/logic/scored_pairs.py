@@ -4,7 +4,9 @@ by the workers of queued ones, so both give the same numbers."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from evalsvc.deadlines import Deadline
 from evalsvc.models.datasets import Pair
 from evalsvc.models.evaluations import (
     LOWEST_PER_METRIC,
@@ -13,7 +15,8 @@ from evalsvc.models.evaluations import (
     LowScore,
     ScoredPair,
 )
-from evalsvc.scoring.metric import MetricScorer
+from evalsvc.scoring.checks import Score
+from evalsvc.scoring.metric import Metrics, Verdicts
 from evalsvc.stats import summarize
 
 
@@ -35,17 +38,59 @@ def summarize_result(result: EvaluationResult, scored: Sequence[ScoredPair]) -> 
     result.lowest = [lowest_scoring(scored, m) for m in range(count)]
 
 
+@dataclass(slots=True)
+class Scoring:
+    """The pairs scored on every metric, in order; `complete` unless the deadline came first
+    (then `scored` holds the pairs finished by then)."""
+
+    scored: list[ScoredPair]
+    complete: bool
+
+
 def score_pairs(
-    scorers: Sequence[MetricScorer], pairs: Sequence[Pair], system_prompt: str, start: int = 0
-) -> list[ScoredPair]:
-    """Every pair scored on every metric; `start` is the position of the first pair."""
-    per_metric = [scorer.score_all(pairs, system_prompt) for scorer in scorers]
-    return [
-        ScoredPair(
-            pair_id=pair.id,
-            index=start + offset,
-            scores=[column[offset].value for column in per_metric],
-            reasons=[_reason(column[offset].reason) for column in per_metric],
+    metrics: Metrics,
+    pairs: Sequence[Pair],
+    system_prompt: str,
+    positions: Sequence[int] | None = None,
+    deadline: Deadline | None = None,
+) -> Scoring:
+    """Every pair scored on every metric; `positions` are the pairs' positions in the dataset
+    (0, 1, 2… by default). The judge's calls are in flight while the checks are scored here;
+    checks stop at `deadline`, the judge's calls at the deadline its LLM was given."""
+    if positions is None:
+        positions = range(len(pairs))
+    judging = None
+    if metrics.questions:
+        assert metrics.judge is not None
+        questions = [question for _, question in metrics.questions]
+        judging = metrics.judge.begin(questions, pairs, system_prompt)
+    try:
+        checked: list[list[Score]] = []
+        for pair in pairs:
+            if deadline is not None and deadline.passed():
+                break
+            checked.append([score(pair.input, pair.output) for _, score in metrics.checks])
+        verdicts = judging.result() if judging else Verdicts({}, complete=True)
+    finally:
+        if judging:
+            judging.close()
+    scored = []
+    for offset, check_scores in enumerate(checked):
+        by_metric: dict[int, Score] = {
+            m: s for (m, _), s in zip(metrics.checks, check_scores, strict=True)
+        }
+        for q, (m, _) in enumerate(metrics.questions):
+            verdict = verdicts.scores.get((q, offset))
+            if verdict is not None:
+                by_metric[m] = verdict
+        if len(by_metric) < metrics.count:
+            continue  # a verdict is missing: the deadline came first
+        scored.append(
+            ScoredPair(
+                pair_id=pairs[offset].id,
+                index=positions[offset],
+                scores=[by_metric[m].value for m in range(metrics.count)],
+                reasons=[_reason(by_metric[m].reason) for m in range(metrics.count)],
+            )
         )
-        for offset, pair in enumerate(pairs)
-    ]
+    return Scoring(scored, complete=len(scored) == len(pairs))

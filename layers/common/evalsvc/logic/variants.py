@@ -4,13 +4,13 @@ whitespace, typos, reordering) that keep the seed outputs. Every variant's id na
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from evalsvc.errors import GenerationFailed
 from evalsvc.models.datasets import MAX_TEXT_CHARS, Pair
-from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed
+from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, LLMOutOfTime
 from evalsvc.scoring.perturb import KINDS, perturb
 
 
@@ -52,60 +52,109 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def _acceptor(multiple: int) -> Callable[[Any], list[tuple[str, str]]]:
-    def accept(value: Any) -> list[tuple[str, str]]:
-        items = value.get("variants") if isinstance(value, dict) else None
-        if not isinstance(items, list):
-            raise InvalidAnswer("expected an object with a list of variants")
-        found = [
-            (v["input"], v["output"])
-            for v in items
-            if isinstance(v, dict)
-            and isinstance(v.get("input"), str)
-            and isinstance(v.get("output"), str)
-            and v["input"].strip()
-            and len(v["input"]) <= MAX_TEXT_CHARS
-            and len(v["output"]) <= MAX_TEXT_CHARS
-        ]
-        if len(found) < multiple:
-            raise InvalidAnswer(
-                f"expected {multiple} variants with input and output, got {len(found)}"
-            )
-        return found[:multiple]
+def _usable(value: Any) -> list[tuple[str, str]]:
+    """The variants of an answer that can be stored: an input and an output, each a non-empty
+    string within the text limit. InvalidAnswer when there is none."""
+    items = value.get("variants") if isinstance(value, dict) else None
+    if not isinstance(items, list):
+        raise InvalidAnswer("expected an object with a list of variants")
+    found = [
+        (v["input"], v["output"])
+        for v in items
+        if isinstance(v, dict)
+        and isinstance(v.get("input"), str)
+        and isinstance(v.get("output"), str)
+        and v["input"].strip()
+        and len(v["input"]) <= MAX_TEXT_CHARS
+        and len(v["output"]) <= MAX_TEXT_CHARS
+    ]
+    if not found:
+        raise InvalidAnswer("no variant with an input and an output")
+    return found
 
-    return accept
+
+def _same(variant: tuple[str, str]) -> tuple[str, str]:
+    """What makes two variants the same: their texts, ignoring case and spacing."""
+    return (" ".join(variant[0].split()).casefold(), " ".join(variant[1].split()).casefold())
+
+
+# How many of the variants already written a follow-up request lists, and how much of each.
+SHOWN_VARIANTS = 20
+SHOWN_CHARS = 200
+
+
+def _request(
+    seed: Pair, wanted: int, have: Sequence[tuple[str, str]], system_prompt: str, target: str
+) -> str:
+    text = (
+        f"<system_prompt>\n{system_prompt or '(none)'}\n</system_prompt>\n\n"
+        f"<target_metric>\n{target}\n</target_metric>\n\n"
+        f"<example_input>\n{seed.input}\n</example_input>\n\n"
+        f"<example_output>\n{seed.output}\n</example_output>\n\n"
+    )
+    if have:
+        shown = "\n".join(f"- {i[:SHOWN_CHARS]}" for i, _ in have[-SHOWN_VARIANTS:])
+        text += f"<already_written>\n{shown}\n</already_written>\n\n"
+        text += "Do not repeat the inputs already written. "
+    return (
+        text + f"Write {wanted} new exchanges. Answer with JSON only: "
+        '{"variants": [{"input": "...", "output": "..."}]}'
+    )
+
+
+def redraft(
+    llm: LLM, seed: Pair, multiple: int, system_prompt: str, target: str | None
+) -> list[Pair]:
+    """`multiple` distinct variants of `seed`. A model that gives fewer than asked (common) is
+    asked again for the rest, shown what it already wrote; answers with nothing new count
+    against the attempts. GenerationFailed, naming what is missing, when the attempts are
+    spent; LLMOutOfTime when the deadline comes first."""
+    aim = target or "overall answer quality"
+    have: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    calls = fruitless = 0
+    while len(have) < multiple:
+        if fruitless >= llm.max_attempts:
+            raise GenerationFailed(
+                f"the LLM gave {len(have)} of {multiple} distinct variants of seed pair "
+                f"{seed.id!r} in {calls} answers ({fruitless} with nothing new); nothing was "
+                "stored"
+            )
+        user = _request(seed, multiple - len(have), have, system_prompt, aim)
+        try:
+            found = llm.ask(SYSTEM, user, SCHEMA, "record_variants", _usable, max_tokens=4096)
+        except LLMOutOfTime:
+            raise
+        except LLMFailed as exc:
+            raise GenerationFailed(
+                f"the LLM could not redraft seed pair {seed.id!r} ({len(have)} of {multiple} "
+                f"variants so far) after {exc.attempts} attempts: {exc.problem}; nothing was "
+                "stored",
+                transient=exc.transient,
+                retry_after=exc.retry_after,
+            ) from exc
+        calls += 1
+        before = len(have)
+        for variant in found:
+            key = _same(variant)
+            if key not in seen and len(have) < multiple:
+                seen.add(key)
+                have.append(variant)
+        fruitless += len(have) == before
+    return [
+        Pair(id=f"{seed.id}.v{k}.llm", input=i, output=o) for k, (i, o) in enumerate(have, start=1)
+    ]
 
 
 def llm_variants(
     llm: LLM, seeds: Sequence[Pair], multiple: int, system_prompt: str, target: str | None
 ) -> list[Pair]:
-    accept = _acceptor(multiple)
-
-    def redraft(seed: Pair) -> list[Pair]:
-        user = (
-            f"<system_prompt>\n{system_prompt or '(none)'}\n</system_prompt>\n\n"
-            f"<target_metric>\n{target or 'overall answer quality'}\n</target_metric>\n\n"
-            f"<example_input>\n{seed.input}\n</example_input>\n\n"
-            f"<example_output>\n{seed.output}\n</example_output>\n\n"
-            f"Write {multiple} new exchanges. Answer with JSON only: "
-            '{"variants": [{"input": "...", "output": "..."}]}'
-        )
-        try:
-            found = llm.ask(SYSTEM, user, SCHEMA, "record_variants", accept, max_tokens=4096)
-        except LLMFailed as exc:
-            raise GenerationFailed(
-                f"the LLM could not redraft seed pair {seed.id!r} after {exc.attempts} attempts: "
-                f"{exc.problem}; nothing was stored",
-                transient=exc.transient,
-            ) from exc
-        return [
-            Pair(id=f"{seed.id}.v{k}.llm", input=i, output=o)
-            for k, (i, o) in enumerate(found, start=1)
-        ]
-
+    """`multiple` variants of every seed, up to the LLM's concurrency seeds at a time."""
     pool = ThreadPoolExecutor(max_workers=min(llm.concurrency, len(seeds)))
     try:
-        futures = [pool.submit(redraft, seed) for seed in seeds]
+        futures = [
+            pool.submit(redraft, llm, seed, multiple, system_prompt, target) for seed in seeds
+        ]
         return [pair for future in futures for pair in future.result()]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -19,7 +19,9 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
         413: "The body or a field is over its size limit, or the dataset is too large for one "
         "response (read it in pages)",
         502: "The LLM judge failed (after retries) for a metric and pair; nothing was stored",
-        503: "Storage is busy, or the LLM provider is not available; nothing was changed, retry",
+        503: "Storage is busy, or the LLM provider is not available (nothing was changed), or "
+        "the work did not fit the request's time: retry after Retry-After; when the work goes "
+        "on in the background, Location names what to poll",
     }
     # 401, 404 (an id that is not the caller's, or a path no route takes) and 503 can answer
     # any request.

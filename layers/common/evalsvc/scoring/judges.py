@@ -1,20 +1,28 @@
-"""The LLM judge: asks the configured LLM (scoring.llm) one question about each pair, with
-bounded concurrency, and keeps verdicts in the per-tenant cache."""
+"""The LLM judge: asks the configured LLM (scoring.llm) each question about each pair, with one
+pool of at most JUDGE_CONCURRENCY calls across every (question, pair), and keeps verdicts in
+the per-tenant cache.
+
+Judging is started (`begin`) before the caller scores its checks, so calls are in flight while
+the checks run, and collected (`result`) after. Every verdict given is cached, whatever happens
+to the others: a failure, or the deadline, leaves the verdicts already paid for where the next
+attempt finds them.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import time
+import math
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 
+from evalsvc.deadlines import Deadline
 from evalsvc.errors import JudgeFailed, OutOfTime
 from evalsvc.models.datasets import Pair
 from evalsvc.observability import logger, metrics
 from evalsvc.scoring.checks import Score
-from evalsvc.scoring.llm import LLM, LLMFailed, configured_llm
+from evalsvc.scoring.llm import LLM, LLMFailed, LLMOutOfTime, configured_llm
+from evalsvc.scoring.metric import Verdicts
 from evalsvc.scoring.verdicts import (
     PROMPT_VERSION,
     SYSTEM,
@@ -34,88 +42,145 @@ def cache_key(provider: str, question: str, system_prompt: str, pair: Pair) -> s
     return hashlib.sha256(material.encode()).hexdigest()
 
 
+def _preview(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class JudgeRun:
+    """The verdicts on every (question, pair) of one scoring: cached ones read at once, the
+    others asked of the LLM in one pool, the pairs in order so that whole pairs finish first."""
+
+    def __init__(
+        self,
+        judge: CachedJudge,
+        questions: Sequence[str],
+        pairs: Sequence[Pair],
+        system_prompt: str,
+    ) -> None:
+        self._judge = judge
+        self._llm = judge.llm
+        self._retries_before = self._llm.retries
+        self._keys = {
+            (q, i): cache_key(self._llm.name, question, system_prompt, pair)
+            for i, pair in enumerate(pairs)
+            for q, question in enumerate(questions)
+        }
+        self._verdicts = judge_cache.get_many(judge.tenant, list(self._keys.values()))
+        self._hits = sum(1 for key in self._keys.values() if key in self._verdicts)
+        # One call per distinct key: identical pairs under one question are judged once.
+        todo: dict[str, tuple[str, Pair]] = {}
+        for (q, i), key in self._keys.items():
+            if key not in self._verdicts and key not in todo:
+                todo[key] = (questions[q], pairs[i])
+        self._pool: ThreadPoolExecutor | None = None
+        self._futures: dict[str, Future[tuple[int, str] | None]] = {}
+        if todo:
+            self._pool = ThreadPoolExecutor(max_workers=min(self._llm.concurrency, len(todo)))
+            self._futures = {
+                key: self._pool.submit(self._ask, question, pair, system_prompt)
+                for key, (question, pair) in todo.items()
+            }
+
+    def _ask(self, question: str, pair: Pair, system_prompt: str) -> tuple[int, str] | None:
+        """The verdict; None when the deadline came first."""
+        user = user_message(question, system_prompt, pair.input, pair.output)
+        try:
+            return self._llm.ask(
+                SYSTEM, user, VERDICT_SCHEMA, TOOL_NAME, verdict_from_object, max_tokens=512
+            )
+        except LLMOutOfTime:
+            return None
+        except LLMFailed as exc:
+            raise JudgeFailed(
+                f"the judge failed on metric {_preview(question)!r} for pair {pair.id!r} after "
+                f"{exc.attempts} attempts: {exc.problem}; nothing was stored",
+                transient=exc.transient,
+                retry_after=exc.retry_after,
+            ) from exc
+
+    def result(self) -> Verdicts:
+        """Every verdict obtained, by (question index, pair index); `complete` unless the
+        deadline came first. A judge failure is raised once the verdicts given are cached."""
+        failure: BaseException | None = None
+        if self._futures:
+            done, _ = wait(self._futures.values(), return_when=FIRST_EXCEPTION)
+            failed = [f for f in done if not f.cancelled() and f.exception() is not None]
+            if failed:
+                failure = failed[0].exception()
+                self.close()
+        fresh: dict[str, tuple[int, str]] = {}
+        for key, future in self._futures.items():
+            if future.done() and not future.cancelled() and future.exception() is None:
+                verdict = future.result()
+                if verdict is not None:
+                    fresh[key] = verdict
+        self._keep(fresh)
+        if failure is not None:
+            raise failure
+        self._verdicts.update(fresh)
+        calls = len(self._futures)
+        metrics.add_metric(name="JudgeCacheHits", unit="Count", value=self._hits)
+        metrics.add_metric(name="JudgeCalls", unit="Count", value=calls)
+        metrics.add_metric(
+            name="JudgeRetries", unit="Count", value=self._llm.retries - self._retries_before
+        )
+        logger.debug("judged", extra={"cache_hits": self._hits, "calls": calls})
+        scores = {
+            index: Score(float(self._verdicts[key][0]), self._verdicts[key][1])
+            for index, key in self._keys.items()
+            if key in self._verdicts
+        }
+        return Verdicts(scores, complete=len(scores) == len(self._keys))
+
+    def _keep(self, fresh: dict[str, tuple[int, str]]) -> None:
+        try:
+            judge_cache.put_many(self._judge.tenant, fresh)
+        except Exception:
+            logger.exception("could not keep the verdicts given in the judge cache")
+            raise
+
+    def close(self) -> None:
+        """Stop: calls not started are cancelled; calls in flight end within their timeouts,
+        which the deadline bounds."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
 class CachedJudge:
-    """Scores every pair for one question: cached verdicts first, then the LLM, with up to
-    `concurrency` calls in flight."""
+    """Scores pairs for questions: cached verdicts first, then the LLM."""
 
     def __init__(self, llm: LLM, tenant: str) -> None:
         self.llm = llm
         self.tenant = tenant
-        # time.monotonic() after which no more verdicts are awaited (a queue worker's time);
-        # the verdicts given by then are cached and OutOfTime raised.
-        self.deadline: float | None = None
 
-    def _ask(self, question: str, pair: Pair, system_prompt: str) -> tuple[int, str]:
-        user = user_message(question, system_prompt, pair.input, pair.output)
-        try:
-            return self.llm.ask(
-                SYSTEM, user, VERDICT_SCHEMA, TOOL_NAME, verdict_from_object, max_tokens=512
-            )
-        except LLMFailed as exc:
-            preview = question if len(question) <= 60 else question[:57] + "..."
-            raise JudgeFailed(
-                f"the judge failed on metric {preview!r} for pair {pair.id!r} after "
-                f"{exc.attempts} attempts: {exc.problem}; nothing was stored",
-                transient=exc.transient,
-            ) from exc
+    def begin(
+        self, questions: Sequence[str], pairs: Sequence[Pair], system_prompt: str
+    ) -> JudgeRun:
+        return JudgeRun(self, questions, pairs, system_prompt)
 
-    def _time_left(self) -> float | None:
-        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+    def expected_seconds(self, calls: int) -> float | None:
+        """How long `calls` judge calls are expected to take at this judge's concurrency, from
+        the provider's recent latency in this process; None before any call."""
+        latency = self.llm.expected_call_seconds()
+        if latency is None or calls <= 0:
+            return None if latency is None else 0.0
+        return math.ceil(calls / self.llm.concurrency) * latency
 
     def score_all(self, question: str, pairs: Sequence[Pair], system_prompt: str) -> list[Score]:
-        retries_before = self.llm.retries
-        keys = [cache_key(self.llm.name, question, system_prompt, p) for p in pairs]
-        verdicts = judge_cache.get_many(self.tenant, keys)
-        hits = sum(1 for key in keys if key in verdicts)
-        todo = [i for i, key in enumerate(keys) if key not in verdicts]
-        fresh: dict[str, tuple[int, str]] = {}
-        if todo:
-            pool = ThreadPoolExecutor(max_workers=min(self.llm.concurrency, len(todo)))
-            failure: BaseException | None = None
-            futures: dict[int, Future[tuple[int, str]]] = {}
-            try:
-                futures = {
-                    i: pool.submit(self._ask, question, pairs[i], system_prompt) for i in todo
-                }
-                for i, future in futures.items():
-                    try:
-                        fresh[keys[i]] = future.result(timeout=self._time_left())
-                    except FutureTimeout:
-                        failure = OutOfTime(
-                            f"stopped after {len(fresh)} of {len(todo)} judge calls to stay "
-                            "within the worker's time; the verdicts given are kept"
-                        )
-                        break
-                    except BaseException as exc:
-                        failure = exc
-                        break
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)
-            # Verdicts already given are kept even when another pair failed: a retry of the
-            # same work asks only for what is missing.
-            for i, future in futures.items():
-                given = future.done() and not future.cancelled() and future.exception() is None
-                if given and keys[i] not in fresh:
-                    fresh[keys[i]] = future.result()
-            if failure is None:
-                judge_cache.put_many(self.tenant, fresh)
-            else:
-                try:
-                    judge_cache.put_many(self.tenant, fresh)
-                except Exception:
-                    logger.exception("could not keep the verdicts given before a judge failure")
-                raise failure
-        verdicts.update(fresh)
-        metrics.add_metric(name="JudgeCacheHits", unit="Count", value=hits)
-        metrics.add_metric(name="JudgeCalls", unit="Count", value=len(todo))
-        metrics.add_metric(
-            name="JudgeRetries", unit="Count", value=self.llm.retries - retries_before
-        )
-        logger.debug("judged", extra={"pairs": len(pairs), "cache_hits": hits, "calls": len(todo)})
-        return [Score(float(verdicts[key][0]), verdicts[key][1]) for key in keys]
+        """One question on every pair (no deadline applies beyond the LLM's)."""
+        run = self.begin([question], pairs, system_prompt)
+        try:
+            verdicts = run.result()
+        finally:
+            run.close()
+        if not verdicts.complete:
+            raise OutOfTime(f"{len(verdicts.scores)} of {len(pairs)} pairs judged in time")
+        return [verdicts.scores[(0, i)] for i in range(len(pairs))]
 
 
-def configured_judge(tenant: str) -> CachedJudge | None:
-    """The judge EVALSVC_LLM configures, for `tenant`; None when it is unset."""
-    llm = configured_llm()
+def configured_judge(tenant: str, deadline: Deadline | None = None) -> CachedJudge | None:
+    """The judge EVALSVC_LLM configures, for `tenant`, asking before `deadline`; None when it
+    is unset."""
+    llm = configured_llm(deadline)
     return CachedJudge(llm, tenant) if llm else None

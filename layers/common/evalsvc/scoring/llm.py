@@ -6,12 +6,20 @@ augmentation).
 `EVALSVC_LLM` chooses the provider: `bedrock:<model-id>` or `openai:<model>` (with
 `OPENAI_BASE_URL` and `OPENAI_API_KEY`; OpenAI, vLLM and Ollama all speak it). Unset, there
 is no LLM and callers take their deterministic paths.
+
+Every call plans against the caller's deadline: its timeout is what is left of it, a call that
+would not finish in time (judging by the provider's recent latency) is not started, and a pause
+before a retry (at least the provider's `Retry-After`) that would cross it ends the asking with
+LLMOutOfTime instead. Model text is hostile: answers are read with bounds (size, nesting) and
+lone surrogates in them become U+FFFD, so whatever is stored from them can be stored.
 """
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import json
+import math
 import random
 import re
 import socket
@@ -22,14 +30,28 @@ from functools import cache
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
+from evalsvc.deadlines import Deadline
 from evalsvc.errors import ProviderUnavailable
+from evalsvc.scoring.bounded_json import MAX_DEPTH, nesting_depth
+from evalsvc.scoring.patterns import utf8
 from evalsvc.settings import Settings, get_settings
 
 T = TypeVar("T")
 
 
+# The largest answer read from a provider: far above what max_tokens allows.
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+# A call is not started with less than this left before the deadline.
+MIN_CALL_SECONDS = 1.0
+
+
 class RetryableError(Exception):
-    """Throttling, a 5xx, or a timeout: worth asking again after a pause."""
+    """Throttling, a 5xx, or a timeout: worth asking again after a pause (at least
+    `retry_after` seconds when the provider said so)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class InvalidAnswer(ValueError):
@@ -39,39 +61,78 @@ class InvalidAnswer(ValueError):
 class LLMFailed(Exception):
     """No usable answer after every attempt; `problem` says what went wrong last."""
 
-    def __init__(self, problem: str, attempts: int, *, transient: bool = False) -> None:
+    def __init__(
+        self,
+        problem: str,
+        attempts: int,
+        *,
+        transient: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(problem)
         self.problem = problem
         self.attempts = attempts
         # The last attempt met throttling, a 5xx or a timeout (not an unusable answer): the
-        # provider may well answer later.
+        # provider may well answer later (not before `retry_after` seconds, if it said so).
         self.transient = transient
+        self.retry_after = retry_after
+
+
+class LLMOutOfTime(LLMFailed):
+    """The deadline came before a usable answer: nothing more can be asked in time."""
+
+    def __init__(self, problem: str, attempts: int, retry_after: float | None = None) -> None:
+        super().__init__(problem, attempts, transient=True, retry_after=retry_after)
 
 
 class Provider(Protocol):
     name: str
 
     def complete(
-        self, system: str, user: str, schema: dict[str, Any], schema_name: str, max_tokens: int
+        self,
+        system: str,
+        user: str,
+        schema: dict[str, Any],
+        schema_name: str,
+        max_tokens: int,
+        timeout: float,
     ) -> list[Any]:
-        """The JSON values the answer holds, most likely first."""
+        """The JSON values the answer holds, most likely first; within `timeout` seconds."""
         ...
 
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+# An answer holds one object, perhaps with text or a fence around it: a few starts suffice.
+MAX_OBJECT_STARTS = 32
+
+
+def clean(value: Any) -> Any:
+    """A decoded answer with every string made storable (a lone surrogate becomes U+FFFD)."""
+    if isinstance(value, str):
+        return utf8(value).decode("utf-8")
+    if isinstance(value, list):
+        return [clean(item) for item in value]
+    if isinstance(value, dict):
+        return {clean(key): clean(item) for key, item in value.items()}
+    return value
 
 
 def json_objects(text: str) -> list[Any]:
-    """Every JSON object in `text`: inside code fences first, then anywhere, in order."""
+    """Every JSON object in `text`: inside code fences first, then anywhere, in order. Text
+    nested deeper than bounded_json reads yields none; strings are made storable."""
+    if nesting_depth(text) > MAX_DEPTH:
+        return []
     decoder = json.JSONDecoder()
     found: list[Any] = []
     for source in [*_FENCE.findall(text), text]:
-        for match in re.finditer(r"\{", source):
+        for start, match in enumerate(re.finditer(r"\{", source)):
+            if start == MAX_OBJECT_STARTS:
+                break
             try:
                 value, _ = decoder.raw_decode(source, match.start())
-            except json.JSONDecodeError:
+            except ValueError:  # not JSON there, or a number too long to read
                 continue
-            found.append(value)
+            found.append(clean(value))
     return found
 
 
@@ -82,7 +143,7 @@ class OpenAIProvider:
     """`POST {base_url}/chat/completions` with a JSON-schema response format, temperature 0.
     Connections are kept alive, one per worker thread, with TCP_NODELAY."""
 
-    def __init__(self, model: str, base_url: str, api_key: str, timeout: float) -> None:
+    def __init__(self, model: str, base_url: str, api_key: str) -> None:
         self.name = f"openai:{model}"
         self.model = model
         parts = urlsplit(base_url.rstrip("/"))
@@ -93,35 +154,42 @@ class OpenAIProvider:
         self._port = parts.port
         self._path = f"{parts.path}/chat/completions"
         self._api_key = api_key
-        self._timeout = timeout
         self._local = threading.local()
 
-    def _connection(self) -> http.client.HTTPConnection:
-        connection = getattr(self._local, "connection", None)
+    def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
         if connection is None:
             factory = (
                 http.client.HTTPSConnection
                 if self._scheme == "https"
                 else http.client.HTTPConnection
             )
-            connection = factory(self._host, self._port, timeout=self._timeout)
+            connection = factory(self._host, self._port, timeout=timeout)
             connection.connect()
             # Requests are small and answers awaited: never hold a segment back (Nagle).
             connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._local.connection = connection
+        connection.timeout = timeout
+        if connection.sock is not None:
+            connection.sock.settimeout(timeout)
         return connection
 
-    def _post(self, payload: dict[str, Any]) -> tuple[int, bytes]:
+    def _post(self, payload: dict[str, Any], timeout: float) -> tuple[int, bytes, float | None]:
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         body = json.dumps(payload).encode()
         connection: http.client.HTTPConnection | None = None
         try:
-            connection = self._connection()
+            connection = self._connection(timeout)
             connection.request("POST", self._path, body=body, headers=headers)
             response = connection.getresponse()
-            return response.status, response.read()
+            raw = response.read(MAX_ANSWER_BYTES + 1)
+            if len(raw) > MAX_ANSWER_BYTES:
+                connection.close()
+                self._local.connection = None
+                raise InvalidAnswer(f"the answer is larger than {MAX_ANSWER_BYTES} bytes")
+            return response.status, raw, retry_after(response.headers)
         except (OSError, http.client.HTTPException) as exc:
             if connection is not None:
                 connection.close()
@@ -129,10 +197,16 @@ class OpenAIProvider:
             raise RetryableError(f"could not reach the LLM: {exc.__class__.__name__}") from exc
 
     def complete(
-        self, system: str, user: str, schema: dict[str, Any], schema_name: str, max_tokens: int
+        self,
+        system: str,
+        user: str,
+        schema: dict[str, Any],
+        schema_name: str,
+        max_tokens: int,
+        timeout: float,
     ) -> list[Any]:
         # `max_tokens` is not sent: OpenAI's newer models refuse it; the schema bounds the answer.
-        status, raw = self._post(
+        status, raw, wait = self._post(
             {
                 "model": self.model,
                 "temperature": 0,
@@ -144,24 +218,50 @@ class OpenAIProvider:
                     "type": "json_schema",
                     "json_schema": {"name": schema_name, "strict": True, "schema": schema},
                 },
-            }
+            },
+            timeout,
         )
         if status == 429 or status >= 500:
-            raise RetryableError(f"the LLM answered HTTP {status}")
+            raise RetryableError(f"the LLM answered HTTP {status}", retry_after=wait)
         if status in (401, 403):
             raise ProviderUnavailable(
                 f"the LLM refused the credentials (HTTP {status}); check OPENAI_API_KEY"
             )
         if status != 200:
-            detail = raw[:200].decode(errors="replace")
+            detail = utf8(raw[:200].decode(errors="replace")).decode()
             raise ProviderUnavailable(f"the LLM answered HTTP {status}: {detail}")
         try:
             content = json.loads(raw)["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
+        except (ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
             raise InvalidAnswer("the response has no message content") from exc
         if not isinstance(content, str):
             raise InvalidAnswer("the message content is not text")
         return json_objects(content)
+
+
+def retry_after(headers: Any) -> float | None:
+    """The pause a provider asked for: `retry-after-ms`, or `Retry-After` in seconds or as an
+    HTTP date; None when it gave none (or nonsense). At most an hour."""
+    milliseconds = headers.get("retry-after-ms")
+    try:
+        if milliseconds is not None:
+            return min(3600.0, max(0.0, float(milliseconds) / 1000))
+    except ValueError:
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    if not math.isfinite(seconds):
+        return None
+    return min(3600.0, max(0.0, seconds))
 
 
 # ---- Bedrock -----------------------------------------------------------------------------------
@@ -180,18 +280,26 @@ _BEDROCK_RETRYABLE = frozenset(
 class BedrockProvider:
     """Bedrock Converse with a forced tool whose input schema is the answer's, temperature 0."""
 
-    def __init__(self, model_id: str, client: Any) -> None:
+    def __init__(self, model_id: str, client_for: Callable[[int], Any]) -> None:
         self.name = f"bedrock:{model_id}"
         self.model_id = model_id
-        self.client = client
+        # A client whose read timeout is at most the given whole seconds.
+        self.client_for = client_for
 
     def complete(
-        self, system: str, user: str, schema: dict[str, Any], schema_name: str, max_tokens: int
+        self,
+        system: str,
+        user: str,
+        schema: dict[str, Any],
+        schema_name: str,
+        max_tokens: int,
+        timeout: float,
     ) -> list[Any]:
         from botocore.exceptions import BotoCoreError, ClientError
 
+        client = self.client_for(timeout_step(timeout))
         try:
-            response = self.client.converse(
+            response = client.converse(
                 modelId=self.model_id,
                 system=[{"text": system}],
                 messages=[{"role": "user", "content": [{"text": user}]}],
@@ -225,13 +333,25 @@ class BedrockProvider:
         return json_objects("".join(block.get("text", "") for block in blocks))
 
 
+# Read timeouts Bedrock clients are made with; a call uses the largest that fits its time.
+TIMEOUT_STEPS = (1, 2, 3, 5, 8, 13, 21, 34, 60)
+
+
+def timeout_step(timeout: float) -> int:
+    return max((s for s in TIMEOUT_STEPS if s <= timeout), default=TIMEOUT_STEPS[0])
+
+
 @cache
-def _bedrock_client(region: str) -> Any:
+def _bedrock_client(region: str, read_timeout: int) -> Any:
     import boto3
     from botocore.config import Config
 
     # Retries are this module's own (below), so one policy covers every provider.
-    config = Config(retries={"mode": "standard", "max_attempts": 1}, read_timeout=60)
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 1},
+        connect_timeout=min(5, read_timeout),
+        read_timeout=read_timeout,
+    )
     return boto3.client("bedrock-runtime", region_name=region, config=config)
 
 
@@ -246,13 +366,11 @@ def provider_from_settings(settings: Settings) -> Provider | None:
         )
     if kind == "openai":
         return OpenAIProvider(
-            model,
-            settings.openai_base_url,
-            settings.openai_api_key.get_secret_value(),
-            settings.judge_timeout_seconds,
+            model, settings.openai_base_url, settings.openai_api_key.get_secret_value()
         )
     if kind == "bedrock":
-        return BedrockProvider(model, _bedrock_client(settings.region))
+        region = settings.region
+        return BedrockProvider(model, lambda read_timeout: _bedrock_client(region, read_timeout))
     raise ProviderUnavailable(
         f"EVALSVC_LLM={spec!r} is not understood: use bedrock:<model-id> or openai:<model>"
     )
@@ -261,19 +379,78 @@ def provider_from_settings(settings: Settings) -> Provider | None:
 # ---- asking with retries -----------------------------------------------------------------------
 
 
+class Latency:
+    """The recent time of a provider's calls (an exponentially weighted mean), kept for the
+    life of the process: what planning against a deadline expects of the next call."""
+
+    WEIGHT = 0.3
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seconds: dict[str, float] = {}
+
+    def record(self, provider: str, seconds: float) -> None:
+        with self._lock:
+            before = self._seconds.get(provider)
+            self._seconds[provider] = (
+                seconds if before is None else before + self.WEIGHT * (seconds - before)
+            )
+
+    def expected(self, provider: str) -> float | None:
+        with self._lock:
+            return self._seconds.get(provider)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._seconds.clear()
+
+
+LATENCY = Latency()
+
+
 class LLM:
     """A provider with the service's retry rules: throttling, 5xx, timeouts and unusable answers
-    are asked again after a jittered exponential pause, up to `max_attempts` in all."""
+    are asked again after a jittered exponential pause (at least the provider's Retry-After), up
+    to `max_attempts` in all, all before `deadline`."""
 
-    def __init__(self, provider: Provider, settings: Settings) -> None:
+    def __init__(
+        self, provider: Provider, settings: Settings, deadline: Deadline | None = None
+    ) -> None:
         self.provider = provider
         self.name = provider.name
         self.max_attempts = max(1, settings.judge_max_attempts)
         self.base_delay = settings.judge_retry_base_seconds
         self.concurrency = max(1, settings.judge_concurrency)
+        self.call_timeout = settings.judge_timeout_seconds
+        self.deadline = deadline or Deadline.never()
         self._lock = threading.Lock()
         self.calls = 0
         self.retries = 0
+
+    def expected_call_seconds(self) -> float | None:
+        """How long a call is expected to take, from this process's recent calls."""
+        return LATENCY.expected(self.name)
+
+    def _timeout(self, problem: str, attempt: int, retry_after: float | None) -> float:
+        """The timeout of the next call; LLMOutOfTime when it could not finish in time."""
+        left = self.deadline.left()
+        expected = self.expected_call_seconds() or 0.0
+        if left < max(MIN_CALL_SECONDS, expected):
+            raise LLMOutOfTime(
+                problem or f"no time left for a call ({max(0.0, left):.1f} s)",
+                attempt,
+                retry_after=retry_after,
+            )
+        return min(self.call_timeout, left)
+
+    def _pause(self, attempt: int, retry_after: float | None, problem: str) -> None:
+        jitter = random.uniform(0.5, 1.0)  # noqa: S311 - spreads retries, not a secret
+        pause = max(min(8.0, self.base_delay * 2 ** (attempt - 1)) * jitter, retry_after or 0.0)
+        if pause + MIN_CALL_SECONDS > self.deadline.left():
+            raise LLMOutOfTime(problem, attempt, retry_after=retry_after)
+        with self._lock:
+            self.retries += 1
+        time.sleep(pause)
 
     def ask(
         self,
@@ -286,26 +463,31 @@ class LLM:
         max_tokens: int = 1024,
     ) -> T:
         """The first JSON value of the answer that `accept` takes (it raises InvalidAnswer
-        otherwise); LLMFailed after the last attempt."""
+        otherwise); LLMFailed after the last attempt, LLMOutOfTime when the deadline comes
+        first."""
         problem = ""
         transient = False
+        wait: float | None = None
         for attempt in range(self.max_attempts):
             if attempt:
-                with self._lock:
-                    self.retries += 1
-                jitter = random.uniform(0.5, 1.0)  # noqa: S311 - spreads retries, not a secret
-                time.sleep(min(8.0, self.base_delay * 2 ** (attempt - 1)) * jitter)
+                self._pause(attempt, wait, problem)
+            timeout = self._timeout(problem, attempt, wait)
             with self._lock:
                 self.calls += 1
+            started = time.monotonic()
             try:
-                candidates = self.provider.complete(system, user, schema, schema_name, max_tokens)
+                candidates = self.provider.complete(
+                    system, user, schema, schema_name, max_tokens, timeout
+                )
             except RetryableError as exc:
-                problem, transient = str(exc), True
+                problem, transient, wait = str(exc), True, exc.retry_after
                 continue
             except InvalidAnswer as exc:
-                problem, transient = f"unusable answer ({exc})", False
+                LATENCY.record(self.name, time.monotonic() - started)
+                problem, transient, wait = f"unusable answer ({exc})", False, None
                 continue
-            transient = False
+            LATENCY.record(self.name, time.monotonic() - started)
+            transient, wait = False, None
             problems = []
             for candidate in candidates:
                 try:
@@ -314,11 +496,11 @@ class LLM:
                     problems.append(str(exc))
             # The first (outermost) JSON value is the one the model meant as its answer.
             problem = f"unusable answer ({problems[0] if problems else 'no JSON object in it'})"
-        raise LLMFailed(problem, self.max_attempts, transient=transient)
+        raise LLMFailed(problem, self.max_attempts, transient=transient, retry_after=wait)
 
 
-def configured_llm() -> LLM | None:
-    """The LLM that EVALSVC_LLM configures; None when it is unset."""
+def configured_llm(deadline: Deadline | None = None) -> LLM | None:
+    """The LLM that EVALSVC_LLM configures, asking before `deadline`; None when it is unset."""
     settings = get_settings()
     provider = provider_from_settings(settings)
-    return LLM(provider, settings) if provider else None
+    return LLM(provider, settings, deadline) if provider else None

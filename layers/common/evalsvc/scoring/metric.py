@@ -1,52 +1,60 @@
-"""One scorer per metric definition: a check, or a question for the LLM judge."""
+"""The metrics of a set, ready to score: each definition is a check (scored here, per pair) or
+a question for the LLM judge (all questions judged together, in one pool of calls)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from evalsvc.errors import InvalidInput
 from evalsvc.models.datasets import Pair
 from evalsvc.scoring import checks
-from evalsvc.scoring.checks import Score
+from evalsvc.scoring.checks import Score, Scorer
 
 
-class MetricScorer(Protocol):
-    def score_all(self, pairs: Sequence[Pair], system_prompt: str) -> list[Score]: ...
+@dataclass(slots=True)
+class Verdicts:
+    """The judge's scores by (question index, pair index); `complete` when every one is there
+    (the deadline may come first)."""
+
+    scores: dict[tuple[int, int], Score]
+    complete: bool
+
+
+class PendingVerdicts(Protocol):
+    def result(self) -> Verdicts: ...
+
+    def close(self) -> None: ...
 
 
 class Judge(Protocol):
-    """Answers a question about each pair with a score 1-5 and a reason."""
+    """Answers questions about pairs with a score 1-5 and a reason."""
 
-    def score_all(
-        self, question: str, pairs: Sequence[Pair], system_prompt: str
-    ) -> list[Score]: ...
+    def begin(
+        self, questions: Sequence[str], pairs: Sequence[Pair], system_prompt: str
+    ) -> PendingVerdicts: ...
 
-
-class CheckScorer:
-    def __init__(self, definition: str) -> None:
-        self._score = checks.parse(definition)
-
-    def score_all(self, pairs: Sequence[Pair], system_prompt: str) -> list[Score]:
-        return [self._score(pair.input, pair.output) for pair in pairs]
+    def expected_seconds(self, calls: int) -> float | None: ...
 
 
-class QuestionScorer:
-    def __init__(self, question: str, judge: Judge) -> None:
-        self.question = question
-        self.judge = judge
+@dataclass(slots=True)
+class Metrics:
+    """The scorers of a metrics set: checks and questions, each with its metric index."""
 
-    def score_all(self, pairs: Sequence[Pair], system_prompt: str) -> list[Score]:
-        return self.judge.score_all(self.question, pairs, system_prompt)
+    count: int
+    checks: list[tuple[int, Scorer]] = field(default_factory=list)
+    questions: list[tuple[int, str]] = field(default_factory=list)
+    judge: Judge | None = None
 
 
-def scorers_for(definitions: Sequence[str], judge: Judge | None) -> list[MetricScorer]:
-    """A scorer for each definition. A question without a configured judge is a 400 naming the
+def scorers_for(definitions: Sequence[str], judge: Judge | None) -> Metrics:
+    """The scorers of `definitions`. A question without a configured judge is a 400 naming the
     metric and the setting, raised before any pair is read or scored."""
-    scorers: list[MetricScorer] = []
+    metrics = Metrics(count=len(definitions), judge=judge)
     for index, definition in enumerate(definitions):
         if checks.is_check(definition):
-            scorers.append(CheckScorer(definition))
+            metrics.checks.append((index, checks.parse(definition)))
         elif judge is None:
             preview = definition if len(definition) <= 60 else definition[:57] + "..."
             raise InvalidInput(
@@ -55,5 +63,5 @@ def scorers_for(definitions: Sequence[str], judge: Judge | None) -> list[MetricS
                 "check: metrics"
             )
         else:
-            scorers.append(QuestionScorer(definition, judge))
-    return scorers
+            metrics.questions.append((index, definition))
+    return metrics

@@ -37,6 +37,7 @@ def augment(
     done = augmentation.augment(
         identity,
         body,
+        options.deadline,
         respond_async=options.respond_async,
         wait_seconds=options.wait_seconds,
         request_key=options.request_key,

@@ -23,7 +23,6 @@ from evalsvc.models.evaluations import (
     QueuedOut,
     Status,
 )
-from evalsvc.scoring.judges import configured_judge
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 
@@ -75,7 +74,7 @@ def evaluate(
     result = evaluations.evaluate(
         identity,
         body,
-        configured_judge(identity.tenant),
+        options.deadline,
         respond_async=options.respond_async,
         wait_seconds=options.wait_seconds,
         request_key=options.request_key,

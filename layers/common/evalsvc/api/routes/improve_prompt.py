@@ -1,8 +1,9 @@
 """POST /improve_prompt: an improved system prompt from prompt comparison results."""
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
+from evalsvc.api.deadlines import request_deadline
 from evalsvc.logic import improve_prompt as improvement
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
@@ -15,9 +16,9 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["generation"])
     "/improve_prompt", response_model=ImprovePromptOut, responses=error_responses(400, 404, 413)
 )
 def improve_prompt(
-    body: ImprovePromptIn, identity: Identity = Depends(current_identity)
+    request: Request, body: ImprovePromptIn, identity: Identity = Depends(current_identity)
 ) -> ImprovePromptOut:
-    done = improvement.improve_prompt(identity, body)
+    done = improvement.improve_prompt(identity, body, request_deadline(request))
     return ImprovePromptOut(
         improved_prompt=done.improved_prompt,
         original_prompt=done.original_prompt,

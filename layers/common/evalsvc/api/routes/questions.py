@@ -1,8 +1,9 @@
 """POST /questions: a metrics set of yes/no questions derived from a system prompt."""
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
+from evalsvc.api.deadlines import request_deadline
 from evalsvc.logic import questions
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
@@ -14,7 +15,9 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])
 
 @router.post("/questions", response_model=MetricsCreated, responses=error_responses(400, 413, 502))
 def generate_questions(
-    body: QuestionsIn, identity: Identity = Depends(current_identity)
+    request: Request, body: QuestionsIn, identity: Identity = Depends(current_identity)
 ) -> MetricsCreated:
-    created = questions.questions_from_prompt(identity, body.system_prompt)
+    created = questions.questions_from_prompt(
+        identity, body.system_prompt, request_deadline(request)
+    )
     return MetricsCreated(metrics_id=created.metrics_id, definitions=created.definitions)
