@@ -245,7 +245,7 @@ def checks(n: int) -> None:
                 },
             )
         )
-        size = evaluation_jobs.pairs_per_chunk(CHECKS)
+        size = evaluation_jobs.pairs_per_chunk(CHECKS, None)
         chunk_count = math.ceil(n / size)
         print(
             f"  request (select keys, queue {chunk_count} chunks of {size}): {queued:.1f} s; "

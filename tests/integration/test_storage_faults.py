@@ -153,3 +153,85 @@ def test_an_unexpected_storage_error_is_500_with_no_detail(
     assert response.status_code == 500
     assert response.json()["error"].startswith("internal error (request id")
     assert "InternalFailure" not in response.text
+
+
+def _lost_answer(code: str, operation: str) -> Callable[[int, dict[str, Any]], Any]:
+    """The first call goes through, then its answer is lost: the caller sees `code`."""
+
+    def fault(n: int, kwargs: dict[str, Any]) -> Any:
+        if n > 1:
+            return None
+
+        def lose(response: Any, _: Any) -> Any:
+            raise client_error(code, operation)
+
+        return lose
+
+    return fault
+
+
+@pytest.mark.parametrize("code", ["InternalServerError", "InternalFailure"])
+def test_an_overwrite_whose_commit_succeeded_unanswered_keeps_the_new_dataset(
+    acme: Tenant, inject: Callable[..., FaultyClient], tables: dict[str, str], code: str
+) -> None:
+    import boto3
+
+    # Given a dataset, and a storage that commits the overwrite but loses the answer
+    acme.post("/data/seed/ds", pairs(3, "old"))
+    faulty = inject(transact_write_items=_lost_answer(code, "TransactWriteItems"))
+
+    # When the dataset is overwritten
+    response = acme.post("/data/seed/ds", pairs(4, "new"))
+
+    # Then the write stands: the new dataset reads whole, and the old pairs are gone
+    assert faulty.calls["transact_write_items"] == 1
+    assert response.status_code == 200, response.text
+    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == [
+        f"new{i}" for i in range(4)
+    ]
+    items = boto3.client("dynamodb").scan(TableName=tables["DATASETS_TABLE"])["Items"]
+    assert sorted(i["sk"]["S"] for i in items if i["sk"]["S"].startswith("p#")) == [
+        f"p#new{i}" for i in range(4)
+    ]
+
+
+def test_a_commit_that_failed_unanswered_still_keeps_the_old_dataset(
+    acme: Tenant, inject: Callable[..., FaultyClient]
+) -> None:
+    # The answer is lost and the commit did not happen: the old dataset stays, nothing else
+    acme.post("/data/seed/ds", pairs(3, "old"))
+    inject(transact_write_items=lambda n, kw: client_error("InternalFailure", "X"))
+
+    response = acme.post("/data/seed/ds", pairs(4, "new"))
+
+    assert response.status_code == 500
+    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == ["old0", "old1", "old2"]
+
+
+def test_a_pair_addition_that_succeeded_unanswered_is_a_success(
+    acme: Tenant, inject: Callable[..., FaultyClient]
+) -> None:
+    acme.post("/data/seed/ds", pairs(1, "old"))
+    faulty = inject(transact_write_items=_lost_answer("InternalServerError", "TransactWriteItems"))
+
+    response = acme.post("/data/seed/ds/pair", {"id": "x", "input": "i", "output": "o"})
+
+    assert response.status_code == 200, response.text
+    assert faulty.calls["transact_write_items"] == 1
+    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == ["old0", "x"]
+
+
+def test_an_evaluation_whose_commit_succeeded_unanswered_stays_readable(
+    acme: Tenant, inject: Callable[..., FaultyClient]
+) -> None:
+    acme.post("/data/seed/ds", pairs(3, "p"))
+    acme.post("/specify_questions", {"metrics": ["check:non_empty"]})
+    inject(transact_write_items=_lost_answer("InternalServerError", "TransactWriteItems"))
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 200, response.text
+    results_id = response.json()["eval_results_id"]
+    stored = acme.get(f"/evaluation/{results_id}", params={"includeAllScores": "true"}).json()
+    assert [p["pair_id"] for p in stored["all_scored_pairs"][0]] == ["p0", "p1", "p2"]
+    assert stored["min_scoring_pairs"][0][0]["reason"] == "output is not empty"

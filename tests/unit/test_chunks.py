@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from unittest.mock import patch
+
 import pytest
 from evalsvc.api.prefer import preferences, wait_budget
 from evalsvc.deadlines import Deadline
@@ -11,6 +14,8 @@ from evalsvc.logic.evaluation_jobs import pairs_per_chunk
 from evalsvc.models.evaluations import Chunk, JobKind
 from evalsvc.settings import get_settings
 from evalsvc.storage import work_queue
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import point_service_at
 
@@ -34,31 +39,90 @@ def test_cut_of_fewer_pairs_than_a_chunk_is_one_chunk() -> None:
     assert (only.start, only.count, only.first_ord, only.last_ord) == (0, 2, ORDS[0], ORDS[1])
 
 
-@pytest.mark.parametrize(
-    ("definitions", "expected"),
-    [
-        (["check:non_empty"] * 5, 2000),  # 10,000 check scorings / 5
-        (["Is it polite?"], 500),  # 500 judge calls
-        (["Is it polite?", "Is it short?", "check:non_empty"], 250),  # calls bind first
-        (["check:non_empty"] * 50, 200),
-    ],
+def _chunk_cost(pairs: int, checks: int, questions: int, bytes_per_pair: float) -> dict[str, float]:
+    """What a chunk of `pairs` pairs costs, in each unit a chunk is limited in."""
+    return {
+        "checks": pairs * checks,
+        "calls": pairs * questions,
+        "bytes": pairs * bytes_per_pair,
+    }
+
+
+def _largest_within(limits: dict[str, float], cost: Callable[[int], dict[str, float]]) -> int:
+    """The largest chunk (at least 1 pair) whose every cost is within its limit, found by
+    walking up one pair at a time: an oracle that shares no arithmetic with the code."""
+    size = 1
+    while all(value <= limits[unit] for unit, value in cost(size + 1).items()):
+        size += 1
+        if size > 200_000:
+            break
+    return size
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    checks=st.integers(0, 50),
+    questions=st.integers(0, 50),
+    bytes_per_pair=st.one_of(st.none(), st.floats(1, 2_000_000)),
+    chunk_checks=st.integers(1, 20_000),
+    chunk_calls=st.integers(1, 2_000),
+    chunk_bytes=st.integers(1, 64 * 1024 * 1024),
 )
-def test_pairs_per_chunk_respects_both_limits(definitions: list[str], expected: int) -> None:
-    assert pairs_per_chunk(definitions) == expected
+def test_a_chunk_is_the_largest_within_every_limit(
+    checks: int,
+    questions: int,
+    bytes_per_pair: float | None,
+    chunk_checks: int,
+    chunk_calls: int,
+    chunk_bytes: int,
+) -> None:
+    assume(checks + questions > 0)
+    definitions = ["check:non_empty"] * checks + ["Is it polite?"] * questions
+    settings_now = get_settings().model_copy(
+        update={
+            "chunk_checks": chunk_checks,
+            "chunk_judge_calls": chunk_calls,
+            "chunk_max_bytes": chunk_bytes,
+        }
+    )
+    limits = {"checks": chunk_checks, "calls": chunk_calls, "bytes": chunk_bytes}
+    with patch("evalsvc.logic.evaluation_jobs.get_settings", return_value=settings_now):
+        size = pairs_per_chunk(definitions, bytes_per_pair)
+
+    def cost(pairs: int) -> dict[str, float]:
+        return _chunk_cost(pairs, checks, questions, bytes_per_pair or 0)
+
+    assert size == _largest_within(limits, cost)
 
 
 def test_a_chunk_is_never_empty_even_when_the_limits_are_tiny(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    point_service_at({"EVALSVC_CHUNK_JUDGE_CALLS": "1", "EVALSVC_CHUNK_CHECKS": "1"}, monkeypatch)
+    point_service_at(
+        {
+            "EVALSVC_CHUNK_JUDGE_CALLS": "1",
+            "EVALSVC_CHUNK_CHECKS": "1",
+            "EVALSVC_CHUNK_MAX_BYTES": "1",
+        },
+        monkeypatch,
+    )
 
-    assert pairs_per_chunk(["Is it polite?", "Is it short?"]) == 1
-    assert seeds_per_chunk(50, with_llm=False) == 1
+    assert pairs_per_chunk(["Is it polite?", "Is it short?"], 500.0) == 1
+    assert seeds_per_chunk(50, False, 500.0) == 1
 
 
-def test_seeds_per_chunk_is_one_call_each_with_an_llm_else_a_checks_budget_of_pairs() -> None:
-    assert seeds_per_chunk(5, with_llm=True) == get_settings().chunk_generation_calls
-    assert seeds_per_chunk(5, with_llm=False) == 2000
+def test_seeds_per_chunk_is_one_call_each_with_an_llm_else_within_pairs_and_bytes() -> None:
+    limits = get_settings()
+    assert seeds_per_chunk(5, True, 10_000.0) == limits.chunk_generation_calls
+    # Without an LLM a seed makes `multiple` pairs of about its own size
+    for multiple, per_seed in [(5, None), (5, 100.0), (5, 1_000_000.0), (50, 3_000.0)]:
+        seeds = seeds_per_chunk(multiple, False, per_seed)
+        written = lambda n, m=multiple, b=per_seed: {  # noqa: E731
+            "pairs": n * m,
+            "bytes": n * m * (b or 0),
+        }
+        chunk_limits = {"pairs": limits.chunk_checks, "bytes": limits.chunk_max_bytes}
+        assert seeds == _largest_within(chunk_limits, written)
 
 
 def test_a_chunk_message_round_trips() -> None:

@@ -40,9 +40,13 @@ class Settings(BaseModel):
     # judge calls (a judge call costs about as much time as thousands of checks).
     chunk_checks: int = Field(default=10_000, ge=1)
     chunk_judge_calls: int = Field(default=500, ge=1)
-    # The largest job run inside the request: check scorings, and LLM judge calls.
+    # The largest job run inside the request: check scorings, LLM judge calls, and the text of
+    # the pairs it reads (or, for an augmentation, writes).
     inline_max_checks: int = Field(default=10_000, ge=0)
     inline_max_judge_calls: int = Field(default=100, ge=0)
+    inline_max_bytes: int = Field(default=32 * 1024 * 1024, ge=0)
+    # The text of the pairs one chunk of queued work reads (or writes) at most.
+    chunk_max_bytes: int = Field(default=32 * 1024 * 1024, ge=1)
     # Augmentation with an LLM: the most generation calls (one per seed pair) made inside the
     # request, and in one chunk of work.
     inline_max_generation_calls: int = Field(default=16, ge=0)
@@ -87,6 +91,8 @@ class Settings(BaseModel):
             ("chunk_judge_calls", "EVALSVC_CHUNK_JUDGE_CALLS"),
             ("inline_max_checks", "EVALSVC_INLINE_MAX_CHECKS"),
             ("inline_max_judge_calls", "EVALSVC_INLINE_MAX_JUDGE_CALLS"),
+            ("inline_max_bytes", "EVALSVC_INLINE_MAX_BYTES"),
+            ("chunk_max_bytes", "EVALSVC_CHUNK_MAX_BYTES"),
             ("sync_wait_seconds", "EVALSVC_SYNC_WAIT_SECONDS"),
             ("request_seconds", "EVALSVC_REQUEST_SECONDS"),
             ("inline_max_generation_calls", "EVALSVC_INLINE_MAX_GENERATION_CALLS"),

@@ -11,12 +11,27 @@ from fastapi import Request, Response
 
 from evalsvc.errors import PayloadTooLarge
 from evalsvc.identifiers import format_ms
+from evalsvc.logic.datasets import too_large_for_one_response
 from evalsvc.models.datasets import Dataset
 
 # Lambda's synchronous response limit is 6 MB for the whole proxy response, less headroom for
 # the status line and headers.
 MAX_RESPONSE_BYTES = 6 * 1024 * 1024 - 64 * 1024
 GZIP_MIN_BYTES = 64 * 1024
+# The most text worth reading for one compressed response: it fits only if gzip shrinks it
+# about 8 times; more would be read (and held) for nothing.
+MAX_COMPRESSIBLE_BYTES = 32 * 1024 * 1024
+
+
+def accepts_gzip(request: Request) -> bool:
+    return "gzip" in request.headers.get("accept-encoding", "")
+
+
+def readable_bytes(request: Request) -> int:
+    """How much text may be read to answer `request` in one response: what can fit, known
+    before anything is read (JSON is never smaller than its text; gzip rarely shrinks text by
+    more than 8 times)."""
+    return MAX_COMPRESSIBLE_BYTES if accepts_gzip(request) else MAX_RESPONSE_BYTES
 
 
 def _proxy_bytes(body: bytes, compressed: bool) -> int:
@@ -33,9 +48,7 @@ def json_response(request: Request, content: Any, *, too_large: str) -> Response
     """`content` as JSON; a 413 saying `too_large` if it cannot be returned in one response."""
     body = json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
     headers = {"Vary": "Accept-Encoding"}
-    compressed = len(body) >= GZIP_MIN_BYTES and "gzip" in request.headers.get(
-        "accept-encoding", ""
-    )
+    compressed = len(body) >= GZIP_MIN_BYTES and accepts_gzip(request)
     if compressed:
         body = gzip.compress(body, compresslevel=5)
         headers["Content-Encoding"] = "gzip"
@@ -57,10 +70,7 @@ def dataset_response(
     }
     if paged:
         content["next_cursor"] = dataset.next_cursor.encode() if dataset.next_cursor else None
-    too_large = (
-        f"dataset {header.dataset_id!r} ({header.pair_count} pairs) is too large for one "
-        "response: read it in pages with ?limit=1000, then ?limit=1000&cursor=<next_cursor>"
-    )
+    too_large = too_large_for_one_response(header).message
     if paged:
         too_large = (
             "this page is too large for one response: ask for fewer pairs with a smaller limit"

@@ -19,8 +19,8 @@ from evalsvc.errors import (
 from evalsvc.identifiers import check_client_id, job_id
 from evalsvc.logic import augment_jobs
 from evalsvc.logic.datasets import (
+    get_header,
     new_dataset_id,
-    pair_count,
     resolve_dataset_id,
     select_pair_refs,
 )
@@ -91,13 +91,20 @@ def _check_size(seed_count: int, multiple: int) -> None:
         )
 
 
-def _fits_inline(seed_count: int, multiple: int, with_llm: bool) -> bool:
+def _fits_inline(
+    seed_count: int, multiple: int, bytes_per_seed: float | None, with_llm: bool
+) -> bool:
     """Whether generating runs inside the request: with an LLM, at most so many calls (one per
-    seed pair); without one, at most so many pairs written."""
+    seed pair); without one, at most so many pairs and bytes written (the perturbed variants
+    are about as large as their seeds)."""
     settings = get_settings()
     if with_llm:
         return seed_count <= settings.inline_max_generation_calls
-    return seed_count * multiple <= settings.inline_max_synthetic_pairs
+    written = seed_count * multiple * (bytes_per_seed or 0)
+    return (
+        seed_count * multiple <= settings.inline_max_synthetic_pairs
+        and written <= settings.inline_max_bytes
+    )
 
 
 def augment(
@@ -118,17 +125,16 @@ def augment(
     with_llm = configured_llm() is not None
     # The seed dataset's size bounds the selection's: small, it is read whole at once; large,
     # by keys first, to cut it into chunks (unless its selection turns out small).
+    whole = get_header(identity, DatasetKind.SEED, seed_id)
+    per_seed = whole.bytes_per_pair
     if get_settings().work_queue_url is not None and (
-        respond_async
-        or not _fits_inline(
-            pair_count(identity, DatasetKind.SEED, seed_id), body.multiple, with_llm
-        )
+        respond_async or not _fits_inline(whole.pair_count, body.multiple, per_seed, with_llm)
     ):
         seed_header, refs, ords = select_pair_refs(
             identity, DatasetKind.SEED, seed_id, body.pair_query, "augment", keys_only=True
         )
         _check_size(len(refs), body.multiple)
-        if respond_async or not _fits_inline(len(refs), body.multiple, with_llm):
+        if respond_async or not _fits_inline(len(refs), body.multiple, per_seed, with_llm):
             target = target_metric(identity, body, seed_id)
             job = queue.start(seed_header, ords, target)
             if not respond_async:

@@ -21,7 +21,7 @@ from evalsvc.identifiers import new_id, now_ms
 from evalsvc.logic import chunks
 from evalsvc.logic.variants import llm_variants, perturbed_variants
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.datasets import DatasetHeader, DatasetKind, Pair
+from evalsvc.models.datasets import DatasetHeader, DatasetKind, Pair, pair_bytes
 from evalsvc.models.evaluations import Chunk, JobKind, Status
 from evalsvc.observability import logger, metrics
 from evalsvc.scoring.llm import LLMOutOfTime, configured_llm
@@ -31,13 +31,15 @@ from evalsvc.storage import generation_jobs
 from evalsvc.storage.generation_jobs import GenerationJob
 
 
-def seeds_per_chunk(multiple: int, with_llm: bool) -> int:
+def seeds_per_chunk(multiple: int, with_llm: bool, bytes_per_seed: float | None) -> int:
     """One generation call per seed with an LLM; without one, as many seeds as make a chunk of
-    EVALSVC_CHUNK_CHECKS pairs."""
+    at most EVALSVC_CHUNK_CHECKS pairs and EVALSVC_CHUNK_MAX_BYTES written."""
     settings = get_settings()
     if with_llm:
         return settings.chunk_generation_calls
-    return max(1, settings.chunk_checks // multiple)
+    by_bytes = settings.chunk_max_bytes // (bytes_per_seed * multiple) if bytes_per_seed else None
+    by_count = settings.chunk_checks // multiple
+    return max(1, int(min(by_count, by_bytes if by_bytes is not None else by_count)))
 
 
 def start(
@@ -57,7 +59,7 @@ def start(
         identity.tenant,
         dataset_id,
         seed_ords,
-        seeds_per_chunk(multiple, with_llm),
+        seeds_per_chunk(multiple, with_llm, seed_header.bytes_per_pair),
     )
     job = GenerationJob(
         tenant=identity.tenant,
@@ -213,7 +215,8 @@ def _run(chunk: Chunk, job: GenerationJob, deadline: Deadline) -> None:
         job.created_ms,
         chunk.start * job.multiple,
     )
-    counted = generation_jobs.count_chunk(chunk.tenant, chunk.job_id, chunk.index, len(pairs))
+    size = sum(pair_bytes(pair) for pair in pairs)
+    counted = generation_jobs.count_chunk(chunk.tenant, chunk.job_id, chunk.index, len(pairs), size)
     metrics.add_metric(name="SyntheticPairs", unit="Count", value=len(pairs))
     if counted is None:
         # Counted meanwhile by another delivery, or the job ended: if it failed, what this
@@ -252,6 +255,7 @@ def finish(tenant: str, dataset_id: str) -> None:
         dataset_id,
         job.version,
         job.pairs_total,
+        job.bytes_done,
         job.system_prompt,
         job.created_ms,
         also=[generation_jobs.complete_action(tenant, dataset_id)],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from evalsvc.errors import InvalidInput, NotFound, StorageUnavailable
+from evalsvc.errors import InvalidInput, NotFound, PayloadTooLarge, StorageUnavailable
 from evalsvc.identifiers import check_dataset_id, new_id, now_ms
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import (
@@ -24,6 +24,10 @@ from evalsvc.storage import generation_jobs
 _PROMPT_ATTEMPTS = 4
 DEFAULT_PAGE_SIZE = 1000
 MAX_PAGE_SIZE = 10_000
+# One page, at most (its texts, and what listing them adds): one response holds it whatever it
+# is, as the proxy response escapes a 4-byte character into 12 bytes (3 times) and base64 of
+# incompressible gzip is 4/3 times as large.
+PAGE_MAX_BYTES = 1_900_000
 
 
 def new_dataset_id() -> str:
@@ -110,12 +114,23 @@ def resolve_dataset_id(identity: Identity, kind: DatasetKind, dataset_id: str) -
     return latest
 
 
-def pair_count(identity: Identity, kind: DatasetKind, dataset_id: str) -> int:
-    """How many pairs the dataset holds now (404 when there is no such dataset)."""
+def get_header(identity: Identity, kind: DatasetKind, dataset_id: str) -> DatasetHeader:
+    """The dataset's header now: how many pairs it holds and their bytes (404 when there is no
+    such dataset)."""
     header = store.get_header(identity.tenant, kind, dataset_id)
     if header is None:
         raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
-    return header.pair_count
+    return header
+
+
+def too_large_for_one_response(header: DatasetHeader) -> PayloadTooLarge:
+    """The 413 for a dataset that one response cannot hold, saying how to page it."""
+    size = f", {header.bytes / 1e6:.1f} MB of text" if header.bytes is not None else ""
+    return PayloadTooLarge(
+        f"dataset {header.dataset_id!r} ({header.pair_count} pairs{size}) is too large for one "
+        f"response: read it in pages with ?limit={DEFAULT_PAGE_SIZE}, then "
+        f"?limit={DEFAULT_PAGE_SIZE}&cursor=<next_cursor>"
+    )
 
 
 def read_dataset(
@@ -123,14 +138,21 @@ def read_dataset(
     kind: DatasetKind,
     dataset_id: str,
     *,
+    max_bytes: int,
     limit: int | None = None,
     cursor: str | None = None,
 ) -> Dataset:
-    """The whole dataset; or, with `limit` or `cursor`, one page of it and the next cursor. A
-    synthetic dataset still being generated is a 503 with its progress; a failed one says why."""
+    """The whole dataset, if its pairs take at most `max_bytes` (else a 413 saying how to page,
+    decided before they are read); or, with `limit` or `cursor`, one page of it (at most
+    PAGE_MAX_BYTES) and the next cursor. A synthetic dataset still being generated is a 503
+    with its progress; a failed one says why."""
     resolved = resolve_dataset_id(identity, kind, dataset_id)
     try:
-        return _read_dataset(identity, kind, resolved, limit=limit, cursor=cursor)
+        return _read_dataset(
+            identity, kind, resolved, max_bytes=max_bytes, limit=limit, cursor=cursor
+        )
+    except store.TooLarge as exc:
+        raise too_large_for_one_response(exc.header) from None
     except NotFound:
         if kind is DatasetKind.SYNTHETIC:
             job = generation_jobs.get(identity.tenant, resolved)
@@ -148,15 +170,21 @@ def _read_dataset(
     kind: DatasetKind,
     resolved: str,
     *,
+    max_bytes: int,
     limit: int | None,
     cursor: str | None,
 ) -> Dataset:
     if limit is None and cursor is None:
-        header, pairs = store.read_dataset(identity.tenant, kind, resolved)
+        header, pairs = store.read_dataset(identity.tenant, kind, resolved, max_bytes)
         return Dataset(header=header, pairs=pairs)
     after = PageCursor.decode(cursor) if cursor else None
     header, pairs, next_cursor = store.read_page(
-        identity.tenant, kind, resolved, limit or DEFAULT_PAGE_SIZE, after
+        identity.tenant,
+        kind,
+        resolved,
+        limit or DEFAULT_PAGE_SIZE,
+        after,
+        min(max_bytes, PAGE_MAX_BYTES),
     )
     return Dataset(header=header, pairs=pairs, next_cursor=next_cursor)
 

@@ -28,6 +28,7 @@ from evalsvc.models.evaluations import (
     EvaluationResult,
     Job,
     JobKind,
+    ScoredPair,
     Status,
 )
 from evalsvc.observability import logger, metrics
@@ -39,16 +40,20 @@ from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
 
 
-def pairs_per_chunk(definitions: Sequence[str]) -> int:
-    """As many pairs as keep a chunk within both chunk limits (check scorings, judge calls)."""
+def pairs_per_chunk(definitions: Sequence[str], bytes_per_pair: float | None) -> int:
+    """As many pairs as keep a chunk within every chunk limit: check scorings, judge calls, and
+    the text its worker reads (EVALSVC_CHUNK_MAX_BYTES, from the dataset's mean pair size)."""
     settings = get_settings()
     checks_count = sum(1 for d in definitions if checks.is_check(d))
     questions = len(definitions) - checks_count
-    size = settings.chunk_checks // checks_count if checks_count else None
+    limits = []
+    if checks_count:
+        limits.append(settings.chunk_checks // checks_count)
     if questions:
-        by_calls = settings.chunk_judge_calls // questions
-        size = by_calls if size is None else min(size, by_calls)
-    return max(1, size or 1)
+        limits.append(settings.chunk_judge_calls // questions)
+    if bytes_per_pair:
+        limits.append(int(settings.chunk_max_bytes // bytes_per_pair))
+    return max(1, min(limits, default=1))
 
 
 def start(
@@ -65,7 +70,7 @@ def start(
         result.tenant,
         result.results_id,
         ords,
-        pairs_per_chunk(result.definitions),
+        pairs_per_chunk(result.definitions, header.bytes_per_pair),
     )
     job = Job(dataset_version=header.version, labels=list(labels), chunk_count=len(pieces))
     result.status, result.pairs_done = Status.RUNNING, 0
@@ -169,6 +174,7 @@ def _run(
 ) -> None:
     pairs = _read(chunk, result, job)
     positions: Sequence[int] = range(chunk.start, chunk.start + len(pairs))
+    stored: dict[str, ScoredPair] = {}
     if chunk.requeues or attempt > 1:
         # An earlier delivery may have stored part of the chunk before its deadline.
         stored = results_store.get_scored(chunk.tenant, chunk.job_id, [p.id for p in pairs])
@@ -185,7 +191,8 @@ def _run(
             f"{chunks.describe(chunk)}: {len(pairs) - len(scoring.scored)} pairs were left when "
             "the worker's time ran out; the scored ones and the judge's verdicts are kept"
         )
-    counted = results_store.count_chunk(chunk.tenant, chunk.job_id, chunk.index, chunk.count)
+    everything = [*stored.values(), *scoring.scored]
+    counted = results_store.count_chunk(chunk.tenant, chunk.job_id, chunk.index, everything)
     if counted is None:
         # Counted meanwhile by another delivery of the same chunk, or the result ended.
         again = results_store.get_with_job(chunk.tenant, chunk.job_id)

@@ -3,20 +3,33 @@ metric, store the result; read results back; record human votes."""
 
 from __future__ import annotations
 
+import base64
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalsvc.deadlines import Deadline
-from evalsvc.errors import Conflict, DomainError, InvalidInput, NotFound, OutOfTime, StillRunning
+from evalsvc.errors import (
+    Conflict,
+    DomainError,
+    InvalidInput,
+    NotFound,
+    OutOfTime,
+    PayloadTooLarge,
+    StillRunning,
+)
 from evalsvc.identifiers import check_client_id, job_id, new_id, now_ms
 from evalsvc.logic import datasets as dataset_logic
 from evalsvc.logic import evaluation_jobs
 from evalsvc.logic import metrics as metrics_logic
+from evalsvc.logic.datasets import MAX_PAGE_SIZE, PAGE_MAX_BYTES
 from evalsvc.logic.scored_pairs import score_pairs, summarize_result
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.datasets import DatasetHeader
+from evalsvc.models.datasets import DatasetHeader, text_bytes
 from evalsvc.models.evaluations import (
+    LOWEST_PER_METRIC,
+    MAX_REASON_CHARS,
     Critique,
     EvaluateIn,
     EvaluationResult,
@@ -31,10 +44,14 @@ from evalsvc.scoring.metric import scorers_for
 from evalsvc.settings import get_settings
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import results as results_store
+from evalsvc.storage.results import LISTED_SCORE_BYTES
 
 
-def runs_inline(definitions: Sequence[str], pair_count: int, respond_async: bool) -> bool:
-    """Whether to score inside the request: no queue, or a small job the caller waits for."""
+def runs_inline(
+    definitions: Sequence[str], pair_count: int, pair_bytes: float | None, respond_async: bool
+) -> bool:
+    """Whether to score inside the request: no queue, or a small job the caller waits for, in
+    check scorings, judge calls and the text read (`pair_bytes`; None when not known)."""
     settings = get_settings()
     if settings.work_queue_url is None:
         return True
@@ -45,6 +62,7 @@ def runs_inline(definitions: Sequence[str], pair_count: int, respond_async: bool
     return (
         pair_count * checks_count <= settings.inline_max_checks
         and pair_count * questions <= settings.inline_max_judge_calls
+        and (pair_bytes or 0) <= settings.inline_max_bytes
     )
 
 
@@ -98,13 +116,16 @@ def evaluate(
     metrics_of_set = scorers_for(definitions, judge)
     # The dataset's size bounds the selection's: a small dataset is read whole at once; a
     # large one by keys first, to cut it into chunks (unless its selection turns out small).
+    whole = dataset_logic.get_header(identity, kind, dataset_id)
     if get_settings().work_queue_url is not None and not runs_inline(
-        definitions, dataset_logic.pair_count(identity, kind, dataset_id), respond_async
+        definitions, whole.pair_count, whole.bytes, respond_async
     ):
         header, refs, ords = dataset_logic.select_pair_refs(
             identity, kind, dataset_id, body.pair_query, "evaluate", keys_only=True
         )
-        if not runs_inline(definitions, len(refs), respond_async):
+        per_pair = header.bytes_per_pair
+        selected_bytes = None if per_pair is None else len(refs) * per_pair
+        if not runs_inline(definitions, len(refs), selected_bytes, respond_async):
             queued = queue.start(header, ords)
             if respond_async:
                 return queued
@@ -221,27 +242,141 @@ class StoredEvaluation:
     all_scored: list[ScoredPair] | None
 
 
+# The most critique text improve_prompt takes from one result (its LLM prompt stays bounded).
+IMPROVEMENT_CRITIQUE_BYTES = 256 * 1024
+
+
+def _page_hint(result: EvaluationResult, include_all: bool) -> str:
+    scores = "includeAllScores=true&" if include_all else ""
+    return (
+        f"read them in pages with GET /evaluation/{result.results_id}?{scores}limit=1000, then "
+        "add &cursor=<next_cursor>"
+    )
+
+
+def _fixed_bytes(result: EvaluationResult) -> int:
+    """At most what the result takes in a response besides its scored pairs and critiques."""
+    texts = [result.system_prompt, *result.definitions]
+    lowest_reasons = len(result.definitions) * LOWEST_PER_METRIC * MAX_REASON_CHARS * 4
+    return sum(text_bytes(t) for t in texts) + lowest_reasons
+
+
 def read_evaluation(
-    identity: Identity, results_id: str, *, include_all: bool, require_complete: bool = False
+    identity: Identity,
+    results_id: str,
+    *,
+    include_all: bool,
+    max_bytes: int | None = None,
+    require_complete: bool = False,
+    critique_sample: bool = False,
 ) -> StoredEvaluation:
     """The result with the reasons of its lowest-scoring pairs, its critiques, and with
-    `include_all` every scored pair (none until it is complete)."""
+    `include_all` every scored pair (none until it is complete). With `max_bytes` (what one
+    response may hold), a 413 saying how to page when the scored pairs would take more (known
+    before they are read) or the critiques do (read until they pass it). `critique_sample`:
+    only the first IMPROVEMENT_CRITIQUE_BYTES of critiques (in key order), oldest first."""
     result = _existing_result(identity, results_id, require_complete=require_complete)
-    if include_all and result.status is not Status.COMPLETE:
-        return StoredEvaluation(result, critiques_store.list_for(identity.tenant, results_id), [])
-    if include_all:
+    room = None if max_bytes is None else max_bytes - _fixed_bytes(result)
+    all_scored: list[ScoredPair] | None = None
+    if include_all and result.status is Status.COMPLETE:
+        listed = result.scored_bytes
+        if room is not None and listed is not None:
+            listed += result.pair_count * len(result.definitions) * LISTED_SCORE_BYTES
+            if listed > room:
+                raise PayloadTooLarge(
+                    f"evaluation result {results_id!r} has {result.pair_count} scored pairs "
+                    f"({listed / 1e6:.1f} MB with their reasons), too many for one response: "
+                    + _page_hint(result, include_all)
+                )
+            room -= listed
         all_scored = results_store.list_scored(identity.tenant, results_id)
+    elif include_all:
+        all_scored = []
+    if all_scored:
         by_id = {p.pair_id: p for p in all_scored}
     else:
-        all_scored = None
         wanted = [low.pair_id for metric in result.lowest for low in metric]
         by_id = results_store.get_scored(identity.tenant, results_id, wanted)
     for m, metric in enumerate(result.lowest):
         for low in metric:
             pair = by_id.get(low.pair_id)
             low.reason = pair.reasons[m] if pair else ""
-    critiques = critiques_store.list_for(identity.tenant, results_id)
+    if critique_sample:
+        sample, _ = critiques_store.page(
+            identity.tenant, results_id, "", MAX_PAGE_SIZE, IMPROVEMENT_CRITIQUE_BYTES
+        )
+        return StoredEvaluation(result, sorted(sample, key=lambda c: (c.time_ms, c.id)), None)
+    try:
+        critiques = critiques_store.list_for(
+            identity.tenant, results_id, None if room is None else max(room, 0)
+        )
+    except critiques_store.TooMany:
+        raise PayloadTooLarge(
+            f"evaluation result {results_id!r} has more human critiques than one response "
+            "holds: " + _page_hint(result, include_all)
+        ) from None
     return StoredEvaluation(result, critiques, all_scored)
+
+
+@dataclass(slots=True)
+class EvaluationPage:
+    """One page of a result's growing parts, and the cursor of the next (None on the last)."""
+
+    result: EvaluationResult
+    all_scored: list[ScoredPair] | None
+    critiques: list[Critique]
+    next_cursor: str | None
+
+
+def _encode_cursor(scored_after: str | None, critique_after: str | None) -> str | None:
+    if scored_after is None and critique_after is None:
+        return None
+    raw = json.dumps([scored_after, critique_after], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(text: str) -> tuple[str | None, str | None]:
+    bad = InvalidInput("cursor is not valid: pass the next_cursor of the previous page as it was")
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        scored_after, critique_after = json.loads(raw)
+    except (ValueError, TypeError, RecursionError):
+        raise bad from None
+    for value in (scored_after, critique_after):
+        if value is not None and not isinstance(value, str):
+            raise bad
+    return scored_after, critique_after
+
+
+def read_evaluation_page(
+    identity: Identity, results_id: str, *, include_all: bool, limit: int, cursor: str | None
+) -> EvaluationPage:
+    """A page of the result's scored pairs (with `include_all`, in pair id order) and of its
+    critiques (in metric, pair, user order): at most `limit` of each, together at most
+    PAGE_MAX_BYTES."""
+    result = _existing_result(identity, results_id)
+    scored_after: str | None = "" if include_all else None
+    critique_after: str | None = ""
+    if cursor is not None:
+        scored_after, critique_after = _decode_cursor(cursor)
+    all_scored: list[ScoredPair] | None = [] if include_all else None
+    if include_all and result.status is not Status.COMPLETE:
+        scored_after = None
+    next_scored: str | None = None
+    if scored_after is not None and all_scored is not None:
+        all_scored, more = results_store.scored_page(
+            identity.tenant, results_id, scored_after, limit, PAGE_MAX_BYTES // 2
+        )
+        next_scored = all_scored[-1].pair_id if more and all_scored else None
+        all_scored.sort(key=lambda p: p.index)
+    critiques: list[Critique] = []
+    next_critique: str | None = None
+    if critique_after is not None:
+        room = PAGE_MAX_BYTES // 2 if include_all else PAGE_MAX_BYTES
+        critiques, next_critique = critiques_store.page(
+            identity.tenant, results_id, critique_after, limit, room
+        )
+    return EvaluationPage(result, all_scored, critiques, _encode_cursor(next_scored, next_critique))
 
 
 def vote(identity: Identity, results_id: str, body: VoteIn) -> Critique:

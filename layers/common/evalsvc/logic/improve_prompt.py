@@ -106,7 +106,11 @@ def gather(
         where = f"prompt_comparison_results.candidates[{index}]"
         if candidate.eval_results_id is not None:
             stored = evaluation_logic.read_evaluation(
-                identity, candidate.eval_results_id, include_all=False, require_complete=True
+                identity,
+                candidate.eval_results_id,
+                include_all=False,
+                require_complete=True,
+                critique_sample=True,
             )
             if stored.result.metrics_id != metrics_set.metrics_id:
                 raise InvalidInput(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from evalsvc.errors import InvalidInput, NotFound
+from evalsvc.errors import InvalidInput, NotFound, PayloadTooLarge
 from evalsvc.identifiers import check_client_id, new_id, now_ms
+from evalsvc.logic.datasets import DEFAULT_PAGE_SIZE, PAGE_MAX_BYTES
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.metrics import MetricsSet
 from evalsvc.scoring import checks
@@ -60,5 +61,37 @@ def get_metrics_set(identity: Identity, metrics_id: str | None) -> MetricsSet:
     return found
 
 
-def list_metrics_sets(identity: Identity) -> list[MetricsSet]:
-    return store.list_all(identity.tenant)
+# Per metrics set in a list, what JSON adds to its texts (keys, count, time, quotes).
+LISTED_SET_BYTES = 120
+
+
+def _too_many_sets(count: str) -> PayloadTooLarge:
+    return PayloadTooLarge(
+        f"the metrics sets ({count}) are too many for one response: list them in pages with "
+        f"GET /list_questions?limit={DEFAULT_PAGE_SIZE}, then add &cursor=<next_cursor>"
+    )
+
+
+def list_metrics_sets(identity: Identity, max_bytes: int) -> list[MetricsSet]:
+    """Every metrics set of the tenant, oldest first; a 413 saying how to page when they take
+    more than `max_bytes` (decided from the tenant's total before they are read)."""
+    total = store.listed_bytes(identity.tenant)
+    if total > max_bytes:
+        raise _too_many_sets(f"{total / 1e6:.1f} MB")
+    sets = store.list_all(identity.tenant, max_bytes)
+    if sets is None or sum(store.set_bytes(m) + LISTED_SET_BYTES for m in sets) > max_bytes:
+        raise _too_many_sets("more than one response holds")
+    return sets
+
+
+def list_metrics_page(
+    identity: Identity, limit: int, cursor: str | None
+) -> tuple[list[MetricsSet], str | None]:
+    """A page of the tenant's metrics sets in id order (at most PAGE_MAX_BYTES), and the
+    cursor of the next page."""
+    after = ""
+    if cursor:
+        after = cursor
+        check_client_id(after, "cursor")
+    sets, last = store.page(identity.tenant, after, limit, PAGE_MAX_BYTES)
+    return sets, last

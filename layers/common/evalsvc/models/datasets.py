@@ -35,6 +35,19 @@ class Pair:
     created_ms: int = 0
 
 
+def text_bytes(text: str) -> int:
+    """The UTF-8 size of `text` (a lone surrogate counted as the 3 bytes it is stored as)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def pair_bytes(pair: Pair) -> int:
+    """What a pair's texts take: id, input, output, labels, media, template, in UTF-8. Stored
+    on dataset headers, so a reader knows how large a dataset is before reading it."""
+    texts = [pair.id, pair.input, pair.output, *pair.labels]
+    texts += [t for t in (pair.input_media, pair.system_prompt_template) if t is not None]
+    return sum(text_bytes(t) for t in texts)
+
+
 @dataclass(slots=True)
 class DatasetHeader:
     tenant: str
@@ -46,6 +59,14 @@ class DatasetHeader:
     version: str
     pair_count: int
     last_ord: str
+    # pair_bytes of every pair; None for a header written before it was kept.
+    bytes: int | None = None
+
+    @property
+    def bytes_per_pair(self) -> float | None:
+        if self.bytes is None:
+            return None
+        return self.bytes / self.pair_count if self.pair_count else 0.0
 
 
 @dataclass(slots=True)

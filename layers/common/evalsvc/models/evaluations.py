@@ -8,7 +8,13 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS, DatasetKind
+from evalsvc.models.datasets import (
+    MAX_LABEL_CHARS,
+    MAX_LABELS,
+    MAX_PAIRS,
+    DatasetKind,
+    text_bytes,
+)
 from evalsvc.stats import Summary
 
 LOWEST_PER_METRIC = 5
@@ -75,6 +81,12 @@ class ScoredPair:
     scores: list[float]
     reasons: list[str]
 
+    @property
+    def listed_bytes(self) -> int:
+        """The text this pair adds to `all_scored_pairs`: its id and reason under each metric."""
+        pair_id = text_bytes(self.pair_id)
+        return sum(pair_id + text_bytes(reason) for reason in self.reasons)
+
 
 @dataclass(slots=True)
 class LowScore:
@@ -107,6 +119,9 @@ class EvaluationResult:
     failure: str = ""
     # The HTTP status a caller waiting on a failed job is answered with.
     failure_status: int = 0
+    # listed_bytes of the scored pairs stored so far; None for a result stored before it was
+    # kept.
+    scored_bytes: int | None = None
 
 
 @dataclass(slots=True)
@@ -246,6 +261,23 @@ class EvaluationOut(BaseModel):
         default=None, description="Present only with includeAllScores=true"
     )
     human_critique: list[CritiqueOut]
+
+
+class EvaluationPageOut(BaseModel):
+    """A page of a result's growing parts (with `limit` or `cursor`); the statistics come with
+    a read without them."""
+
+    results_id: str
+    status: str
+    all_scored_pairs: list[list[ScoredPairOut]] | None = Field(
+        default=None,
+        description="With includeAllScores=true: this page's scored pairs (pages follow pair id "
+        "order; within a page, dataset order)",
+    )
+    human_critique: list[CritiqueOut] = Field(
+        description="This page's critiques (pages follow metric, pair, user order)"
+    )
+    next_cursor: str | None = Field(description="The cursor of the next page; null on the last")
 
 
 class VoteOut(BaseModel):

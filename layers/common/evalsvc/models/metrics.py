@@ -45,7 +45,12 @@ class MetricsSetOut(BaseModel):
 
 class MetricsListOut(BaseModel):
     metrics: dict[str, MetricsSetOut]
-    total_count: int
+    total_count: int = Field(description="Sets in this response (in this page, when paged)")
+    next_cursor: str | None = Field(
+        default=None,
+        description="Only with `limit` or `cursor`: the cursor of the next page (sets in id "
+        "order), null on the last",
+    )
 
 
 def metrics_set_out(metrics: MetricsSet) -> MetricsSetOut:

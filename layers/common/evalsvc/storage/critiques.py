@@ -7,6 +7,7 @@ T#<tenant>#R#<results_id>   c#<metric_idx>#<pair_id>#<sha256(user)>   vote, comm
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from evalsvc.models.evaluations import Critique
 from evalsvc.settings import get_settings
@@ -63,15 +64,43 @@ def upsert(tenant: str, results_id: str, critique: Critique) -> Critique:
     return _from_item(response["Attributes"])
 
 
-def list_for(tenant: str, results_id: str) -> list[Critique]:
-    """Every critique of the result, oldest first."""
-    critiques = [
-        _from_item(item)
-        for item in dynamo.query_items(
-            TableName=_table(),
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": s(result_pk(tenant, results_id))},
-            ConsistentRead=True,
-        )
-    ]
-    return sorted(critiques, key=lambda c: (c.time_ms, c.id))
+def _query(tenant: str, results_id: str) -> dict[str, Any]:
+    return {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk",
+        "ExpressionAttributeValues": {":pk": s(result_pk(tenant, results_id))},
+        "ConsistentRead": True,
+    }
+
+
+def list_for(tenant: str, results_id: str, max_bytes: int | None = None) -> list[Critique]:
+    """Every critique of the result, oldest first. With `max_bytes`, TooMany as soon as they
+    take more than that, without reading the rest."""
+    query = _query(tenant, results_id)
+    if max_bytes is None:
+        items = list(dynamo.query_items(**query))
+    else:
+        items, more = dynamo.query_bounded(max_items=None, max_bytes=max_bytes, **query)
+        if more:
+            raise TooMany(results_id)
+    return sorted(map(_from_item, items), key=lambda c: (c.time_ms, c.id))
+
+
+def page(
+    tenant: str, results_id: str, after: str, limit: int, max_bytes: int
+) -> tuple[list[Critique], str | None]:
+    """Critiques in key order (metric, pair, user) after key `after` ("" from the first), at
+    most `limit` and no more than make `max_bytes` (at least one); and the key to go on after,
+    None when none follow."""
+    query = _query(tenant, results_id)
+    if after:
+        query["ExclusiveStartKey"] = {
+            "pk": query["ExpressionAttributeValues"][":pk"],
+            "sk": s(after),
+        }
+    items, more = dynamo.query_bounded(max_items=limit, max_bytes=max_bytes, **query)
+    return [_from_item(item) for item in items], items[-1]["sk"]["S"] if more else None
+
+
+class TooMany(Exception):
+    """A result's critiques take more than the read may hold."""

@@ -35,7 +35,14 @@ from botocore.exceptions import ClientError
 
 from evalsvc.errors import Conflict, NotFound, PayloadTooLarge, StorageUnavailable
 from evalsvc.identifiers import new_id, now_ms
-from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind, PageCursor, Pair
+from evalsvc.models.datasets import (
+    MAX_PAIRS,
+    DatasetHeader,
+    DatasetKind,
+    PageCursor,
+    Pair,
+    pair_bytes,
+)
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo, job_state
@@ -114,11 +121,12 @@ def _header_from_item(tenant: str, kind: DatasetKind, item: Item) -> DatasetHead
         version=get_s(item, "version") or "",
         pair_count=get_n(item, "pair_count"),
         last_ord=get_s(item, "last_ord", "") or "",
+        bytes=get_n(item, "bytes") if "bytes" in item else None,
     )
 
 
 def _header_item(header: DatasetHeader) -> Item:
-    return {
+    item: Item = {
         "pk": s(dataset_pk(header.tenant, header.kind, header.dataset_id)),
         "sk": s(HEADER_SK),
         "dataset_id": s(header.dataset_id),
@@ -129,6 +137,9 @@ def _header_item(header: DatasetHeader) -> Item:
         "pair_count": n(header.pair_count),
         "last_ord": s(header.last_ord),
     }
+    if header.bytes is not None:
+        item["bytes"] = n(header.bytes)
+    return item
 
 
 def _pair_body(pair: Pair) -> dict[str, Any]:
@@ -142,7 +153,7 @@ def _pair_body(pair: Pair) -> dict[str, Any]:
 
 def _pair_items(pk: str, pair: Pair, ord_: str) -> list[Item]:
     """The item (and, for a very large pair, the part items) that store `pair`."""
-    head: Item = {"pk": s(pk), "sk": s(f"p#{pair.id}"), "ord": s(ord_)}
+    head: Item = {"pk": s(pk), "sk": s(f"p#{pair.id}"), "ord": s(ord_), "b": n(pair_bytes(pair))}
     if pair.labels:
         head["labels"] = dynamo.ss_list(pair.labels)
     body = _pair_body(pair)
@@ -160,6 +171,19 @@ def _pair_items(pk: str, pair: Pair, ord_: str) -> list[Item]:
         {"pk": s(pk), "sk": s(f"x#{pair.id}#{k:04d}"), "blob": {"B": part}}
         for k, part in enumerate(parts)
     ]
+
+
+# What listing a pair in a response adds to its texts: keys, quotes, created_at, its metadata.
+LISTED_PAIR_BYTES = 120
+
+
+def _listed_pair_bytes(item: Item) -> int:
+    """What the pair a head item stores takes in a listing: pair_bytes (estimated for one
+    written before it was kept: its texts, or its compressed parts at most 4 times over) and
+    LISTED_PAIR_BYTES."""
+    if "b" in item:
+        return get_n(item, "b") + LISTED_PAIR_BYTES
+    return dynamo.item_size(item) + get_n(item, "parts") * PART_BYTES * 4 + LISTED_PAIR_BYTES
 
 
 def _pair_from_item(item: Item) -> Pair:
@@ -196,6 +220,14 @@ def _load_parts(pk: str, pair: Pair, part_count: int) -> None:
 
 class _TornRead(Exception):
     """A read raced with the deletion of the version it was reading."""
+
+
+class TooLarge(Exception):
+    """The dataset takes more bytes than the read may hold; `header` says how large it is."""
+
+    def __init__(self, header: DatasetHeader) -> None:
+        super().__init__(header.dataset_id)
+        self.header = header
 
 
 # ---- reads -------------------------------------------------------------------------------------
@@ -235,11 +267,15 @@ def _query_pairs(
     newest_first: bool = False,
     until_ord: str | None = None,
     keys_only: bool = False,
+    max_bytes: int | None = None,
+    cut: list[bool] | None = None,
 ) -> tuple[list[Pair], list[str]]:
     """Pairs of `header`'s version up to its `last_ord` (or `until_ord`; from `since_ord` on,
     when given; only those carrying every one of `labels`), oldest first unless `newest_first`,
-    at most `limit`, after `after`. Returns them and their ords. `keys_only` reads ids alone
-    (the pairs come back without their texts)."""
+    at most `limit`, after `after`, and no more than make `max_bytes` (as listed: pair_bytes
+    and LISTED_PAIR_BYTES each; at least one; `cut` gets True appended when that stopped the
+    read). Returns them and their ords. `keys_only` reads ids alone (the pairs come back
+    without their texts)."""
     pk = version_pk(header.tenant, header.kind, header.dataset_id, header.version)
     values: dict[str, Any] = {":pk": s(pk), ":last": s(until_ord or header.last_ord)}
     condition = "pk = :pk AND #ord <= :last"
@@ -256,7 +292,7 @@ def _query_pairs(
         "ScanIndexForward": not newest_first,
     }
     if keys_only:
-        query["ProjectionExpression"] = "pk, sk, #ord"
+        query["ProjectionExpression"] = "pk, sk, #ord, b"
     if labels:
         names = [f":label{i}" for i in range(len(labels))]
         query["FilterExpression"] = " AND ".join(f"contains(labels, {name})" for name in names)
@@ -270,16 +306,25 @@ def _query_pairs(
     pairs: list[Pair] = []
     ords: list[str] = []
     large: list[tuple[Pair, int]] = []
+    total = 0
     # DynamoDB applies Limit before a filter: with labels, page by size and stop when enough.
     for page in dynamo.query_pages(limit=None if labels else limit, **query):
         for item in page:
+            if max_bytes is not None:
+                total += _listed_pair_bytes(item)
+                if pairs and total > max_bytes:
+                    if cut is not None:
+                        cut.append(True)
+                    break
             pair = _pair_from_item(item)
             pairs.append(pair)
             ords.append(item["ord"]["S"])
             if "parts" in item and not keys_only:
                 large.append((pair, get_n(item, "parts")))
-        if limit is not None and len(pairs) >= limit:
-            break
+        else:
+            if limit is None or len(pairs) < limit:
+                continue
+        break
     if limit is not None:
         del pairs[limit:], ords[limit:]
     for pair, part_count in large:
@@ -288,17 +333,25 @@ def _query_pairs(
 
 
 def read_dataset(
-    tenant: str, kind: DatasetKind, dataset_id: str
+    tenant: str, kind: DatasetKind, dataset_id: str, max_bytes: int
 ) -> tuple[DatasetHeader, list[Pair]]:
-    """The header and every pair, oldest first, as of one version of the dataset."""
+    """The header and every pair, oldest first, as of one version of the dataset. TooLarge,
+    before the pairs are read when the header knows their size, when they take more than
+    `max_bytes`."""
     for _ in range(_COMMIT_ATTEMPTS):
         header = _existing_header(tenant, kind, dataset_id)
+        listed = header.bytes + header.pair_count * LISTED_PAIR_BYTES if header.bytes else None
+        if listed is not None and listed > max_bytes:
+            raise TooLarge(header)
         if header.pair_count == 0:
             return header, []
+        cut: list[bool] = []
         try:
-            pairs, _ = _query_pairs(header)
+            pairs, _ = _query_pairs(header, max_bytes=max_bytes, cut=cut)
         except _TornRead:
             pairs = []
+        if cut:
+            raise TooLarge(header)  # a header without a size, and the read ran out of room
         # Fewer pairs than the header counts: the read overlapped the deletion of this version
         # after an overwrite. Read the new version.
         if len(pairs) == header.pair_count:
@@ -341,16 +394,22 @@ def _read_one_version(
 
 
 def read_page(
-    tenant: str, kind: DatasetKind, dataset_id: str, limit: int, after: PageCursor | None
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    limit: int,
+    after: PageCursor | None,
+    max_bytes: int,
 ) -> tuple[DatasetHeader, list[Pair], PageCursor | None]:
-    """Up to `limit` pairs after `after` (from the start without it), and the cursor of the
-    next page (None on the last). Every page comes from the version the first page read: once
-    the dataset is overwritten, its remaining pages are a 409."""
+    """Up to `limit` pairs after `after` (from the start without it), no more than make
+    `max_bytes` (at least one), and the cursor of the next page (None on the last). Every page
+    comes from the version the first page read: once the dataset is overwritten, its remaining
+    pages are a 409."""
 
     def page(header: DatasetHeader) -> tuple[list[Pair], str]:
         if header.pair_count == 0:
             return [], ""
-        pairs, ords = _query_pairs(header, limit=limit, after=after)
+        pairs, ords = _query_pairs(header, limit=limit, after=after, max_bytes=max_bytes)
         return pairs, ords[-1] if ords else ""
 
     header, (pairs, last_ord) = _read_one_version(
@@ -477,11 +536,27 @@ def write_dataset(
     requests = _put_requests(pk, pairs, ms)
     try:
         dynamo.batch_write(_table(), requests, on_progress=on_progress)
-        header = _commit(tenant, kind, dataset_id, version, pairs, system_prompt, ms, previous)
+        return _commit(tenant, kind, dataset_id, version, pairs, system_prompt, ms, previous)
     except BaseException:
-        _discard_version(tenant, kind, dataset_id, version)
-        raise
-    return header
+        installed = _installed(tenant, kind, dataset_id, version)
+        if installed is None:
+            _discard_version(tenant, kind, dataset_id, version)
+            raise
+        # The commit went through though its answer was lost (a timeout, a connection reset):
+        # the new version stands, and the one it replaced goes.
+        logger.warning("a dataset commit succeeded unanswered", extra={"id": dataset_id})
+        if previous is not None:
+            _discard_version(tenant, kind, dataset_id, previous.version)
+        return installed
+
+
+def _installed(
+    tenant: str, kind: DatasetKind, dataset_id: str, version: str
+) -> DatasetHeader | None:
+    """The header, if it names `version`. Raises (discarding nothing) when that cannot be
+    read: a version that may be installed is never deleted."""
+    header = get_header(tenant, kind, dataset_id)
+    return header if header is not None and header.version == version else None
 
 
 def _discard_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:
@@ -520,14 +595,16 @@ def install_version(
     dataset_id: str,
     version: str,
     pair_count: int,
+    pair_bytes: int,
     system_prompt: str,
     ms: int,
     *,
     also: Sequence[Item] = (),
 ) -> bool:
-    """Make the new dataset of the `pair_count` pairs put under `version` (put_version_pairs)
-    exist, as the tenant's latest of its kind, in one transaction with the actions `also`.
-    False, changing nothing, when the dataset exists already or a condition of `also` fails."""
+    """Make the new dataset of the `pair_count` pairs (`pair_bytes` in all) put under `version`
+    (put_version_pairs) exist, as the tenant's latest of its kind, in one transaction with the
+    actions `also`. False, changing nothing, when the dataset exists already or a condition of
+    `also` fails."""
     header = DatasetHeader(
         tenant=tenant,
         kind=kind,
@@ -538,6 +615,7 @@ def install_version(
         version=version,
         pair_count=pair_count,
         last_ord=make_ord(ms, pair_count - 1) if pair_count else "",
+        bytes=pair_bytes,
     )
     put = {
         "TableName": _table(),
@@ -576,6 +654,7 @@ def _commit(
             version=version,
             pair_count=len(pairs),
             last_ord=make_ord(ms, len(pairs) - 1) if pairs else "",
+            bytes=sum(pair_bytes(pair) for pair in pairs),
         )
         put: dict[str, Any] = {"TableName": _table(), "Item": _header_item(header)}
         if previous is None:
@@ -594,6 +673,8 @@ def _commit(
             if not _is_condition_failure(exc):
                 raise
             previous = get_header(tenant, kind, dataset_id)
+            if previous is not None and previous.version == version:
+                return previous  # an earlier attempt of this write committed it
             continue
         if previous is not None:
             _discard_version(tenant, kind, dataset_id, previous.version)
@@ -660,19 +741,25 @@ def add_pair(
         pair.created_ms = split_ord(ord_)[0]
         pk = version_pk(tenant, kind, dataset_id, header.version)
         items = _pair_items(pk, pair, ord_)
+        added = pair_bytes(pair)
+        # A header written before sizes were kept has none to add to: it stays unknown.
+        counts = "pair_count :one, bytes :bytes" if header.bytes is not None else "pair_count :one"
+        values = {
+            ":new_ord": s(ord_),
+            ":ms": n(ms),
+            ":one": n(1),
+            ":version": s(header.version),
+            ":last_ord": s(header.last_ord),
+        }
+        if header.bytes is not None:
+            values[":bytes"] = n(added)
         update = {
             "Update": {
                 "TableName": _table(),
                 "Key": {"pk": s(dataset_pk(tenant, kind, dataset_id)), "sk": s(HEADER_SK)},
-                "UpdateExpression": "SET last_ord = :new_ord, updated_ms = :ms ADD pair_count :one",
+                "UpdateExpression": f"SET last_ord = :new_ord, updated_ms = :ms ADD {counts}",
                 "ConditionExpression": "version = :version AND last_ord = :last_ord",
-                "ExpressionAttributeValues": {
-                    ":new_ord": s(ord_),
-                    ":ms": n(ms),
-                    ":one": n(1),
-                    ":version": s(header.version),
-                    ":last_ord": s(header.last_ord),
-                },
+                "ExpressionAttributeValues": values,
             }
         }
         puts = [
@@ -687,21 +774,37 @@ def add_pair(
         ]
         try:
             dynamo.call("transact_write_items", TransactItems=[update, *puts])
-        except ClientError as exc:
-            if dynamo.error_code(exc) != "TransactionCanceledException":
+        except (ClientError, StorageUnavailable) as exc:
+            cancelled = isinstance(exc, ClientError) and (
+                dynamo.error_code(exc) == "TransactionCanceledException"
+            )
+            if not cancelled:
+                # No answer is not no write: the transaction may have committed.
+                if not _pair_written(pk, pair.id, ord_):
+                    raise
+                logger.warning("a pair addition succeeded unanswered", extra={"id": dataset_id})
+            else:
+                assert isinstance(exc, ClientError)
+                reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+                if reasons and reasons[0] == "ConditionalCheckFailed":
+                    continue  # the header moved on (another pair, or an overwrite): try again
+                if "ConditionalCheckFailed" in reasons[1:]:
+                    raise Conflict(
+                        f"pair id {pair.id!r} already exists in dataset {dataset_id!r}"
+                    ) from exc
                 raise
-            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
-            if reasons and reasons[0] == "ConditionalCheckFailed":
-                continue  # the header moved on (another pair, or an overwrite): try again
-            if "ConditionalCheckFailed" in reasons[1:]:
-                raise Conflict(
-                    f"pair id {pair.id!r} already exists in dataset {dataset_id!r}"
-                ) from exc
-            raise
         header.pair_count += 1
         header.last_ord = ord_
+        if header.bytes is not None:
+            header.bytes += added
         return header
     raise StorageUnavailable(f"dataset {dataset_id!r} is being written concurrently; retry")
+
+
+def _pair_written(pk: str, pair_id: str, ord_: str) -> bool:
+    """Whether the pair is stored under `pk` with order key `ord_` (this very addition)."""
+    item = dynamo.get_item(_table(), {"pk": s(pk), "sk": s(f"p#{pair_id}")})
+    return item is not None and get_s(item, "ord") == ord_
 
 
 def create_for_prompt(
@@ -720,6 +823,7 @@ def create_for_prompt(
         version=new_id(),
         pair_count=0,
         last_ord="",
+        bytes=0,
     )
     actions = [
         {

@@ -194,6 +194,29 @@ def query_pages(*, limit: int | None = None, **kwargs: Any) -> Iterator[list[Ite
         kwargs["ExclusiveStartKey"] = last
 
 
+def query_bounded(
+    *,
+    max_items: int | None,
+    max_bytes: int,
+    size: Callable[[Item], int] = item_size,
+    **kwargs: Any,
+) -> tuple[list[Item], bool]:
+    """The items of a Query, in order, until `max_items` of them or until the next would take
+    them past `max_bytes` (by `size`; the first item is always taken). Returns them and whether
+    more items follow. Reads at most one DynamoDB page past what it returns."""
+    items: list[Item] = []
+    total = 0
+    for page in query_pages(limit=None if max_items is None else max_items + 1, **kwargs):
+        for item in page:
+            if max_items is not None and len(items) >= max_items:
+                return items, True
+            total += size(item)
+            if items and total > max_bytes:
+                return items, True
+            items.append(item)
+    return items, False
+
+
 def query_items(**kwargs: Any) -> Iterator[Item]:
     """Every item a Query returns, across its pages."""
     for page in query_pages(**kwargs):

@@ -39,6 +39,7 @@ class GenerationJob:
     chunk_count: int
     status: Status = Status.RUNNING
     pairs_done: int = 0
+    bytes_done: int = 0  # pair_bytes of the pairs written
     chunks_done: int = 0
     failure: str = ""
     failure_status: int = 0
@@ -97,6 +98,7 @@ def get(tenant: str, dataset_id: str) -> GenerationJob | None:
         chunk_count=get_n(item, "chunk_count"),
         status=Status(get_s(item, "status") or Status.RUNNING.value),
         pairs_done=get_n(item, "pairs_done"),
+        bytes_done=get_n(item, "bytes_done"),
         chunks_done=get_n(item, "chunks_done"),
         failure=get_s(item, "failure", "") or "",
         failure_status=get_n(item, "failure_status"),
@@ -106,8 +108,11 @@ def get(tenant: str, dataset_id: str) -> GenerationJob | None:
     )
 
 
-def count_chunk(tenant: str, dataset_id: str, chunk: int, pairs: int) -> tuple[int, int] | None:
-    return job_state.count_chunk(_table(), _key(tenant, dataset_id), chunk, pairs)
+def count_chunk(
+    tenant: str, dataset_id: str, chunk: int, pairs: int, size: int
+) -> tuple[int, int] | None:
+    """Count a chunk of `pairs` synthetic pairs (`size` pair bytes) written, once."""
+    return job_state.count_chunk(_table(), _key(tenant, dataset_id), chunk, pairs, size)
 
 
 def complete_action(tenant: str, dataset_id: str) -> Item:

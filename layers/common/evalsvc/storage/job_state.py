@@ -70,23 +70,26 @@ def running_fields(chunk_count: int) -> Item:
     return {
         "status": s(Status.RUNNING.value),
         "pairs_done": n(0),
+        "bytes_done": n(0),
         "chunks_done": n(0),
         "chunk_count": n(chunk_count),
     }
 
 
-def count_chunk(table: str, key: Item, chunk: int, pairs: int) -> tuple[int, int] | None:
-    """Count chunk `chunk` (of `pairs` pairs) as done, once: (chunks done, chunk count) after
-    counting it; None when it was counted before or the job is no longer running."""
+def count_chunk(table: str, key: Item, chunk: int, pairs: int, size: int) -> tuple[int, int] | None:
+    """Count chunk `chunk` (of `pairs` pairs, `size` bytes of what the job stores) as done,
+    once: (chunks done, chunk count) after counting it; None when it was counted before or the
+    job is no longer running."""
     response = conditional(
         "update_item",
         TableName=table,
         Key=key,
-        UpdateExpression="ADD pairs_done :pairs, chunks_done :one, done :chunk",
+        UpdateExpression="ADD pairs_done :pairs, bytes_done :size, chunks_done :one, done :chunk",
         ConditionExpression="#status = :running AND NOT contains(done, :index)",
         ExpressionAttributeNames=STATUS,
         ExpressionAttributeValues={
             ":pairs": n(pairs),
+            ":size": n(size),
             ":one": n(1),
             ":chunk": {"NS": [str(chunk)]},
             ":index": n(chunk),

@@ -2,11 +2,15 @@
 
 pk            sk                what
 T#<tenant>    m#<metrics_id>    definitions, system prompt, created time
-T#<tenant>    latest            the newest metrics set's id
+T#<tenant>    latest            the newest metrics set's id, and `sets_bytes`: what every set
+                                of the tenant takes (known before the sets are listed)
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from evalsvc.models.datasets import text_bytes
 from evalsvc.models.metrics import MetricsSet
 from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo
@@ -33,8 +37,15 @@ def _from_item(tenant: str, item: Item) -> MetricsSet:
     )
 
 
+def set_bytes(metrics: MetricsSet) -> int:
+    """The text a set adds to a list of sets: its id, definitions and system prompt."""
+    texts = [metrics.metrics_id, metrics.system_prompt, *metrics.definitions]
+    return sum(text_bytes(t) for t in texts)
+
+
 def put(metrics: MetricsSet) -> None:
-    """Store a new set and make it the tenant's latest, in one transaction."""
+    """Store a new set and make it the tenant's latest (adding its size to the tenant's), in
+    one transaction."""
     item = {
         "pk": s(_pk(metrics.tenant)),
         "sk": s(f"m#{metrics.metrics_id}"),
@@ -44,10 +55,14 @@ def put(metrics: MetricsSet) -> None:
         "created_ms": n(metrics.created_ms),
     }
     pointer = {
-        "pk": s(_pk(metrics.tenant)),
-        "sk": s(LATEST_SK),
-        "metrics_id": s(metrics.metrics_id),
-        "created_ms": n(metrics.created_ms),
+        "TableName": _table(),
+        "Key": {"pk": s(_pk(metrics.tenant)), "sk": s(LATEST_SK)},
+        "UpdateExpression": "SET metrics_id = :id, created_ms = :ms ADD sets_bytes :bytes",
+        "ExpressionAttributeValues": {
+            ":id": s(metrics.metrics_id),
+            ":ms": n(metrics.created_ms),
+            ":bytes": n(set_bytes(metrics)),
+        },
     }
     dynamo.call(
         "transact_write_items",
@@ -59,7 +74,7 @@ def put(metrics: MetricsSet) -> None:
                     "ConditionExpression": "attribute_not_exists(sk)",
                 }
             },
-            {"Put": {"TableName": _table(), "Item": pointer}},
+            {"Update": pointer},
         ],
     )
 
@@ -74,15 +89,39 @@ def latest_id(tenant: str) -> str | None:
     return get_s(item, "metrics_id") if item else None
 
 
-def list_all(tenant: str) -> list[MetricsSet]:
-    """Every metrics set of the tenant, oldest first."""
-    sets = [
-        _from_item(tenant, item)
-        for item in dynamo.query_items(
-            TableName=_table(),
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-            ExpressionAttributeValues={":pk": s(_pk(tenant)), ":prefix": s("m#")},
-            ConsistentRead=True,
-        )
-    ]
+def listed_bytes(tenant: str) -> int:
+    """What every metrics set of the tenant takes (0 with none)."""
+    item = dynamo.get_item(_table(), {"pk": s(_pk(tenant)), "sk": s(LATEST_SK)})
+    return get_n(item, "sets_bytes") if item else 0
+
+
+def _query(tenant: str) -> dict[str, Any]:
+    return {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+        "ExpressionAttributeValues": {":pk": s(_pk(tenant)), ":prefix": s("m#")},
+        "ConsistentRead": True,
+    }
+
+
+def list_all(tenant: str, max_bytes: int) -> list[MetricsSet] | None:
+    """Every metrics set of the tenant, oldest first; None as soon as they take more than
+    `max_bytes` (the rest is not read)."""
+    items, more = dynamo.query_bounded(max_items=None, max_bytes=max_bytes, **_query(tenant))
+    if more:
+        return None
+    sets = [_from_item(tenant, item) for item in items]
     return sorted(sets, key=lambda m: (m.created_ms, m.metrics_id))
+
+
+def page(
+    tenant: str, after: str, limit: int, max_bytes: int
+) -> tuple[list[MetricsSet], str | None]:
+    """Metrics sets in id order after id `after` ("" from the first), at most `limit` and no
+    more than make `max_bytes` (at least one); and the id to go on after, None on the last."""
+    query = _query(tenant)
+    if after:
+        query["ExclusiveStartKey"] = {"pk": s(_pk(tenant)), "sk": s(f"m#{after}")}
+    items, more = dynamo.query_bounded(max_items=limit, max_bytes=max_bytes, **query)
+    sets = [_from_item(tenant, item) for item in items]
+    return sets, sets[-1].metrics_id if more and sets else None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult, Job, LowScore, ScoredPair, Status
@@ -100,6 +101,7 @@ def _header_item(result: EvaluationResult) -> Item:
         "pair_count": n(result.pair_count),
         "summaries": s(_summaries(result)),
         "lowest": s(_lowest(result)),
+        "bytes_done": n(result.scored_bytes or 0),
     }
 
 
@@ -123,6 +125,7 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         pairs_done=get_n(item, "pairs_done", get_n(item, "pair_count")),
         failure=get_s(item, "failure", "") or "",
         failure_status=get_n(item, "failure_status"),
+        scored_bytes=get_n(item, "bytes_done") if "bytes_done" in item else None,
     )
 
 
@@ -141,6 +144,7 @@ def _job_from_item(item: Item) -> Job:
 def put(result: EvaluationResult, scored: Sequence[ScoredPair]) -> None:
     """Store the scored pairs, then the header that makes the result exist."""
     pk = result_pk(result.tenant, result.results_id)
+    result.scored_bytes = sum(pair.listed_bytes for pair in scored)
     requests = [{"PutRequest": {"Item": _scored_item(pk, pair)}} for pair in scored]
     try:
         dynamo.batch_write(_table(), requests)
@@ -163,6 +167,11 @@ def put(result: EvaluationResult, scored: Sequence[ScoredPair]) -> None:
             ],
         )
     except BaseException:
+        stored = get(result.tenant, result.results_id)
+        if stored is not None and stored.created_ms == result.created_ms:
+            # The commit went through though its answer was lost: the result stands.
+            logger.warning("a result commit succeeded unanswered", extra={"id": result.results_id})
+            return
         _discard(pk, scored)
         raise
 
@@ -208,6 +217,38 @@ def list_scored(tenant: str, results_id: str, *, with_reasons: bool = True) -> l
     return sorted(pairs, key=lambda p: p.index)
 
 
+# What listing a scored pair under one metric adds to its reason and id: keys, quotes, score.
+LISTED_SCORE_BYTES = 40
+
+
+def _listed_scored_bytes(item: Item) -> int:
+    """What a stored scored pair takes in `all_scored_pairs`: under each metric, its reason,
+    its id and LISTED_SCORE_BYTES."""
+    pair_id = len(item["sk"]["S"].encode()) - 2
+    reasons = [len(v["S"].encode()) for v in item.get("reasons", {}).get("L", [])]
+    return sum(reason + pair_id + LISTED_SCORE_BYTES for reason in reasons)
+
+
+def scored_page(
+    tenant: str, results_id: str, after: str, limit: int, max_bytes: int
+) -> tuple[list[ScoredPair], bool]:
+    """Scored pairs in pair id order after pair id `after` ("" from the first), at most `limit`
+    and no more than make `max_bytes` (at least one); and whether more follow."""
+    pk = result_pk(tenant, results_id)
+    query: dict[str, Any] = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+        "ExpressionAttributeValues": {":pk": s(pk), ":prefix": s("p#")},
+        "ConsistentRead": True,
+    }
+    if after:
+        query["ExclusiveStartKey"] = {"pk": s(pk), "sk": s(f"p#{after}")}
+    items, more = dynamo.query_bounded(
+        max_items=limit, max_bytes=max_bytes, size=_listed_scored_bytes, **query
+    )
+    return [_scored_from_item(item) for item in items], more
+
+
 # ---- queued evaluations ------------------------------------------------------------------------
 
 
@@ -239,10 +280,14 @@ def put_scored(tenant: str, results_id: str, scored: Sequence[ScoredPair]) -> No
     )
 
 
-def count_chunk(tenant: str, results_id: str, chunk: int, pairs: int) -> tuple[int, int] | None:
-    """Count chunk `chunk` (of `pairs` pairs) done, once: (chunks done, chunk count) after it;
-    None when it was counted before or the result is no longer running."""
-    return job_state.count_chunk(_table(), _header_key(tenant, results_id), chunk, pairs)
+def count_chunk(
+    tenant: str, results_id: str, chunk: int, scored: Sequence[ScoredPair]
+) -> tuple[int, int] | None:
+    """Count chunk `chunk`, whose scored pairs are `scored`, done, once: (chunks done, chunk
+    count) after it; None when it was counted before or the result is no longer running."""
+    size = sum(pair.listed_bytes for pair in scored)
+    key = _header_key(tenant, results_id)
+    return job_state.count_chunk(_table(), key, chunk, len(scored), size)
 
 
 def complete(result: EvaluationResult) -> bool:

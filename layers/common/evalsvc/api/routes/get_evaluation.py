@@ -1,18 +1,21 @@
 """GET /evaluation/{id}: an evaluation result, its lowest-scoring pairs and human critiques;
-with includeAllScores=true, every scored pair."""
+with includeAllScores=true, every scored pair. With `limit` or `cursor`, one page of the scored
+pairs and critiques (for results too large for one response)."""
 
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.responses import json_response
+from evalsvc.api.params import PageCursorParam
+from evalsvc.api.responses import json_response, readable_bytes
 from evalsvc.errors import InvalidInput
 from evalsvc.identifiers import format_ms
 from evalsvc.logic import evaluations
+from evalsvc.logic.datasets import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.evaluations import EvaluationOut
+from evalsvc.models.evaluations import Critique, EvaluationOut, EvaluationPageOut, ScoredPair
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 
@@ -31,8 +34,30 @@ def parse_flag(name: str, value: str | None) -> bool:
     raise InvalidInput(f"{name} must be true or false (or 1 or 0), not {value[:40]!r}")
 
 
+def _critique(c: Critique) -> dict[str, object]:
+    return {
+        "id": c.id,
+        "pair_id": c.pair_id,
+        "metric_idx": c.metric_idx,
+        "comment": c.comment,
+        "vote": c.vote,
+        "user": c.user,
+        "user_email": c.user_email,
+        "time": format_ms(c.time_ms),
+    }
+
+
+def _all_scored(scored: list[ScoredPair], metrics: int) -> list[list[dict[str, object]]]:
+    return [
+        [{"reason": p.reasons[m], "pair_id": p.pair_id, "score": p.scores[m]} for p in scored]
+        for m in range(metrics)
+    ]
+
+
 @router.get(
-    "/evaluation/{id}", response_model=EvaluationOut, responses=error_responses(400, 404, 413)
+    "/evaluation/{id}",
+    response_model=EvaluationOut | EvaluationPageOut,
+    responses=error_responses(400, 404, 413),
 )
 def get_evaluation(
     request: Request,
@@ -41,10 +66,41 @@ def get_evaluation(
         str | None,
         Query(alias="includeAllScores", description="true to include every scored pair"),
     ] = None,
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=MAX_PAGE_SIZE,
+            description="Read one page of at most this many scored pairs (with includeAllScores) "
+            "and critiques; the response then carries next_cursor",
+        ),
+    ] = None,
+    cursor: PageCursorParam = None,
     identity: Identity = Depends(current_identity),
 ) -> Response:
     include_all = parse_flag("includeAllScores", include_all_scores)
-    stored = evaluations.read_evaluation(identity, results_id, include_all=include_all)
+    if limit is not None or cursor is not None:
+        page = evaluations.read_evaluation_page(
+            identity,
+            results_id,
+            include_all=include_all,
+            limit=limit or DEFAULT_PAGE_SIZE,
+            cursor=cursor,
+        )
+        paged: dict[str, object] = {
+            "results_id": page.result.results_id,
+            "status": page.result.status.value,
+            "human_critique": [_critique(c) for c in page.critiques],
+            "next_cursor": page.next_cursor,
+        }
+        if page.all_scored is not None:
+            paged["all_scored_pairs"] = _all_scored(page.all_scored, len(page.result.definitions))
+        return json_response(
+            request, paged, too_large="this page is too large: ask for a smaller limit"
+        )
+    stored = evaluations.read_evaluation(
+        identity, results_id, include_all=include_all, max_bytes=readable_bytes(request)
+    )
     result = stored.result
     content: dict[str, object] = {
         "status": result.status.value,
@@ -70,33 +126,16 @@ def get_evaluation(
             [{"reason": low.reason, "pair_id": low.pair_id, "score": low.score} for low in metric]
             for metric in result.lowest
         ],
-        "human_critique": [
-            {
-                "id": c.id,
-                "pair_id": c.pair_id,
-                "metric_idx": c.metric_idx,
-                "comment": c.comment,
-                "vote": c.vote,
-                "user": c.user,
-                "user_email": c.user_email,
-                "time": format_ms(c.time_ms),
-            }
-            for c in stored.critiques
-        ],
+        "human_critique": [_critique(c) for c in stored.critiques],
     }
     if result.failure:
         content["failure"] = result.failure
     if stored.all_scored is not None:
-        content["all_scored_pairs"] = [
-            [
-                {"reason": p.reasons[m], "pair_id": p.pair_id, "score": p.scores[m]}
-                for p in stored.all_scored
-            ]
-            for m in range(len(result.definitions))
-        ]
+        content["all_scored_pairs"] = _all_scored(stored.all_scored, len(result.definitions))
     return json_response(
         request,
         content,
-        too_large=f"evaluation result {result.results_id!r} with every scored pair is too large "
-        "for one response; read it without includeAllScores",
+        too_large=f"evaluation result {result.results_id!r} is too large for one response: ask "
+        "with Accept-Encoding: gzip, or read its scored pairs and critiques in pages with "
+        "?limit=1000 (and includeAllScores=true), then &cursor=<next_cursor>",
     )

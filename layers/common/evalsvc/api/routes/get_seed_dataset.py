@@ -5,7 +5,7 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.params import DatasetIdParam, PageCursorParam, PageLimitParam
-from evalsvc.api.responses import dataset_response
+from evalsvc.api.responses import dataset_response, readable_bytes
 from evalsvc.identifiers import format_ms
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
@@ -26,7 +26,12 @@ def get_seed_dataset(
     identity: Identity = Depends(current_identity),
 ) -> Response:
     dataset = datasets.read_dataset(
-        identity, DatasetKind.SEED, dataset_id, limit=limit, cursor=cursor
+        identity,
+        DatasetKind.SEED,
+        dataset_id,
+        max_bytes=readable_bytes(request),
+        limit=limit,
+        cursor=cursor,
     )
     data = []
     for pair in dataset.pairs:

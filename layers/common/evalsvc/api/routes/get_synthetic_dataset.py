@@ -5,7 +5,7 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.params import DatasetIdParam, PageCursorParam, PageLimitParam
-from evalsvc.api.responses import dataset_response
+from evalsvc.api.responses import dataset_response, readable_bytes
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
@@ -27,7 +27,12 @@ def get_synthetic_dataset(
     identity: Identity = Depends(current_identity),
 ) -> Response:
     dataset = datasets.read_dataset(
-        identity, DatasetKind.SYNTHETIC, dataset_id, limit=limit, cursor=cursor
+        identity,
+        DatasetKind.SYNTHETIC,
+        dataset_id,
+        max_bytes=readable_bytes(request),
+        limit=limit,
+        cursor=cursor,
     )
     data = [{"id": p.id, "input": p.input, "output": p.output} for p in dataset.pairs]
     return dataset_response(request, dataset, data, paged=limit is not None or cursor is not None)
