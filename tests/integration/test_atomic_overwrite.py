@@ -87,23 +87,26 @@ def test_readers_during_overwrites_see_one_version_or_the_other(
     acme.post("/data/seed/ds", dataset(40, "a"))
     stop = threading.Event()
     errors: list[str] = []
+    overwrites = [0]  # completed by the writer so far
 
     def overwrite() -> None:
         tags = ["b", "a"]
-        i = 0
         while not stop.is_set():
-            response = acme.post("/data/seed/ds", dataset(40, tags[i % 2]))
+            response = acme.post("/data/seed/ds", dataset(40, tags[overwrites[0] % 2]))
             if response.status_code != 200:
                 errors.append(response.text)
-            i += 1
+            overwrites[0] += 1
 
     writer = threading.Thread(target=overwrite)
     writer.start()
     try:
-        # When readers read it meanwhile
-        seen = []
-        for _ in range(25):
+        # When readers read it meanwhile, until several reads had an overwrite complete while
+        # they were reading
+        seen, overlapped = [], 0
+        while overlapped < 3 and len(seen) < 400:
+            before = overwrites[0]
             response = acme.get("/data/seed/ds")
+            overlapped += overwrites[0] > before
             assert response.status_code == 200, response.text
             body = response.json()
             # Then each read is one whole version: 40 pairs, all of the same write
@@ -112,11 +115,14 @@ def test_readers_during_overwrites_see_one_version_or_the_other(
             assert len(tags) == 1
             assert tags == {body["system_prompt"]}
             seen.append(body["system_prompt"])
-        assert len(seen) == 25
     finally:
         stop.set()
         writer.join()
     assert errors == []
+    # And the writer really ran during the reads: overwrites completed mid-read, and the
+    # reads saw both versions
+    assert overlapped >= 3, f"{len(seen)} reads, none overlapped an overwrite"
+    assert set(seen) == {"a", "b"}
 
 
 def test_concurrent_pair_additions_are_all_kept(

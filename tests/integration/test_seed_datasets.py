@@ -178,32 +178,43 @@ def test_pair_by_prompt_with_a_duplicate_id_is_409(acme: Tenant) -> None:
     assert response.status_code == 409
 
 
-@pytest.mark.parametrize("size", [150_000, 390_000])
-def test_pairs_larger_than_a_dynamodb_item_round_trip(acme: Tenant, size: int) -> None:
-    # Given a pair whose fields add up to more than DynamoDB's 400 KB item limit
-    # (non-ASCII text counts up to 4 bytes a character)
-    text = ("é€😀 unicode " * (size // 12))[:100_000]
-    media = "data:application/octet-stream;base64," + "Q" * (256 * 1024 - 40)
+@pytest.mark.parametrize(
+    "character",
+    ["x", "\u00e9", "\u20ac", "\U0001f600"],
+    ids=["1-byte", "2-byte", "3-byte", "4-byte"],
+)
+def test_pairs_at_every_field_limit_round_trip(acme: Tenant, character: str) -> None:
+    # Given a pair with every field at its limit: input and output of 100,000 characters of
+    # 1 to 4 bytes each (100 KB to 400 KB apiece in UTF-8), 256 KiB of media, 32 labels of 128
+    # characters: from well under DynamoDB's 400 KB item limit to far over it
+    text = character * 100_000
+    media = "data:application/octet-stream;base64," + "Q" * (256 * 1024 - 37)
+    labels = [f"{k:02d}" + character * 126 for k in range(32)]
     big = {
         "id": "big",
         "input": text,
-        "output": text[::-1],
+        "output": text[:-1] + "!",
         "input_media": media,
-        "labels": ["huge"],
+        "labels": labels,
+        "system_prompt_template": character * 100_000,
     }
+    assert len(media) == 256 * 1024
 
-    assert (
-        acme.post("/data/seed/large", {"data": [big, {"input": "s", "output": "t"}]}).status_code
-        == 200
-    )
-    assert acme.post("/data/seed/large/pair", {**big, "id": "big2"}).status_code == 200
+    written = acme.post("/data/seed/large", {"data": [big, {"input": "s", "output": "t"}]})
+    assert written.status_code == 200, written.text
+    added = acme.post("/data/seed/large/pair", {**big, "id": "big2"})
+    assert added.status_code == 200, added.text
 
     data = acme.get("/data/seed/large").json()["data"]
 
-    assert [p["input"] for p in data] == [text, "s", text]
-    assert data[0]["output"] == text[::-1]
-    assert data[2]["input_media"] == media
-    assert data[2]["metadata"]["labels"] == ["huge"]
+    assert [p["id"] for p in data] == ["big", data[1]["id"], "big2"]
+    for pair in (data[0], data[2]):
+        assert pair["input"] == text
+        assert pair["output"] == text[:-1] + "!"
+        assert pair["input_media"] == media
+        assert pair["metadata"]["labels"] == labels
+        assert pair["system_prompt_template"] == character * 100_000
+    assert (data[1]["input"], data[1]["output"]) == ("s", "t")
 
 
 def test_overwrite_deletes_the_replaced_pairs(acme: Tenant, tables: dict[str, str]) -> None:

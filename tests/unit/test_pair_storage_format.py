@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import zlib
+from typing import Any
 
+import pytest
 from evalsvc.models.datasets import Pair
 from evalsvc.storage.datasets import INLINE_LIMIT, _pair_from_item, _pair_items, make_ord, next_ord
 from evalsvc.storage.dynamo import item_size
@@ -53,6 +55,47 @@ def test_pair_over_the_item_limit_is_split_into_parts_under_400_kb() -> None:
     assert body == {"input": text, "output": text, "input_media": "A" * 262_144}
 
 
-def test_pair_just_under_the_inline_limit_stays_inline() -> None:
-    pair = Pair(id="p", input="x" * (INLINE_LIMIT // 5), output="y")
-    assert len(_pair_items("pk", pair, make_ord(1, 0))) == 1
+def _size_bound(item: dict[str, Any]) -> int:
+    total = 0
+    for name, value in item.items():
+        ((kind, raw),) = value.items()
+        raw_size = len(raw) if kind == "B" else len(json.dumps(raw, ensure_ascii=False).encode())
+        total += len(name.encode()) + raw_size
+    return total
+
+
+def _utf8(*texts: str) -> int:
+    return sum(len(text.encode()) for text in texts)
+
+
+@pytest.mark.parametrize(
+    ("input_", "output"),
+    [
+        # 300,000 characters of ASCII: a 4-bytes-a-character estimate says "too large", the
+        # exact count says one byte under the limit
+        ("x" * (INLINE_LIMIT - 2), "y"),
+        ("x" * (INLINE_LIMIT - 1), "y"),  # exactly at the limit
+        ("\U0001f600" * 74_999, "y"),  # 299,997 bytes
+        ("\U0001f600" * 75_000, ""),  # 300,000 bytes
+        ("\u20ac" * 99_999, "\u20ac"),  # 300,000 bytes of 3-byte text
+        ("\u00e9" * 100_000, "\u00e9" * 49_999),  # 299,998 bytes of 2-byte text
+    ],
+    ids=["ascii-under", "ascii-at", "4-byte-under", "4-byte-at", "3-byte-at", "2-byte-under"],
+)
+def test_a_pair_is_inline_exactly_while_its_utf8_bytes_are_under_the_limit(
+    input_: str, output: str
+) -> None:
+    # The rule, counted here independently: inline while the fields' UTF-8 bytes are under it
+    inline = _utf8(input_, output) < INLINE_LIMIT
+    pair = Pair(id="p", input=input_, output=output, labels=["l" * 128] * 32)
+
+    items = _pair_items("T#t#seed#d#v#1", pair, make_ord(1, 0))
+
+    assert (len(items) == 1) is inline
+    # And every item is under DynamoDB's 400 KB, by an upper bound of its size that shares
+    # nothing with the code: names plus the JSON of each value (raw length for bytes)
+    for item in items:
+        assert _size_bound(item) < 400 * 1024
+    restored = _pair_from_item(items[0])
+    if inline:
+        assert (restored.input, restored.output) == (input_, output)
