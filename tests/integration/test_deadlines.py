@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import point_service_at
-from tests.fake_judge import FakeJudge, fake_llm, sequence
+from tests.fake_judge import FakeJudge, fake_llm, sequence, service_env
 from tests.integration.conftest import Tenant
 from tests.work_queue import Work
 
@@ -31,9 +31,7 @@ def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
     with fake.running():
         point_service_at(
             {
-                "EVALSVC_LLM": "openai:fake-judge",
-                "OPENAI_BASE_URL": fake.base_url,
-                "OPENAI_API_KEY": "sk-test-not-a-real-key",
+                **service_env(fake),
                 "JUDGE_RETRY_BASE_SECONDS": "0.01",
                 "JUDGE_CONCURRENCY": "4",
                 "EVALSVC_REQUEST_SECONDS": "6",

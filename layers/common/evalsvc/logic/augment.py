@@ -125,9 +125,10 @@ def augment(
     with_llm = configured_llm() is not None
     # The seed dataset's size bounds the selection's: small, it is read whole at once; large,
     # by keys first, to cut it into chunks (unless its selection turns out small).
-    whole = get_header(identity, DatasetKind.SEED, seed_id)
-    per_seed = whole.bytes_per_pair
-    if get_settings().work_queue_url is not None and (
+    queued = get_settings().work_queue_url is not None
+    whole = get_header(identity, DatasetKind.SEED, seed_id) if queued else None
+    per_seed = whole.bytes_per_pair if whole else None
+    if whole is not None and (
         respond_async or not _fits_inline(whole.pair_count, body.multiple, per_seed, with_llm)
     ):
         seed_header, refs, ords = select_pair_refs(

@@ -116,8 +116,8 @@ def evaluate(
     metrics_of_set = scorers_for(definitions, judge)
     # The dataset's size bounds the selection's: a small dataset is read whole at once; a
     # large one by keys first, to cut it into chunks (unless its selection turns out small).
-    whole = dataset_logic.get_header(identity, kind, dataset_id)
-    if get_settings().work_queue_url is not None and not runs_inline(
+    whole = dataset_logic.get_header(identity, kind, dataset_id) if queue.available else None
+    if whole is not None and not runs_inline(
         definitions, whole.pair_count, whole.bytes, respond_async
     ):
         header, refs, ords = dataset_logic.select_pair_refs(

@@ -61,10 +61,6 @@ def get_metrics_set(identity: Identity, metrics_id: str | None) -> MetricsSet:
     return found
 
 
-# Per metrics set in a list, what JSON adds to its texts (keys, count, time, quotes).
-LISTED_SET_BYTES = 120
-
-
 def _too_many_sets(count: str) -> PayloadTooLarge:
     return PayloadTooLarge(
         f"the metrics sets ({count}) are too many for one response: list them in pages with "
@@ -79,7 +75,7 @@ def list_metrics_sets(identity: Identity, max_bytes: int) -> list[MetricsSet]:
     if total > max_bytes:
         raise _too_many_sets(f"{total / 1e6:.1f} MB")
     sets = store.list_all(identity.tenant, max_bytes)
-    if sets is None or sum(store.set_bytes(m) + LISTED_SET_BYTES for m in sets) > max_bytes:
+    if sets is None:
         raise _too_many_sets("more than one response holds")
     return sets
 

@@ -114,9 +114,13 @@ class JudgeRun:
                 verdict = future.result()
                 if verdict is not None:
                     fresh[key] = verdict
-        self._keep(fresh)
         if failure is not None:
+            try:
+                judge_cache.put_many(self._judge.tenant, fresh)
+            except Exception:
+                logger.exception("could not keep the verdicts given before a judge failure")
             raise failure
+        judge_cache.put_many(self._judge.tenant, fresh)
         self._verdicts.update(fresh)
         calls = len(self._futures)
         metrics.add_metric(name="JudgeCacheHits", unit="Count", value=self._hits)
@@ -131,13 +135,6 @@ class JudgeRun:
             if key in self._verdicts
         }
         return Verdicts(scores, complete=len(scores) == len(self._keys))
-
-    def _keep(self, fresh: dict[str, tuple[int, str]]) -> None:
-        try:
-            judge_cache.put_many(self._judge.tenant, fresh)
-        except Exception:
-            logger.exception("could not keep the verdicts given in the judge cache")
-            raise
 
     def close(self) -> None:
         """Stop: calls not started are cancelled; calls in flight end within their timeouts,

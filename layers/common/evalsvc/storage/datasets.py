@@ -222,6 +222,10 @@ class _TornRead(Exception):
     """A read raced with the deletion of the version it was reading."""
 
 
+class OverBudget(Exception):
+    """A read passed the bytes it may hold."""
+
+
 class TooLarge(Exception):
     """The dataset takes more bytes than the read may hold; `header` says how large it is."""
 
@@ -267,14 +271,14 @@ def _query_pairs(
     newest_first: bool = False,
     until_ord: str | None = None,
     keys_only: bool = False,
-    max_bytes: int | None = None,
-    cut: list[bool] | None = None,
+    page_bytes: int | None = None,
+    budget_bytes: int | None = None,
 ) -> tuple[list[Pair], list[str]]:
     """Pairs of `header`'s version up to its `last_ord` (or `until_ord`; from `since_ord` on,
     when given; only those carrying every one of `labels`), oldest first unless `newest_first`,
-    at most `limit`, after `after`, and no more than make `max_bytes` (as listed: pair_bytes
-    and LISTED_PAIR_BYTES each; at least one; `cut` gets True appended when that stopped the
-    read). Returns them and their ords. `keys_only` reads ids alone (the pairs come back
+    at most `limit`, after `after`, and no more than make `page_bytes` (as listed: pair_bytes
+    and LISTED_PAIR_BYTES each; at least one). Returns them and their ords. OverBudget as soon
+    as they take more than `budget_bytes`. `keys_only` reads ids alone (the pairs come back
     without their texts)."""
     pk = version_pk(header.tenant, header.kind, header.dataset_id, header.version)
     values: dict[str, Any] = {":pk": s(pk), ":last": s(until_ord or header.last_ord)}
@@ -310,11 +314,11 @@ def _query_pairs(
     # DynamoDB applies Limit before a filter: with labels, page by size and stop when enough.
     for page in dynamo.query_pages(limit=None if labels else limit, **query):
         for item in page:
-            if max_bytes is not None:
+            if page_bytes is not None or budget_bytes is not None:
                 total += _listed_pair_bytes(item)
-                if pairs and total > max_bytes:
-                    if cut is not None:
-                        cut.append(True)
+                if budget_bytes is not None and total > budget_bytes:
+                    raise OverBudget
+                if page_bytes is not None and pairs and total > page_bytes:
                     break
             pair = _pair_from_item(item)
             pairs.append(pair)
@@ -340,18 +344,19 @@ def read_dataset(
     `max_bytes`."""
     for _ in range(_COMMIT_ATTEMPTS):
         header = _existing_header(tenant, kind, dataset_id)
-        listed = header.bytes + header.pair_count * LISTED_PAIR_BYTES if header.bytes else None
+        listed = (
+            None if header.bytes is None else header.bytes + header.pair_count * LISTED_PAIR_BYTES
+        )
         if listed is not None and listed > max_bytes:
             raise TooLarge(header)
         if header.pair_count == 0:
             return header, []
-        cut: list[bool] = []
         try:
-            pairs, _ = _query_pairs(header, max_bytes=max_bytes, cut=cut)
+            pairs, _ = _query_pairs(header, budget_bytes=max_bytes)
         except _TornRead:
             pairs = []
-        if cut:
-            raise TooLarge(header)  # a header without a size, and the read ran out of room
+        except OverBudget:
+            raise TooLarge(header) from None  # a header without a size
         # Fewer pairs than the header counts: the read overlapped the deletion of this version
         # after an overwrite. Read the new version.
         if len(pairs) == header.pair_count:
@@ -409,7 +414,7 @@ def read_page(
     def page(header: DatasetHeader) -> tuple[list[Pair], str]:
         if header.pair_count == 0:
             return [], ""
-        pairs, ords = _query_pairs(header, limit=limit, after=after, max_bytes=max_bytes)
+        pairs, ords = _query_pairs(header, limit=limit, after=after, page_bytes=max_bytes)
         return pairs, ords[-1] if ords else ""
 
     header, (pairs, last_ord) = _read_one_version(

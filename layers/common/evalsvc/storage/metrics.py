@@ -2,8 +2,8 @@
 
 pk            sk                what
 T#<tenant>    m#<metrics_id>    definitions, system prompt, created time
-T#<tenant>    latest            the newest metrics set's id, and `sets_bytes`: what every set
-                                of the tenant takes (known before the sets are listed)
+T#<tenant>    latest            the newest metrics set's id; `sets` and `sets_bytes`: how many
+                                sets the tenant has and their text (known before listing them)
 """
 
 from __future__ import annotations
@@ -57,11 +57,15 @@ def put(metrics: MetricsSet) -> None:
     pointer = {
         "TableName": _table(),
         "Key": {"pk": s(_pk(metrics.tenant)), "sk": s(LATEST_SK)},
-        "UpdateExpression": "SET metrics_id = :id, created_ms = :ms ADD sets_bytes :bytes",
+        "UpdateExpression": (
+            "SET metrics_id = :id, created_ms = :ms ADD sets_bytes :bytes, #sets :one"
+        ),
+        "ExpressionAttributeNames": {"#sets": "sets"},
         "ExpressionAttributeValues": {
             ":id": s(metrics.metrics_id),
             ":ms": n(metrics.created_ms),
             ":bytes": n(set_bytes(metrics)),
+            ":one": n(1),
         },
     }
     dynamo.call(
@@ -89,10 +93,21 @@ def latest_id(tenant: str) -> str | None:
     return get_s(item, "metrics_id") if item else None
 
 
+# What listing a set adds to its texts: keys, quotes, its count and creation time.
+LISTED_SET_BYTES = 120
+
+
 def listed_bytes(tenant: str) -> int:
-    """What every metrics set of the tenant takes (0 with none)."""
+    """What listing every metrics set of the tenant takes (0 with none; sets stored before
+    the count was kept are not in it)."""
     item = dynamo.get_item(_table(), {"pk": s(_pk(tenant)), "sk": s(LATEST_SK)})
-    return get_n(item, "sets_bytes") if item else 0
+    if item is None:
+        return 0
+    return get_n(item, "sets_bytes") + get_n(item, "sets") * LISTED_SET_BYTES
+
+
+def _listed_set_bytes(item: Item) -> int:
+    return dynamo.item_size(item) + LISTED_SET_BYTES
 
 
 def _query(tenant: str) -> dict[str, Any]:
@@ -107,7 +122,9 @@ def _query(tenant: str) -> dict[str, Any]:
 def list_all(tenant: str, max_bytes: int) -> list[MetricsSet] | None:
     """Every metrics set of the tenant, oldest first; None as soon as they take more than
     `max_bytes` (the rest is not read)."""
-    items, more = dynamo.query_bounded(max_items=None, max_bytes=max_bytes, **_query(tenant))
+    items, more = dynamo.query_bounded(
+        max_items=None, max_bytes=max_bytes, size=_listed_set_bytes, **_query(tenant)
+    )
     if more:
         return None
     sets = [_from_item(tenant, item) for item in items]
@@ -122,6 +139,8 @@ def page(
     query = _query(tenant)
     if after:
         query["ExclusiveStartKey"] = {"pk": s(_pk(tenant)), "sk": s(f"m#{after}")}
-    items, more = dynamo.query_bounded(max_items=limit, max_bytes=max_bytes, **query)
+    items, more = dynamo.query_bounded(
+        max_items=limit, max_bytes=max_bytes, size=_listed_set_bytes, **query
+    )
     sets = [_from_item(tenant, item) for item in items]
     return sets, sets[-1].metrics_id if more and sets else None
