@@ -11,8 +11,8 @@ from evalsvc.scoring.patterns import (
     MAX_PROGRAM_SIZE,
     PatternError,
     compile_pattern,
-    utf8,
 )
+from evalsvc.scoring.text import storable, utf8
 
 from tests.pathological import outputs
 
@@ -49,6 +49,7 @@ def test_patterns_re2_cannot_run_in_bounded_time_are_refused(pattern: str, reaso
 
 def test_a_lone_surrogate_becomes_the_replacement_character() -> None:
     assert utf8("a\ud800b\U0001f600") == "a\ufffdb\U0001f600".encode()
+    assert storable("x\udfff") == "x\ufffd"
 
 
 def test_compiled_patterns_are_kept() -> None:

@@ -37,9 +37,10 @@ def seeds_per_chunk(multiple: int, with_llm: bool, bytes_per_seed: float | None)
     settings = get_settings()
     if with_llm:
         return settings.chunk_generation_calls
-    by_bytes = settings.chunk_max_bytes // (bytes_per_seed * multiple) if bytes_per_seed else None
-    by_count = settings.chunk_checks // multiple
-    return max(1, int(min(by_count, by_bytes if by_bytes is not None else by_count)))
+    limits = [settings.chunk_checks // multiple]
+    if bytes_per_seed:
+        limits.append(int(settings.chunk_max_bytes // (bytes_per_seed * multiple)))
+    return max(1, min(limits))
 
 
 def start(

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from evalsvc.observability import logger
 from evalsvc.scoring import bounded_json
-from evalsvc.scoring.patterns import PatternError, compile_pattern, utf8
+from evalsvc.scoring.patterns import PatternError, compile_pattern
 from evalsvc.scoring.pii import find_pii
-from evalsvc.scoring.text import flesch_reading_ease, tokens, words
+from evalsvc.scoring.text import flesch_reading_ease, storable, tokens, words
 
 PREFIX = "check:"
 PASS, FAIL = 5.0, 1.0
@@ -333,7 +333,7 @@ def total(name: str, scorer: Scorer) -> Scorer:
             )
         if not math.isfinite(value):
             return Score(FAIL, f"check:{name} gave no usable score; it is scored as failing")
-        reason = utf8(reason).decode("utf-8").strip() or f"check:{name} gave no reason"
+        reason = storable(reason).strip() or f"check:{name} gave no reason"
         return Score(min(PASS, max(FAIL, value)), reason)
 
     return score

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import ProviderUnavailable
 from evalsvc.scoring.bounded_json import MAX_DEPTH, nesting_depth
-from evalsvc.scoring.patterns import utf8
+from evalsvc.scoring.text import storable
 from evalsvc.settings import Settings, get_settings
 
 T = TypeVar("T")
@@ -109,7 +109,7 @@ MAX_OBJECT_STARTS = 32
 def clean(value: Any) -> Any:
     """A decoded answer with every string made storable (a lone surrogate becomes U+FFFD)."""
     if isinstance(value, str):
-        return utf8(value).decode("utf-8")
+        return storable(value)
     if isinstance(value, list):
         return [clean(item) for item in value]
     if isinstance(value, dict):
@@ -228,7 +228,7 @@ class OpenAIProvider:
                 f"the LLM refused the credentials (HTTP {status}); check OPENAI_API_KEY"
             )
         if status != 200:
-            detail = utf8(raw[:200].decode(errors="replace")).decode()
+            detail = raw[:200].decode(errors="replace")
             raise ProviderUnavailable(f"the LLM answered HTTP {status}: {detail}")
         try:
             content = json.loads(raw)["choices"][0]["message"]["content"]

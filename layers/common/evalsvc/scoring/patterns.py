@@ -10,9 +10,10 @@ MAX_PROGRAM_SIZE is refused when the metric is created. What RE2 cannot do in li
 
 from __future__ import annotations
 
-import codecs
 from functools import lru_cache
 from typing import Any
+
+from evalsvc.scoring.text import utf8
 
 # The compiled program of a pattern may hold at most this many instructions. The worst search
 # of a 100,000-character output costs about (bytes x instructions) steps: bench/checks.py
@@ -20,22 +21,6 @@ from typing import Any
 MAX_PROGRAM_SIZE = 1_000
 # Memory RE2 may use for one pattern (program and DFA cache).
 MAX_MEMORY_BYTES = 8 << 20
-
-_REPLACEMENT = "evalsvc-replacement-character"
-
-
-def _replace_lone_surrogates(error: UnicodeError) -> tuple[bytes, int]:
-    if not isinstance(error, UnicodeEncodeError):
-        raise error
-    return "\ufffd".encode() * (error.end - error.start), error.end
-
-
-codecs.register_error(_REPLACEMENT, _replace_lone_surrogates)
-
-
-def utf8(text: str) -> bytes:
-    """`text` as UTF-8, a lone surrogate (not encodable) read as U+FFFD."""
-    return text.encode("utf-8", _REPLACEMENT)
 
 
 class PatternError(ValueError):

@@ -1,9 +1,33 @@
-"""Text measures for checks: words, sentences, syllables, Flesch reading ease (in-house: no
-downloads, no dictionaries)."""
+"""Text for checks and model answers: UTF-8 that can always be encoded, and the measures of
+the checks (words, sentences, syllables, Flesch reading ease; in-house: no downloads, no
+dictionaries)."""
 
 from __future__ import annotations
 
+import codecs
 import re
+
+_REPLACEMENT = "evalsvc-replacement-character"
+
+
+def _replace_lone_surrogates(error: UnicodeError) -> tuple[bytes, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return "\ufffd".encode() * (error.end - error.start), error.end
+
+
+codecs.register_error(_REPLACEMENT, _replace_lone_surrogates)
+
+
+def utf8(text: str) -> bytes:
+    """`text` as UTF-8, a lone surrogate (not encodable) read as U+FFFD."""
+    return text.encode("utf-8", _REPLACEMENT)
+
+
+def storable(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD, so it can be stored and sent."""
+    return utf8(text).decode("utf-8")
+
 
 _WORD = re.compile(r"[A-Za-z\u00C0-\u024F]+(?:['\u2019][A-Za-z]+)?|\d+(?:[.,]\d+)*")
 _TOKEN = re.compile(r"\w+", re.UNICODE)
