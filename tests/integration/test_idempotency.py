@@ -114,3 +114,66 @@ def test_idempotency_through_the_lambda_handler(event_key: str) -> None:
 
     assert first == second
     assert first[0] == 200
+
+
+def test_an_answer_too_large_for_a_record_is_kept_apart_and_replayed_exactly(
+    acme: Tenant, tables: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.api.idempotency import SAVED_BODY_BYTES
+    from evalsvc.storage.dynamo import item_size
+
+    from tests.conftest import point_service_at
+    from tests.fake_judge import FakeJudge, service_env
+    from tests.integration.test_item_sizes import send, wide
+
+    llm = FakeJudge()
+    with llm.running():
+        point_service_at(service_env(llm), monkeypatch)
+        prompt = wide(60_000)  # 240 KB, in the answer twice
+        data = {"data": [{"input": "i", "output": "o"}], "system_prompt": prompt}
+        assert send(acme, "POST", "/data/seed/ds", data).status_code == 200
+        acme.post("/specify_questions", {"metrics": ["Is it polite?"]})
+        candidates = {"candidates": [{"prompt": "p", "score_means": [3]}]}
+        body = {"seed_data_id": "ds", "prompt_comparison_results": candidates}
+        first = send(acme, "POST", "/improve_prompt", body, **{"Idempotency-Key": "big"})
+        again = send(acme, "POST", "/improve_prompt", body, **{"Idempotency-Key": "big"})
+
+    assert first.status_code == again.status_code == 200, first.text[:200]
+    assert len(first.content) > 2 * SAVED_BODY_BYTES
+    assert again.content == first.content
+    assert again.headers["idempotent-replay"] == "true"
+    assert len(llm.requests) == 1
+    items = boto3.client("dynamodb").scan(TableName=tables["IDEMPOTENCY_TABLE"])["Items"]
+    records = [i for i in items if not i["id"]["S"].startswith("body#")]
+    parts = [i for i in items if i["id"]["S"].startswith("body#")]
+    assert len(records) == 1
+    assert item_size(records[0]) < 4096
+    assert parts
+    assert all(item_size(part) < 400 * 1024 for part in parts)
+
+
+def test_a_large_evaluation_answer_is_kept_as_its_result_and_rendered_again(
+    acme: Tenant, tables: dict[str, str]
+) -> None:
+    from evalsvc.api.idempotency import SAVED_BODY_BYTES
+    from evalsvc.storage.dynamo import item_size
+
+    acme.post("/data/seed/ds", {"data": [{"input": "i", "output": "x" * 10} for _ in range(3)]})
+    # Checks whose definitions (echoed in the answer) are 1.5 KB each: no judge needed.
+    definitions = [f'check:json_schema:{{"description": "{"d" * 1500}{k}"}}' for k in range(45)]
+    created = acme.post("/specify_questions", {"metrics": definitions})
+    assert created.status_code == 200, created.text[:300]
+    body = {"seed_data_id": "ds"}
+    first = acme.http.post("/v1/evaluate", json=body, headers=keyed(acme, "eval-big"))
+    again = acme.http.post("/v1/evaluate", json=body, headers=keyed(acme, "eval-big"))
+
+    assert first.status_code == again.status_code == 200, first.text[:200]
+    assert len(first.content) > SAVED_BODY_BYTES
+    assert again.json() == first.json()
+    assert again.headers["idempotent-replay"] == "true"
+    items = boto3.client("dynamodb").scan(TableName=tables["IDEMPOTENCY_TABLE"])["Items"]
+    records = [i for i in items if i["id"]["S"].startswith("evalsvc")]
+    assert max(item_size(record) for record in records) < 4096
+    assert not [i for i in items if i["id"]["S"].startswith("body#")]
+    results = boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"]
+    assert sum(1 for i in results if i["sk"]["S"] == "result") == 1

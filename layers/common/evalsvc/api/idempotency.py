@@ -1,7 +1,12 @@
 """`Idempotency-Key` on POST and PUT: a retried request gets the first answer and the work is
 done once (Powertools idempotency, DynamoDB persistence). The key is scoped to the tenant, the
 method and the path; the body must be the same, or the retry is a 422. Only successes are
-remembered: a request that failed may be retried with the same key and runs again."""
+remembered: a request that failed may be retried with the same key and runs again.
+
+A record keeps the answer's body when it is small (SAVED_BODY_BYTES). A larger answer is kept
+by reference: to what the route stored and named (api.replays: an evaluation answers with its
+result, rendered again from storage), or else to its compressed body kept apart in parts. No
+record passes DynamoDB's item limit, whatever the answer."""
 
 from __future__ import annotations
 
@@ -25,8 +30,10 @@ from fastapi.concurrency import run_in_threadpool
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from evalsvc.api import replays
 from evalsvc.errors import Conflict, InvalidInput, StorageUnavailable, Unprocessable
 from evalsvc.models.api_keys import Identity
+from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 from evalsvc.storage import idempotency as store
 from evalsvc.storage.idempotency import persistence_layer
@@ -40,24 +47,55 @@ Handle = Callable[[Request], Coroutine[Any, Any, Response]]
 _KEPT_HEADERS = ("location", "preference-applied", "vary")
 
 
-def _captured(response: Response) -> dict[str, Any]:
-    return {
+class _Unrecorded(Exception):
+    """The work was done, but its answer could not be kept for a replay."""
+
+
+# The largest body a record keeps itself (base64 in the record: a third more).
+SAVED_BODY_BYTES = 64 * 1024
+
+
+def _captured(request: Request, identity: Identity, response: Response) -> dict[str, Any]:
+    saved: dict[str, Any] = {
         "status": response.status_code,
         "media_type": response.media_type,
         "encoding": response.headers.get("content-encoding"),
         "headers": {k: response.headers[k] for k in _KEPT_HEADERS if k in response.headers},
-        "body": base64.b64encode(response.body).decode(),
     }
+    body = bytes(response.body)
+    named = replays.named(request)
+    if len(body) <= SAVED_BODY_BYTES:
+        saved["body"] = base64.b64encode(body).decode()
+    elif named is not None and replays.can_render(named[0]):
+        saved["replay"] = list(named)
+    else:
+        ttl = get_settings().idempotency_ttl_seconds
+        saved["body_ref"] = store.put_body(identity.tenant, body, ttl)
+    return saved
 
 
-def _restored(saved: dict[str, Any], *, replayed: bool) -> Response:
+def _restored(
+    request: Request, identity: Identity, saved: dict[str, Any], *, replayed: bool
+) -> Response:
+    """The saved answer (rendered again or read back when kept by reference)."""
     headers = {**saved.get("headers", {})}
     if replayed:
         headers["Idempotent-Replay"] = "true"
+    if "replay" in saved:
+        kind, ident = saved["replay"]
+        rendered = replays.render(request, identity, kind, ident)
+        if rendered is None:
+            raise StorageUnavailable("the first answer to this request cannot be rebuilt here")
+        rendered.headers.update(headers)
+        return rendered
     if saved.get("encoding"):
         headers["Content-Encoding"] = saved["encoding"]
+    if "body_ref" in saved:
+        body = store.get_body(identity.tenant, saved["body_ref"])
+    else:
+        body = base64.b64decode(saved["body"])
     return Response(
-        content=base64.b64decode(saved["body"]),
+        content=body,
         status_code=saved["status"],
         media_type=saved["media_type"],
         headers=headers,
@@ -109,12 +147,16 @@ async def handle_idempotently(request: Request, identity: Identity, handle: Hand
         "body_sha256": hashlib.sha256(body).hexdigest(),
     }
 
-    ran = False
+    answered: Response | None = None
 
     def work() -> dict[str, Any]:
-        nonlocal ran
-        ran = True
-        return _captured(anyio.from_thread.run(handle, request))
+        nonlocal answered
+        answered = anyio.from_thread.run(handle, request)
+        try:
+            return _captured(request, identity, answered)
+        except Exception as exc:
+            # Powertools forgets the key of a failed function: a retry may run again.
+            raise _Unrecorded from exc
 
     settings = get_settings()
     runner, config = _idempotent_runner(
@@ -134,11 +176,18 @@ async def handle_idempotently(request: Request, identity: Identity, handle: Hand
         raise Conflict(
             "a request with this Idempotency-Key is still in progress; retry in a moment"
         ) from exc
-    except IdempotencyPersistenceLayerError as exc:
+    except (IdempotencyPersistenceLayerError, _Unrecorded) as exc:
+        if answered is not None:
+            # The work was done and only its record failed: the caller gets the answer (a
+            # retry with this key would do the work again, but there is no need to retry).
+            logger.warning("an answer could not be recorded for its Idempotency-Key")
+            return answered
         raise StorageUnavailable(
             "could not record the Idempotency-Key; nothing was changed, retry"
         ) from exc
-    return _restored(saved, replayed=not ran)
+    if answered is not None:
+        return answered
+    return await run_in_threadpool(_restored, request, identity, saved, replayed=True)
 
 
 def reset() -> None:

@@ -45,7 +45,7 @@ from evalsvc.models.datasets import (
 )
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
-from evalsvc.storage import dynamo, job_state
+from evalsvc.storage import dynamo, job_state, texts
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 
 HEADER_SK = "dataset"
@@ -115,7 +115,7 @@ def _header_from_item(tenant: str, kind: DatasetKind, item: Item) -> DatasetHead
         tenant=tenant,
         kind=kind,
         dataset_id=get_s(item, "dataset_id") or "",
-        system_prompt=get_s(item, "system_prompt", "") or "",
+        system_prompt=texts.read_text(_table(), tenant, item, "system_prompt"),
         created_ms=get_n(item, "created_ms"),
         updated_ms=get_n(item, "updated_ms"),
         version=get_s(item, "version") or "",
@@ -125,12 +125,18 @@ def _header_from_item(tenant: str, kind: DatasetKind, item: Item) -> DatasetHead
     )
 
 
-def _header_item(header: DatasetHeader) -> Item:
+def prompt_field(tenant: str, system_prompt: str) -> Item:
+    """The attributes that keep a header's system prompt (a long one is stored apart)."""
+    return texts.text_field(_table(), tenant, "system_prompt", system_prompt)
+
+
+def _header_item(header: DatasetHeader, prompt: Item | None = None) -> Item:
+    """The header's item; `prompt` is prompt_field of its system prompt when already made."""
     item: Item = {
         "pk": s(dataset_pk(header.tenant, header.kind, header.dataset_id)),
         "sk": s(HEADER_SK),
         "dataset_id": s(header.dataset_id),
-        "system_prompt": s(header.system_prompt),
+        **(prompt or prompt_field(header.tenant, header.system_prompt)),
         "created_ms": n(header.created_ms),
         "updated_ms": n(header.updated_ms),
         "version": s(header.version),
@@ -241,6 +247,19 @@ def get_header(tenant: str, kind: DatasetKind, dataset_id: str) -> DatasetHeader
     key = {"pk": s(dataset_pk(tenant, kind, dataset_id)), "sk": s(HEADER_SK)}
     item = dynamo.get_item(_table(), key)
     return _header_from_item(tenant, kind, item) if item else None
+
+
+def current_version(tenant: str, kind: DatasetKind, dataset_id: str) -> str | None:
+    """The version the header names (None without a dataset): one small read."""
+    response = dynamo.call(
+        "get_item",
+        TableName=_table(),
+        Key={"pk": s(dataset_pk(tenant, kind, dataset_id)), "sk": s(HEADER_SK)},
+        ConsistentRead=True,
+        ProjectionExpression="version",
+    )
+    item = response.get("Item")
+    return get_s(item, "version") if item else None
 
 
 def _existing_header(tenant: str, kind: DatasetKind, dataset_id: str) -> DatasetHeader:
@@ -390,8 +409,7 @@ def _read_one_version(
             result = read(header)
         except _TornRead:
             continue
-        current = get_header(tenant, kind, dataset_id)
-        if current is not None and current.version == header.version:
+        if current_version(tenant, kind, dataset_id) == header.version:
             return header, result
         if version is not None:
             raise overwritten
@@ -647,6 +665,7 @@ def _commit(
     previous: DatasetHeader | None,
 ) -> DatasetHeader:
     """Flip the header to `version` (last writer wins), then delete the replaced version."""
+    prompt = prompt_field(tenant, system_prompt)
     for attempt in range(_COMMIT_ATTEMPTS):
         _backoff(attempt)
         header = DatasetHeader(
@@ -661,7 +680,7 @@ def _commit(
             last_ord=make_ord(ms, len(pairs) - 1) if pairs else "",
             bytes=sum(pair_bytes(pair) for pair in pairs),
         )
-        put: dict[str, Any] = {"TableName": _table(), "Item": _header_item(header)}
+        put: dict[str, Any] = {"TableName": _table(), "Item": _header_item(header, prompt)}
         if previous is None:
             put["ConditionExpression"] = "attribute_not_exists(pk)"
         else:

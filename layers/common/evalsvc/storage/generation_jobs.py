@@ -17,7 +17,7 @@ from evalsvc.identifiers import now_ms
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import Status
 from evalsvc.settings import get_settings
-from evalsvc.storage import dynamo, job_state
+from evalsvc.storage import dynamo, job_state, texts
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 
 JOB_SK = "job"
@@ -71,7 +71,7 @@ def start(job: GenerationJob) -> bool:
         "labels": dynamo.ss_list(job.labels),
         "multiple": n(job.multiple),
         "target": s(job.target),
-        "system_prompt": s(job.system_prompt),
+        **texts.text_field(_table(), job.tenant, "system_prompt", job.system_prompt),
         "version": s(job.version),
         "created_ms": n(job.created_ms),
         "seed_count": n(job.seed_count),
@@ -91,7 +91,7 @@ def get(tenant: str, dataset_id: str) -> GenerationJob | None:
         labels=get_list(item, "labels"),
         multiple=get_n(item, "multiple"),
         target=get_s(item, "target", "") or "",
-        system_prompt=get_s(item, "system_prompt", "") or "",
+        system_prompt=texts.read_text(_table(), tenant, item, "system_prompt"),
         version=get_s(item, "version") or "",
         created_ms=get_n(item, "created_ms"),
         seed_count=get_n(item, "seed_count"),

@@ -4,6 +4,9 @@ pk            sk                what
 T#<tenant>    m#<metrics_id>    definitions, system prompt, created time
 T#<tenant>    latest            the newest metrics set's id; `sets` and `sets_bytes`: how many
                                 sets the tenant has and their text (known before listing them)
+
+Long definitions or a long system prompt (fifty 2,000-character definitions are 400 KB in
+4-byte UTF-8 on their own) are kept apart, in storage.texts, so every item stays small.
 """
 
 from __future__ import annotations
@@ -13,8 +16,8 @@ from typing import Any
 from evalsvc.models.datasets import text_bytes
 from evalsvc.models.metrics import MetricsSet
 from evalsvc.settings import get_settings
-from evalsvc.storage import dynamo
-from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
+from evalsvc.storage import dynamo, texts
+from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
 
 LATEST_SK = "latest"
 
@@ -31,16 +34,16 @@ def _from_item(tenant: str, item: Item) -> MetricsSet:
     return MetricsSet(
         tenant=tenant,
         metrics_id=get_s(item, "metrics_id") or "",
-        definitions=get_list(item, "definitions"),
-        system_prompt=get_s(item, "system_prompt", "") or "",
+        definitions=texts.read_list(_table(), tenant, item, "definitions"),
+        system_prompt=texts.read_text(_table(), tenant, item, "system_prompt"),
         created_ms=get_n(item, "created_ms"),
     )
 
 
 def set_bytes(metrics: MetricsSet) -> int:
     """The text a set adds to a list of sets: its id, definitions and system prompt."""
-    texts = [metrics.metrics_id, metrics.system_prompt, *metrics.definitions]
-    return sum(text_bytes(t) for t in texts)
+    values = [metrics.metrics_id, metrics.system_prompt, *metrics.definitions]
+    return sum(text_bytes(t) for t in values)
 
 
 def put(metrics: MetricsSet) -> None:
@@ -50,8 +53,8 @@ def put(metrics: MetricsSet) -> None:
         "pk": s(_pk(metrics.tenant)),
         "sk": s(f"m#{metrics.metrics_id}"),
         "metrics_id": s(metrics.metrics_id),
-        "definitions": dynamo.ss_list(metrics.definitions),
-        "system_prompt": s(metrics.system_prompt),
+        **texts.list_field(_table(), metrics.tenant, "definitions", metrics.definitions),
+        **texts.text_field(_table(), metrics.tenant, "system_prompt", metrics.system_prompt),
         "created_ms": n(metrics.created_ms),
     }
     pointer = {
@@ -107,7 +110,8 @@ def listed_bytes(tenant: str) -> int:
 
 
 def _listed_set_bytes(item: Item) -> int:
-    return dynamo.item_size(item) + LISTED_SET_BYTES
+    kept_apart = texts.list_bytes(item, "definitions") + texts.field_bytes(item, "system_prompt")
+    return dynamo.item_size(item) + kept_apart + LISTED_SET_BYTES
 
 
 def _query(tenant: str) -> dict[str, Any]:

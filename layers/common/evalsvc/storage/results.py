@@ -15,6 +15,9 @@ the chunk in the header with one conditional update (`done` holds the indexes of
 counted, so a chunk delivered twice is counted once). Whoever counts the last chunk completes
 the result: statistics and status complete in the header, the dataset's pointer, together.
 A header without `status` is a complete result.
+
+The header keeps the definitions and system prompt the result was scored with; long ones are
+kept apart (storage.texts), once however many results share them.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from evalsvc.models.evaluations import EvaluationResult, Job, LowScore, ScoredPa
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 from evalsvc.stats import Summary
-from evalsvc.storage import dynamo, job_state
+from evalsvc.storage import dynamo, job_state, texts
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 
 HEADER_SK = "result"
@@ -96,8 +99,8 @@ def _header_item(result: EvaluationResult) -> Item:
         "dataset_id": s(result.dataset_id),
         "dataset_kind": s(result.dataset_kind.value),
         "metrics_id": s(result.metrics_id),
-        "definitions": dynamo.ss_list(result.definitions),
-        "system_prompt": s(result.system_prompt),
+        **texts.list_field(_table(), result.tenant, "definitions", result.definitions),
+        **texts.text_field(_table(), result.tenant, "system_prompt", result.system_prompt),
         "pair_count": n(result.pair_count),
         "summaries": s(_summaries(result)),
         "lowest": s(_lowest(result)),
@@ -113,8 +116,8 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         dataset_id=get_s(item, "dataset_id") or "",
         dataset_kind=DatasetKind(get_s(item, "dataset_kind") or ""),
         metrics_id=get_s(item, "metrics_id") or "",
-        definitions=get_list(item, "definitions"),
-        system_prompt=get_s(item, "system_prompt", "") or "",
+        definitions=texts.read_list(_table(), tenant, item, "definitions"),
+        system_prompt=texts.read_text(_table(), tenant, item, "system_prompt"),
         pair_count=get_n(item, "pair_count"),
         summaries=[Summary(*values) for values in json.loads(get_s(item, "summaries") or "[]")],
         lowest=[

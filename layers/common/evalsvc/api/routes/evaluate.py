@@ -8,6 +8,7 @@ it answers at once (202) with the result id and status.
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
+from evalsvc.api import replays
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.prefer import PreferHeader, async_answer, queue_options
 from evalsvc.identifiers import format_ms
@@ -88,4 +89,15 @@ def evaluate(
         )
         running = result.status is Status.RUNNING
         return async_answer(queued, running=running, location=f"evaluation/{result.results_id}")
+    replays.name(request, "evaluation", result.results_id)
     return v1_body(result)
+
+
+def _replay(request: Request, identity: Identity, results_id: str) -> JSONResponse:
+    """The answer to an evaluation, again (for a retry with its Idempotency-Key): its result
+    as stored, with the reasons of its lowest-scoring pairs."""
+    stored = evaluations.read_evaluation(identity, results_id, include_all=False)
+    return JSONResponse(v1_body(stored.result).model_dump(mode="json"))
+
+
+replays.register("evaluation", _replay)

@@ -1,0 +1,181 @@
+"""Every stored item stays under DynamoDB's 400 KB item limit by construction: each field at its
+limit, in 4-byte UTF-8 (the worst case), through every write the API makes. The items are
+measured as DynamoDB counts them after the writes; moto refuses an item over the limit too, so
+an overflow would also show as an error on the way."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
+from evalsvc.models.evaluations import MAX_COMMENT_CHARS, MAX_REASON_CHARS
+from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.storage.dynamo import item_size
+
+from tests.conftest import point_service_at
+from tests.fake_judge import FakeJudge, service_env
+from tests.integration.conftest import Tenant
+
+ITEM_LIMIT = 400 * 1024
+PAIR_ID = "p" + "x" * 127  # the longest pair id
+
+
+_RANDOM = random.Random(11)
+
+
+def wide(chars: int) -> str:
+    """`chars` random characters of four UTF-8 bytes each: text at its largest in bytes, and
+    hard to compress (a repeated character would compress to nothing and hide an overflow)."""
+    return "".join(map(chr, _RANDOM.choices(range(0x10000, 0x110000), k=chars)))
+
+
+def send(tenant: Tenant, method: str, path: str, body: object, **headers: str) -> Any:
+    """The body as compact UTF-8 JSON (a 4-byte character as 4 bytes, not a 12-byte escape)."""
+    content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return tenant.http.request(
+        method,
+        f"/v1{path}",
+        content=content,
+        headers={**tenant.headers, "Content-Type": "application/json", **headers},
+    )
+
+
+def stored_items(tables: dict[str, str]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(table setting, kind of item, item) for every item of every table."""
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    for setting, table in tables.items():
+        if not setting.endswith("_TABLE"):
+            continue
+        for page in client.get_paginator("scan").paginate(TableName=table):
+            for item in page["Items"]:
+                yield setting, _kind(item), item
+
+
+def _kind(item: dict[str, Any]) -> str:
+    sk = item.get("sk", {}).get("S")
+    if sk is None:
+        return "record"
+    return sk.split("#", 1)[0]
+
+
+def largest(tables: dict[str, str]) -> dict[tuple[str, str], int]:
+    sizes: dict[tuple[str, str], int] = defaultdict(int)
+    for setting, kind, item in stored_items(tables):
+        sizes[setting, kind] = max(sizes[setting, kind], item_size(item))
+    return dict(sizes)
+
+
+@pytest.fixture
+def wide_judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    """A judge whose every reason is as long as a reason is kept, in 4-byte characters."""
+    verdict = json.dumps({"reason": wide(MAX_REASON_CHARS + 50), "score": 2})
+    fake = FakeJudge(answer=lambda request: (200, verdict))
+    with fake.running():
+        point_service_at(
+            {**service_env(fake), "EVALSVC_INLINE_MAX_JUDGE_CALLS": "10000"}, monkeypatch
+        )
+        yield fake
+
+
+def test_every_item_is_under_the_limit_with_every_field_at_its_limit(
+    acme: Tenant, tables: dict[str, str], wide_judge: FakeJudge
+) -> None:
+    prompt = wide(MAX_TEXT_CHARS)
+    labels = [f"{k:02d}" + wide(MAX_LABEL_CHARS - 2) for k in range(MAX_LABELS)]
+    pairs = [
+        {"id": PAIR_ID, "input": wide(MAX_TEXT_CHARS), "output": wide(MAX_TEXT_CHARS)},
+        {"id": "short", "input": "in", "output": "out", "labels": labels},
+    ]
+    written = send(acme, "POST", "/data/seed/wide", {"data": pairs, "system_prompt": prompt})
+    assert written.status_code == 200, written.text[:300]
+    read = acme.get("/data/seed/wide")
+    assert read.status_code == 200
+    assert read.json()["system_prompt"] == prompt
+
+    questions = [f"{k:02d}" + wide(MAX_DEFINITION_CHARS - 2) for k in range(MAX_DEFINITIONS)]
+    specified = send(
+        acme, "POST", "/specify_questions", {"metrics": questions, "system_prompt": prompt}
+    )
+    assert specified.status_code == 200, specified.text[:300]
+    metrics_id = specified.json()["metrics_id"]
+    got = acme.get(f"/question/{metrics_id}")
+    assert got.status_code == 200
+    assert got.json()["definitions"] == questions
+
+    body = {"seed_data_id": "wide", "metrics_id": metrics_id}
+    first = send(acme, "POST", "/evaluate", body, **{"Idempotency-Key": "wide-1"})
+    assert first.status_code == 200, first.text[:300]
+    replay = send(acme, "POST", "/evaluate", body, **{"Idempotency-Key": "wide-1"})
+    assert replay.status_code == 200, replay.text[:300]
+    assert replay.headers.get("idempotent-replay") == "true"
+    assert replay.json() == first.json()
+    results_id = first.json()["eval_results_id"]
+    assert [score["metric"] for score in first.json()["scores"]] == questions
+
+    vote = {"pair_id": PAIR_ID, "metric_idx": MAX_DEFINITIONS - 1, "vote": -1}
+    voted = send(
+        acme,
+        "PUT",
+        f"/vote_eval_pair/{results_id}",
+        {**vote, "comment": wide(MAX_COMMENT_CHARS)},
+        **{"Idempotency-Key": "wide-vote"},
+    )
+    assert voted.status_code == 200, voted.text[:300]
+    result = acme.get(f"/evaluation/{results_id}")
+    assert result.status_code == 200
+    assert result.json()["system_prompt"] == prompt
+    assert result.json()["metrics_definitions"] == questions
+
+    sizes = largest(tables)
+    over = {kind: size for kind, size in sizes.items() if size > ITEM_LIMIT}
+    assert not over, over
+    # The items that hold the texts at their limits were all written (and measured).
+    kinds = set(sizes)
+    for expected in [
+        ("DATASETS_TABLE", "dataset"),
+        ("DATASETS_TABLE", "p"),
+        ("DATASETS_TABLE", "x"),
+        ("DATASETS_TABLE", "part"),
+        ("METRICS_TABLE", "m"),
+        ("METRICS_TABLE", "part"),
+        ("RESULTS_TABLE", "result"),
+        ("RESULTS_TABLE", "p"),
+        ("RESULTS_TABLE", "part"),
+        ("CRITIQUES_TABLE", "c"),
+        ("IDEMPOTENCY_TABLE", "record"),
+    ]:
+        assert expected in kinds, (expected, sorted(kinds))
+
+
+def test_a_long_text_is_kept_apart_once_and_read_back_whole(tables: dict[str, str]) -> None:
+    from evalsvc.errors import StorageUnavailable
+    from evalsvc.storage import texts
+
+    table = tables["RESULTS_TABLE"]
+    short, long = "short prompt", wide(MAX_TEXT_CHARS)
+    assert texts.text_field(table, "acme", "prompt", short) == {"prompt": {"S": short}}
+    first = texts.text_field(table, "acme", "prompt", long)
+    again = texts.text_field(table, "acme", "prompt", long)
+    assert first == again and set(first) == {"prompt_ref"}
+    assert texts.read_text(table, "acme", first, "prompt") == long
+    assert texts.field_bytes(first, "prompt") == len(long.encode())
+    # Another tenant's reference to the same text finds nothing of this tenant's.
+    with pytest.raises(StorageUnavailable):
+        texts.read_text(table, "globex", first, "prompt")
+    many = [wide(MAX_DEFINITION_CHARS) for _ in range(MAX_DEFINITIONS)]
+    field = texts.list_field(table, "acme", "definitions", many)
+    assert set(field) == {"definitions_ref"}
+    assert texts.read_list(table, "acme", field, "definitions") == many
+    # Each text was written once, in the parts its reference counts.
+    parts = [kind for _, kind, _ in stored_items(tables) if kind == "part"]
+    counted = [
+        int(f[name]["M"]["parts"]["N"])
+        for f, name in [(first, "prompt_ref"), (field, "definitions_ref")]
+    ]
+    assert len(parts) == sum(counted)
