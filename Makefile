@@ -40,9 +40,9 @@ run: venv
 	$(BIN)/evalsvc serve --port $(PORT)
 
 lint: venv
-	$(BIN)/ruff check layers functions tests bench
-	$(BIN)/ruff format --check layers functions tests bench
-	$(BIN)/mypy --strict layers/common/evalsvc
+	$(BIN)/ruff check layers tools functions tests bench
+	$(BIN)/ruff format --check layers tools functions tests bench
+	$(BIN)/mypy --strict layers/common/evalsvc tools/evalsvc_tools
 
 template-check: $(SAM_VENV)/.installed
 	$(SAM_VENV)/bin/sam validate --lint --template template.yaml --region us-east-1

@@ -27,11 +27,11 @@ os.environ.update(
 )
 
 import boto3  # noqa: E402
-from evalsvc.local.server import apply_environment  # noqa: E402
-from evalsvc.local.tables import create_tables  # noqa: E402
 from evalsvc.models.datasets import DatasetHeader  # noqa: E402
 from evalsvc.storage import dynamo  # noqa: E402
 from evalsvc.storage.datasets import version_pk  # noqa: E402
+from evalsvc_tools.local.server import apply_environment  # noqa: E402
+from evalsvc_tools.local.tables import create_tables  # noqa: E402
 
 
 def fresh_tables(extra_env: dict[str, str] | None = None) -> None:

@@ -49,7 +49,7 @@ def main() -> None:
             "POWERTOOLS_LOG_LEVEL": "ERROR",
         }
         server = subprocess.Popen(
-            [sys.executable, "-m", "evalsvc.cli", "serve"],
+            [sys.executable, "-m", "evalsvc_tools.cli", "serve"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

@@ -31,7 +31,7 @@ EVENT_KEY = "evk_events_local_dev_key_000000000000000000"
 
 def point_service_at(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Set `env` for this test only and make the service code read it afresh."""
-    from evalsvc.local.server import apply_environment
+    from evalsvc_tools.local.server import apply_environment
 
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -54,7 +54,7 @@ def _settings_follow_the_environment() -> Iterator[None]:
 def tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     """Fresh moto DynamoDB tables built from template.yaml; the service code points at them."""
     import boto3
-    from evalsvc.local.tables import create_tables
+    from evalsvc_tools.local.tables import create_tables
     from moto import mock_aws
 
     with mock_aws():
@@ -67,7 +67,7 @@ def tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
 def served_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     """Tables in the embedded DynamoDB server (safe under concurrent requests, unlike in-process
     moto), for tests that write from several threads."""
-    from evalsvc.local.store import EmbeddedDynamoDB
+    from evalsvc_tools.local.store import EmbeddedDynamoDB
 
     with EmbeddedDynamoDB(tmp_path / "store", port=0, interval=3600) as store:
         point_service_at(store.env, monkeypatch)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from evalsvc.local.workers import QueueConsumer, drain
+from evalsvc_tools.local.workers import QueueConsumer, drain
 
 from tests.lambda_support import handler_of
 

@@ -64,7 +64,7 @@ class LocalServer:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "evalsvc.cli", "serve"],
+            [sys.executable, "-m", "evalsvc_tools.cli", "serve"],
             cwd=ROOT,
             env=self.env(),
             stdout=subprocess.PIPE,
@@ -93,7 +93,7 @@ class LocalServer:
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "evalsvc.cli", *args, "--local"],
+            [sys.executable, "-m", "evalsvc_tools.cli", *args, "--local"],
             cwd=ROOT,
             env=self.env(),
             capture_output=True,

@@ -6,8 +6,8 @@ import boto3
 import pytest
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
-from evalsvc.local.tables import create_queues
 from evalsvc.logic import api_keys
+from evalsvc_tools.local.tables import create_queues
 from fastapi.testclient import TestClient
 
 from tests.conftest import EVENT_KEY, point_service_at

@@ -6,8 +6,8 @@ import json
 
 import boto3
 import pytest
-from evalsvc.cli import main
 from evalsvc.logic import api_keys
+from evalsvc_tools.cli import main
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from evalsvc.local.tables import table_env_vars
 from evalsvc.storage import dynamo
+from evalsvc_tools.local.tables import table_env_vars
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, fake_llm, service_env
@@ -183,11 +183,11 @@ def test_a_worker_that_dies_after_counting_is_not_counted_twice(
 def test_a_failure_while_installing_the_dataset_leaves_it_absent_until_the_retry(
     acme: Tenant, work: Work, llm: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalsvc.storage import datasets as datasets_store
+    from evalsvc.storage import jobs as jobs_store
 
     seed(acme)
-    install = FailsFirst(datasets_store.install_version, "connection reset")
-    monkeypatch.setattr(datasets_store, "install_version", install)
+    install = FailsFirst(jobs_store.end, "connection reset")
+    monkeypatch.setattr(jobs_store, "end", install)
     dataset_id = augment_async(acme)
 
     work.deliver(4)  # every chunk once: the last one's install fails
@@ -243,20 +243,3 @@ def test_llm_throttling_slows_a_queued_augmentation_but_does_not_fail_it(
 
     assert len(pairs_of(acme, dataset_id)) == 20
     assert work.waiting(work.dead_letter_url) == 0
-
-
-def test_a_restarted_local_server_fails_the_generations_left_running(
-    acme: Tenant, work: Work, llm: FakeJudge
-) -> None:
-    from evalsvc.logic import augment_jobs
-
-    seed(acme)
-    dataset_id = augment_async(acme)
-    work.deliver(1)
-
-    assert augment_jobs.fail_abandoned("the local server stopped") == 1
-
-    failed = acme.get(f"/data/synthetic/{dataset_id}")
-    assert failed.status_code == 500
-    assert failed.json()["error"].endswith("failed: the local server stopped")
-    assert stored_pairs(dataset_id) == 0

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from evalsvc.local.workers import QueueConsumer, drain
-from evalsvc.logic import evaluation_jobs
+from evalsvc.logic import evaluation_jobs, jobs
+from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import results as results_store
+from evalsvc_tools.local.workers import QueueConsumer, drain
 
 from tests import pathological
 from tests.conftest import point_service_at
@@ -228,8 +229,8 @@ def test_a_worker_that_dies_before_finishing_the_last_chunk_is_finished_by_the_r
     acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seed(acme, 1000)
-    finish = FailsFirst(evaluation_jobs.finish, "worker killed while finishing")
-    monkeypatch.setattr(evaluation_jobs, "finish", finish)
+    finish = FailsFirst(jobs.finish, "worker killed while finishing")
+    monkeypatch.setattr(jobs, "finish", finish)
     results_id = queue_async(acme)
 
     work.drain()
@@ -243,9 +244,7 @@ def test_a_chunk_failing_once_is_retried_and_the_job_completes(
     acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seed(acme, 1000)
-    monkeypatch.setattr(
-        results_store, "count_chunk", FailsFirst(results_store.count_chunk, "connection reset")
-    )
+    monkeypatch.setattr(jobs_store, "count", FailsFirst(jobs_store.count, "connection reset"))
     results_id = queue_async(acme)
 
     work.drain()
@@ -537,17 +536,3 @@ def test_a_dead_lettered_message_of_another_version_fails_the_job_it_names(
     failed = read(acme, results_id)
     assert failed["status"] == "failed"
     assert "could not be read by the worker" in failed["failure"]
-
-
-def test_a_restarted_local_server_fails_the_evaluations_left_running(
-    acme: Tenant, work: Work
-) -> None:
-    # The local queue is not saved with the tables: work running at a stop is gone
-    seed(acme, 600)
-    results_id = queue_async(acme)
-
-    assert evaluation_jobs.fail_abandoned("the local server stopped") == 1
-
-    failed = read(acme, results_id)
-    assert (failed["status"], failed["failure"]) == ("failed", "the local server stopped")
-    assert evaluation_jobs.fail_abandoned("again") == 0

@@ -8,10 +8,10 @@ from unittest.mock import patch
 import pytest
 from evalsvc.api.prefer import preferences, wait_budget
 from evalsvc.deadlines import Deadline
-from evalsvc.logic import chunks
+from evalsvc.logic import chunks, jobs
 from evalsvc.logic.augment_jobs import seeds_per_chunk
 from evalsvc.logic.evaluation_jobs import pairs_per_chunk
-from evalsvc.models.evaluations import Chunk, JobKind
+from evalsvc.models.jobs import Chunk, JobKind
 from evalsvc.settings import get_settings
 from evalsvc.storage import work_queue
 from hypothesis import assume, given, settings
@@ -23,7 +23,7 @@ ORDS = [f"1795660800000#{i:08d}" for i in range(7)]
 
 
 def test_cut_makes_consecutive_chunks_covering_every_pair_once() -> None:
-    pieces = chunks.cut(JobKind.EVALUATION, "acme", "ev_1", ORDS, 3)
+    pieces = jobs.cut(JobKind.EVALUATION, "acme", "ev_1", ORDS, 3)
 
     assert [(c.index, c.start, c.count) for c in pieces] == [(0, 0, 3), (1, 3, 3), (2, 6, 1)]
     assert [(c.first_ord, c.last_ord) for c in pieces] == [
@@ -34,7 +34,7 @@ def test_cut_makes_consecutive_chunks_covering_every_pair_once() -> None:
 
 
 def test_cut_of_fewer_pairs_than_a_chunk_is_one_chunk() -> None:
-    (only,) = chunks.cut(JobKind.AUGMENTATION, "acme", "ds", ORDS[:2], 100)
+    (only,) = jobs.cut(JobKind.AUGMENTATION, "acme", "ds", ORDS[:2], 100)
 
     assert (only.start, only.count, only.first_ord, only.last_ord) == (0, 2, ORDS[0], ORDS[1])
 
@@ -196,14 +196,29 @@ def _cancelled(*codes: str) -> Exception:
 
 def test_only_a_false_condition_means_a_job_has_ended() -> None:
     from botocore.exceptions import ClientError
-    from evalsvc.storage.job_state import is_condition_failure
+    from evalsvc.storage.dynamo import failed_conditions
 
     conditional = ClientError(
         {"Error": {"Code": "ConditionalCheckFailedException", "Message": "no"}}, "UpdateItem"
     )
-    assert is_condition_failure(conditional)
-    assert is_condition_failure(_cancelled("ConditionalCheckFailed", "None"))  # type: ignore[arg-type]
+    assert failed_conditions(conditional) == [0]
+    assert failed_conditions(_cancelled("ConditionalCheckFailed", "None")) == [0]  # type: ignore[arg-type]
+    assert failed_conditions(_cancelled("None", "ConditionalCheckFailed")) == [1]  # type: ignore[arg-type]
     # A conflict with another transaction says nothing about the job: the work is retried
-    assert not is_condition_failure(_cancelled("None", "TransactionConflict"))  # type: ignore[arg-type]
+    assert failed_conditions(_cancelled("None", "TransactionConflict")) is None  # type: ignore[arg-type]
     throttled = ClientError({"Error": {"Code": "ThrottlingException", "Message": "x"}}, "PutItem")
-    assert not is_condition_failure(throttled)
+    assert failed_conditions(throttled) is None
+
+
+def test_the_reasons_are_read_from_the_message_when_the_response_lacks_them() -> None:
+    from botocore.exceptions import ClientError
+    from evalsvc.storage.dynamo import failed_conditions
+
+    def cancelled(message: str) -> ClientError:
+        error = {"Code": "TransactionCanceledException", "Message": message}
+        return ClientError({"Error": error}, "TransactWriteItems")
+
+    listed = "Transaction cancelled, please refer cancellation reasons for specific reasons"
+    assert failed_conditions(cancelled(f"{listed} [None, ConditionalCheckFailed]")) == [1]
+    assert failed_conditions(cancelled(f"{listed} [TransactionConflict, None]")) is None
+    assert failed_conditions(cancelled("cancelled")) is None

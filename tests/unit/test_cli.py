@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from evalsvc.cli import read_jsonl_pairs
 from evalsvc.errors import DomainError
+from evalsvc_tools.cli import read_jsonl_pairs
 
 
 def test_jsonl_rows_are_read_in_order_skipping_blank_lines(tmp_path: Path) -> None:

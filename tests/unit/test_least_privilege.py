@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalsvc.local.tables import load_template
+from evalsvc_tools.local.tables import load_template
 
 READ, CRUD = "DynamoDBReadPolicy", "DynamoDBCrudPolicy"
 
@@ -16,7 +16,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "replace_seed_dataset": {"DatasetsTable": CRUD, "IdempotencyTable": CRUD},
     "get_seed_dataset": {"DatasetsTable": READ},
     "add_seed_pair": {"DatasetsTable": CRUD, "IdempotencyTable": CRUD},
-    "get_synthetic_dataset": {"DatasetsTable": READ},
+    "get_synthetic_dataset": {"DatasetsTable": READ, "JobsTable": READ},
     "specify_questions": {"MetricsTable": CRUD, "IdempotencyTable": CRUD},
     "list_questions": {"MetricsTable": READ},
     "get_question": {"MetricsTable": READ},
@@ -24,22 +24,40 @@ EXPECTED: dict[str, dict[str, str]] = {
         "DatasetsTable": READ,
         "MetricsTable": READ,
         "ResultsTable": CRUD,
+        "JobsTable": CRUD,
         "JudgeCacheTable": CRUD,
         "IdempotencyTable": CRUD,
     },
-    "get_evaluation": {"ResultsTable": READ, "CritiquesTable": READ},
-    "vote_eval_pair": {"ResultsTable": READ, "CritiquesTable": CRUD, "IdempotencyTable": CRUD},
+    "get_evaluation": {"ResultsTable": READ, "JobsTable": READ, "CritiquesTable": READ},
+    "vote_eval_pair": {
+        "ResultsTable": READ,
+        "JobsTable": READ,
+        "CritiquesTable": CRUD,
+        "IdempotencyTable": CRUD,
+    },
     "questions": {"MetricsTable": CRUD, "IdempotencyTable": CRUD},
     "improve_prompt": {
         "DatasetsTable": READ,
         "MetricsTable": READ,
         "ResultsTable": READ,
+        "JobsTable": READ,
         "CritiquesTable": READ,
         "IdempotencyTable": CRUD,
     },
-    "augment": {"DatasetsTable": CRUD, "ResultsTable": READ, "IdempotencyTable": CRUD},
-    "score_chunks": {"DatasetsTable": CRUD, "ResultsTable": CRUD, "JudgeCacheTable": CRUD},
-    "fail_chunks": {"ResultsTable": CRUD, "DatasetsTable": CRUD},
+    "augment": {
+        "DatasetsTable": CRUD,
+        "ResultsTable": READ,
+        "JobsTable": CRUD,
+        "IdempotencyTable": CRUD,
+    },
+    "score_chunks": {
+        "DatasetsTable": CRUD,
+        "ResultsTable": CRUD,
+        "JobsTable": CRUD,
+        "JudgeCacheTable": CRUD,
+    },
+    "fail_chunks": {"ResultsTable": CRUD, "DatasetsTable": CRUD, "JobsTable": CRUD},
+    "sweep_jobs": {"ResultsTable": CRUD, "DatasetsTable": CRUD, "JobsTable": CRUD},
 }
 USES_LLM = {"evaluate", "questions", "improve_prompt", "augment", "score_chunks"}
 # Queue access: function -> (policy template, queue) pairs.
@@ -51,9 +69,10 @@ QUEUE_ACCESS: dict[str, set[tuple[str, str]]] = {
         ("SQSSendMessagePolicy", "WorkQueue"),
     },
     "fail_chunks": {("SQSPollerPolicy", "WorkDeadLetterQueue")},
+    "sweep_jobs": {("SQSSendMessagePolicy", "WorkQueue")},
 }
 # Queue workers are not routes: they never see an API key.
-WORKERS = {"score_chunks", "fail_chunks"}
+WORKERS = {"score_chunks", "fail_chunks", "sweep_jobs"}
 
 
 def functions() -> dict[str, dict[str, Any]]:

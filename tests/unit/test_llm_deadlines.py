@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from evalsvc.deadlines import Deadline
 from evalsvc.logic import chunks
-from evalsvc.models.evaluations import Chunk, JobKind
+from evalsvc.models.jobs import Chunk, JobKind
 from evalsvc.scoring.llm import (
     LATENCY,
     LLM,
@@ -151,3 +151,6 @@ class _NoRecord:
 
     def note_error(self, *args: Any) -> None:
         raise AssertionError("not expected")
+
+    def requeued(self, *args: Any) -> None:
+        pass

@@ -94,3 +94,43 @@ def test_summary_properties(sample: list[float]) -> None:
     assert summary.mean - 1e-12 <= summary.ci_high <= 5.0
     assert summary.std_dev >= 0.0
     assert summarize(list(reversed(sample))) == summary
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(1, 5).map(float),
+            st.floats(1.0, 5.0, allow_nan=False),
+        ),
+        min_size=1,
+        max_size=200,
+    ),
+    st.lists(st.integers(1, 50), max_size=10),
+)
+@settings(deadline=None)  # the first example imports the scoring modules
+def test_statistics_from_chunk_totals_equal_the_whole_bit_for_bit(
+    scores: list[float], cuts: list[int]
+) -> None:
+    from evalsvc.logic.scored_pairs import summarize_result, summarize_totals, totals
+    from evalsvc.models.datasets import DatasetKind
+    from evalsvc.models.evaluations import EvaluationResult, ScoredPair
+
+    pairs = [
+        ScoredPair(f"p{k}", k, [value, 6.0 - value], ["r", "r"]) for k, value in enumerate(scores)
+    ]
+    chunks, start = [], 0
+    for size in cuts:
+        chunks.append(pairs[start : start + size])
+        start += size
+    chunks.append(pairs[start:])
+
+    def result() -> EvaluationResult:
+        return EvaluationResult("t", "ev", 0, "ds", DatasetKind.SEED, "m", ["a", "b"], "", 0, [])
+
+    whole, parts = result(), result()
+    summarize_result(whole, pairs)
+    summarize_totals(parts, [totals(chunk, 2) for chunk in chunks if chunk])
+    assert parts.summaries == whole.summaries
+    assert [[(low.pair_id, low.score) for low in m] for m in parts.lowest] == [
+        [(low.pair_id, low.score) for low in m] for m in whole.lowest
+    ]

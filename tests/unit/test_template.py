@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from evalsvc.api.app import create_app
 from evalsvc.api.routes import ROUTE_MODULES, all_routers
-from evalsvc.local.tables import load_template, table_definitions, table_env_vars
+from evalsvc_tools.local.tables import load_template, table_definitions, table_env_vars
 
 from tests.conftest import ROOT
 
@@ -35,7 +35,7 @@ def test_every_function_serves_exactly_its_own_route() -> None:
         for r in load_template()["Resources"].values()
         if r["Type"] == "AWS::Serverless::Function"
     }
-    assert set(functions) == set(ROUTE_MODULES) | set(QUEUE_WORKERS)
+    assert set(functions) == set(ROUTE_MODULES) | set(QUEUE_WORKERS) | set(SCHEDULED)
     for name in ROUTE_MODULES:
         source = (ROOT / "functions" / name / "app.py").read_text()
         assert f"from evalsvc.api.routes.{name} import router" in source
@@ -53,6 +53,27 @@ QUEUE_WORKERS = {
     "score_chunks": ("WorkQueue", "chunk_handler"),
     "fail_chunks": ("WorkDeadLetterQueue", "dead_chunk_handler"),
 }
+
+
+# Scheduled functions: function -> its handler in evalsvc.workers.
+SCHEDULED = {"sweep_jobs": "sweep_handler"}
+
+
+def test_the_sweeper_runs_on_a_schedule_with_an_event_file() -> None:
+    resources = load_template()["Resources"]
+    for name, handler in SCHEDULED.items():
+        (function,) = [
+            r
+            for r in resources.values()
+            if r["Type"] == "AWS::Serverless::Function"
+            and r["Properties"]["CodeUri"].strip("/").endswith(name)
+        ]
+        (event,) = function["Properties"]["Events"].values()
+        assert event["Type"] == "ScheduleV2"
+        assert event["Properties"]["ScheduleExpression"].startswith("rate(")
+        source = (ROOT / "functions" / name / "app.py").read_text()
+        assert f"from evalsvc.workers import {handler}" in source
+        assert (ROOT / "events" / f"{name}.json").is_file()
 
 
 def test_each_queue_worker_reads_its_queue_with_partial_batch_failures() -> None:
@@ -99,6 +120,7 @@ def test_tables_come_from_the_template() -> None:
         "ApiKeysTable",
         "MetricsTable",
         "ResultsTable",
+        "JobsTable",
         "CritiquesTable",
         "JudgeCacheTable",
         "IdempotencyTable",
@@ -110,6 +132,7 @@ def test_tables_come_from_the_template() -> None:
         "API_KEYS_TABLE": "ApiKeysTable",
         "METRICS_TABLE": "MetricsTable",
         "RESULTS_TABLE": "ResultsTable",
+        "JOBS_TABLE": "JobsTable",
         "CRITIQUES_TABLE": "CritiquesTable",
         "JUDGE_CACHE_TABLE": "JudgeCacheTable",
         "IDEMPOTENCY_TABLE": "IdempotencyTable",

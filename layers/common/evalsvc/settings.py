@@ -14,6 +14,7 @@ class Settings(BaseModel):
     api_keys_table: str = "evalsvc-api-keys"
     metrics_table: str = "evalsvc-metrics"
     results_table: str = "evalsvc-results"
+    jobs_table: str = "evalsvc-jobs"
     critiques_table: str = "evalsvc-critiques"
     # Set for the embedded local store (and tests); None means the real DynamoDB endpoint.
     dynamodb_endpoint_url: str | None = None
@@ -59,6 +60,10 @@ class Settings(BaseModel):
     request_seconds: float = Field(default=29.0, gt=0)
     # Seconds before a failed chunk is tried again (doubling with each receive).
     chunk_retry_base_seconds: float = Field(default=10.0, ge=0)
+    # A running job with no progress for this long is stalled: the sweeper queues its missing
+    # chunks again (at most JOB_MAX_SWEEPS times), then fails it. Longer than a worker may run
+    # on one chunk (300 s) plus the longest delay a throttled chunk waits (900 s).
+    job_stall_seconds: float = Field(default=1800.0, ge=0)
 
     @classmethod
     def from_environ(cls) -> "Settings":
@@ -71,6 +76,7 @@ class Settings(BaseModel):
             ("api_keys_table", "API_KEYS_TABLE"),
             ("metrics_table", "METRICS_TABLE"),
             ("results_table", "RESULTS_TABLE"),
+            ("jobs_table", "JOBS_TABLE"),
             ("critiques_table", "CRITIQUES_TABLE"),
             ("dynamodb_endpoint_url", "DYNAMODB_ENDPOINT_URL"),
             ("auth_cache_seconds", "AUTH_CACHE_SECONDS"),
@@ -98,6 +104,7 @@ class Settings(BaseModel):
             ("inline_max_generation_calls", "EVALSVC_INLINE_MAX_GENERATION_CALLS"),
             ("inline_max_synthetic_pairs", "EVALSVC_INLINE_MAX_SYNTHETIC_PAIRS"),
             ("chunk_generation_calls", "EVALSVC_CHUNK_GENERATION_CALLS"),
+            ("job_stall_seconds", "EVALSVC_JOB_STALL_SECONDS"),
             ("chunk_retry_base_seconds", "EVALSVC_CHUNK_RETRY_BASE_SECONDS"),
         ):
             if env.get(var):

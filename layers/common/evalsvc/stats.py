@@ -5,8 +5,10 @@ scale [1, 5]."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 SCALE_MIN = 1.0
@@ -100,27 +102,53 @@ def _clip(value: float) -> float:
 def summarize(scores: Sequence[float], confidence: float = CONFIDENCE) -> Summary:
     """Statistics of one metric's scores. With one score the spread is unknown: std_dev 0 and
     the interval is the whole scale. All-equal scores: std_dev 0 and the interval is the mean."""
-    n = len(scores)
+    return summarize_counts(Counter(scores), confidence)
+
+
+def _exact_sum(terms: Iterable[tuple[float, int]]) -> float:
+    """The sum of `count` copies of each `value`, rounded once (as math.fsum rounds the sum of
+    the copies), however the copies were grouped."""
+    return float(sum((Fraction(value) * count for value, count in terms), Fraction(0)))
+
+
+def summarize_counts(counts: Mapping[float, int], confidence: float = CONFIDENCE) -> Summary:
+    """summarize() of the scores that `counts` counts ({score: how many times}): the same
+    numbers, bit for bit, however the scores were split before counting (a queued evaluation
+    adds up the counts of its chunks)."""
+    ordered = sorted((value, count) for value, count in counts.items() if count > 0)
+    n = sum(count for _, count in ordered)
     if n == 0:
         raise ValueError("no scores to summarize")
-    mean = math.fsum(scores) / n
-    ordered = sorted(scores)
-    middle = n // 2
-    median = ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+    mean = _exact_sum(ordered) / n
+    median = (
+        _nth(ordered, n // 2)
+        if n % 2
+        else (_nth(ordered, n // 2 - 1) + _nth(ordered, n // 2)) / 2.0
+    )
+    low, high = ordered[0][0], ordered[-1][0]
     if n == 1:
-        return Summary(mean, median, ordered[0], ordered[-1], 0.0, SCALE_MIN, SCALE_MAX, confidence)
-    variance = math.fsum((x - mean) ** 2 for x in scores) / (n - 1)
+        return Summary(mean, median, low, high, 0.0, SCALE_MIN, SCALE_MAX, confidence)
+    variance = _exact_sum(((value - mean) ** 2, count) for value, count in ordered) / (n - 1)
     std_dev = math.sqrt(variance)
     if std_dev == 0.0:
-        return Summary(mean, median, ordered[0], ordered[-1], 0.0, mean, mean, confidence)
+        return Summary(mean, median, low, high, 0.0, mean, mean, confidence)
     half_width = student_t_ppf(0.5 + confidence / 2.0, n - 1) * std_dev / math.sqrt(n)
     return Summary(
         mean,
         median,
-        ordered[0],
-        ordered[-1],
+        low,
+        high,
         std_dev,
         _clip(mean - half_width),
         _clip(mean + half_width),
         confidence,
     )
+
+
+def _nth(ordered: Sequence[tuple[float, int]], k: int) -> float:
+    """The k-th (from 0) smallest score of sorted (score, count) pairs."""
+    for value, count in ordered:
+        if k < count:
+            return value
+        k -= count
+    raise IndexError(k)

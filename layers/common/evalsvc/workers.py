@@ -1,8 +1,9 @@
 """The queue workers' Lambda handlers: SQS event in, partial batch failures out (Powertools
 batch processing), so one bad chunk never makes SQS redeliver its neighbours.
 
-    chunk_handler        the work queue: score a chunk (logic.evaluation_jobs.run_chunk)
-    dead_chunk_handler   the dead-letter queue: a chunk that kept failing fails its result
+    chunk_handler        the work queue: do a chunk of a job (logic.jobs.run_chunk)
+    dead_chunk_handler   the dead-letter queue: a chunk that kept failing fails its job
+    sweep_handler        a schedule: stalled jobs moved again or failed (logic.jobs.sweep)
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from evalsvc.deadlines import Deadline, lambda_remaining
-from evalsvc.logic import augment_jobs, chunks, evaluation_jobs
-from evalsvc.models.evaluations import JobKind
+from evalsvc.logic import chunks, jobs
 from evalsvc.observability import logger, metrics, tracer
 from evalsvc.storage import work_queue
 
@@ -61,10 +61,7 @@ def score_record(record: SQSRecord, lambda_context: Any = None) -> None:
         raise
     logger.append_keys(results_id=chunk.job_id, chunk=chunk.index)
     try:
-        if chunk.kind is JobKind.AUGMENTATION:
-            augment_jobs.run_chunk(chunk, _receives(record), _deadline(lambda_context))
-        else:
-            evaluation_jobs.run_chunk(chunk, _receives(record), _deadline(lambda_context))
+        jobs.run_chunk(chunk, _receives(record), _deadline(lambda_context))
     except chunks.RetryChunk as retry:
         logger.warning("chunk will be retried", extra={"delay": retry.delay, "why": str(retry)})
         _retry_later(record, retry.delay)
@@ -85,15 +82,9 @@ def fail_record(record: SQSRecord) -> None:
         if named is not None:
             kind, tenant, job_id = named
             reason = f"a chunk of its work could not be read by the worker ({exc}); start it again"
-            if kind is JobKind.AUGMENTATION:
-                augment_jobs.fail(tenant, job_id, reason, chunks.INTERNAL)
-            else:
-                evaluation_jobs.fail(tenant, job_id, reason, chunks.INTERNAL)
+            jobs.fail(tenant, kind, job_id, reason, chunks.INTERNAL)
         return
-    if chunk.kind is JobKind.AUGMENTATION:
-        augment_jobs.give_up(chunk)
-    else:
-        evaluation_jobs.give_up(chunk)
+    jobs.give_up(chunk)
 
 
 def _batch_handler(record_handler: Any) -> LambdaHandler:
@@ -109,6 +100,20 @@ def _batch_handler(record_handler: Any) -> LambdaHandler:
         )
 
     return handler
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """The scheduled sweep of stalled jobs; what it did."""
+    report = jobs.sweep()
+    return {
+        "resumed_jobs": report.resumed_jobs,
+        "requeued_chunks": report.requeued_chunks,
+        "finished_jobs": report.finished_jobs,
+        "failed_jobs": report.failed_jobs,
+    }
 
 
 chunk_handler = _batch_handler(score_record)

@@ -18,6 +18,7 @@ from evalsvc.errors import (
 )
 from evalsvc.identifiers import check_client_id, job_id
 from evalsvc.logic import augment_jobs
+from evalsvc.logic.augment_jobs import GenerationJob
 from evalsvc.logic.datasets import (
     get_header,
     new_dataset_id,
@@ -28,14 +29,13 @@ from evalsvc.logic.evaluations import ensure_complete, storing_seconds
 from evalsvc.logic.variants import llm_variants, perturbed_variants
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind
-from evalsvc.models.evaluations import Status
 from evalsvc.models.generation import AugmentIn
+from evalsvc.models.jobs import Status
 from evalsvc.observability import logger, metrics
 from evalsvc.scoring.llm import LLMOutOfTime, configured_llm
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
-from evalsvc.storage.generation_jobs import GenerationJob
 
 
 @dataclass(slots=True)
@@ -139,7 +139,7 @@ def augment(
             target = target_metric(identity, body, seed_id)
             job = queue.start(seed_header, ords, target)
             if not respond_async:
-                job = augment_jobs.wait(identity, job, wait_seconds)
+                job = augment_jobs.wait(job, wait_seconds)
             return Augmentation(
                 header=datasets_store.get_header(
                     identity.tenant, DatasetKind.SYNTHETIC, job.dataset_id

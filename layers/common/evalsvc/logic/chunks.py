@@ -1,25 +1,24 @@
-"""What every queued job shares: cutting a selection of pairs into chunks, and the rules a
-worker applies when a chunk fails.
+"""The rules a worker applies when a chunk of queued work (logic.jobs) fails.
 
-    throttled LLM (ModelFailed, transient: the judge's or generation's)
-                        a fresh copy goes back on the queue, delayed: throttling slows a job,
-                        it does not spend the chunk's attempts (up to MAX_REQUEUES times)
-    bad input, provider refused, Unrecoverable (e.g. the dataset was overwritten)
-                        the job fails now, with the reason: no attempt can do better
-    anything else       the error is noted on the job and the chunk retried after a backoff;
-                        after the queue's maxReceiveCount it reaches the dead-letter queue,
-                        whose worker fails the job with the noted error
+throttled LLM (ModelFailed, transient: the judge's or generation's)
+                    a fresh copy goes back on the queue, delayed: throttling slows a job,
+                    it does not spend the chunk's attempts (up to MAX_REQUEUES times)
+bad input, provider refused, Unrecoverable (e.g. the dataset was overwritten)
+                    the job fails now, with the reason: no attempt can do better
+anything else       the error is noted on the job and the chunk retried after a backoff;
+                    after the queue's maxReceiveCount it reaches the dead-letter queue,
+                    whose worker fails the job with the noted error
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Protocol, TypeVar
 
+from evalsvc.backoff import delay as backoff_delay
 from evalsvc.errors import (
     DomainError,
     InvalidInput,
@@ -27,7 +26,7 @@ from evalsvc.errors import (
     OutOfTime,
     ProviderUnavailable,
 )
-from evalsvc.models.evaluations import Chunk, JobKind
+from evalsvc.models.jobs import Chunk
 from evalsvc.observability import logger, metrics
 from evalsvc.settings import get_settings
 from evalsvc.storage import work_queue
@@ -62,29 +61,12 @@ class JobRecord(Protocol):
 
     def note_error(self, chunk: Chunk, text: str, http_status: int) -> None: ...
 
+    def requeued(self, chunk: Chunk) -> None: ...
+
 
 def backoff(attempt: int) -> int:
     """Seconds before attempt `attempt + 1`: doubling, jittered, at most 15 minutes."""
-    base = get_settings().chunk_retry_base_seconds
-    return int(min(900.0, base * 2 ** max(0, attempt - 1)) * random.uniform(0.5, 1.0))  # noqa: S311
-
-
-def cut(kind: JobKind, tenant: str, job_id: str, ords: Sequence[str], size: int) -> list[Chunk]:
-    """Consecutive chunks of `size` pairs (the last may be smaller) of the selection whose ords,
-    in dataset order, are `ords`."""
-    return [
-        Chunk(
-            kind=kind,
-            tenant=tenant,
-            job_id=job_id,
-            index=k,
-            start=start,
-            count=len(ords[start : start + size]),
-            first_ord=ords[start],
-            last_ord=ords[min(start + size, len(ords)) - 1],
-        )
-        for k, start in enumerate(range(0, len(ords), size))
-    ]
+    return int(backoff_delay(attempt, get_settings().chunk_retry_base_seconds, 900.0))
 
 
 def poll(
@@ -110,17 +92,6 @@ def failure(message: str, http_status: int) -> DomainError:
     error = DomainError(message)
     error.status_code = http_status or INTERNAL
     return error
-
-
-def queue(pieces: Sequence[Chunk], fail: Callable[[str, int], object], again: str) -> None:
-    """Put every chunk of a just-started job on the queue. If they cannot all be queued, the
-    job is failed (workers skip the chunks of a failed job) with a message ending in `again`
-    (what to do), and the error raised."""
-    try:
-        work_queue.send(pieces)
-    except BaseException:
-        fail(f"the work could not be queued; nothing was done: {again}", 503)
-        raise
 
 
 def describe(chunk: Chunk) -> str:
@@ -189,6 +160,7 @@ def _requeue(chunk: Chunk, message: str, record: JobRecord, *, delay: int) -> No
         )
         return
     work_queue.send([dataclasses.replace(chunk, requeues=chunk.requeues + 1)], delay_seconds=delay)
+    record.requeued(chunk)
     metrics.add_metric(name="ChunksRequeued", unit="Count", value=1)
     logger.info(
         "chunk requeued",

@@ -19,7 +19,6 @@ from evalsvc.models.datasets import (
 from evalsvc.models.evaluations import PairQuery
 from evalsvc.observability import logger, metrics
 from evalsvc.storage import datasets as store
-from evalsvc.storage import generation_jobs
 
 _PROMPT_ATTEMPTS = 4
 DEFAULT_PAGE_SIZE = 1000
@@ -155,13 +154,13 @@ def read_dataset(
         raise too_large_for_one_response(exc.header) from None
     except NotFound:
         if kind is DatasetKind.SYNTHETIC:
-            job = generation_jobs.get(identity.tenant, resolved)
-            if job is not None:
-                # Imported on this rare path only: it brings the LLM modules, which would
-                # otherwise add to the cold start of every dataset read.
-                from evalsvc.logic.augment_jobs import check_ended
+            # Imported on this rare path only: it brings the LLM modules, which would
+            # otherwise add to the cold start of every dataset read.
+            from evalsvc.logic import augment_jobs
 
-                check_ended(job)
+            job = augment_jobs.get(identity.tenant, resolved)
+            if job is not None:
+                augment_jobs.check_ended(job)
         raise
 
 

@@ -1,43 +1,34 @@
-"""Queued evaluations: a job too large for one request is cut into chunks of pairs, put on the
-work queue, scored by workers, and completed by whichever worker counts the last chunk.
+"""Queued evaluations, one kind of work of the job engine (logic.jobs): an evaluation too large
+for one request is cut into chunks of pairs, scored by workers, and completed from the totals
+its chunks left.
 
-    start     the request: the result (running) and one message per chunk
+    start     the request: the result (running) and its job in one transaction, then chunks
     wait      the request, for a plain POST: until complete, failed, or out of time
-    run_chunk a worker: score one chunk's pairs, store them, count the chunk once
-    finish    the worker that counted the last chunk: statistics, status complete
-    give_up   the dead-letter worker: a chunk that kept failing fails its result
-
-Every step may run twice (SQS delivers at least once, a worker may die anywhere): scored pairs
-are idempotent writes, a chunk is counted once (storage.results.count_chunk), and completing
-or failing a result is conditional on it still running.
+    run       a worker: score one chunk's pairs and store them; its totals (score counts and
+              lowest pairs per metric) are counted with the chunk
+    complete  whoever counts the last chunk: statistics from the chunks' totals, result
+              complete and the dataset's newest, with the job's end
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import partial
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import OutOfTime, StillRunning
-from evalsvc.logic import chunks
-from evalsvc.logic.scored_pairs import score_pairs, summarize_result
-from evalsvc.models.api_keys import Identity
+from evalsvc.logic import chunks, jobs
+from evalsvc.logic.scored_pairs import score_pairs, summarize_totals, totals
 from evalsvc.models.datasets import DatasetHeader, Pair
-from evalsvc.models.evaluations import (
-    Chunk,
-    EvaluationResult,
-    Job,
-    JobKind,
-    ScoredPair,
-    Status,
-)
-from evalsvc.observability import logger, metrics
+from evalsvc.models.evaluations import EvaluationResult, ScoredPair
+from evalsvc.models.jobs import Chunk, Job, JobKind, Status, Tally
+from evalsvc.observability import metrics
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import configured_judge
 from evalsvc.scoring.metric import scorers_for
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
+from evalsvc.storage.dynamo import Item
 
 
 def pairs_per_chunk(definitions: Sequence[str], bytes_per_pair: float | None) -> int:
@@ -62,35 +53,41 @@ def start(
     ords: Sequence[str],
     labels: Sequence[str],
 ) -> EvaluationResult:
-    """Store the running result and queue its chunks; the result. If the chunks cannot all be
-    queued, the result is failed (workers skip the chunks already queued) and the error raised.
-    A result with this id already started (a retry of the same request) is returned as it is."""
-    pieces = chunks.cut(
+    """Store the running result with its job and queue its chunks; the result. A result with
+    this id already started (a retry of the same request) is returned as it stands."""
+    pieces = jobs.cut(
         JobKind.EVALUATION,
         result.tenant,
         result.results_id,
         ords,
         pairs_per_chunk(result.definitions, header.bytes_per_pair),
     )
-    job = Job(dataset_version=header.version, labels=list(labels), chunk_count=len(pieces))
     result.status, result.pairs_done = Status.RUNNING, 0
-    if not results_store.start(result, job):
-        existing = results_store.get(result.tenant, result.results_id)
-        if existing is None:
-            raise chunks.failure("the evaluation changed while it was started; retry", 503)
-        return existing
-    chunks.queue(pieces, partial(fail, result.tenant, result.results_id), "evaluate again")
-    metrics.add_metric(name="EvaluationsQueued", unit="Count", value=1)
-    logger.info(
-        "evaluation queued",
-        extra={
-            "results_id": result.results_id,
-            "dataset_id": result.dataset_id,
-            "pairs": len(ords),
-            "metrics": len(result.definitions),
-            "chunks": len(pieces),
-        },
+    job = Job(
+        kind=JobKind.EVALUATION,
+        tenant=result.tenant,
+        job_id=result.results_id,
+        chunk_count=len(pieces),
+        pairs_total=len(ords),
+        created_ms=result.created_ms,
+        params={"dataset_version": header.version, "labels": list(labels)},
     )
+    started = jobs.start(job, pieces, [results_store.running_action(result)], "evaluate again")
+    if started is not job:
+        return current(result.tenant, result.results_id) or result
+    return result
+
+
+def current(tenant: str, results_id: str) -> EvaluationResult | None:
+    """The result as it stands; a queued one not complete with its job's progress."""
+    result = results_store.get(tenant, results_id)
+    if result is not None and result.status is not Status.COMPLETE:
+        job = jobs.get(tenant, JobKind.EVALUATION, results_id)
+        result.pairs_done = job.pairs_done if job else 0
+        if job is not None and job.status is Status.FAILED and result.status is Status.RUNNING:
+            # The job ended between the two reads: its failure is the result's.
+            result.status, result.failure = job.status, job.failure
+            result.failure_status = job.failure_status
     return result
 
 
@@ -102,105 +99,85 @@ def progress_message(result: EvaluationResult) -> str:
     )
 
 
-def wait(
-    identity: Identity,
-    result: EvaluationResult,
-    seconds: float,
-) -> EvaluationResult:
+def wait(result: EvaluationResult, seconds: float) -> EvaluationResult:
     """The result once complete. A failed job raises its failure; one still running after
     `seconds` raises StillRunning naming the id to poll."""
-    current = chunks.poll(
-        lambda: results_store.get(identity.tenant, result.results_id) or result,
-        lambda r: r.status is not Status.RUNNING,
-        seconds,
-    )
-    if current.status is Status.FAILED:
+    job = jobs.get(result.tenant, JobKind.EVALUATION, result.results_id)
+    if job is not None:
+        job = jobs.wait(job, seconds)
+    if job is not None and job.status is Status.FAILED:
         raise chunks.failure(
-            f"evaluation {result.results_id!r} failed: {current.failure}", current.failure_status
+            f"evaluation {result.results_id!r} failed: {job.failure}", job.failure_status
         )
-    if current.status is Status.RUNNING:
+    if job is not None and job.status is Status.RUNNING:
+        result.pairs_done = job.pairs_done
         raise StillRunning(
-            progress_message(current),
+            progress_message(result),
             retry_after_seconds=10,
             location=f"evaluation/{result.results_id}",
         )
-    return current
+    return current(result.tenant, result.results_id) or result
 
 
-# ---- workers -----------------------------------------------------------------------------------
+class Evaluations:
+    """Queued evaluations as the job engine runs them."""
 
+    kind = JobKind.EVALUATION
 
-def run_chunk(chunk: Chunk, attempt: int, deadline: Deadline) -> None:
-    """Score one chunk (delivery number `attempt`) before `deadline` and count it; finish the
-    result when it is the last. Raises RetryChunk when another attempt may succeed; fails the
-    result itself when none can."""
-    loaded = results_store.get_with_job(chunk.tenant, chunk.job_id)
-    if loaded is None:
-        logger.warning("chunk of an unknown result dropped", extra={"results_id": chunk.job_id})
-        return
-    result, job = loaded
-    if result.status is not Status.RUNNING:
-        logger.info(
-            "chunk of an ended result skipped",
-            extra={"results_id": chunk.job_id, "chunk": chunk.index, "status": result.status},
+    def run(self, job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> Tally | None:
+        result = results_store.get(chunk.tenant, chunk.job_id)
+        if result is None:
+            raise chunks.Unrecoverable(f"evaluation result {chunk.job_id!r} is missing")
+        pairs = _read(chunk, result, job)
+        positions: Sequence[int] = range(chunk.start, chunk.start + len(pairs))
+        stored: dict[str, ScoredPair] = {}
+        if chunk.requeues or attempt > 1:
+            # An earlier delivery may have stored part of the chunk before its deadline.
+            stored = results_store.get_scored(chunk.tenant, chunk.job_id, [p.id for p in pairs])
+            todo = [k for k, pair in enumerate(pairs) if pair.id not in stored]
+            pairs, positions = [pairs[k] for k in todo], [positions[k] for k in todo]
+        needs_judge = any(not checks.is_check(d) for d in result.definitions)
+        judge = configured_judge(chunk.tenant, deadline) if needs_judge else None
+        metrics_of_set = scorers_for(result.definitions, judge)
+        scoring = score_pairs(metrics_of_set, pairs, result.system_prompt, positions, deadline)
+        results_store.put_scored(chunk.tenant, chunk.job_id, scoring.scored)
+        metrics.add_metric(name="PairsScored", unit="Count", value=len(scoring.scored))
+        if not scoring.complete:
+            raise OutOfTime(
+                f"{chunks.describe(chunk)}: {len(pairs) - len(scoring.scored)} pairs were left "
+                "when the worker's time ran out; the scored ones and the judge's verdicts are "
+                "kept"
+            )
+        everything = [*stored.values(), *scoring.scored]
+        return Tally(
+            index=chunk.index,
+            pairs=len(everything),
+            bytes=sum(pair.listed_bytes for pair in everything),
+            totals=totals(everything, len(result.definitions)),
         )
-        return
-    if chunk.index in job.done:
-        # Counted by an earlier delivery, which may have died before finishing the result.
-        work = partial(_finish_if_all_counted, chunk.tenant, chunk.job_id, job)
-    else:
-        work = partial(_run, chunk, attempt, result, job, deadline)
-    chunks.run(chunk, attempt, work, _RESULTS)
+
+    def complete(self, job: Job, tallies: Sequence[Tally]) -> list[Item]:
+        result = results_store.get(job.tenant, job.job_id)
+        if result is None:
+            raise chunks.Unrecoverable(f"evaluation result {job.job_id!r} is missing")
+        scored = sum(tally.pairs for tally in tallies)
+        if scored != job.pairs_total:
+            raise chunks.Unrecoverable(
+                f"{scored} scored pairs were counted for {job.pairs_total} selected; evaluate again"
+            )
+        summarize_totals(result, [tally.totals for tally in tallies])
+        result.pairs_done = scored
+        result.scored_bytes = sum(tally.bytes for tally in tallies)
+        return results_store.complete_actions(result)
+
+    def failed(self, job: Job, reason: str, http_status: int) -> list[Item]:
+        return [results_store.fail_action(job.tenant, job.job_id, reason, http_status)]
+
+    def discard(self, job: Job) -> None:
+        """The scored pairs of a failed result stay: they cost nothing to keep and explain it."""
 
 
-def _finish_if_all_counted(tenant: str, results_id: str, job: Job) -> None:
-    if job.chunks_done >= job.chunk_count:
-        finish(tenant, results_id)
-
-
-class _ResultRecord:
-    def fail(self, chunk: Chunk, reason: str, http_status: int) -> None:
-        fail(chunk.tenant, chunk.job_id, reason, http_status)
-
-    def note_error(self, chunk: Chunk, text: str, http_status: int) -> None:
-        results_store.note_error(chunk.tenant, chunk.job_id, text, http_status)
-
-
-_RESULTS = _ResultRecord()
-
-
-def _run(
-    chunk: Chunk, attempt: int, result: EvaluationResult, job: Job, deadline: Deadline
-) -> None:
-    pairs = _read(chunk, result, job)
-    positions: Sequence[int] = range(chunk.start, chunk.start + len(pairs))
-    stored: dict[str, ScoredPair] = {}
-    if chunk.requeues or attempt > 1:
-        # An earlier delivery may have stored part of the chunk before its deadline.
-        stored = results_store.get_scored(chunk.tenant, chunk.job_id, [p.id for p in pairs])
-        todo = [k for k, pair in enumerate(pairs) if pair.id not in stored]
-        pairs, positions = [pairs[k] for k in todo], [positions[k] for k in todo]
-    needs_judge = any(not checks.is_check(d) for d in result.definitions)
-    judge = configured_judge(chunk.tenant, deadline) if needs_judge else None
-    metrics_of_set = scorers_for(result.definitions, judge)
-    scoring = score_pairs(metrics_of_set, pairs, result.system_prompt, positions, deadline)
-    results_store.put_scored(chunk.tenant, chunk.job_id, scoring.scored)
-    metrics.add_metric(name="PairsScored", unit="Count", value=len(scoring.scored))
-    if not scoring.complete:
-        raise OutOfTime(
-            f"{chunks.describe(chunk)}: {len(pairs) - len(scoring.scored)} pairs were left when "
-            "the worker's time ran out; the scored ones and the judge's verdicts are kept"
-        )
-    everything = [*stored.values(), *scoring.scored]
-    counted = results_store.count_chunk(chunk.tenant, chunk.job_id, chunk.index, everything)
-    if counted is None:
-        # Counted meanwhile by another delivery of the same chunk, or the result ended.
-        again = results_store.get_with_job(chunk.tenant, chunk.job_id)
-        if again is not None and again[0].status is Status.RUNNING:
-            _finish_if_all_counted(chunk.tenant, chunk.job_id, again[1])
-        return
-    job.chunks_done, job.chunk_count = counted
-    _finish_if_all_counted(chunk.tenant, chunk.job_id, job)
+EVALUATIONS = Evaluations()
 
 
 def _read(chunk: Chunk, result: EvaluationResult, job: Job) -> list[Pair]:
@@ -208,10 +185,10 @@ def _read(chunk: Chunk, result: EvaluationResult, job: Job) -> list[Pair]:
         chunk.tenant,
         result.dataset_kind,
         result.dataset_id,
-        job.dataset_version,
+        str(job.params["dataset_version"]),
         chunk.first_ord,
         chunk.last_ord,
-        job.labels,
+        [str(label) for label in job.params.get("labels", [])],
     )
     if len(pairs) != chunk.count:
         raise chunks.Unrecoverable(
@@ -219,60 +196,3 @@ def _read(chunk: Chunk, result: EvaluationResult, job: Job) -> list[Pair]:
             "it was being evaluated; evaluate it again"
         )
     return pairs
-
-
-def finish(tenant: str, results_id: str) -> None:
-    """Compute the statistics from every scored pair and mark the result complete (a no-op if
-    another worker got there first)."""
-    result = results_store.get(tenant, results_id)
-    if result is None or result.status is not Status.RUNNING:
-        return
-    # The statistics need the scores only; the lowest pairs' reasons are read when shown.
-    scored = results_store.list_scored(tenant, results_id, with_reasons=False)
-    if len(scored) != result.pair_count:
-        results_store.fail(
-            tenant,
-            results_id,
-            f"{len(scored)} scored pairs were found for {result.pair_count} selected; "
-            "evaluate again",
-            chunks.INTERNAL,
-        )
-        return
-    summarize_result(result, scored)
-    if results_store.complete(result):
-        metrics.add_metric(name="Evaluations", unit="Count", value=1)
-        logger.info(
-            "queued evaluation complete",
-            extra={"results_id": results_id, "pairs": len(scored)},
-        )
-
-
-def fail(tenant: str, results_id: str, reason: str, http_status: int) -> None:
-    """Fail a running result, saying why."""
-    if results_store.fail(tenant, results_id, reason, http_status):
-        metrics.add_metric(name="EvaluationsFailed", unit="Count", value=1)
-        logger.warning("evaluation failed", extra={"results_id": results_id, "why": reason})
-
-
-def give_up(chunk: Chunk) -> None:
-    """A chunk that kept failing reached the dead-letter queue: its result fails, saying why."""
-    loaded = results_store.get_with_job(chunk.tenant, chunk.job_id)
-    if loaded is None:
-        return
-    _, job = loaded
-    if chunk.index in job.done and job.chunks_done < job.chunk_count:
-        return  # a copy of a chunk already counted: the job goes on without it
-    fail(
-        chunk.tenant,
-        chunk.job_id,
-        *chunks.give_up_reason(chunk, job.last_error, job.last_error_status),
-    )
-
-
-def fail_abandoned(reason: str) -> int:
-    """Fail every running result (the local server, at start: its queue did not survive the
-    stop). Returns how many."""
-    count = 0
-    for tenant, results_id in results_store.running():
-        count += results_store.fail(tenant, results_id, reason, chunks.INTERNAL)
-    return count

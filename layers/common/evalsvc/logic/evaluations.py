@@ -34,9 +34,9 @@ from evalsvc.models.evaluations import (
     EvaluateIn,
     EvaluationResult,
     ScoredPair,
-    Status,
     VoteIn,
 )
+from evalsvc.models.jobs import Status
 from evalsvc.observability import logger, metrics
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import configured_judge
@@ -129,7 +129,7 @@ def evaluate(
             queued = queue.start(header, ords)
             if respond_async:
                 return queued
-            evaluation_jobs.wait(identity, queued, wait_seconds)
+            evaluation_jobs.wait(queued, wait_seconds)
             return read_evaluation(identity, queued.results_id, include_all=False).result
     header, pairs, ords = dataset_logic.select_pair_refs(
         identity, kind, dataset_id, body.pair_query, "evaluate"
@@ -213,7 +213,7 @@ def _existing_result(
     identity: Identity, results_id: str, *, require_complete: bool = False
 ) -> EvaluationResult:
     check_client_id(results_id, "result id")
-    result = results_store.get(identity.tenant, results_id)
+    result = evaluation_jobs.current(identity.tenant, results_id)
     if result is None:
         raise NotFound(f"no evaluation result with id {results_id!r}")
     if require_complete:

@@ -3,8 +3,10 @@ by the workers of queued ones, so both give the same numbers."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from evalsvc.deadlines import Deadline
 from evalsvc.models.datasets import Pair
@@ -17,7 +19,7 @@ from evalsvc.models.evaluations import (
 )
 from evalsvc.scoring.checks import Score
 from evalsvc.scoring.metric import Metrics, Verdicts
-from evalsvc.stats import summarize
+from evalsvc.stats import summarize, summarize_counts
 
 
 def _reason(text: str) -> str:
@@ -25,10 +27,16 @@ def _reason(text: str) -> str:
     return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 3] + "..."
 
 
+def _lowest(scored: Sequence[ScoredPair], metric: int) -> list[ScoredPair]:
+    """The LOWEST_PER_METRIC pairs lowest on a metric, lowest first, ties in dataset order."""
+    return sorted(scored, key=lambda p: (p.scores[metric], p.index))[:LOWEST_PER_METRIC]
+
+
 def lowest_scoring(scored: Sequence[ScoredPair], metric: int) -> list[LowScore]:
     """The LOWEST_PER_METRIC lowest scores of a metric, lowest first, ties in dataset order."""
-    ranked = sorted(scored, key=lambda p: (p.scores[metric], p.index))[:LOWEST_PER_METRIC]
-    return [LowScore(p.pair_id, p.scores[metric], p.reasons[metric]) for p in ranked]
+    return [
+        LowScore(p.pair_id, p.scores[metric], p.reasons[metric]) for p in _lowest(scored, metric)
+    ]
 
 
 def summarize_result(result: EvaluationResult, scored: Sequence[ScoredPair]) -> None:
@@ -36,6 +44,42 @@ def summarize_result(result: EvaluationResult, scored: Sequence[ScoredPair]) -> 
     count = len(result.definitions)
     result.summaries = [summarize([p.scores[m] for p in scored]) for m in range(count)]
     result.lowest = [lowest_scoring(scored, m) for m in range(count)]
+
+
+def totals(scored: Sequence[ScoredPair], metric_count: int) -> dict[str, Any]:
+    """What a chunk of scored pairs contributes to its result's statistics, small whatever the
+    reasons: per metric, how many times each score occurs (enough for the exact mean, spread
+    and median) and its LOWEST_PER_METRIC lowest pairs (id, score, position)."""
+    counts = [Counter(p.scores[m] for p in scored) for m in range(metric_count)]
+    lowest = [_lowest(scored, m) for m in range(metric_count)]
+    return {
+        "counts": [sorted(c.items()) for c in counts],
+        "lowest": [
+            [[p.pair_id, p.scores[m], p.index] for p in metric] for m, metric in enumerate(lowest)
+        ],
+    }
+
+
+def summarize_totals(result: EvaluationResult, parts: Sequence[dict[str, Any]]) -> None:
+    """Fill the statistics and lowest pairs of `result` from the totals of all its chunks:
+    exactly what summarize_result gives for the same pairs."""
+    count = len(result.definitions)
+    result.summaries = []
+    result.lowest = []
+    for m in range(count):
+        counts: Counter[float] = Counter()
+        candidates: list[tuple[float, int, str]] = []
+        for part in parts:
+            for value, times in part["counts"][m]:
+                counts[float(value)] += int(times)
+            candidates.extend(
+                (float(score), int(index), str(pid)) for pid, score, index in part["lowest"][m]
+            )
+        result.summaries.append(summarize_counts(counts))
+        candidates.sort(key=lambda c: (c[0], c[1]))
+        result.lowest.append(
+            [LowScore(pid, score) for score, _, pid in candidates[:LOWEST_PER_METRIC]]
+        )
 
 
 @dataclass(slots=True)

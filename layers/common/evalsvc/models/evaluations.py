@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -15,6 +14,7 @@ from evalsvc.models.datasets import (
     DatasetKind,
     text_bytes,
 )
+from evalsvc.models.jobs import Status
 from evalsvc.stats import Summary
 
 LOWEST_PER_METRIC = 5
@@ -95,12 +95,6 @@ class LowScore:
     reason: str = ""
 
 
-class Status(StrEnum):
-    RUNNING = "running"
-    COMPLETE = "complete"
-    FAILED = "failed"
-
-
 @dataclass(slots=True)
 class EvaluationResult:
     tenant: str
@@ -122,44 +116,6 @@ class EvaluationResult:
     # listed_bytes of the scored pairs stored so far; None for a result stored before it was
     # kept.
     scored_bytes: int | None = None
-
-
-@dataclass(slots=True)
-class Job:
-    """What the workers of a queued evaluation need besides the result: the dataset version
-    the pairs were selected from, the label filter, and how the pairs were cut into chunks."""
-
-    dataset_version: str
-    labels: list[str]
-    chunk_count: int
-    chunks_done: int = 0
-    last_error: str = ""
-    last_error_status: int = 0
-    # Indexes of the chunks counted so far.
-    done: set[int] = field(default_factory=set)
-
-
-class JobKind(StrEnum):
-    EVALUATION = "evaluation"  # job id: the evaluation result's
-    AUGMENTATION = "augmentation"  # job id: the synthetic dataset's
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """One message on the queue: pairs `start` .. `start + count - 1` of the selection, which
-    are the pairs (matching the job's labels) of the dataset version with `first_ord` <= ord <=
-    `last_ord`."""
-
-    kind: JobKind
-    tenant: str
-    job_id: str
-    index: int
-    start: int
-    count: int
-    first_ord: str
-    last_ord: str
-    # Times the chunk was put back on the queue because the judge was throttled.
-    requeues: int = 0
 
 
 @dataclass(slots=True)

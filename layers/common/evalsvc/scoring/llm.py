@@ -20,7 +20,6 @@ import email.utils
 import http.client
 import json
 import math
-import random
 import re
 import socket
 import threading
@@ -30,6 +29,7 @@ from functools import cache
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
+from evalsvc import backoff
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import ProviderUnavailable
 from evalsvc.scoring.bounded_json import MAX_DEPTH, nesting_depth
@@ -444,8 +444,7 @@ class LLM:
         return min(self.call_timeout, left)
 
     def _pause(self, attempt: int, retry_after: float | None, problem: str) -> None:
-        jitter = random.uniform(0.5, 1.0)  # noqa: S311 - spreads retries, not a secret
-        pause = max(min(8.0, self.base_delay * 2 ** (attempt - 1)) * jitter, retry_after or 0.0)
+        pause = max(backoff.delay(attempt, self.base_delay, 8.0), retry_after or 0.0)
         if pause + MIN_CALL_SECONDS > self.deadline.left():
             raise LLMOutOfTime(problem, attempt, retry_after=retry_after)
         with self._lock:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -33,6 +32,7 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 
+from evalsvc import backoff
 from evalsvc.errors import Conflict, NotFound, PayloadTooLarge, StorageUnavailable
 from evalsvc.identifiers import new_id, now_ms
 from evalsvc.models.datasets import (
@@ -45,7 +45,7 @@ from evalsvc.models.datasets import (
 )
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
-from evalsvc.storage import dynamo, job_state, texts
+from evalsvc.storage import dynamo, texts
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 
 HEADER_SK = "dataset"
@@ -61,7 +61,7 @@ _COMMIT_ATTEMPTS = 10
 def _backoff(attempt: int) -> None:
     """Jittered pause before retrying a write that lost a race for the dataset header."""
     if attempt:
-        time.sleep(min(0.5, 0.01 * 2**attempt) * random.uniform(0.5, 1.0))  # noqa: S311
+        time.sleep(backoff.delay(attempt, 0.02, 0.5))
 
 
 def _table() -> str:
@@ -533,13 +533,6 @@ def _delete_version(tenant: str, kind: DatasetKind, dataset_id: str, version: st
     dynamo.batch_write(_table(), [{"DeleteRequest": {"Key": key}} for key in keys])
 
 
-def _is_condition_failure(exc: ClientError) -> bool:
-    return dynamo.error_code(exc) in {
-        "ConditionalCheckFailedException",
-        "TransactionCanceledException",
-    }
-
-
 def write_dataset(
     tenant: str,
     kind: DatasetKind,
@@ -612,7 +605,7 @@ def put_version_pairs(
     dynamo.batch_write(_table(), requests)
 
 
-def install_version(
+def install_actions(
     tenant: str,
     kind: DatasetKind,
     dataset_id: str,
@@ -621,13 +614,10 @@ def install_version(
     pair_bytes: int,
     system_prompt: str,
     ms: int,
-    *,
-    also: Sequence[Item] = (),
-) -> bool:
-    """Make the new dataset of the `pair_count` pairs (`pair_bytes` in all) put under `version`
-    (put_version_pairs) exist, as the tenant's latest of its kind, in one transaction with the
-    actions `also`. False, changing nothing, when the dataset exists already or a condition of
-    `also` fails."""
+) -> list[Item]:
+    """The transaction actions that make the new dataset of the `pair_count` pairs
+    (`pair_bytes` in all) put under `version` (put_version_pairs) exist, as the tenant's latest
+    of its kind; they fail when the dataset exists already."""
     header = DatasetHeader(
         tenant=tenant,
         kind=kind,
@@ -645,8 +635,7 @@ def install_version(
         "Item": _header_item(header),
         "ConditionExpression": "attribute_not_exists(pk)",
     }
-    actions = [{"Put": put}, {"Put": _latest_pointer(tenant, kind, dataset_id, ms)}, *also]
-    return job_state.conditional("transact_write_items", TransactItems=actions) is not None
+    return [{"Put": put}, {"Put": _latest_pointer(tenant, kind, dataset_id, ms)}]
 
 
 def discard_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:
@@ -694,7 +683,7 @@ def _commit(
         try:
             dynamo.call("transact_write_items", TransactItems=actions)
         except ClientError as exc:
-            if not _is_condition_failure(exc):
+            if dynamo.failed_conditions(exc) is None:
                 raise
             previous = get_header(tenant, kind, dataset_id)
             if previous is not None and previous.version == version:
@@ -809,14 +798,14 @@ def add_pair(
                 logger.warning("a pair addition succeeded unanswered", extra={"id": dataset_id})
             else:
                 assert isinstance(exc, ClientError)
-                reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
-                if reasons and reasons[0] == "ConditionalCheckFailed":
-                    continue  # the header moved on (another pair, or an overwrite): try again
-                if "ConditionalCheckFailed" in reasons[1:]:
-                    raise Conflict(
-                        f"pair id {pair.id!r} already exists in dataset {dataset_id!r}"
-                    ) from exc
-                raise
+                failed = dynamo.failed_conditions(exc)
+                if failed is None or 0 in failed:
+                    # The header moved on (another pair, an overwrite) or a concurrent
+                    # transaction held it: try again.
+                    continue
+                raise Conflict(
+                    f"pair id {pair.id!r} already exists in dataset {dataset_id!r}"
+                ) from exc
         header.pair_count += 1
         header.last_ord = ord_
         if header.bytes is not None:
@@ -863,7 +852,7 @@ def create_for_prompt(
     try:
         dynamo.call("transact_write_items", TransactItems=actions)
     except ClientError as exc:
-        if _is_condition_failure(exc):
+        if dynamo.failed_conditions(exc) is not None:
             return False
         raise
     return True

@@ -3,7 +3,7 @@ that retry what DynamoDB leaves unprocessed, and paginated queries."""
 
 from __future__ import annotations
 
-import random
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +14,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from evalsvc import backoff
 from evalsvc.errors import StorageUnavailable
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
@@ -21,6 +22,8 @@ from evalsvc.settings import get_settings
 Item = dict[str, Any]
 BATCH_WRITE_MAX = 25
 BATCH_GET_MAX = 100
+# Rounds of a batch read or write before what DynamoDB keeps leaving unprocessed is a 503.
+BATCH_ATTEMPTS = 8
 _THROTTLING_CODES = frozenset(
     {
         "ProvisionedThroughputExceededException",
@@ -56,6 +59,38 @@ def reset_clients() -> None:
 
 def error_code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def failed_conditions(exc: ClientError) -> list[int] | None:
+    """For a write refused because a condition was false: the indexes of the actions whose
+    condition failed ([0] for a single write). None when it was refused for another reason (a
+    conflict with a concurrent transaction, throttling): the caller must raise or retry."""
+    code = error_code(exc)
+    if code == "ConditionalCheckFailedException":
+        return [0]
+    if code != "TransactionCanceledException":
+        return None
+    codes = [str(r.get("Code")) for r in exc.response.get("CancellationReasons") or []]
+    if not codes:
+        # Without the reasons in the response, the message lists them in action order:
+        # "Transaction cancelled, ... [ConditionalCheckFailed, None]".
+        listed = re.search(
+            r"\[([^\]]*)\]\s*$", str(exc.response.get("Error", {}).get("Message", ""))
+        )
+        codes = [c.strip() for c in listed.group(1).split(",")] if listed else []
+    failed = [k for k, c in enumerate(codes) if c == "ConditionalCheckFailed"]
+    return failed or None
+
+
+def conditional(operation: str, **kwargs: Any) -> Any | None:
+    """Call a DynamoDB write whose condition may be false: its response, or None when a
+    condition was false (other errors are raised)."""
+    try:
+        return call(operation, **kwargs)
+    except ClientError as exc:
+        if failed_conditions(exc) is not None:
+            return None
+        raise
 
 
 def unavailable(exc: Exception) -> StorageUnavailable:
@@ -138,7 +173,7 @@ def batch_write(
     *,
     on_progress: Callable[[int], None] | None = None,
     workers: int = 8,
-    max_attempts: int = 8,
+    max_attempts: int = BATCH_ATTEMPTS,
     via: Any = None,
 ) -> None:
     """Write `requests` (PutRequest/DeleteRequest entries) in batches of 25, retrying the items
@@ -155,7 +190,7 @@ def batch_write(
             pending = response.get("UnprocessedItems", {}).get(table, [])
             if not pending:
                 return len(chunk)
-            time.sleep(min(2.0, 0.05 * 2**attempt) * random.uniform(0.5, 1.0))  # noqa: S311
+            time.sleep(backoff.delay(attempt + 1, 0.05, 2.0))
         raise StorageUnavailable(
             f"storage kept refusing {len(pending)} writes after {max_attempts} attempts; retry"
         )
@@ -236,10 +271,15 @@ def batch_get(table: str, keys: Sequence[Item], *, consistent: bool = True) -> I
         request: dict[str, Any] = {
             table: {"Keys": list(keys[start : start + BATCH_GET_MAX]), "ConsistentRead": consistent}
         }
-        while request:
+        for attempt in range(BATCH_ATTEMPTS):
             response = call("batch_get_item", RequestItems=request)
             yield from response.get("Responses", {}).get(table, [])
             request = response.get("UnprocessedKeys") or {}
+            if not request:
+                break
+            time.sleep(backoff.delay(attempt + 1, 0.05, 2.0))
+        else:
+            raise StorageUnavailable("storage kept refusing reads; retry shortly")
 
 
 def scan_all(table: str) -> Iterator[Item]:

@@ -9,12 +9,11 @@ An evaluation scored inside the request writes its scored pairs first and the he
 with a condition: until the header exists the result does not, so a failure part-way stores
 nothing a reader can see.
 
-A queued evaluation writes its header first, with `status` running and the job (dataset
-version, label filter, chunk count). Workers write the scored pairs of their chunk, then count
-the chunk in the header with one conditional update (`done` holds the indexes of the chunks
-counted, so a chunk delivered twice is counted once). Whoever counts the last chunk completes
-the result: statistics and status complete in the header, the dataset's pointer, together.
-A header without `status` is a complete result.
+A queued evaluation writes its header first, with `status` running, in one transaction with
+its job (storage.jobs, which keeps the progress). Workers write the scored pairs of their
+chunk; whoever counts the last chunk completes the result: statistics and status complete in
+the header, the dataset's pointer, and the job's end, together. A header without `status` is a
+complete result.
 
 The header keeps the definitions and system prompt the result was scored with; long ones are
 kept apart (storage.texts), once however many results share them.
@@ -27,11 +26,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalsvc.models.datasets import DatasetKind
-from evalsvc.models.evaluations import EvaluationResult, Job, LowScore, ScoredPair, Status
+from evalsvc.models.evaluations import EvaluationResult, LowScore, ScoredPair
+from evalsvc.models.jobs import Status
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 from evalsvc.stats import Summary
-from evalsvc.storage import dynamo, job_state, texts
+from evalsvc.storage import dynamo, texts
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 
 HEADER_SK = "result"
@@ -129,18 +129,6 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         failure=get_s(item, "failure", "") or "",
         failure_status=get_n(item, "failure_status"),
         scored_bytes=get_n(item, "bytes_done") if "bytes_done" in item else None,
-    )
-
-
-def _job_from_item(item: Item) -> Job:
-    return Job(
-        dataset_version=get_s(item, "dataset_version") or "",
-        labels=get_list(item, "labels"),
-        chunk_count=get_n(item, "chunk_count"),
-        chunks_done=get_n(item, "chunks_done"),
-        last_error=get_s(item, "last_error", "") or "",
-        last_error_status=get_n(item, "last_error_status"),
-        done=job_state.done_chunks(item),
     )
 
 
@@ -252,27 +240,24 @@ def scored_page(
     return [_scored_from_item(item) for item in items], more
 
 
-# ---- queued evaluations ------------------------------------------------------------------------
+# ---- queued evaluations (their jobs: logic.jobs) ------------------------------------------------
 
 
 def _header_key(tenant: str, results_id: str) -> Item:
     return {"pk": s(result_pk(tenant, results_id)), "sk": s(HEADER_SK)}
 
 
-def start(result: EvaluationResult, job: Job) -> bool:
-    """Make the result exist, running, with what its workers need; False when a result with
-    its id exists already."""
+def running_action(result: EvaluationResult) -> Item:
+    """The transaction action that makes the result exist, running (with its job)."""
     item = _header_item(result)
-    item.update(job_state.running_fields(job.chunk_count))
-    item.update({"dataset_version": s(job.dataset_version), "labels": dynamo.ss_list(job.labels)})
-    return job_state.create(_table(), item)
-
-
-def get_with_job(tenant: str, results_id: str) -> tuple[EvaluationResult, Job] | None:
-    item = dynamo.get_item(_table(), _header_key(tenant, results_id))
-    if item is None:
-        return None
-    return _result_from_item(tenant, item), _job_from_item(item)
+    item["status"] = s(Status.RUNNING.value)
+    return {
+        "Put": {
+            "TableName": _table(),
+            "Item": item,
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }
 
 
 def put_scored(tenant: str, results_id: str, scored: Sequence[ScoredPair]) -> None:
@@ -283,53 +268,43 @@ def put_scored(tenant: str, results_id: str, scored: Sequence[ScoredPair]) -> No
     )
 
 
-def count_chunk(
-    tenant: str, results_id: str, chunk: int, scored: Sequence[ScoredPair]
-) -> tuple[int, int] | None:
-    """Count chunk `chunk`, whose scored pairs are `scored`, done, once: (chunks done, chunk
-    count) after it; None when it was counted before or the result is no longer running."""
-    size = sum(pair.listed_bytes for pair in scored)
-    key = _header_key(tenant, results_id)
-    return job_state.count_chunk(_table(), key, chunk, len(scored), size)
-
-
-def complete(result: EvaluationResult) -> bool:
-    """Store the statistics and mark the result complete (and the dataset's newest); False when
-    it was already complete or failed."""
+def complete_actions(result: EvaluationResult) -> list[Item]:
+    """The transaction actions that store the statistics, mark the result complete and make it
+    the dataset's newest."""
     pointer = {
         "pk": s(latest_pk(result.tenant, result.dataset_kind, result.dataset_id)),
         "sk": s(POINTER_SK),
         "results_id": s(result.results_id),
     }
-    done = job_state.conditional(
-        "transact_write_items",
-        TransactItems=[
-            job_state.complete_update(
-                _table(),
-                _header_key(result.tenant, result.results_id),
-                "summaries = :summaries, lowest = :lowest",
-                {":summaries": s(_summaries(result)), ":lowest": s(_lowest(result))},
-            ),
-            {"Put": {"TableName": _table(), "Item": pointer}},
-        ],
-    )
-    return done is not None
+    update = {
+        "TableName": _table(),
+        "Key": _header_key(result.tenant, result.results_id),
+        "UpdateExpression": "SET #status = :complete, summaries = :summaries, lowest = :lowest, "
+        "pairs_done = :pairs, bytes_done = :bytes",
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": {
+            ":complete": s(Status.COMPLETE.value),
+            ":summaries": s(_summaries(result)),
+            ":lowest": s(_lowest(result)),
+            ":pairs": n(result.pairs_done),
+            ":bytes": n(result.scored_bytes or 0),
+        },
+    }
+    return [{"Update": update}, {"Put": {"TableName": _table(), "Item": pointer}}]
 
 
-def fail(tenant: str, results_id: str, reason: str, http_status: int) -> bool:
-    """Mark a running result failed, saying why; False when it had already ended."""
-    return job_state.fail(_table(), _header_key(tenant, results_id), reason, http_status)
-
-
-def note_error(tenant: str, results_id: str, message: str, http_status: int) -> None:
-    """Remember the latest chunk failure of a running result (the reason it fails with if the
-    chunk is given up)."""
-    job_state.note_error(_table(), _header_key(tenant, results_id), message, http_status)
-
-
-def running() -> list[tuple[str, str]]:
-    """(tenant, results id) of every running result (the local server only: a table scan)."""
-    return [
-        (item["pk"]["S"][2:].rsplit("#R#", 1)[0], get_s(item, "results_id") or "")
-        for item in job_state.running_items(_table(), HEADER_SK)
-    ]
+def fail_action(tenant: str, results_id: str, reason: str, http_status: int) -> Item:
+    """The transaction action that marks the result failed, saying why."""
+    return {
+        "Update": {
+            "TableName": _table(),
+            "Key": _header_key(tenant, results_id),
+            "UpdateExpression": "SET #status = :failed, failure = :reason, failure_status = :code",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {
+                ":failed": s(Status.FAILED.value),
+                ":reason": s(reason),
+                ":code": n(http_status),
+            },
+        }
+    }

@@ -17,7 +17,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from evalsvc.errors import StorageUnavailable
-from evalsvc.models.evaluations import Chunk, JobKind
+from evalsvc.models.jobs import Chunk, JobKind
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 

@@ -22,8 +22,8 @@ from evalsvc.models.evaluations import (
     LowestScoringPair,
     MetricScoreOut,
     QueuedOut,
-    Status,
 )
+from evalsvc.models.jobs import Status
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 

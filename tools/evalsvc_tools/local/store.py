@@ -20,6 +20,7 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
+from evalsvc.storage.dynamo import batch_write
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
@@ -27,8 +28,7 @@ from moto.moto_server.werkzeug_app import (
 )
 from werkzeug.serving import BaseWSGIServer, make_server
 
-from evalsvc.local.tables import create_queues, create_tables, queue_env_vars
-from evalsvc.storage.dynamo import batch_write
+from evalsvc_tools.local.tables import create_queues, create_tables, queue_env_vars
 
 TABLE_PREFIX = "evalsvc-local"
 SNAPSHOT = "snapshot.jsonl"

@@ -42,7 +42,7 @@ def find_template() -> Path:
     explicit = os.environ.get("EVALSVC_TEMPLATE")
     if explicit:
         return Path(explicit)
-    candidates = [Path(__file__).resolve().parents[4], *Path.cwd().resolve().parents]
+    candidates = [Path(__file__).resolve().parents[3], *Path.cwd().resolve().parents]
     candidates.insert(1, Path.cwd().resolve())
     for directory in candidates:
         path = directory / "template.yaml"

@@ -40,18 +40,18 @@ def _env_int(name: str, default: int) -> int:
 @contextlib.contextmanager
 def _target(args: argparse.Namespace) -> Iterator[None]:
     """Point the service code at the chosen DynamoDB for the duration of a command."""
-    from evalsvc.local.server import apply_environment
+    from evalsvc_tools.local.server import apply_environment
 
     if args.local:
-        from evalsvc.local.store import EmbeddedDynamoDB, StoreBusy
+        from evalsvc_tools.local.store import EmbeddedDynamoDB, StoreBusy
 
         store = EmbeddedDynamoDB(args.data_dir, port=0)
         try:
             apply_environment(store.start())
         except StoreBusy:
             # The local server holds the store: talk to it.
-            from evalsvc.local.store import LOCAL_CREDENTIALS, TABLE_PREFIX
-            from evalsvc.local.tables import table_env_vars
+            from evalsvc_tools.local.store import LOCAL_CREDENTIALS, TABLE_PREFIX
+            from evalsvc_tools.local.tables import table_env_vars
 
             endpoint = (args.data_dir / "endpoint").read_text().strip()
             tables = {var: f"{TABLE_PREFIX}-{lid}" for var, lid in table_env_vars().items()}
@@ -93,7 +93,7 @@ def _stack_tables(stack_name: str, region: str | None) -> dict[str, str]:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from evalsvc.local.server import serve
+    from evalsvc_tools.local.server import serve
 
     serve(args.host, args.port, args.dynamodb_port, args.data_dir)
     return 0

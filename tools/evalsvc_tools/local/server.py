@@ -7,18 +7,20 @@ import os
 import secrets
 import signal
 import sys
+import threading
 from pathlib import Path
 
 import uvicorn
-
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
-from evalsvc.local.store import EmbeddedDynamoDB
-from evalsvc.local.workers import LocalWorkers
-from evalsvc.logic import api_keys, augment_jobs, evaluation_jobs
-from evalsvc.settings import reset_settings
+from evalsvc.identifiers import now_ms
+from evalsvc.logic import api_keys, jobs
+from evalsvc.settings import get_settings, reset_settings
 from evalsvc.storage import work_queue
 from evalsvc.storage.dynamo import reset_clients
+
+from evalsvc_tools.local.store import EmbeddedDynamoDB
+from evalsvc_tools.local.workers import LocalWorkers
 
 DEV_TENANT = "local"
 DEV_USER = "dev"
@@ -52,6 +54,30 @@ def dev_key(data_dir: Path) -> str:
     return key
 
 
+class Sweeper:
+    """Sweeps stalled jobs every `seconds` on a thread (logic.jobs.sweep)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="sweeper", daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.seconds):
+            try:
+                jobs.sweep()
+            except Exception as exc:  # the next round tries again
+                print(f"sweeping stalled jobs failed: {exc!r}", file=sys.stderr, flush=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+
 def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
     store = EmbeddedDynamoDB(data_dir, host=host, port=dynamodb_port)
     apply_environment(store.start())
@@ -61,15 +87,18 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         store.queues["WorkDeadLetterQueue"],
         workers=int(os.environ.get("EVALSVC_LOCAL_WORKERS", "2")),
     )
+    sweeper = Sweeper(float(os.environ.get("EVALSVC_SWEEP_SECONDS", "60")))
     try:
-        # The queue is not saved with the tables: work queued before the last stop is gone.
-        stale = evaluation_jobs.fail_abandoned(
-            "the local server stopped while this evaluation ran; evaluate again"
-        ) + augment_jobs.fail_abandoned(
-            "the local server stopped while this dataset was generated; augment again"
-        )
-        if stale:
-            print(f"{stale} job(s) left running at the last stop marked failed", flush=True)
+        # The queue is not saved with the tables: every job left running at the last stop is
+        # stalled, and has its unfinished chunks queued again; then stalled jobs are swept
+        # on a timer, as the scheduled sweeper does deployed.
+        resumed = jobs.sweep(at_ms=now_ms() + int(get_settings().job_stall_seconds * 1000) + 1)
+        if resumed.resumed_jobs:
+            print(
+                f"{resumed.resumed_jobs} job(s) left running at the last stop queued again",
+                flush=True,
+            )
+        sweeper.start()
         workers.start()
         key = dev_key(data_dir)
         api_keys.ensure_key(DEV_TENANT, DEV_USER, DEV_EMAIL, key)
@@ -87,6 +116,7 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
             signal.signal(sig, lambda *_: None)
         server.run()
     finally:
+        sweeper.stop()
         workers.stop()
         store.stop()
         print("evalsvc stopped; data saved", file=sys.stderr, flush=True)

@@ -1,0 +1,319 @@
+"""The job engine: every kind of queued work (evaluations, augmentations) starts, runs its
+chunks, finishes, fails and is swept the same way; a kind (a `Work`) says only how to do one
+chunk and what completing or failing the job changes besides the job itself.
+
+    start      the request: the job (and whatever the kind creates with it, in one
+               transaction), then one message per chunk on the work queue
+    wait       the request, for a plain POST: until the job ends, or out of time
+    run_chunk  a worker: do one chunk, then count it once (storage.jobs.count), leaving its
+               tally (the kind's aggregates)
+    finish     whoever counts the last chunk: reads the tallies (one item per chunk) and ends
+               the job complete, with the kind's actions, in one transaction
+    give_up    the dead-letter worker: a chunk that kept failing fails the job
+    sweep      on a schedule: a running job with no progress for EVALSVC_JOB_STALL_SECONDS has
+               its missing chunks queued again (MAX_SWEEPS times), then fails, saying why
+
+Every step may run twice (SQS delivers at least once, a worker or a request may die
+anywhere): chunk writes are idempotent, a chunk is counted once, and ending a job is
+conditional on it still running. A job stored but never queued (its request died) is found by
+the sweeper, which queues its chunks from the job's plan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Protocol
+
+from evalsvc.deadlines import Deadline
+from evalsvc.errors import DomainError
+from evalsvc.identifiers import now_ms
+from evalsvc.logic import chunks
+from evalsvc.models.jobs import Chunk, Job, JobKind, Status, Tally
+from evalsvc.observability import logger, metrics
+from evalsvc.settings import get_settings
+from evalsvc.storage import jobs as jobs_store
+from evalsvc.storage import work_queue
+from evalsvc.storage.dynamo import Item
+
+# Times the sweeper queues a stalled job's missing chunks again before failing it.
+MAX_SWEEPS = 3
+
+
+class Work(Protocol):
+    """One kind of queued work."""
+
+    kind: JobKind
+
+    def run(self, job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> Tally | None:
+        """Do `chunk` (delivery `attempt`) before `deadline`; its tally to count, or None when
+        it must not be counted (another delivery counted it meanwhile)."""
+        ...
+
+    def complete(self, job: Job, tallies: Sequence[Tally]) -> list[Item]:
+        """The transaction actions that make what the job produced exist, from the tallies of
+        all its chunks. Raises chunks.Unrecoverable when the job must fail instead."""
+        ...
+
+    def failed(self, job: Job, reason: str, http_status: int) -> list[Item]:
+        """The transaction actions that record the failure besides the job's own."""
+        ...
+
+    def discard(self, job: Job) -> None:
+        """Remove what a failed job wrote (best effort)."""
+        ...
+
+
+def _work(kind: JobKind) -> Work:
+    # Imported here: the kinds import this engine.
+    if kind is JobKind.EVALUATION:
+        from evalsvc.logic.evaluation_jobs import EVALUATIONS
+
+        return EVALUATIONS
+    from evalsvc.logic.augment_jobs import AUGMENTATIONS
+
+    return AUGMENTATIONS
+
+
+def cut(kind: JobKind, tenant: str, job_id: str, ords: Sequence[str], size: int) -> list[Chunk]:
+    """Consecutive chunks of `size` pairs (the last may be smaller) of the selection whose ords,
+    in dataset order, are `ords`."""
+    return [
+        Chunk(
+            kind=kind,
+            tenant=tenant,
+            job_id=job_id,
+            index=k,
+            start=start,
+            count=len(ords[start : start + size]),
+            first_ord=ords[start],
+            last_ord=ords[min(start + size, len(ords)) - 1],
+        )
+        for k, start in enumerate(range(0, len(ords), size))
+    ]
+
+
+def start(job: Job, pieces: Sequence[Chunk], also: Sequence[Item], again: str) -> Job:
+    """Store the job (with the actions `also`) and queue its chunks; the job. A job with its id
+    already stored (a retry of the same request) is returned as it is. If the chunks cannot be
+    queued the job fails, saying to `again` (what to do), and the error is raised; a request
+    that dies before queueing leaves the job to the sweeper."""
+    job.progress_ms = job.created_ms
+    if not jobs_store.create(job, pieces, also):
+        existing = jobs_store.get(job.tenant, job.kind, job.job_id)
+        if existing is None:
+            raise chunks.failure(f"the {job.kind.value} changed while it was started; retry", 503)
+        return existing
+    try:
+        work_queue.send(pieces)
+    except BaseException:
+        fail(job.tenant, job.kind, job.job_id, f"the work could not be queued: {again}", 503)
+        raise
+    metrics.add_metric(name=f"{job.kind.value.title()}sQueued", unit="Count", value=1)
+    logger.info(
+        "job queued",
+        extra={"kind": job.kind.value, "job": job.job_id, "chunks": len(pieces)},
+    )
+    return job
+
+
+def get(tenant: str, kind: JobKind, job_id: str) -> Job | None:
+    return jobs_store.get(tenant, kind, job_id)
+
+
+def wait(job: Job, seconds: float) -> Job:
+    """The job's state once it has ended, or after `seconds`."""
+    return chunks.poll(
+        lambda: jobs_store.get(job.tenant, job.kind, job.job_id) or job,
+        lambda j: j.status is not Status.RUNNING,
+        seconds,
+    )
+
+
+# ---- workers -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    """How the failure rules (logic.chunks) record an outcome on a chunk's job."""
+
+    def fail(self, chunk: Chunk, reason: str, http_status: int) -> None:
+        fail(chunk.tenant, chunk.kind, chunk.job_id, reason, http_status)
+
+    def note_error(self, chunk: Chunk, text: str, http_status: int) -> None:
+        jobs_store.note_error(chunk, text, http_status, now_ms())
+
+    def requeued(self, chunk: Chunk) -> None:
+        jobs_store.touch(chunk, now_ms())
+
+
+_RECORD = _Record()
+
+
+def run_chunk(chunk: Chunk, attempt: int, deadline: Deadline) -> None:
+    """Do one chunk (delivery number `attempt`) before `deadline` and count it; finish the job
+    when it is the last. Raises RetryChunk when another attempt may succeed; fails the job
+    itself when none can."""
+    job = jobs_store.get(chunk.tenant, chunk.kind, chunk.job_id)
+    if job is None or job.status is not Status.RUNNING:
+        logger.info(
+            "chunk of an ended or unknown job skipped",
+            extra={"job": chunk.job_id, "chunk": chunk.index},
+        )
+        return
+    chunks.run(chunk, attempt, partial(_run, job, chunk, attempt, deadline), _RECORD)
+
+
+def _run(job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> None:
+    redelivered = attempt > 1 or chunk.requeues > 0
+    if redelivered and jobs_store.is_counted(chunk):
+        # Counted by an earlier delivery, which may have died before finishing the job. (A
+        # duplicate first delivery does the chunk again, and its count is refused.)
+        _finish_if_all_counted(job)
+        return
+    tally = _work(chunk.kind).run(job, chunk, attempt, deadline)
+    if tally is None:
+        _finish_if_all_counted(jobs_store.get(job.tenant, job.kind, job.job_id))
+        return
+    counted = jobs_store.count(chunk, tally, now_ms())
+    if counted is None:
+        # Counted meanwhile by another delivery of the same chunk, or the job ended: if it
+        # failed, what this delivery just wrote goes with the rest of what it wrote.
+        again = jobs_store.get(job.tenant, job.kind, job.job_id)
+        if again is not None and again.status is Status.FAILED:
+            _work(chunk.kind).discard(again)
+        _finish_if_all_counted(again)
+        return
+    done, total = counted
+    if done >= total:
+        finish(job.tenant, job.kind, job.job_id)
+
+
+def _finish_if_all_counted(job: Job | None) -> None:
+    if job is not None and job.status is Status.RUNNING and job.chunks_done >= job.chunk_count:
+        finish(job.tenant, job.kind, job.job_id)
+
+
+def finish(tenant: str, kind: JobKind, job_id: str) -> None:
+    """End the job complete from its chunks' tallies (a no-op if it has ended)."""
+    job = jobs_store.get(tenant, kind, job_id)
+    if job is None or job.status is not Status.RUNNING:
+        return
+    tallies = jobs_store.tallies(tenant, kind, job_id)
+    if len(tallies) < job.chunk_count:
+        return  # not every chunk is counted yet
+    work = _work(kind)
+    try:
+        actions = work.complete(job, tallies)
+    except chunks.Unrecoverable as exc:
+        fail(tenant, kind, job_id, exc.message, chunks.INTERNAL)
+        return
+    if jobs_store.end([jobs_store.complete_action(job, now_ms()), *actions]):
+        metrics.add_metric(name=f"{kind.value.title()}sCompleted", unit="Count", value=1)
+        logger.info(
+            "job complete", extra={"kind": kind.value, "job": job_id, "pairs": job.pairs_done}
+        )
+
+
+def fail(tenant: str, kind: JobKind, job_id: str, reason: str, http_status: int) -> bool:
+    """Fail a running job, saying why, and remove what it wrote; False when it had ended."""
+    job = jobs_store.get(tenant, kind, job_id)
+    if job is None or job.status is not Status.RUNNING:
+        return False
+    work = _work(kind)
+    actions = [
+        jobs_store.fail_action(job, reason, http_status),
+        *work.failed(job, reason, http_status),
+    ]
+    if not jobs_store.end(actions):
+        return False
+    work.discard(job)
+    metrics.add_metric(name=f"{kind.value.title()}sFailed", unit="Count", value=1)
+    logger.warning("job failed", extra={"kind": kind.value, "job": job_id, "why": reason})
+    return True
+
+
+def give_up(chunk: Chunk) -> None:
+    """A chunk that kept failing reached the dead-letter queue: its job fails, saying why."""
+    job = jobs_store.get(chunk.tenant, chunk.kind, chunk.job_id)
+    if job is None or job.status is not Status.RUNNING:
+        return
+    if jobs_store.is_counted(chunk):
+        _finish_if_all_counted(job)  # a copy of a chunk already counted
+        return
+    reason, status = chunks.give_up_reason(chunk, job.last_error, job.last_error_status)
+    fail(chunk.tenant, chunk.kind, chunk.job_id, reason, status)
+
+
+def failure_error(job: Job, message: str) -> DomainError:
+    """The error a caller waiting on the failed job gets."""
+    return chunks.failure(message, job.failure_status)
+
+
+# ---- the sweeper -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Sweep:
+    """What one sweep did."""
+
+    requeued_chunks: int = 0
+    resumed_jobs: int = 0
+    finished_jobs: int = 0
+    failed_jobs: int = 0
+
+
+def sweep(at_ms: int | None = None) -> Sweep:
+    """Find the running jobs that made no progress for EVALSVC_JOB_STALL_SECONDS before
+    `at_ms` (now) and get each moving again: finish it when every chunk is counted, queue its
+    missing chunks again, or, after MAX_SWEEPS such requeues, fail it saying why."""
+    now = now_ms() if at_ms is None else at_ms
+    stall_ms = int(get_settings().job_stall_seconds * 1000)
+    report = Sweep()
+    for tenant, kind, job_id in list(jobs_store.stalled(now - stall_ms)):
+        try:
+            _sweep_one(tenant, kind, job_id, now, stall_ms, report)
+        except Exception:
+            logger.exception("a stalled job could not be swept", extra={"job": job_id})
+    if report.resumed_jobs or report.finished_jobs or report.failed_jobs:
+        logger.info("stalled jobs swept", extra=dataclasses.asdict(report))
+        metrics.add_metric(name="JobsSwept", unit="Count", value=report.resumed_jobs)
+    return report
+
+
+def _sweep_one(
+    tenant: str, kind: JobKind, job_id: str, now: int, stall_ms: int, report: Sweep
+) -> None:
+    job = jobs_store.get(tenant, kind, job_id)
+    if job is None or job.status is not Status.RUNNING or job.progress_ms >= now - stall_ms:
+        return  # ended or moved since the index was read
+    minutes = max(1, stall_ms // 60_000)
+    if job.chunks_done >= job.chunk_count:
+        finish(tenant, kind, job_id)
+        report.finished_jobs += 1
+        return
+    if job.sweeps >= MAX_SWEEPS:
+        reason = (
+            f"no progress for {minutes} minutes, after its unfinished chunks were queued again "
+            f"{job.sweeps} times" + (f"; last error: {job.last_error}" if job.last_error else "")
+        )
+        if fail(tenant, kind, job_id, reason, job.last_error_status or chunks.INTERNAL):
+            report.failed_jobs += 1
+        return
+    if not jobs_store.claim_sweep(job, now):
+        return
+    counted = jobs_store.counted_indexes(job)
+    missing = [
+        dataclasses.replace(chunk, requeues=chunk.requeues + 1)
+        for chunk in jobs_store.plan(job)
+        if chunk.index not in counted
+    ]
+    work_queue.send(missing)
+    report.resumed_jobs += 1
+    report.requeued_chunks += len(missing)
+    logger.warning(
+        "stalled job queued again",
+        extra={"kind": kind.value, "job": job_id, "chunks": len(missing), "sweep": job.sweeps + 1},
+    )

@@ -1,0 +1,76 @@
+"""Queued work (logic/jobs.py): what a job is, how it is cut into chunks, and what a counted
+chunk leaves behind for the job's finish."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    RUNNING = "running"
+    COMPLETE = "complete"
+    FAILED = "failed"
+
+
+class JobKind(StrEnum):
+    EVALUATION = "evaluation"  # job id: the evaluation result's
+    AUGMENTATION = "augmentation"  # job id: the synthetic dataset's
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One message on the queue: pairs `start` .. `start + count - 1` of the selection, which
+    are the pairs (matching the job's labels) of the dataset version with `first_ord` <= ord <=
+    `last_ord`."""
+
+    kind: JobKind
+    tenant: str
+    job_id: str
+    index: int
+    start: int
+    count: int
+    first_ord: str
+    last_ord: str
+    # Times the chunk was put back on the queue (a throttled model, a stalled job).
+    requeues: int = 0
+
+
+@dataclass(slots=True)
+class Job:
+    """The state of one queued job: small, whatever the job's size. `params` are what the
+    job's kind needs to do a chunk (a dataset version, a label filter…)."""
+
+    kind: JobKind
+    tenant: str
+    job_id: str
+    chunk_count: int
+    pairs_total: int
+    created_ms: int
+    params: dict[str, Any] = field(default_factory=dict)
+    status: Status = Status.RUNNING
+    chunks_done: int = 0
+    pairs_done: int = 0
+    bytes_done: int = 0
+    # When the job last moved (started, a chunk counted, a chunk failed or requeued).
+    progress_ms: int = 0
+    # Times the sweeper queued its missing chunks again.
+    sweeps: int = 0
+    failure: str = ""
+    # The HTTP status a caller waiting on a failed job is answered with.
+    failure_status: int = 0
+    last_error: str = ""
+    last_error_status: int = 0
+
+
+@dataclass(slots=True)
+class Tally:
+    """What one counted chunk leaves for its job's finish: how many pairs and bytes it did,
+    and `totals`, its kind's aggregates (an evaluation's score counts and lowest pairs), so
+    finishing reads one item per chunk, never the pairs."""
+
+    index: int
+    pairs: int
+    bytes: int
+    totals: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,330 @@
+"""The jobs table: the state of queued work, apart from what the work produces.
+
+    pk                               sk            what
+    T#<tenant>#J#<kind>#<job_id>     job           status, counters, progress time, params, plan
+    T#<tenant>#J#<kind>#<job_id>     chunk#<k>     chunk k counted: its pairs, bytes and totals
+    T#<tenant>#text#<sha256>         part#<k>      long params or plans (storage.texts)
+
+The job item stays small: counters and a reference to its chunk plan (the chunks' boundaries,
+read only by the sweeper). A chunk is counted once by creating its chunk item, in one
+transaction with the counters' update; finishing a job reads its chunk items, one per chunk,
+never the pairs. While a job runs its item carries `sweep`, which puts it in the sparse index
+`stalled` by `progress_ms`; ending the job removes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+
+from evalsvc.models.jobs import Chunk, Job, JobKind, Status, Tally
+from evalsvc.settings import get_settings
+from evalsvc.storage import dynamo, texts
+from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
+
+JOB_SK = "job"
+CHUNK_PREFIX = "chunk#"
+STALLED_INDEX = "stalled"
+RUNNING_MARK = "running"
+
+_STATUS = {"#status": "status"}
+_RUNNING = {":running": s(Status.RUNNING.value)}
+
+
+def _table() -> str:
+    return get_settings().jobs_table
+
+
+def _pk(tenant: str, kind: JobKind, job_id: str) -> str:
+    return f"T#{tenant}#J#{kind.value}#{job_id}"
+
+
+def key(tenant: str, kind: JobKind, job_id: str) -> Item:
+    return {"pk": s(_pk(tenant, kind, job_id)), "sk": s(JOB_SK)}
+
+
+def _chunk_key(tenant: str, kind: JobKind, job_id: str, index: int) -> Item:
+    return {"pk": s(_pk(tenant, kind, job_id)), "sk": s(f"{CHUNK_PREFIX}{index:06d}")}
+
+
+def _parse_pk(pk: str) -> tuple[str, JobKind, str]:
+    """(tenant, kind, job id) of a job's partition key."""
+    tenant_part, rest = pk[2:].split("#J#", 1)
+    kind, job_id = rest.split("#", 1)
+    return tenant_part, JobKind(kind), job_id
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _plan(pieces: Sequence[Chunk]) -> str:
+    return _json([[c.start, c.count, c.first_ord, c.last_ord] for c in pieces])
+
+
+def create_action(job: Job, pieces: Sequence[Chunk]) -> Item:
+    """The transaction action that makes the job exist, running, with its chunk plan (long
+    params or plans are written apart first); it fails when the job exists already."""
+    table = _table()
+    item: Item = {
+        **key(job.tenant, job.kind, job.job_id),
+        "status": s(Status.RUNNING.value),
+        "sweep": s(RUNNING_MARK),
+        "progress_ms": n(job.progress_ms or job.created_ms),
+        "created_ms": n(job.created_ms),
+        "chunk_count": n(job.chunk_count),
+        "pairs_total": n(job.pairs_total),
+        "chunks_done": n(0),
+        "pairs_done": n(0),
+        "bytes_done": n(0),
+        "sweeps": n(0),
+        **texts.text_field(table, job.tenant, "params", _json(job.params)),
+        **texts.text_field(table, job.tenant, "plan", _plan(pieces)),
+    }
+    return {
+        "Put": {"TableName": table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}
+    }
+
+
+def create(job: Job, pieces: Sequence[Chunk], also: Sequence[Item] = ()) -> bool:
+    """Make the job exist (with the actions `also`, in one transaction); False, changing
+    nothing, when it exists already or a condition of `also` fails."""
+    actions = [create_action(job, pieces), *also]
+    return dynamo.conditional("transact_write_items", TransactItems=actions) is not None
+
+
+def _from_item(tenant: str, kind: JobKind, job_id: str, item: Item) -> Job:
+    return Job(
+        kind=kind,
+        tenant=tenant,
+        job_id=job_id,
+        chunk_count=get_n(item, "chunk_count"),
+        pairs_total=get_n(item, "pairs_total"),
+        created_ms=get_n(item, "created_ms"),
+        params=json.loads(texts.read_text(_table(), tenant, item, "params") or "{}"),
+        status=Status(get_s(item, "status") or Status.RUNNING.value),
+        chunks_done=get_n(item, "chunks_done"),
+        pairs_done=get_n(item, "pairs_done"),
+        bytes_done=get_n(item, "bytes_done"),
+        progress_ms=get_n(item, "progress_ms"),
+        sweeps=get_n(item, "sweeps"),
+        failure=get_s(item, "failure", "") or "",
+        failure_status=get_n(item, "failure_status"),
+        last_error=get_s(item, "last_error", "") or "",
+        last_error_status=get_n(item, "last_error_status"),
+    )
+
+
+def get(tenant: str, kind: JobKind, job_id: str) -> Job | None:
+    item = dynamo.get_item(_table(), key(tenant, kind, job_id))
+    return _from_item(tenant, kind, job_id, item) if item else None
+
+
+def plan(job: Job) -> list[Chunk]:
+    """Every chunk of the job, as it was cut when the job started."""
+    item = dynamo.get_item(_table(), key(job.tenant, job.kind, job.job_id))
+    if item is None:
+        return []
+    rows = json.loads(texts.read_text(_table(), job.tenant, item, "plan") or "[]")
+    return [
+        Chunk(job.kind, job.tenant, job.job_id, k, int(start), int(count), str(first), str(last))
+        for k, (start, count, first, last) in enumerate(rows)
+    ]
+
+
+# ---- counting chunks ---------------------------------------------------------------------------
+
+
+def is_counted(chunk: Chunk) -> bool:
+    response = dynamo.call(
+        "get_item",
+        TableName=_table(),
+        Key=_chunk_key(chunk.tenant, chunk.kind, chunk.job_id, chunk.index),
+        ConsistentRead=True,
+        ProjectionExpression="sk",
+    )
+    return "Item" in response
+
+
+def count(chunk: Chunk, tally: Tally, now_ms: int) -> tuple[int, int] | None:
+    """Count `chunk` done, once, leaving `tally`: (chunks done, chunk count) after it; None when
+    it was counted before or the job is no longer running."""
+    table = _table()
+    chunk_item: Item = {
+        **_chunk_key(chunk.tenant, chunk.kind, chunk.job_id, chunk.index),
+        "pairs": n(tally.pairs),
+        "bytes": n(tally.bytes),
+        **texts.text_field(table, chunk.tenant, "totals", _json(tally.totals)),
+    }
+    counted = dynamo.conditional(
+        "transact_write_items",
+        TransactItems=[
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": chunk_item,
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {
+                "Update": {
+                    "TableName": table,
+                    "Key": key(chunk.tenant, chunk.kind, chunk.job_id),
+                    "UpdateExpression": "SET progress_ms = :now "
+                    "ADD chunks_done :one, pairs_done :pairs, bytes_done :bytes",
+                    "ConditionExpression": "#status = :running",
+                    "ExpressionAttributeNames": _STATUS,
+                    "ExpressionAttributeValues": {
+                        ":now": n(now_ms),
+                        ":one": n(1),
+                        ":pairs": n(tally.pairs),
+                        ":bytes": n(tally.bytes),
+                        **_RUNNING,
+                    },
+                }
+            },
+        ],
+    )
+    if counted is None:
+        return None
+    job = get(chunk.tenant, chunk.kind, chunk.job_id)
+    return (job.chunks_done, job.chunk_count) if job else None
+
+
+def tallies(tenant: str, kind: JobKind, job_id: str) -> list[Tally]:
+    """What every counted chunk of the job left, by chunk index: one item per chunk."""
+    items = dynamo.query_items(
+        TableName=_table(),
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :chunk)",
+        ExpressionAttributeValues={":pk": s(_pk(tenant, kind, job_id)), ":chunk": s(CHUNK_PREFIX)},
+        ConsistentRead=True,
+    )
+    return [
+        Tally(
+            index=int(item["sk"]["S"][len(CHUNK_PREFIX) :]),
+            pairs=get_n(item, "pairs"),
+            bytes=get_n(item, "bytes"),
+            totals=json.loads(texts.read_text(_table(), tenant, item, "totals") or "{}"),
+        )
+        for item in items
+    ]
+
+
+def counted_indexes(job: Job) -> set[int]:
+    """The indexes of the chunks counted so far (keys only)."""
+    items = dynamo.query_items(
+        TableName=_table(),
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :chunk)",
+        ExpressionAttributeValues={
+            ":pk": s(_pk(job.tenant, job.kind, job.job_id)),
+            ":chunk": s(CHUNK_PREFIX),
+        },
+        ProjectionExpression="sk",
+        ConsistentRead=True,
+    )
+    return {int(item["sk"]["S"][len(CHUNK_PREFIX) :]) for item in items}
+
+
+# ---- ending and noting -------------------------------------------------------------------------
+
+
+def complete_action(job: Job, now_ms: int) -> Item:
+    """The transaction action that marks the running job complete."""
+    return _end_action(job, Status.COMPLETE, "completed_ms = :now", {":now": n(now_ms)})
+
+
+def fail_action(job: Job, reason: str, http_status: int) -> Item:
+    """The transaction action that marks the running job failed, saying why."""
+    return _end_action(
+        job,
+        Status.FAILED,
+        "failure = :reason, failure_status = :code",
+        {":reason": s(reason), ":code": n(http_status)},
+    )
+
+
+def _end_action(job: Job, status: Status, set_expression: str, values: Item) -> Item:
+    return {
+        "Update": {
+            "TableName": _table(),
+            "Key": key(job.tenant, job.kind, job.job_id),
+            "UpdateExpression": f"SET #status = :ended, {set_expression} REMOVE sweep",
+            "ConditionExpression": "#status = :running",
+            "ExpressionAttributeNames": _STATUS,
+            "ExpressionAttributeValues": {":ended": s(status.value), **_RUNNING, **values},
+        }
+    }
+
+
+def end(actions: Sequence[Item]) -> bool:
+    """Run the transaction that ends a job; False when it had ended already (or a condition of
+    another action failed)."""
+    return dynamo.conditional("transact_write_items", TransactItems=list(actions)) is not None
+
+
+def note_error(chunk: Chunk, message: str, http_status: int, now_ms: int) -> None:
+    """Remember the latest chunk failure of a running job (the reason it fails with if the
+    chunk is given up); a failure is progress too (the job is being worked on)."""
+    dynamo.conditional(
+        "update_item",
+        TableName=_table(),
+        Key=key(chunk.tenant, chunk.kind, chunk.job_id),
+        UpdateExpression="SET last_error = :message, last_error_status = :code, progress_ms = :now",
+        ConditionExpression="#status = :running",
+        ExpressionAttributeNames=_STATUS,
+        ExpressionAttributeValues={
+            ":message": s(message),
+            ":code": n(http_status),
+            ":now": n(now_ms),
+            **_RUNNING,
+        },
+    )
+
+
+def touch(chunk: Chunk, now_ms: int) -> None:
+    """Note that the running job moved (a chunk went back on the queue)."""
+    dynamo.conditional(
+        "update_item",
+        TableName=_table(),
+        Key=key(chunk.tenant, chunk.kind, chunk.job_id),
+        UpdateExpression="SET progress_ms = :now",
+        ConditionExpression="#status = :running",
+        ExpressionAttributeNames=_STATUS,
+        ExpressionAttributeValues={":now": n(now_ms), **_RUNNING},
+    )
+
+
+# ---- the sweeper -------------------------------------------------------------------------------
+
+
+def stalled(before_ms: int) -> Iterator[tuple[str, JobKind, str]]:
+    """(tenant, kind, job id) of every running job whose last progress was before
+    `before_ms` (the sparse index: running jobs only)."""
+    items = dynamo.query_items(
+        TableName=_table(),
+        IndexName=STALLED_INDEX,
+        KeyConditionExpression="sweep = :running AND progress_ms < :before",
+        ExpressionAttributeValues={":running": s(RUNNING_MARK), ":before": n(before_ms)},
+    )
+    for item in items:
+        yield _parse_pk(item["pk"]["S"])
+
+
+def claim_sweep(job: Job, now_ms: int) -> bool:
+    """Take the stalled job for this sweep (one sweeper wins when two see it): count the sweep
+    and mark it as moved now. False when it moved or ended meanwhile."""
+    claimed = dynamo.conditional(
+        "update_item",
+        TableName=_table(),
+        Key=key(job.tenant, job.kind, job.job_id),
+        UpdateExpression="SET progress_ms = :now ADD sweeps :one",
+        ConditionExpression="#status = :running AND progress_ms = :seen",
+        ExpressionAttributeNames=_STATUS,
+        ExpressionAttributeValues={
+            ":now": n(now_ms),
+            ":one": n(1),
+            ":seen": n(job.progress_ms),
+            **_RUNNING,
+        },
+    )
+    return claimed is not None
