@@ -169,14 +169,33 @@ def test_missing_dataset_is_404(seeded: Tenant) -> None:
     assert_error(seeded.get("/data/synthetic/absent"), 404, "no synthetic dataset with id 'absent'")
 
 
-def test_body_over_6_mb_is_413(seeded: Tenant) -> None:
-    raw = json.dumps({"data": [{"input": "x" * 90_000, "output": "y"} for _ in range(70)]}).encode()
-    assert len(raw) > 6 * 1024 * 1024
+def test_a_body_larger_than_the_gateway_carries_is_413(seeded: Tenant) -> None:
+    from evalsvc.api.middleware import MAX_BODY_BYTES
+
+    raw = json.dumps({"data": [{"input": "x" * 90_000, "output": "y"} for _ in range(52)]}).encode()
+    assert MAX_BODY_BYTES < len(raw) < 6 * 1024 * 1024
 
     response = seeded.http.post("/v1/data/seed/ds", headers=seeded.headers, content=raw)
 
-    assert_error(response, 413, "larger than 6 MB")
+    assert_error(response, 413, "larger than 4,669,440 bytes (4.4 MB")
     assert len(seeded.get("/data/seed/ds").json()["data"]) == 1
+
+
+def test_the_largest_body_accepted_fits_lambdas_event_limit_base64_encoded() -> None:
+    from evalsvc.api.middleware import LAMBDA_EVENT_BYTES, MAX_BODY_BYTES
+
+    from tests.lambda_support import load_event, with_body
+
+    # The event as API Gateway sends it, with headers at the gateway's 10 KB limit and the
+    # body at the limit, base64-encoded.
+    event = load_event("write_seed_dataset")
+    event["headers"] = {**event["headers"], "X-Padding": "p" * 10_000}
+    event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
+    at_limit = with_body(event, b"x" * MAX_BODY_BYTES)
+    assert len(json.dumps(at_limit).encode()) <= LAMBDA_EVENT_BYTES
+    # ...and the limit is not loose: 64 KiB more body would not fit.
+    beyond = with_body(event, b"x" * (MAX_BODY_BYTES + 64 * 1024))
+    assert len(json.dumps(beyond).encode()) > LAMBDA_EVENT_BYTES
 
 
 def test_too_many_pairs_is_413(seeded: Tenant) -> None:
