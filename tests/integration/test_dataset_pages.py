@@ -162,7 +162,7 @@ def _write_directly(tenant: str, dataset_id: str, data: list[dict[str, object]])
 def test_a_dataset_known_to_be_too_large_is_refused_before_its_pairs_are_read(
     acme: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalsvc.storage import datasets as store
+    from evalsvc.storage.datasets import reads
 
     text = "x" * 95_000
     _write_directly(
@@ -172,7 +172,7 @@ def test_a_dataset_known_to_be_too_large_is_refused_before_its_pairs_are_read(
     def no_pairs(*args: object, **kwargs: object) -> None:
         raise AssertionError("the pairs were read")
 
-    monkeypatch.setattr(store, "_query_pairs", no_pairs)
+    monkeypatch.setattr(reads, "_query_pairs", no_pairs)
     plain = {**acme.headers, "Accept-Encoding": "identity"}
 
     response = acme.http.get("/v1/data/seed/huge", headers=plain)

@@ -143,7 +143,7 @@ def test_pair_query_filters(
 
 
 def test_last_n_seconds_keeps_recent_pairs(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
-    import evalsvc.storage.datasets as store
+    import evalsvc.storage.datasets.versions as store
 
     real_now = store.now_ms
     monkeypatch.setattr(store, "now_ms", lambda: real_now() - 3_600_000)  # an hour ago

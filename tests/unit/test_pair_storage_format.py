@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from evalsvc.models.datasets import Pair
-from evalsvc.storage.datasets import INLINE_LIMIT, _pair_from_item, _pair_items, make_ord, next_ord
+from evalsvc.storage.datasets.codec import INLINE_LIMIT, pair_from_item, pair_items
+from evalsvc.storage.datasets.keys import make_ord, next_ord
 from evalsvc.storage.dynamo import item_size
 
 
@@ -28,10 +29,10 @@ def test_next_ord_never_goes_back_even_when_the_clock_does() -> None:
 def test_small_pair_is_one_item_with_its_fields_inline() -> None:
     pair = Pair(id="p1", input="in", output="out", labels=["a"], system_prompt_template="T")
 
-    items = _pair_items("pk", pair, make_ord(1, 0))
+    items = pair_items("pk", pair, make_ord(1, 0))
 
     assert len(items) == 1
-    restored = _pair_from_item(items[0])
+    restored = pair_from_item(items[0])
     assert (restored.id, restored.input, restored.output, restored.labels) == (
         "p1",
         "in",
@@ -46,7 +47,7 @@ def test_pair_over_the_item_limit_is_split_into_parts_under_400_kb() -> None:
     text = "😀" * 100_000  # 400 KB of UTF-8 on its own
     pair = Pair(id="big", input=text, output=text, input_media="A" * 262_144)
 
-    head, *parts = _pair_items("pk", pair, make_ord(1, 0))
+    head, *parts = pair_items("pk", pair, make_ord(1, 0))
 
     assert int(head["parts"]["N"]) == len(parts) >= 1
     assert "input" not in head
@@ -89,13 +90,13 @@ def test_a_pair_is_inline_exactly_while_its_utf8_bytes_are_under_the_limit(
     inline = _utf8(input_, output) < INLINE_LIMIT
     pair = Pair(id="p", input=input_, output=output, labels=["l" * 128] * 32)
 
-    items = _pair_items("T#t#seed#d#v#1", pair, make_ord(1, 0))
+    items = pair_items("T#t#seed#d#v#1", pair, make_ord(1, 0))
 
     assert (len(items) == 1) is inline
     # And every item is under DynamoDB's 400 KB, by an upper bound of its size that shares
     # nothing with the code: names plus the JSON of each value (raw length for bytes)
     for item in items:
         assert _size_bound(item) < 400 * 1024
-    restored = _pair_from_item(items[0])
+    restored = pair_from_item(items[0])
     if inline:
         assert (restored.input, restored.output) == (input_, output)

@@ -1,0 +1,143 @@
+"""How dataset headers and pairs are stored as items: a pair too large for one item is a
+head item plus compressed parts; a long system prompt is kept apart (storage.texts)."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any
+
+from evalsvc.models.datasets import (
+    DatasetHeader,
+    DatasetKind,
+    Pair,
+    pair_bytes,
+)
+from evalsvc.storage import dynamo, texts
+from evalsvc.storage.datasets.keys import HEADER_SK, dataset_pk, split_ord, table
+from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
+
+# Pairs whose stored form is larger than this are compressed and split into part items, so no
+# pair ever meets DynamoDB's 400 KB item limit.
+INLINE_LIMIT = 300_000
+
+
+PART_BYTES = 350_000
+
+
+def header_from_item(tenant: str, kind: DatasetKind, item: Item) -> DatasetHeader:
+    return DatasetHeader(
+        tenant=tenant,
+        kind=kind,
+        dataset_id=get_s(item, "dataset_id") or "",
+        system_prompt=texts.read_text(table(), tenant, item, "system_prompt"),
+        created_ms=get_n(item, "created_ms"),
+        updated_ms=get_n(item, "updated_ms"),
+        version=get_s(item, "version") or "",
+        pair_count=get_n(item, "pair_count"),
+        last_ord=get_s(item, "last_ord", "") or "",
+        bytes=get_n(item, "bytes") if "bytes" in item else None,
+    )
+
+
+def prompt_field(tenant: str, system_prompt: str) -> Item:
+    """The attributes that keep a header's system prompt (a long one is stored apart)."""
+    return texts.text_field(table(), tenant, "system_prompt", system_prompt)
+
+
+def header_item(header: DatasetHeader, prompt: Item | None = None) -> Item:
+    """The header's item; `prompt` is prompt_field of its system prompt when already made."""
+    item: Item = {
+        "pk": s(dataset_pk(header.tenant, header.kind, header.dataset_id)),
+        "sk": s(HEADER_SK),
+        "dataset_id": s(header.dataset_id),
+        **(prompt or prompt_field(header.tenant, header.system_prompt)),
+        "created_ms": n(header.created_ms),
+        "updated_ms": n(header.updated_ms),
+        "version": s(header.version),
+        "pair_count": n(header.pair_count),
+        "last_ord": s(header.last_ord),
+    }
+    if header.bytes is not None:
+        item["bytes"] = n(header.bytes)
+    return item
+
+
+def _pair_body(pair: Pair) -> dict[str, Any]:
+    body: dict[str, Any] = {"input": pair.input, "output": pair.output}
+    if pair.input_media is not None:
+        body["input_media"] = pair.input_media
+    if pair.system_prompt_template is not None:
+        body["system_prompt_template"] = pair.system_prompt_template
+    return body
+
+
+def pair_items(pk: str, pair: Pair, ord_: str) -> list[Item]:
+    """The item (and, for a very large pair, the part items) that store `pair`."""
+    head: Item = {"pk": s(pk), "sk": s(f"p#{pair.id}"), "ord": s(ord_), "b": n(pair_bytes(pair))}
+    if pair.labels:
+        head["labels"] = dynamo.ss_list(pair.labels)
+    body = _pair_body(pair)
+    # Characters are at most 4 bytes of UTF-8: count exactly only when that bound is too big.
+    size = sum(len(v) for v in body.values()) * 4
+    if size >= INLINE_LIMIT:
+        size = sum(len(v.encode()) for v in body.values())
+    if size < INLINE_LIMIT:
+        head.update({k: s(v) for k, v in body.items()})
+        return [head]
+    blob = zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 6)
+    parts = [blob[i : i + PART_BYTES] for i in range(0, len(blob), PART_BYTES)]
+    head["parts"] = n(len(parts))
+    return [head] + [
+        {"pk": s(pk), "sk": s(f"x#{pair.id}#{k:04d}"), "blob": {"B": part}}
+        for k, part in enumerate(parts)
+    ]
+
+
+# What listing a pair in a response adds to its texts: keys, quotes, created_at, its metadata.
+LISTED_PAIR_BYTES = 120
+
+
+def listed_pair_bytes(item: Item) -> int:
+    """What the pair a head item stores takes in a listing: pair_bytes (estimated for one
+    written before it was kept: its texts, or its compressed parts at most 4 times over) and
+    LISTED_PAIR_BYTES."""
+    if "b" in item:
+        return get_n(item, "b") + LISTED_PAIR_BYTES
+    return dynamo.item_size(item) + get_n(item, "parts") * PART_BYTES * 4 + LISTED_PAIR_BYTES
+
+
+def pair_from_item(item: Item) -> Pair:
+    return Pair(
+        id=item["sk"]["S"][2:],
+        input=get_s(item, "input", "") or "",
+        output=get_s(item, "output", "") or "",
+        labels=get_list(item, "labels"),
+        input_media=get_s(item, "input_media"),
+        system_prompt_template=get_s(item, "system_prompt_template"),
+        created_ms=split_ord(item["ord"]["S"])[0],
+    )
+
+
+def load_parts(pk: str, pair: Pair, part_count: int) -> None:
+    prefix = f"x#{pair.id}#"
+    chunks = [
+        item["blob"]["B"]
+        for item in dynamo.query_items(
+            TableName=table(),
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={":pk": s(pk), ":prefix": s(prefix)},
+            ConsistentRead=True,
+        )
+    ]
+    if len(chunks) != part_count:
+        raise TornRead
+    body = json.loads(zlib.decompress(b"".join(chunks)))
+    pair.input = body["input"]
+    pair.output = body["output"]
+    pair.input_media = body.get("input_media")
+    pair.system_prompt_template = body.get("system_prompt_template")
+
+
+class TornRead(Exception):
+    """A read raced with the deletion of the version it was reading."""

@@ -1,0 +1,199 @@
+"""The one path that writes a dataset: pairs under a fresh version, then the header flipped to
+it (inserted or replaced, in one conditional transaction, or installed with a queued job's
+end), then the version that lost discarded. An error whose outcome is unknown is checked by
+reading the header before anything is discarded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from evalsvc.errors import StorageUnavailable
+from evalsvc.identifiers import new_id, now_ms
+from evalsvc.models.datasets import (
+    DatasetHeader,
+    DatasetKind,
+    Pair,
+    pair_bytes,
+)
+from evalsvc.observability import logger
+from evalsvc.storage import dynamo
+from evalsvc.storage.datasets.codec import header_item, pair_items, prompt_field
+from evalsvc.storage.datasets.keys import COMMIT_ATTEMPTS, make_ord, pause, table, version_pk
+from evalsvc.storage.datasets.pointers import latest_pointer, prompt_pointer
+from evalsvc.storage.datasets.reads import current_version, get_header
+from evalsvc.storage.dynamo import Item, s
+
+
+def _delete_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:
+    pk = version_pk(tenant, kind, dataset_id, version)
+    keys = list(
+        dynamo.query_items(
+            TableName=table(),
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": s(pk)},
+            ProjectionExpression="pk, sk",
+        )
+    )
+    dynamo.batch_write(table(), [{"DeleteRequest": {"Key": key}} for key in keys])
+
+
+def write_dataset(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    pairs: Sequence[Pair],
+    system_prompt: str,
+    *,
+    is_new: bool = False,
+    on_progress: Callable[[int], None] | None = None,
+) -> DatasetHeader:
+    """Insert the dataset, or atomically replace it. `is_new` skips the read of an existing
+    header when the id was just made by the server. Returns the committed header."""
+    ms = now_ms()
+    previous = None if is_new else get_header(tenant, kind, dataset_id)
+    version = new_id()
+    try:
+        put_version_pairs(tenant, kind, dataset_id, version, pairs, ms, 0, on_progress)
+        return _commit(tenant, kind, dataset_id, version, pairs, system_prompt, ms, previous)
+    except BaseException:
+        installed = _installed(tenant, kind, dataset_id, version)
+        if installed is None:
+            discard_version(tenant, kind, dataset_id, version)
+            raise
+        # The commit went through though its answer was lost (a timeout, a connection reset):
+        # the new version stands, and the one it replaced goes.
+        logger.warning("a dataset commit succeeded unanswered", extra={"id": dataset_id})
+        if previous is not None:
+            discard_version(tenant, kind, dataset_id, previous.version)
+        return installed
+
+
+def _installed(
+    tenant: str, kind: DatasetKind, dataset_id: str, version: str
+) -> DatasetHeader | None:
+    """The header, if it names `version`. Raises (discarding nothing) when that cannot be
+    read: a version that may be installed is never deleted."""
+    if current_version(tenant, kind, dataset_id) != version:
+        return None
+    return get_header(tenant, kind, dataset_id)
+
+
+def put_version_pairs(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    version: str,
+    pairs: Sequence[Pair],
+    ms: int,
+    first_seq: int,
+    on_progress: Callable[[int], None] | None = None,
+) -> None:
+    """Write `pairs` under a version not yet installed, at sequence numbers `first_seq`... of
+    its write time `ms` (a whole write at once; a queued write a chunk at a time, and writing a
+    chunk again overwrites the same items). `on_progress` gets the items written so far."""
+    pk = version_pk(tenant, kind, dataset_id, version)
+    requests: list[Item] = []
+    for offset, pair in enumerate(pairs):
+        pair.created_ms = ms
+        ord_ = make_ord(ms, first_seq + offset)
+        requests.extend({"PutRequest": {"Item": item}} for item in pair_items(pk, pair, ord_))
+    dynamo.batch_write(table(), requests, on_progress=on_progress)
+
+
+def install_actions(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    version: str,
+    pair_count: int,
+    pair_bytes: int,
+    system_prompt: str,
+    ms: int,
+) -> list[Item]:
+    """The transaction actions that make the new dataset of the `pair_count` pairs
+    (`pair_bytes` in all) put under `version` (put_version_pairs) exist, as the tenant's latest
+    of its kind; they fail when the dataset exists already."""
+    header = DatasetHeader(
+        tenant=tenant,
+        kind=kind,
+        dataset_id=dataset_id,
+        system_prompt=system_prompt,
+        created_ms=ms,
+        updated_ms=ms,
+        version=version,
+        pair_count=pair_count,
+        last_ord=make_ord(ms, pair_count - 1) if pair_count else "",
+        bytes=pair_bytes,
+    )
+    put = {
+        "TableName": table(),
+        "Item": header_item(header),
+        "ConditionExpression": "attribute_not_exists(pk)",
+    }
+    return [{"Put": put}, {"Put": latest_pointer(tenant, kind, dataset_id, ms)}]
+
+
+def discard_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:
+    """Delete the pairs of a version that is not, or no longer, installed (best effort: what
+    is left is unreachable, never read)."""
+    try:
+        _delete_version(tenant, kind, dataset_id, version)
+    except Exception:
+        logger.exception(
+            "could not remove the pairs of a discarded version", extra={"id": dataset_id}
+        )
+
+
+def _commit(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    version: str,
+    pairs: Sequence[Pair],
+    system_prompt: str,
+    ms: int,
+    previous: DatasetHeader | None,
+) -> DatasetHeader:
+    """Flip the header to `version` (last writer wins), then delete the replaced version."""
+    prompt = prompt_field(tenant, system_prompt)
+    for attempt in range(COMMIT_ATTEMPTS):
+        pause(attempt)
+        header = DatasetHeader(
+            tenant=tenant,
+            kind=kind,
+            dataset_id=dataset_id,
+            system_prompt=system_prompt,
+            created_ms=previous.created_ms if previous else ms,
+            updated_ms=ms,
+            version=version,
+            pair_count=len(pairs),
+            last_ord=make_ord(ms, len(pairs) - 1) if pairs else "",
+            bytes=sum(pair_bytes(pair) for pair in pairs),
+        )
+        put: dict[str, Any] = {"TableName": table(), "Item": header_item(header, prompt)}
+        if previous is None:
+            put["ConditionExpression"] = "attribute_not_exists(pk)"
+        else:
+            put["ConditionExpression"] = "version = :version"
+            put["ExpressionAttributeValues"] = {":version": s(previous.version)}
+        actions: list[Item] = [{"Put": put}]
+        if previous is None:
+            actions.append({"Put": latest_pointer(tenant, kind, dataset_id, ms)})
+        if kind is DatasetKind.SEED and system_prompt:
+            actions.append({"Put": prompt_pointer(tenant, system_prompt, dataset_id)})
+        try:
+            dynamo.call("transact_write_items", TransactItems=actions)
+        except ClientError as exc:
+            if dynamo.failed_conditions(exc) is None:
+                raise
+            previous = get_header(tenant, kind, dataset_id)
+            if previous is not None and previous.version == version:
+                return previous  # an earlier attempt of this write committed it
+            continue
+        if previous is not None:
+            discard_version(tenant, kind, dataset_id, previous.version)
+        return header
+    raise StorageUnavailable(f"dataset {dataset_id!r} is being written concurrently; retry")
