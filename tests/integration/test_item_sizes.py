@@ -6,9 +6,12 @@ an overflow would also show as an error on the way."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import re
 from collections import defaultdict
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -21,6 +24,7 @@ from evalsvc.storage.dynamo import item_size
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, service_env
 from tests.integration.conftest import Tenant
+from tests.work_queue import Work
 
 ITEM_LIMIT = 400 * 1024
 PAIR_ID = "p" + "x" * 127  # the longest pair id
@@ -73,9 +77,19 @@ def largest(tables: dict[str, str]) -> dict[tuple[str, str], int]:
 
 @pytest.fixture
 def wide_judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
-    """A judge whose every reason is as long as a reason is kept, in 4-byte characters."""
+    """A model whose every reason is as long as a reason is kept, and whose every variant has
+    input at its limit, in 4-byte characters."""
     verdict = json.dumps({"reason": wide(MAX_REASON_CHARS + 50), "score": 2})
-    fake = FakeJudge(answer=lambda request: (200, verdict))
+
+    def answer(request: dict[str, Any]) -> tuple[int, str]:
+        if request["response_format"]["json_schema"]["name"] != "record_variants":
+            return 200, verdict
+        asked = re.search(r"Write (\d+) new exchanges", request["messages"][-1]["content"])
+        count = int(asked.group(1)) if asked else 1
+        variant = {"input": wide(MAX_TEXT_CHARS), "output": "o"}  # the answer stays under 4 MB
+        return 200, json.dumps({"variants": [variant] * count}, ensure_ascii=False)
+
+    fake = FakeJudge(answer=answer)
     with fake.running():
         point_service_at(
             {**service_env(fake), "EVALSVC_INLINE_MAX_JUDGE_CALLS": "10000"}, monkeypatch
@@ -84,7 +98,7 @@ def wide_judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
 
 
 def test_every_item_is_under_the_limit_with_every_field_at_its_limit(
-    acme: Tenant, tables: dict[str, str], wide_judge: FakeJudge
+    acme: Tenant, tables: dict[str, str], work: Work, wide_judge: FakeJudge
 ) -> None:
     prompt = wide(MAX_TEXT_CHARS)
     labels = [f"{k:02d}" + wide(MAX_LABEL_CHARS - 2) for k in range(MAX_LABELS)]
@@ -132,12 +146,34 @@ def test_every_item_is_under_the_limit_with_every_field_at_its_limit(
     assert result.json()["system_prompt"] == prompt
     assert result.json()["metrics_definitions"] == questions
 
+    # Then the same wide dataset, evaluated through the queue and augmented through it: the job
+    # items, their chunk tallies and params at their limits too.
+    queued = send(acme, "POST", "/evaluate", body, Prefer="respond-async")
+    assert queued.status_code == 202, queued.text[:300]
+    augmented = send(
+        acme, "POST", "/augment", {"seed_data_id": "wide", "multiple": 2}, Prefer="respond-async"
+    )
+    assert augmented.status_code == 202, augmented.text[:300]
+    work.drain()
+    done = acme.get(f"/evaluation/{queued.json()['eval_results_id']}")
+    assert done.json()["status"] == "complete", done.text[:300]
+    assert done.json()["score_means"] == result.json()["score_means"]
+    synthetic = acme.get(f"/data/synthetic/{augmented.json()['synthetic_data_id']}")
+    assert synthetic.status_code == 200, synthetic.text[:300]
+    assert synthetic.json()["system_prompt"] == prompt
+
     sizes = largest(tables)
+    report = os.environ.get("ITEM_SIZES_REPORT")
+    if report:  # bench/item_sizes.py prints them
+        Path(report).write_text(json.dumps([[*kind, size] for kind, size in sorted(sizes.items())]))
     over = {kind: size for kind, size in sizes.items() if size > ITEM_LIMIT}
     assert not over, over
     # The items that hold the texts at their limits were all written (and measured).
     kinds = set(sizes)
     for expected in [
+        ("JOBS_TABLE", "job"),
+        ("JOBS_TABLE", "chunk"),
+        ("JOBS_TABLE", "part"),
         ("DATASETS_TABLE", "dataset"),
         ("DATASETS_TABLE", "p"),
         ("DATASETS_TABLE", "x"),

@@ -222,3 +222,28 @@ def test_the_reasons_are_read_from_the_message_when_the_response_lacks_them() ->
     assert failed_conditions(cancelled(f"{listed} [None, ConditionalCheckFailed]")) == [1]
     assert failed_conditions(cancelled(f"{listed} [TransactionConflict, None]")) is None
     assert failed_conditions(cancelled("cancelled")) is None
+
+
+def test_a_transaction_conflicting_with_another_is_tried_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from evalsvc.storage import dynamo
+
+    monkeypatch.setattr(dynamo.time, "sleep", lambda seconds: None)
+    answers: list[Exception | None] = []
+
+    def call(operation: str, **kwargs: object) -> dict[str, object]:
+        answer = answers.pop(0)
+        if answer is not None:
+            raise answer
+        return {}
+
+    monkeypatch.setattr(dynamo, "call", call)
+    conflict = _cancelled("None", "TransactionConflict")
+    answers[:] = [conflict, conflict, None]
+    assert dynamo.transact([{}]) is True and answers == []
+    answers[:] = [conflict, _cancelled("ConditionalCheckFailed", "None")]
+    assert dynamo.transact([{}]) is False
+    answers[:] = [conflict] * dynamo.TRANSACT_ATTEMPTS
+    with pytest.raises(Exception, match="cancelled"):
+        dynamo.transact([{}])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from botocore.exceptions import ClientError
-
 from evalsvc.errors import NotFound
 from evalsvc.models.api_keys import ApiKeyRecord
 from evalsvc.settings import get_settings
@@ -55,16 +53,13 @@ def list_all() -> list[ApiKeyRecord]:
 
 
 def revoke(key_hash: str) -> None:
-    try:
-        dynamo.call(
-            "update_item",
-            TableName=_table(),
-            Key={"key_hash": s(key_hash)},
-            UpdateExpression="SET revoked = :true",
-            ConditionExpression="attribute_exists(key_hash)",
-            ExpressionAttributeValues={":true": {"BOOL": True}},
-        )
-    except ClientError as exc:
-        if dynamo.error_code(exc) == "ConditionalCheckFailedException":
-            raise NotFound("no such API key") from exc
-        raise
+    revoked = dynamo.conditional(
+        "update_item",
+        TableName=_table(),
+        Key={"key_hash": s(key_hash)},
+        UpdateExpression="SET revoked = :true",
+        ConditionExpression="attribute_exists(key_hash)",
+        ExpressionAttributeValues={":true": {"BOOL": True}},
+    )
+    if revoked is None:
+        raise NotFound("no such API key")

@@ -82,6 +82,12 @@ def failed_conditions(exc: ClientError) -> list[int] | None:
     return failed or None
 
 
+def cancelled(exc: ClientError) -> bool:
+    """A transaction cancelled, for a false condition or a conflict with another transaction
+    on one of its items (both worth reading again and retrying)."""
+    return error_code(exc) == "TransactionCanceledException"
+
+
 def conditional(operation: str, **kwargs: Any) -> Any | None:
     """Call a DynamoDB write whose condition may be false: its response, or None when a
     condition was false (other errors are raised)."""
@@ -91,6 +97,28 @@ def conditional(operation: str, **kwargs: Any) -> Any | None:
         if failed_conditions(exc) is not None:
             return None
         raise
+
+
+# Tries of a transaction that keeps conflicting with others on the same items.
+TRANSACT_ATTEMPTS = 6
+
+
+def transact(actions: Sequence[Item]) -> bool:
+    """Run a transaction whose conditions may be false: True when it committed, False when a
+    condition was false. One cancelled by a conflict with a concurrent transaction on one of
+    its items (two chunks of a job counted at once) is tried again after a jittered pause; a
+    conflict that persists, like any other error, is raised."""
+    for attempt in range(1, TRANSACT_ATTEMPTS + 1):
+        try:
+            call("transact_write_items", TransactItems=list(actions))
+            return True
+        except ClientError as exc:
+            if failed_conditions(exc) is not None:
+                return False
+            if not cancelled(exc) or attempt == TRANSACT_ATTEMPTS:
+                raise
+        time.sleep(backoff.delay(attempt, 0.02, 1.0))
+    raise AssertionError("unreachable")
 
 
 def unavailable(exc: Exception) -> StorageUnavailable:

@@ -89,8 +89,7 @@ def create_action(job: Job, pieces: Sequence[Chunk]) -> Item:
 def create(job: Job, pieces: Sequence[Chunk], also: Sequence[Item] = ()) -> bool:
     """Make the job exist (with the actions `also`, in one transaction); False, changing
     nothing, when it exists already or a condition of `also` fails."""
-    actions = [create_action(job, pieces), *also]
-    return dynamo.conditional("transact_write_items", TransactItems=actions) is not None
+    return dynamo.transact([create_action(job, pieces), *also])
 
 
 def _from_item(tenant: str, kind: JobKind, job_id: str, item: Item) -> Job:
@@ -156,9 +155,8 @@ def count(chunk: Chunk, tally: Tally, now_ms: int) -> tuple[int, int] | None:
         "bytes": n(tally.bytes),
         **texts.text_field(table, chunk.tenant, "totals", _json(tally.totals)),
     }
-    counted = dynamo.conditional(
-        "transact_write_items",
-        TransactItems=[
+    counted = dynamo.transact(
+        [
             {
                 "Put": {
                     "TableName": table,
@@ -185,7 +183,7 @@ def count(chunk: Chunk, tally: Tally, now_ms: int) -> tuple[int, int] | None:
             },
         ],
     )
-    if counted is None:
+    if not counted:
         return None
     job = get(chunk.tenant, chunk.kind, chunk.job_id)
     return (job.chunks_done, job.chunk_count) if job else None
@@ -259,7 +257,7 @@ def _end_action(job: Job, status: Status, set_expression: str, values: Item) -> 
 def end(actions: Sequence[Item]) -> bool:
     """Run the transaction that ends a job; False when it had ended already (or a condition of
     another action failed)."""
-    return dynamo.conditional("transact_write_items", TransactItems=list(actions)) is not None
+    return dynamo.transact(actions)
 
 
 def note_error(chunk: Chunk, message: str, http_status: int, now_ms: int) -> None:

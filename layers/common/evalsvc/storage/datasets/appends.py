@@ -94,10 +94,7 @@ def add_pair(
         try:
             dynamo.call("transact_write_items", TransactItems=[update, *puts])
         except (ClientError, StorageUnavailable) as exc:
-            cancelled = isinstance(exc, ClientError) and (
-                dynamo.error_code(exc) == "TransactionCanceledException"
-            )
-            if not cancelled:
+            if not (isinstance(exc, ClientError) and dynamo.cancelled(exc)):
                 # No answer is not no write: the transaction may have committed.
                 if not _pair_written(pk, pair.id, ord_):
                     raise
@@ -158,7 +155,7 @@ def create_for_prompt(
     try:
         dynamo.call("transact_write_items", TransactItems=actions)
     except ClientError as exc:
-        if dynamo.failed_conditions(exc) is not None:
-            return False
+        if dynamo.failed_conditions(exc) is not None or dynamo.cancelled(exc):
+            return False  # claimed meanwhile, or being claimed: the caller looks again
         raise
     return True

@@ -187,8 +187,9 @@ def _commit(
         try:
             dynamo.call("transact_write_items", TransactItems=actions)
         except ClientError as exc:
-            if dynamo.failed_conditions(exc) is None:
+            if dynamo.failed_conditions(exc) is None and not dynamo.cancelled(exc):
                 raise
+            # The header moved on, or another write held it: read it again and retry.
             previous = get_header(tenant, kind, dataset_id)
             if previous is not None and previous.version == version:
                 return previous  # an earlier attempt of this write committed it
