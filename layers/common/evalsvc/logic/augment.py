@@ -18,7 +18,6 @@ from evalsvc.errors import (
 )
 from evalsvc.identifiers import check_client_id, job_id
 from evalsvc.logic import augment_jobs
-from evalsvc.logic.augment_jobs import GenerationJob
 from evalsvc.logic.datasets import (
     get_header,
     new_dataset_id,
@@ -30,7 +29,7 @@ from evalsvc.logic.variants import llm_variants, perturbed_variants
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind
 from evalsvc.models.generation import AugmentIn
-from evalsvc.models.jobs import Status
+from evalsvc.models.jobs import Job, Status
 from evalsvc.observability import logger, metrics
 from evalsvc.scoring.llm import LLMOutOfTime, configured_llm
 from evalsvc.settings import get_settings
@@ -45,7 +44,7 @@ class Augmentation:
     header: DatasetHeader | None
     seed_size: int
     target_metrics: list[str]
-    job: GenerationJob | None = None
+    job: Job | None = None
 
 
 def target_metric(identity: Identity, body: AugmentIn, seed_id: str) -> str | None:
@@ -141,12 +140,10 @@ def augment(
             if not respond_async:
                 job = augment_jobs.wait(job, wait_seconds)
             return Augmentation(
-                header=datasets_store.get_header(
-                    identity.tenant, DatasetKind.SYNTHETIC, job.dataset_id
-                )
+                header=datasets_store.get_header(identity.tenant, DatasetKind.SYNTHETIC, job.job_id)
                 if job.status is Status.COMPLETE
                 else None,
-                seed_size=job.seed_count,
+                seed_size=augment_jobs.seed_count(job),
                 target_metrics=[target] if target else [],
                 job=job,
             )
@@ -196,9 +193,7 @@ class _Queueing:
         self.labels = (body.pair_query.pair_labels if body.pair_query else None) or []
         self.key = key
 
-    def start(
-        self, seed_header: DatasetHeader, ords: Sequence[str], target: str | None
-    ) -> GenerationJob:
+    def start(self, seed_header: DatasetHeader, ords: Sequence[str], target: str | None) -> Job:
         dataset_id = job_id("ds_", self.identity.tenant, self.key)
         return augment_jobs.start(
             self.identity, dataset_id, seed_header, ords, self.labels, self.multiple, target
@@ -217,9 +212,9 @@ class _Queueing:
             )
         job = self.start(seed_header, ords, target)
         return StillRunning(
-            f"synthetic dataset {job.dataset_id!r} goes on in the background because the LLM "
+            f"synthetic dataset {job.job_id!r} goes on in the background because the LLM "
             f"did not write its variants within this request: GET /data/synthetic/"
-            f"{job.dataset_id} answers once it is complete",
+            f"{job.job_id} answers once it is complete",
             retry_after_seconds=10,
-            location=f"data/synthetic/{job.dataset_id}",
+            location=f"data/synthetic/{job.job_id}",
         )

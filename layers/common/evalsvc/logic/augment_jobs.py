@@ -13,7 +13,6 @@ its LLM work is too large for one request.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import OutOfTime, StillRunning
@@ -29,41 +28,6 @@ from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage.dynamo import Item
-
-
-@dataclass(frozen=True, slots=True)
-class GenerationJob:
-    """A queued augmentation as its callers see it: the engine's job and its params."""
-
-    job: Job
-
-    @property
-    def dataset_id(self) -> str:
-        return self.job.job_id
-
-    @property
-    def status(self) -> Status:
-        return self.job.status
-
-    @property
-    def pairs_done(self) -> int:
-        return self.job.pairs_done
-
-    @property
-    def pairs_total(self) -> int:
-        return self.job.pairs_total
-
-    @property
-    def seed_count(self) -> int:
-        return int(self.job.params["seed_count"])
-
-    @property
-    def failure(self) -> str:
-        return self.job.failure
-
-    @property
-    def failure_status(self) -> int:
-        return self.job.failure_status
 
 
 def seeds_per_chunk(multiple: int, with_llm: bool, bytes_per_seed: float | None) -> int:
@@ -86,7 +50,7 @@ def start(
     labels: Sequence[str],
     multiple: int,
     target: str | None,
-) -> GenerationJob:
+) -> Job:
     """Start the job of generating synthetic dataset `dataset_id` and queue its chunks. A job
     for that dataset already started (a retry of the same request) is returned as it is."""
     with_llm = configured_llm() is not None
@@ -115,34 +79,38 @@ def start(
             "version": new_id(),
         },
     )
-    return GenerationJob(jobs.start(job, pieces, [], "augment again"))
+    return jobs.start(job, pieces, [], "augment again")
 
 
-def get(tenant: str, dataset_id: str) -> GenerationJob | None:
-    job = jobs.get(tenant, JobKind.AUGMENTATION, dataset_id)
-    return GenerationJob(job) if job else None
+def get(tenant: str, dataset_id: str) -> Job | None:
+    """The job generating synthetic dataset `dataset_id` (its id is the dataset's)."""
+    return jobs.get(tenant, JobKind.AUGMENTATION, dataset_id)
 
 
-def progress_message(job: GenerationJob) -> str:
+def seed_count(job: Job) -> int:
+    return int(job.params["seed_count"])
+
+
+def progress_message(job: Job) -> str:
     return (
-        f"synthetic dataset {job.dataset_id!r} is still being generated ({job.pairs_done} of "
+        f"synthetic dataset {job.job_id!r} is still being generated ({job.pairs_done} of "
         f"{job.pairs_total} pairs written) and goes on in the background: GET "
-        f"/data/synthetic/{job.dataset_id} answers once it is complete"
+        f"/data/synthetic/{job.job_id} answers once it is complete"
     )
 
 
-def failure_message(job: GenerationJob) -> str:
-    return f"generating synthetic dataset {job.dataset_id!r} failed: {job.failure}"
+def failure_message(job: Job) -> str:
+    return f"generating synthetic dataset {job.job_id!r} failed: {job.failure}"
 
 
-def wait(job: GenerationJob, seconds: float) -> GenerationJob:
+def wait(job: Job, seconds: float) -> Job:
     """The job once complete; its failure raised, or StillRunning after `seconds`."""
-    current = GenerationJob(jobs.wait(job.job, seconds))
-    check_ended(current, location=f"data/synthetic/{job.dataset_id}")
+    current = jobs.wait(job, seconds)
+    check_ended(current, location=f"data/synthetic/{job.job_id}")
     return current
 
 
-def check_ended(job: GenerationJob, location: str | None = None) -> None:
+def check_ended(job: Job, location: str | None = None) -> None:
     """Raise what a reader of an unfinished synthetic dataset is told."""
     if job.status is Status.FAILED:
         raise chunks.failure(failure_message(job), job.failure_status)

@@ -260,35 +260,39 @@ def end(actions: Sequence[Item]) -> bool:
     return dynamo.transact(actions)
 
 
+def _update_running(
+    tenant: str, kind: JobKind, job_id: str, update: str, values: Item, condition: str = ""
+) -> bool:
+    """One update of a job item, only while the job runs (and `condition` holds); whether it
+    was made."""
+    updated = dynamo.conditional(
+        "update_item",
+        TableName=_table(),
+        Key=key(tenant, kind, job_id),
+        UpdateExpression=update,
+        ConditionExpression="#status = :running" + (f" AND {condition}" if condition else ""),
+        ExpressionAttributeNames=_STATUS,
+        ExpressionAttributeValues={**values, **_RUNNING},
+    )
+    return updated is not None
+
+
 def note_error(chunk: Chunk, message: str, http_status: int, now_ms: int) -> None:
     """Remember the latest chunk failure of a running job (the reason it fails with if the
     chunk is given up); a failure is progress too (the job is being worked on)."""
-    dynamo.conditional(
-        "update_item",
-        TableName=_table(),
-        Key=key(chunk.tenant, chunk.kind, chunk.job_id),
-        UpdateExpression="SET last_error = :message, last_error_status = :code, progress_ms = :now",
-        ConditionExpression="#status = :running",
-        ExpressionAttributeNames=_STATUS,
-        ExpressionAttributeValues={
-            ":message": s(message),
-            ":code": n(http_status),
-            ":now": n(now_ms),
-            **_RUNNING,
-        },
+    _update_running(
+        chunk.tenant,
+        chunk.kind,
+        chunk.job_id,
+        "SET last_error = :message, last_error_status = :code, progress_ms = :now",
+        {":message": s(message), ":code": n(http_status), ":now": n(now_ms)},
     )
 
 
 def touch(chunk: Chunk, now_ms: int) -> None:
     """Note that the running job moved (a chunk went back on the queue)."""
-    dynamo.conditional(
-        "update_item",
-        TableName=_table(),
-        Key=key(chunk.tenant, chunk.kind, chunk.job_id),
-        UpdateExpression="SET progress_ms = :now",
-        ConditionExpression="#status = :running",
-        ExpressionAttributeNames=_STATUS,
-        ExpressionAttributeValues={":now": n(now_ms), **_RUNNING},
+    _update_running(
+        chunk.tenant, chunk.kind, chunk.job_id, "SET progress_ms = :now", {":now": n(now_ms)}
     )
 
 
@@ -311,18 +315,11 @@ def stalled(before_ms: int) -> Iterator[tuple[str, JobKind, str]]:
 def claim_sweep(job: Job, now_ms: int) -> bool:
     """Take the stalled job for this sweep (one sweeper wins when two see it): count the sweep
     and mark it as moved now. False when it moved or ended meanwhile."""
-    claimed = dynamo.conditional(
-        "update_item",
-        TableName=_table(),
-        Key=key(job.tenant, job.kind, job.job_id),
-        UpdateExpression="SET progress_ms = :now ADD sweeps :one",
-        ConditionExpression="#status = :running AND progress_ms = :seen",
-        ExpressionAttributeNames=_STATUS,
-        ExpressionAttributeValues={
-            ":now": n(now_ms),
-            ":one": n(1),
-            ":seen": n(job.progress_ms),
-            **_RUNNING,
-        },
+    return _update_running(
+        job.tenant,
+        job.kind,
+        job.job_id,
+        "SET progress_ms = :now ADD sweeps :one",
+        {":now": n(now_ms), ":one": n(1), ":seen": n(job.progress_ms)},
+        condition="progress_ms = :seen",
     )
-    return claimed is not None

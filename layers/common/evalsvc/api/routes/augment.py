@@ -46,12 +46,12 @@ def augment(
     if header is None:  # queued, answering at once
         assert job is not None
         queued = AugmentQueuedOut(
-            synthetic_data_id=job.dataset_id,
+            synthetic_data_id=job.job_id,
             status=job.status.value,
             pairs_done=job.pairs_done,
             pairs_total=job.pairs_total,
         )
-        return async_answer(queued, running=True, location=f"data/synthetic/{job.dataset_id}")
+        return async_answer(queued, running=True, location=f"data/synthetic/{job.job_id}")
     if options.respond_async:  # done inside the request, or found done by a retry
         queued = AugmentQueuedOut(
             synthetic_data_id=header.dataset_id,
