@@ -243,3 +243,22 @@ def test_llm_throttling_slows_a_queued_augmentation_but_does_not_fail_it(
 
     assert len(pairs_of(acme, dataset_id)) == 20
     assert work.waiting(work.dead_letter_url) == 0
+
+
+def test_the_retry_of_a_plain_augment_finds_its_job_done_and_answers_the_v1_body(
+    acme: Tenant, work: Work, llm: FakeJudge
+) -> None:
+    seed(acme)
+    headers = {**acme.headers, "Idempotency-Key": "augment-once"}
+    body = {"seed_data_id": "seeds", "multiple": 2}
+
+    first = acme.http.post("/v1/augment", json=body, headers=headers)
+    assert first.status_code == 503  # still running: not remembered, so the retry runs again
+    work.drain()
+    retry = acme.http.post("/v1/augment", json=body, headers=headers)
+
+    assert retry.status_code == 200, retry.text
+    made = retry.json()
+    assert made["synthetic_data_id"] in first.json()["error"]
+    assert (made["seed_data_size"], made["synthetic_data_size"]) == (SEEDS, 2 * SEEDS)
+    assert len(llm.requests) == SEEDS  # the retry started nothing again

@@ -122,6 +122,7 @@ class Augmentations:
     """Queued augmentations as the job engine runs them."""
 
     kind = JobKind.AUGMENTATION
+    completed_metric = "SyntheticDatasets"
 
     def run(self, job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> Tally | None:
         params = job.params

@@ -123,6 +123,7 @@ class Evaluations:
     """Queued evaluations as the job engine runs them."""
 
     kind = JobKind.EVALUATION
+    completed_metric = "Evaluations"  # as an evaluation scored inside its request counts
 
     def run(self, job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> Tally | None:
         result = results_store.get(chunk.tenant, chunk.job_id)

@@ -46,6 +46,8 @@ class Work(Protocol):
     """One kind of queued work."""
 
     kind: JobKind
+    # The metric counted when a job of this kind completes.
+    completed_metric: str
 
     def run(self, job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> Tally | None:
         """Do `chunk` (delivery `attempt`) before `deadline`; its tally to count, or None when
@@ -102,7 +104,7 @@ def start(job: Job, pieces: Sequence[Chunk], also: Sequence[Item], again: str) -
     that dies before queueing leaves the job to the sweeper."""
     job.progress_ms = job.created_ms
     if not jobs_store.create(job, pieces, also):
-        existing = jobs_store.get(job.tenant, job.kind, job.job_id)
+        existing = jobs_store.get(job.tenant, job.kind, job.job_id, params=True)
         if existing is None:
             raise chunks.failure(f"the {job.kind.value} changed while it was started; retry", 503)
         return existing
@@ -124,12 +126,15 @@ def get(tenant: str, kind: JobKind, job_id: str) -> Job | None:
 
 
 def wait(job: Job, seconds: float) -> Job:
-    """The job's state once it has ended, or after `seconds`."""
-    return chunks.poll(
+    """The job's state once it has ended, or after `seconds` (with the params of `job`: the
+    polls read the small state only)."""
+    state = chunks.poll(
         lambda: jobs_store.get(job.tenant, job.kind, job.job_id) or job,
         lambda j: j.status is not Status.RUNNING,
         seconds,
     )
+    state.params = state.params or job.params
+    return state
 
 
 # ---- workers -----------------------------------------------------------------------------------
@@ -156,7 +161,7 @@ def run_chunk(chunk: Chunk, attempt: int, deadline: Deadline) -> None:
     """Do one chunk (delivery number `attempt`) before `deadline` and count it; finish the job
     when it is the last. Raises RetryChunk when another attempt may succeed; fails the job
     itself when none can."""
-    job = jobs_store.get(chunk.tenant, chunk.kind, chunk.job_id)
+    job = jobs_store.get(chunk.tenant, chunk.kind, chunk.job_id, params=True)
     if job is None or job.status is not Status.RUNNING:
         logger.info(
             "chunk of an ended or unknown job skipped",
@@ -181,7 +186,7 @@ def _run(job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> None:
     if counted is None:
         # Counted meanwhile by another delivery of the same chunk, or the job ended: if it
         # failed, what this delivery just wrote goes with the rest of what it wrote.
-        again = jobs_store.get(job.tenant, job.kind, job.job_id)
+        again = jobs_store.get(job.tenant, job.kind, job.job_id, params=True)
         if again is not None and again.status is Status.FAILED:
             _work(chunk.kind).discard(again)
         _finish_if_all_counted(again)
@@ -198,7 +203,7 @@ def _finish_if_all_counted(job: Job | None) -> None:
 
 def finish(tenant: str, kind: JobKind, job_id: str) -> None:
     """End the job complete from its chunks' tallies (a no-op if it has ended)."""
-    job = jobs_store.get(tenant, kind, job_id)
+    job = jobs_store.get(tenant, kind, job_id, params=True)
     if job is None or job.status is not Status.RUNNING:
         return
     tallies = jobs_store.tallies(tenant, kind, job_id)
@@ -211,7 +216,7 @@ def finish(tenant: str, kind: JobKind, job_id: str) -> None:
         fail(tenant, kind, job_id, exc.message, chunks.INTERNAL)
         return
     if jobs_store.end([jobs_store.complete_action(job, now_ms()), *actions]):
-        metrics.add_metric(name=f"{kind.value.title()}sCompleted", unit="Count", value=1)
+        metrics.add_metric(name=work.completed_metric, unit="Count", value=1)
         logger.info(
             "job complete", extra={"kind": kind.value, "job": job_id, "pairs": job.pairs_done}
         )
@@ -219,7 +224,7 @@ def finish(tenant: str, kind: JobKind, job_id: str) -> None:
 
 def fail(tenant: str, kind: JobKind, job_id: str, reason: str, http_status: int) -> bool:
     """Fail a running job, saying why, and remove what it wrote; False when it had ended."""
-    job = jobs_store.get(tenant, kind, job_id)
+    job = jobs_store.get(tenant, kind, job_id, params=True)
     if job is None or job.status is not Status.RUNNING:
         return False
     work = _work(kind)

@@ -92,7 +92,7 @@ def create(job: Job, pieces: Sequence[Chunk], also: Sequence[Item] = ()) -> bool
     return dynamo.transact([create_action(job, pieces), *also])
 
 
-def _from_item(tenant: str, kind: JobKind, job_id: str, item: Item) -> Job:
+def _from_item(tenant: str, kind: JobKind, job_id: str, item: Item, params: bool) -> Job:
     return Job(
         kind=kind,
         tenant=tenant,
@@ -100,7 +100,9 @@ def _from_item(tenant: str, kind: JobKind, job_id: str, item: Item) -> Job:
         chunk_count=get_n(item, "chunk_count"),
         pairs_total=get_n(item, "pairs_total"),
         created_ms=get_n(item, "created_ms"),
-        params=json.loads(texts.read_text(_table(), tenant, item, "params") or "{}"),
+        params=json.loads(texts.read_text(_table(), tenant, item, "params") or "{}")
+        if params
+        else {},
         status=Status(get_s(item, "status") or Status.RUNNING.value),
         chunks_done=get_n(item, "chunks_done"),
         pairs_done=get_n(item, "pairs_done"),
@@ -114,9 +116,11 @@ def _from_item(tenant: str, kind: JobKind, job_id: str, item: Item) -> Job:
     )
 
 
-def get(tenant: str, kind: JobKind, job_id: str) -> Job | None:
+def get(tenant: str, kind: JobKind, job_id: str, *, params: bool = False) -> Job | None:
+    """The job's state; with `params`, what its kind needs to do its work too (a long prompt
+    among them is read from where it is kept apart: pollers and sweepers go without)."""
     item = dynamo.get_item(_table(), key(tenant, kind, job_id))
-    return _from_item(tenant, kind, job_id, item) if item else None
+    return _from_item(tenant, kind, job_id, item, params) if item else None
 
 
 def plan(job: Job) -> list[Chunk]:
