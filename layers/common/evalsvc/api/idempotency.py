@@ -74,13 +74,10 @@ def _captured(request: Request, identity: Identity, response: Response) -> dict[
     return saved
 
 
-def _restored(
-    request: Request, identity: Identity, saved: dict[str, Any], *, replayed: bool
-) -> Response:
-    """The saved answer (rendered again or read back when kept by reference)."""
-    headers = {**saved.get("headers", {})}
-    if replayed:
-        headers["Idempotent-Replay"] = "true"
+def _replayed(request: Request, identity: Identity, saved: dict[str, Any]) -> Response:
+    """The saved answer, marked as a replay (rendered again or read back when it was kept by
+    reference)."""
+    headers = {**saved.get("headers", {}), "Idempotent-Replay": "true"}
     if "replay" in saved:
         kind, ident = saved["replay"]
         rendered = replays.render(request, identity, kind, ident)
@@ -187,7 +184,7 @@ async def handle_idempotently(request: Request, identity: Identity, handle: Hand
         ) from exc
     if answered is not None:
         return answered
-    return await run_in_threadpool(_restored, request, identity, saved, replayed=True)
+    return await run_in_threadpool(_replayed, request, identity, saved)
 
 
 def reset() -> None:

@@ -102,7 +102,6 @@ def start(job: Job, pieces: Sequence[Chunk], also: Sequence[Item], again: str) -
     already stored (a retry of the same request) is returned as it is. If the chunks cannot be
     queued the job fails, saying to `again` (what to do), and the error is raised; a request
     that dies before queueing leaves the job to the sweeper."""
-    job.progress_ms = job.created_ms
     if not jobs_store.create(job, pieces, also):
         existing = jobs_store.get(job.tenant, job.kind, job.job_id, params=True)
         if existing is None:

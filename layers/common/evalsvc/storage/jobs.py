@@ -70,7 +70,7 @@ def create_action(job: Job, pieces: Sequence[Chunk]) -> Item:
         **key(job.tenant, job.kind, job.job_id),
         "status": s(Status.RUNNING.value),
         "sweep": s(RUNNING_MARK),
-        "progress_ms": n(job.progress_ms or job.created_ms),
+        "progress_ms": n(job.created_ms),  # starting is progress
         "created_ms": n(job.created_ms),
         "chunk_count": n(job.chunk_count),
         "pairs_total": n(job.pairs_total),
