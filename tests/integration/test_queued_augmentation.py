@@ -262,3 +262,33 @@ def test_the_retry_of_a_plain_augment_finds_its_job_done_and_answers_the_v1_body
     assert made["synthetic_data_id"] in first.json()["error"]
     assert (made["seed_data_size"], made["synthetic_data_size"]) == (SEEDS, 2 * SEEDS)
     assert len(llm.requests) == SEEDS  # the retry started nothing again
+
+
+def test_an_install_that_committed_but_lost_its_answer_keeps_the_dataset_whole(
+    acme: Tenant, work: Work, llm: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.errors import StorageUnavailable
+    from evalsvc.storage import jobs as jobs_store
+
+    real = jobs_store.end
+    lost: list[bool] = []
+
+    def commits_then_times_out(actions: Any) -> bool:
+        committed = real(actions)
+        if not lost:
+            lost.append(committed)
+            raise StorageUnavailable("the answer was lost (a timeout)")
+        return committed
+
+    monkeypatch.setattr(jobs_store, "end", commits_then_times_out)
+    seed(acme)
+    dataset_id = augment_async(acme)
+
+    work.drain()
+
+    # The install went through though its caller saw an error: the chunk was retried, found
+    # the job complete, and nothing of the dataset was discarded.
+    assert lost == [True]
+    assert len(pairs_of(acme, dataset_id)) == 20
+    assert stored_pairs(dataset_id) == 20
+    assert work.waiting() == 0 and work.waiting(work.dead_letter_url) == 0

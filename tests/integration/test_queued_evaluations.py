@@ -536,3 +536,29 @@ def test_a_dead_lettered_message_of_another_version_fails_the_job_it_names(
     failed = read(acme, results_id)
     assert failed["status"] == "failed"
     assert "could not be read by the worker" in failed["failure"]
+
+
+def test_a_count_that_committed_but_lost_its_answer_is_not_counted_twice(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.errors import StorageUnavailable
+
+    real = jobs_store.count
+    lost: list[object] = []
+
+    def counts_then_times_out(*args: Any) -> Any:
+        counted = real(*args)
+        if not lost:
+            lost.append(counted)
+            raise StorageUnavailable("the answer was lost (a timeout)")
+        return counted
+
+    monkeypatch.setattr(jobs_store, "count", counts_then_times_out)
+    seed(acme, 1000)
+    results_id = queue_async(acme)
+
+    work.drain()
+
+    assert lost and lost[0] is not None  # the first count committed
+    done = read(acme, results_id)
+    assert (done["status"], done["pairs_done"], done["pair_count"]) == ("complete", 1000, 1000)
