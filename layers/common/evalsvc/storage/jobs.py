@@ -27,6 +27,9 @@ CHUNK_PREFIX = "chunk#"
 STALLED_INDEX = "stalled"
 RUNNING_MARK = "running"
 
+# The most bytes of params a job item holds itself.
+PARAMS_INLINE_BYTES = 1024
+
 _STATUS = {"#status": "status"}
 _RUNNING = {":running": s(Status.RUNNING.value)}
 
@@ -78,8 +81,10 @@ def create_action(job: Job, pieces: Sequence[Chunk]) -> Item:
         "pairs_done": n(0),
         "bytes_done": n(0),
         "sweeps": n(0),
-        **texts.text_field(table, job.tenant, "params", _json(job.params)),
-        **texts.text_field(table, job.tenant, "plan", _plan(pieces)),
+        # Every count rewrites this item: only small params stay in it, and the plan (read by
+        # the sweeper alone) is always kept apart.
+        **texts.text_field(table, job.tenant, "params", _json(job.params), PARAMS_INLINE_BYTES),
+        **texts.text_field(table, job.tenant, "plan", _plan(pieces), inline_bytes=0),
     }
     return {
         "Put": {"TableName": table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}

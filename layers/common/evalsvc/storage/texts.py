@@ -101,10 +101,12 @@ def _ref_of(item: Item, name: str) -> TextRef | None:
     return TextRef(ref["sha"]["S"], int(ref["bytes"]["N"]), int(ref["parts"]["N"]))
 
 
-def text_field(table: str, tenant: str, name: str, text: str) -> Item:
+def text_field(
+    table: str, tenant: str, name: str, text: str, inline_bytes: int = INLINE_BYTES
+) -> Item:
     """The attributes that keep `text` as field `name` of an item (writing it apart first when
-    it is large)."""
-    if len(text) * 4 <= INLINE_BYTES or len(text.encode()) <= INLINE_BYTES:
+    it is over `inline_bytes`)."""
+    if len(text) * 4 <= inline_bytes or len(text.encode()) <= inline_bytes:
         return {name: s(text)}
     return {f"{name}_ref": _ref_value(put(table, tenant, text))}
 
