@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 import time
 
 import requests
@@ -120,3 +121,33 @@ def test_generated_dev_key_is_kept_across_restarts(fresh_server: LocalServer) ->
     assert key_line and key_line == [
         line for line in second.splitlines() if line.startswith("evk_")
     ]
+
+
+def test_64_concurrent_appenders_all_succeed_and_every_pair_is_kept(server: LocalServer) -> None:
+    headers = {"Authorization": DEV_KEY}
+    base = f"{server.base_url}/data/seed/appended"
+    assert requests.post(base, json={"data": []}, headers=headers, timeout=30).status_code == 200
+    answers: list[int] = []
+    lock = threading.Lock()
+    gate = threading.Barrier(64)
+
+    def append(k: int) -> None:
+        session = requests.Session()
+        gate.wait()
+        for i in range(4):
+            pair = {"id": f"c{k:02d}-{i}", "input": f"question {k}.{i}", "output": "answer"}
+            status = session.post(f"{base}/pair", json=pair, headers=headers, timeout=120)
+            with lock:
+                answers.append(status.status_code)
+
+    threads = [threading.Thread(target=append, args=(k,)) for k in range(64)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert answers == [200] * 256
+    stored = requests.get(base, headers=headers, timeout=60).json()["data"]
+    assert sorted(pair["id"] for pair in stored) == sorted(
+        f"c{k:02d}-{i}" for k in range(64) for i in range(4)
+    )

@@ -217,3 +217,44 @@ def test_a_long_text_is_kept_apart_once_and_read_back_whole(tables: dict[str, st
         for f, name in [(first, "prompt_ref"), (field, "definitions_ref")]
     ]
     assert len(parts) == sum(counted)
+
+
+def test_a_text_read_once_is_not_read_again_by_the_same_process(
+    tables: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.storage import dynamo, texts
+
+    table = tables["DATASETS_TABLE"]
+    prompt = wide(5_000)  # over a dataset header's inline bytes, under the cache's share
+    field = texts.text_field(table, "acme", "system_prompt", prompt, inline_bytes=2048)
+    assert texts.read_text(table, "acme", field, "system_prompt") == prompt
+
+    def no_query(**kwargs: object) -> None:
+        raise AssertionError("the text was read again")
+
+    monkeypatch.setattr(dynamo, "query_items", no_query)
+    assert texts.read_text(table, "acme", field, "system_prompt") == prompt
+    # The cache is the tenant's own: another tenant's read of the same sha goes to storage
+    with pytest.raises(AssertionError, match="read again"):
+        texts.read_text(table, "globex", field, "system_prompt")
+
+
+def test_a_dataset_header_stays_one_read_unit_at_the_field_limits(
+    tables: dict[str, str],
+) -> None:
+    from evalsvc.models.datasets import DatasetKind, Pair
+    from evalsvc.storage import dynamo
+    from evalsvc.storage.datasets import add_pair, dataset_pk, write_dataset
+
+    dataset_id = "d" * 128
+    for prompt in ("", wide(500), wide(MAX_TEXT_CHARS)):
+        write_dataset("t" * 64, DatasetKind.SEED, dataset_id, [], prompt)
+        add_pair("t" * 64, DatasetKind.SEED, dataset_id, Pair(id="p", input="i", output="o"))
+        header = dynamo.get_item(
+            table=tables["DATASETS_TABLE"],
+            key={
+                "pk": {"S": dataset_pk("t" * 64, DatasetKind.SEED, dataset_id)},
+                "sk": {"S": "dataset"},
+            },
+        )
+        assert header is not None and dynamo.item_size(header) <= 4096, len(prompt)

@@ -116,20 +116,19 @@ def test_a_cancelled_commit_is_retried(acme: Tenant, inject: Callable[..., Fault
     assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == ["new0", "new1"]
 
 
-def test_a_pair_addition_racing_another_is_retried(
+def test_a_pair_addition_meeting_a_committing_overwrite_is_retried(
     acme: Tenant, inject: Callable[..., FaultyClient]
 ) -> None:
+    # The first append of a version marks its header; an overwrite's transaction holding the
+    # header makes that mark conflict, twice
     acme.post("/data/seed/ds", {"data": []})
-    lost_race = client_error(
-        "TransactionCanceledException",
-        "TransactWriteItems",
-        CancellationReasons=[{"Code": "ConditionalCheckFailed"}, {"Code": "None"}],
-    )
-    inject(transact_write_items=lambda n, kw: lost_race if n <= 2 else None)
+    conflict = client_error("TransactionConflictException", "UpdateItem")
+    faulty = inject(update_item=lambda n, kw: conflict if n <= 2 else None)
 
     response = acme.post("/data/seed/ds/pair", {"id": "x", "input": "i", "output": "o"})
 
     assert response.status_code == 200
+    assert faulty.calls["update_item"] >= 3
     assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == ["x"]
 
 
@@ -208,17 +207,76 @@ def test_a_commit_that_failed_unanswered_still_keeps_the_old_dataset(
     assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == ["old0", "old1", "old2"]
 
 
+def _pair_put(fault: Callable[[int, dict[str, Any]], Any]) -> Callable[[int, dict[str, Any]], Any]:
+    """`fault`, applied only to the writes of pair items (numbered among themselves)."""
+    seen = 0
+
+    def on_pairs(n: int, kwargs: dict[str, Any]) -> Any:
+        nonlocal seen
+        if not kwargs.get("Item", {}).get("sk", {}).get("S", "").startswith("p#"):
+            return None
+        seen += 1
+        return fault(seen, kwargs)
+
+    return on_pairs
+
+
+@pytest.mark.parametrize("code", ["InternalServerError", "InternalFailure"])
 def test_a_pair_addition_that_succeeded_unanswered_is_a_success(
-    acme: Tenant, inject: Callable[..., FaultyClient]
+    acme: Tenant, inject: Callable[..., FaultyClient], code: str
 ) -> None:
     acme.post("/data/seed/ds", pairs(1, "old"))
-    faulty = inject(transact_write_items=_lost_answer("InternalServerError", "TransactWriteItems"))
+    inject(put_item=_pair_put(_lost_answer(code, "PutItem")))
 
     response = acme.post("/data/seed/ds/pair", {"id": "x", "input": "i", "output": "o"})
 
     assert response.status_code == 200, response.text
-    assert faulty.calls["transact_write_items"] == 1
     assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == ["old0", "x"]
+    # And the id is now taken: the same pair again is a 409, not a second copy
+    again = acme.post("/data/seed/ds/pair", {"id": "x", "input": "i", "output": "o"})
+    assert again.status_code == 409
+
+
+def test_a_pair_addition_that_failed_unanswered_is_an_error_and_stores_nothing(
+    acme: Tenant, inject: Callable[..., FaultyClient]
+) -> None:
+    acme.post("/data/seed/ds", pairs(1, "old"))
+    inject(put_item=_pair_put(lambda n, kw: client_error("InternalServerError", "PutItem")))
+
+    response = acme.post("/data/seed/ds/pair", {"id": "x", "input": "i", "output": "o"})
+
+    assert response.status_code == 503
+    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == ["old0"]
+
+
+def test_a_pair_addition_racing_an_overwrite_ends_in_the_new_dataset(
+    acme: Tenant, inject: Callable[..., FaultyClient]
+) -> None:
+    from evalsvc.models.datasets import DatasetKind, Pair
+    from evalsvc.storage.datasets import get_header, write_dataset
+
+    # Given an append whose pair is stored just as an overwrite installs a new version (and
+    # discards the old one, with the pair in it)
+    acme.post("/data/seed/ds", pairs(2, "old"))
+
+    def overwrite_after(n: int, kwargs: dict[str, Any]) -> Any:
+        def overwrite(response: Any, _: Any) -> Any:
+            if n == 1:
+                new = [Pair(id=f"new{i}", input="i", output="o") for i in range(2)]
+                write_dataset("acme", DatasetKind.SEED, "ds", new, "")
+            return response
+
+        return overwrite
+
+    inject(put_item=_pair_put(overwrite_after))
+
+    response = acme.post("/data/seed/ds/pair", {"id": "x", "input": "i", "output": "o"})
+
+    # Then the append is not lost: it lands in the dataset as it now is
+    assert response.status_code == 200, response.text
+    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == ["new0", "new1", "x"]
+    header = get_header("acme", DatasetKind.SEED, "ds")
+    assert header is not None and header.pair_count == 3
 
 
 def test_an_evaluation_whose_commit_succeeded_unanswered_stays_readable(

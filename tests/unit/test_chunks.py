@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from unittest.mock import patch
 
@@ -14,6 +15,7 @@ from evalsvc.logic.evaluation_jobs import pairs_per_chunk
 from evalsvc.models.jobs import Chunk, JobKind
 from evalsvc.settings import get_settings
 from evalsvc.storage import work_queue
+from evalsvc.storage.datasets.keys import append_ord, fingerprint, make_ord
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -129,6 +131,37 @@ def test_a_chunk_message_round_trips() -> None:
     chunk = Chunk(JobKind.AUGMENTATION, "acme", "ds_1", 4, 12, 3, ORDS[0], ORDS[2], requeues=2)
 
     assert work_queue.decode(work_queue.encode(chunk)) == chunk
+
+
+def test_a_chunk_names_its_pairs_and_its_message_carries_them() -> None:
+    ords = [make_ord(1000, k) for k in range(5)] + [append_ord(2000, "late-id")]
+    first, second = jobs.cut(JobKind.EVALUATION, "acme", "ev_1", ords, 4)
+
+    assert (first.count, second.count) == (4, 2)
+    assert first.member_set() == {fingerprint(o) for o in ords[:4]}
+    assert second.member_set() == {fingerprint(o) for o in ords[4:]}
+    assert work_queue.decode(work_queue.encode(second)) == second
+    # A message whose members do not match its count is not a chunk
+    body = json.loads(work_queue.encode(second))
+    body["count"] = 3
+    with pytest.raises(work_queue.BadMessage):
+        work_queue.decode(json.dumps(body))
+
+
+def test_the_largest_chunk_fits_one_message_and_batches_stay_under_the_limit() -> None:
+    ords = [append_ord(1_795_000_000_000 + k, "p" * 128) for k in range(10_000)]
+    [chunk] = jobs.cut(JobKind.EVALUATION, "t" * 64, "ev_" + "x" * 60, ords, 10_000)
+    body = work_queue.encode(chunk)
+    assert len(body.encode()) < 256 * 1024 - 1024
+
+    bodies = [body] * 7 + ["small"] * 25
+    batches = work_queue.batched(bodies)
+
+    assert [b for batch in batches for b in batch] == bodies
+    # Two of the largest messages to a call, never three; ten small ones
+    assert [len(batch) for batch in batches] == [2, 2, 2, 10, 10, 6]
+    for batch in batches:
+        assert sum(len(b.encode()) for b in batch) <= work_queue.SEND_BATCH_BYTES
 
 
 @pytest.mark.parametrize(

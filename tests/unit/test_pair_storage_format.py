@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections import Counter
 from typing import Any
 
 import pytest
 from evalsvc.models.datasets import Pair
 from evalsvc.storage.datasets.codec import INLINE_LIMIT, pair_from_item, pair_items
-from evalsvc.storage.datasets.keys import make_ord, next_ord
+from evalsvc.storage.datasets.keys import (
+    append_ord,
+    make_ord,
+    ord_ms,
+    shard_of,
+    shard_pk,
+)
 from evalsvc.storage.dynamo import item_size
+from hypothesis import given
+from hypothesis import strategies as st
+
+SHARDS = 16
 
 
 def test_ord_sorts_by_time_then_sequence() -> None:
@@ -18,12 +29,37 @@ def test_ord_sorts_by_time_then_sequence() -> None:
     assert make_ord(1_795_999_999_123, 3) == "1795999999123#00000003"
 
 
-def test_next_ord_never_goes_back_even_when_the_clock_does() -> None:
-    last = make_ord(1000, 7)
-    assert next_ord(last, 2000) == make_ord(2000, 0)
-    assert next_ord(last, 1000) == make_ord(1000, 8)
-    assert next_ord(last, 900) == make_ord(1000, 8)
-    assert next_ord("", 42) == make_ord(42, 0)
+@given(
+    st.integers(0, 10**13 - 2),  # 13 digits of milliseconds: until the year 2286
+    st.integers(0, 10**8 - 1),
+    st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}", fullmatch=True),
+)
+def test_an_appended_ord_never_equals_a_written_one_and_keeps_its_time(
+    ms: int, seq: int, pair_id: str
+) -> None:
+    appended = append_ord(ms, pair_id)
+    assert appended != make_ord(ms, seq)
+    assert make_ord(ms, seq) < appended < make_ord(ms + 1, 0)
+    assert ord_ms(appended) == ms == ord_ms(make_ord(ms, seq))
+
+
+@given(st.sets(st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}", fullmatch=True), max_size=50))
+def test_appended_ords_of_distinct_ids_are_distinct_at_the_same_time(ids: set[str]) -> None:
+    assert len({append_ord(1_795_000_000_000, pair_id) for pair_id in ids}) == len(ids)
+
+
+def test_a_pair_always_lives_in_the_same_shard_and_shards_are_used_evenly() -> None:
+    ids = [f"pair-{i}" for i in range(16_000)]
+    shards = [shard_of(pair_id, SHARDS) for pair_id in ids]
+    assert shards == [shard_of(pair_id, SHARDS) for pair_id in ids]
+    counts = Counter(shards)
+    assert set(counts) == set(range(SHARDS))
+    # 1,000 expected per shard; a binomial's sd is about 31.
+    assert max(counts.values()) - min(counts.values()) < 300
+    assert shard_pk("v", 1, 0) == "v"
+    assert {shard_pk("v", SHARDS, k) for k in range(SHARDS)} == {
+        f"v#s{k:02d}" for k in range(SHARDS)
+    }
 
 
 def test_small_pair_is_one_item_with_its_fields_inline() -> None:

@@ -71,12 +71,14 @@ def start(
         params={
             "seed_id": seed_header.dataset_id,
             "seed_version": seed_header.version,
+            "seed_shards": seed_header.shards,
             "seed_count": len(seed_ords),
             "labels": list(labels),
             "multiple": multiple,
             "target": target or "",
             "system_prompt": seed_header.system_prompt,
             "version": new_id(),
+            "shards": datasets_store.new_shards(),
         },
     )
     return jobs.start(job, pieces, [], "augment again")
@@ -137,6 +139,7 @@ class Augmentations:
             DatasetKind.SYNTHETIC,
             chunk.job_id,
             str(params["version"]),
+            _shards(job),
             pairs,
             job.created_ms,
             chunk.start * multiple,
@@ -157,7 +160,7 @@ class Augmentations:
             job.tenant,
             DatasetKind.SYNTHETIC,
             job.job_id,
-            str(job.params["version"]),
+            (str(job.params["version"]), _shards(job)),
             written,
             sum(tally.bytes for tally in tallies),
             str(job.params["system_prompt"]),
@@ -169,11 +172,17 @@ class Augmentations:
 
     def discard(self, job: Job) -> None:
         datasets_store.discard_version(
-            job.tenant, DatasetKind.SYNTHETIC, job.job_id, str(job.params["version"])
+            job.tenant, DatasetKind.SYNTHETIC, job.job_id, str(job.params["version"]), _shards(job)
         )
 
 
 AUGMENTATIONS = Augmentations()
+
+
+def _shards(job: Job) -> int:
+    """The partition keys the synthetic version spreads over, fixed when the job started (a job
+    started before versions were spread has one)."""
+    return int(job.params.get("shards", 1))
 
 
 def _variants(chunk: Chunk, job: Job, deadline: Deadline) -> list[Pair]:
@@ -182,9 +191,10 @@ def _variants(chunk: Chunk, job: Job, deadline: Deadline) -> list[Pair]:
         chunk.tenant,
         DatasetKind.SEED,
         str(params["seed_id"]),
-        str(params["seed_version"]),
+        (str(params["seed_version"]), int(params.get("seed_shards", 1))),
         chunk.first_ord,
         chunk.last_ord,
+        chunk.member_set(),
         [str(label) for label in params.get("labels", [])],
     )
     if len(seeds) != chunk.count:

@@ -70,7 +70,11 @@ def start(
         chunk_count=len(pieces),
         pairs_total=len(ords),
         created_ms=result.created_ms,
-        params={"dataset_version": header.version, "labels": list(labels)},
+        params={
+            "dataset_version": header.version,
+            "dataset_shards": header.shards,
+            "labels": list(labels),
+        },
     )
     started = jobs.start(job, pieces, [results_store.running_action(result)], "evaluate again")
     if started is not job:
@@ -186,9 +190,10 @@ def _read(chunk: Chunk, result: EvaluationResult, job: Job) -> list[Pair]:
         chunk.tenant,
         result.dataset_kind,
         result.dataset_id,
-        str(job.params["dataset_version"]),
+        (str(job.params["dataset_version"]), int(job.params.get("dataset_shards", 1))),
         chunk.first_ord,
         chunk.last_ord,
+        chunk.member_set(),
         [str(label) for label in job.params.get("labels", [])],
     )
     if len(pairs) != chunk.count:

@@ -36,6 +36,7 @@ from evalsvc.observability import logger, metrics
 from evalsvc.settings import get_settings
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import work_queue
+from evalsvc.storage.datasets import fingerprint
 from evalsvc.storage.dynamo import Item
 
 # Times the sweeper queues a stalled job's missing chunks again before failing it.
@@ -81,7 +82,7 @@ def _work(kind: JobKind) -> Work:
 
 def cut(kind: JobKind, tenant: str, job_id: str, ords: Sequence[str], size: int) -> list[Chunk]:
     """Consecutive chunks of `size` pairs (the last may be smaller) of the selection whose ords,
-    in dataset order, are `ords`."""
+    in dataset order, are `ords`; each names its pairs by their ords' fingerprints."""
     return [
         Chunk(
             kind=kind,
@@ -92,6 +93,7 @@ def cut(kind: JobKind, tenant: str, job_id: str, ords: Sequence[str], size: int)
             count=len(ords[start : start + size]),
             first_ord=ords[start],
             last_ord=ords[min(start + size, len(ords)) - 1],
+            members=b"".join(fingerprint(ord_) for ord_ in ords[start : start + size]),
         )
         for k, start in enumerate(range(0, len(ords), size))
     ]

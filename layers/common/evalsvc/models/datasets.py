@@ -57,10 +57,16 @@ class DatasetHeader:
     created_ms: int
     updated_ms: int
     version: str
+    # The version's pairs: those written with it and those appended since (counted apart from
+    # the header, storage.datasets.appends).
     pair_count: int
-    last_ord: str
     # pair_bytes of every pair; None for a header written before it was kept.
     bytes: int | None = None
+    # Partition keys the version's pairs are spread over (storage.datasets.keys.SHARDS; 1 for
+    # a version written before they were spread).
+    shards: int = 1
+    # Whether pairs were appended to the version (their counts are then read apart).
+    appended: bool = False
 
     @property
     def bytes_per_pair(self) -> float | None:

@@ -23,7 +23,8 @@ class JobKind(StrEnum):
 class Chunk:
     """One message on the queue: pairs `start` .. `start + count - 1` of the selection, which
     are the pairs (matching the job's labels) of the dataset version with `first_ord` <= ord <=
-    `last_ord`."""
+    `last_ord` whose ords' fingerprints are in `members` (8 bytes each: a pair appended after
+    the selection can fall in the range; None, from a plan cut before, takes the range)."""
 
     kind: JobKind
     tenant: str
@@ -33,8 +34,14 @@ class Chunk:
     count: int
     first_ord: str
     last_ord: str
+    members: bytes | None = None
     # Times the chunk was put back on the queue (a throttled model, a stalled job).
     requeues: int = 0
+
+    def member_set(self) -> frozenset[bytes] | None:
+        if self.members is None:
+            return None
+        return frozenset(self.members[k : k + 8] for k in range(0, len(self.members), 8))
 
 
 @dataclass(slots=True)

@@ -14,6 +14,7 @@ never the pairs. While a job runs its item carries `sweep`, which puts it in the
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator, Sequence
 
@@ -62,7 +63,11 @@ def _json(value: object) -> str:
 
 
 def _plan(pieces: Sequence[Chunk]) -> str:
-    return _json([[c.start, c.count, c.first_ord, c.last_ord] for c in pieces])
+    return _json([[c.start, c.count, c.first_ord, c.last_ord, _b64(c.members)] for c in pieces])
+
+
+def _b64(members: bytes | None) -> str | None:
+    return None if members is None else base64.b64encode(members).decode()
 
 
 def create_action(job: Job, pieces: Sequence[Chunk]) -> Item:
@@ -135,8 +140,19 @@ def plan(job: Job) -> list[Chunk]:
         return []
     rows = json.loads(texts.read_text(_table(), job.tenant, item, "plan") or "[]")
     return [
-        Chunk(job.kind, job.tenant, job.job_id, k, int(start), int(count), str(first), str(last))
-        for k, (start, count, first, last) in enumerate(rows)
+        Chunk(
+            job.kind,
+            job.tenant,
+            job.job_id,
+            k,
+            int(row[0]),
+            int(row[1]),
+            str(row[2]),
+            str(row[3]),
+            # A plan cut before chunks named their pairs has four columns.
+            base64.b64decode(row[4]) if len(row) > 4 and row[4] is not None else None,
+        )
+        for k, row in enumerate(rows)
     ]
 
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -67,9 +69,36 @@ def put(table: str, tenant: str, text: str) -> TextRef:
     return TextRef(sha, len(raw), len(pieces))
 
 
+# Texts read lately, by table, tenant and sha: a text never changes under its sha, so a warm
+# process need not read it again (every append reads its dataset's header, and so its prompt).
+CACHE_BYTES = 16 * 1024 * 1024
+_cache: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+_cached_bytes = 0
+_cache_lock = threading.Lock()
+
+
+def _remember(key: tuple[str, str, str], text: str, size: int) -> None:
+    global _cached_bytes
+    if size > CACHE_BYTES // 4:
+        return
+    with _cache_lock:
+        if key in _cache:
+            return
+        _cache[key] = text
+        _cached_bytes += size
+        while _cached_bytes > CACHE_BYTES:
+            _, dropped = _cache.popitem(last=False)
+            _cached_bytes -= len(dropped.encode())
+
+
 def get(table: str, tenant: str, ref: TextRef) -> str:
     """The text `ref` names. StorageUnavailable if its parts are not all there (they are
     written before any reference to them, so only a fault makes that happen)."""
+    key = (table, tenant, ref.sha)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
     items = dynamo.query_items(
         TableName=table,
         KeyConditionExpression="pk = :pk AND begins_with(sk, :part)",
@@ -83,7 +112,9 @@ def get(table: str, tenant: str, ref: TextRef) -> str:
         raw = b""
     if _sha(raw) != ref.sha:
         raise StorageUnavailable("a stored text could not be read whole; retry shortly")
-    return raw.decode()
+    text = raw.decode()
+    _remember(key, text, len(raw))
+    return text
 
 
 # ---- fields of referring items -----------------------------------------------------------------

@@ -1,11 +1,15 @@
 """The work queue (SQS) that carries chunks of queued evaluations to the workers.
 
-A message is one chunk, as compact JSON: which result, which chunk, and the key range of its
-pairs (never the pairs themselves, which can be far larger than a message).
+A message is one chunk, as compact JSON: which result, which chunk, the key range of its pairs
+and their ords' fingerprints (never the pairs themselves, which can be far larger than a
+message). A chunk of the most pairs (10,000 one-check pairs) takes about 110 KB; SendMessageBatch
+takes 256 KB in all, so messages are batched by size as well as by count.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +26,8 @@ from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 
 SEND_BATCH_MAX = 10
+# What SQS takes in one SendMessageBatch call (262,144 bytes), with room for the attributes.
+SEND_BATCH_BYTES = 250_000
 MAX_DELAY_SECONDS = 900
 MESSAGE_VERSION = 1
 
@@ -62,6 +68,7 @@ def encode(chunk: Chunk) -> str:
             "count": chunk.count,
             "first_ord": chunk.first_ord,
             "last_ord": chunk.last_ord,
+            "members": None if chunk.members is None else base64.b64encode(chunk.members).decode(),
             "requeues": chunk.requeues,
         },
         separators=(",", ":"),
@@ -77,18 +84,25 @@ def decode(body: str) -> Chunk:
         value = json.loads(body)
         if value.get("v") != MESSAGE_VERSION:
             raise BadMessage(f"unknown message version {value.get('v')!r}")
+        members = value.get("members")
+        count = int(value["count"])
+        if members is not None:
+            members = base64.b64decode(members, validate=True)
+            if len(members) != 8 * count:
+                raise BadMessage("the chunk's members do not match its count")
         return Chunk(
             kind=JobKind(value["kind"]),
             tenant=str(value["tenant"]),
             job_id=str(value["job"]),
             index=int(value["chunk"]),
             start=int(value["start"]),
-            count=int(value["count"]),
+            count=count,
             first_ord=str(value["first_ord"]),
             last_ord=str(value["last_ord"]),
+            members=members,
             requeues=int(value.get("requeues", 0)),
         )
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as exc:
         if isinstance(exc, BadMessage):
             raise
         raise BadMessage(f"not a chunk message: {exc.__class__.__name__}") from exc
@@ -114,21 +128,37 @@ def _call(operation: str, **kwargs: Any) -> Any:
         ) from exc
 
 
+def batched(bodies: Sequence[str]) -> list[list[str]]:
+    """The bodies in order, cut into SendMessageBatch calls: at most SEND_BATCH_MAX bodies and
+    SEND_BATCH_BYTES of them each (a body is never larger: see the module's note)."""
+    batches: list[list[str]] = []
+    size = 0
+    for body in bodies:
+        length = len(body.encode())
+        if not batches or len(batches[-1]) == SEND_BATCH_MAX or size + length > SEND_BATCH_BYTES:
+            batches.append([])
+            size = 0
+        batches[-1].append(body)
+        size += length
+    return batches
+
+
 def send(chunks: Sequence[Chunk], *, delay_seconds: int = 0, workers: int = 8) -> None:
-    """Put every chunk on the queue, 10 a call, retrying entries SQS reports as failed."""
+    """Put every chunk on the queue, up to 10 and SEND_BATCH_BYTES a call, retrying entries SQS
+    reports as failed."""
     url = queue_url()
     if url is None:
         raise StorageUnavailable("no work queue is configured (WORK_QUEUE_URL)")
-    batches = [chunks[i : i + SEND_BATCH_MAX] for i in range(0, len(chunks), SEND_BATCH_MAX)]
+    batches = batched([encode(chunk) for chunk in chunks])
 
-    def send_batch(batch: Sequence[Chunk]) -> None:
+    def send_batch(batch: Sequence[str]) -> None:
         entries = [
             {
                 "Id": str(k),
-                "MessageBody": encode(chunk),
+                "MessageBody": body,
                 "DelaySeconds": min(MAX_DELAY_SECONDS, max(0, delay_seconds)),
             }
-            for k, chunk in enumerate(batch)
+            for k, body in enumerate(batch)
         ]
         for _ in range(5):
             response = _call("send_message_batch", QueueUrl=url, Entries=entries)

@@ -1,4 +1,10 @@
-"""Adding one pair to a dataset, and creating the empty dataset that owns a system prompt."""
+"""Adding one pair to a dataset, and creating the empty dataset that owns a system prompt.
+
+An append touches no item that other appends write: the pair goes to its shard under its own
+key (conditional on its id being new), its order key is its time and id (append_ord), and the
+shard's counter takes it with an unconditional ADD. The header is only read: once before (the
+version, the limit) and once after, to see that no overwrite installed a newer version while the
+pair was stored. See docs/design.md, "Appends"."""
 
 from __future__ import annotations
 
@@ -18,17 +24,18 @@ from evalsvc.storage import dynamo
 from evalsvc.storage.datasets.codec import header_item, pair_items
 from evalsvc.storage.datasets.keys import (
     COMMIT_ATTEMPTS,
+    COUNT_SK,
     HEADER_SK,
+    append_ord,
     dataset_pk,
-    next_ord,
+    new_shards,
+    pair_pk,
     pause,
-    split_ord,
     table,
-    version_pk,
 )
 from evalsvc.storage.datasets.pointers import latest_pointer, prompt_pointer
-from evalsvc.storage.datasets.reads import existing_header
-from evalsvc.storage.dynamo import get_s, n, s
+from evalsvc.storage.datasets.reads import current_version, existing_header
+from evalsvc.storage.dynamo import Item, get_s, n, s
 
 
 class PromptMismatch(Exception):
@@ -44,8 +51,9 @@ def add_pair(
     expected_prompt: str | None = None,
 ) -> DatasetHeader:
     """Append one pair to the current version. 404 if the dataset does not exist, 409 if the
-    pair id is taken, 413 when the dataset is full. With `expected_prompt`, raise
-    PromptMismatch unless the dataset's system prompt is exactly that."""
+    pair id is taken, 413 when the dataset is full (checked before the pair is stored: appends
+    running at once can pass the limit by as many as are running). With `expected_prompt`,
+    raise PromptMismatch unless the dataset's system prompt is exactly that."""
     for attempt in range(COMMIT_ATTEMPTS):
         pause(attempt)
         header = existing_header(tenant, kind, dataset_id)
@@ -55,72 +63,131 @@ def add_pair(
             raise PayloadTooLarge(
                 f"dataset {dataset_id!r} already holds {MAX_PAIRS} pairs, the limit"
             )
+        pk = pair_pk(tenant, kind, dataset_id, header.version, header.shards, pair.id)
+        if not header.appended:
+            # The first append of a version marks the header first (so no reader can miss its
+            # counters); a taken id is refused before that mark, so a 409 writes nothing.
+            if dynamo.get_item(table(), {"pk": s(pk), "sk": s(f"p#{pair.id}")}) is not None:
+                raise _taken(pair.id, dataset_id)
+            if not _mark_appended(header):
+                continue  # overwritten since it was read
         ms = now_ms()
-        ord_ = next_ord(header.last_ord, ms)
-        pair.created_ms = split_ord(ord_)[0]
-        pk = version_pk(tenant, kind, dataset_id, header.version)
-        items = pair_items(pk, pair, ord_)
+        ord_ = append_ord(ms, pair.id)
+        pair.created_ms = ms
+        items = _store(pk, pair, ord_, dataset_id)
         added = pair_bytes(pair)
-        # A header written before sizes were kept has none to add to: it stays unknown.
-        counts = "pair_count :one, bytes :bytes" if header.bytes is not None else "pair_count :one"
-        values = {
-            ":new_ord": s(ord_),
-            ":ms": n(ms),
-            ":one": n(1),
-            ":version": s(header.version),
-            ":last_ord": s(header.last_ord),
-        }
-        if header.bytes is not None:
-            values[":bytes"] = n(added)
-        update = {
-            "Update": {
-                "TableName": table(),
-                "Key": {"pk": s(dataset_pk(tenant, kind, dataset_id)), "sk": s(HEADER_SK)},
-                "UpdateExpression": f"SET last_ord = :new_ord, updated_ms = :ms ADD {counts}",
-                "ConditionExpression": "version = :version AND last_ord = :last_ord",
-                "ExpressionAttributeValues": values,
-            }
-        }
-        puts = [
-            {
-                "Put": {
-                    "TableName": table(),
-                    "Item": item,
-                    "ConditionExpression": "attribute_not_exists(sk)",
-                }
-            }
-            for item in items
-        ]
-        try:
-            dynamo.call("transact_write_items", TransactItems=[update, *puts])
-        except (ClientError, StorageUnavailable) as exc:
-            if not (isinstance(exc, ClientError) and dynamo.cancelled(exc)):
-                # No answer is not no write: the transaction may have committed.
-                if not _pair_written(pk, pair.id, ord_):
-                    raise
-                logger.warning("a pair addition succeeded unanswered", extra={"id": dataset_id})
-            else:
-                assert isinstance(exc, ClientError)
-                failed = dynamo.failed_conditions(exc)
-                if failed is None or 0 in failed:
-                    # The header moved on (another pair, an overwrite) or a concurrent
-                    # transaction held it: try again.
-                    continue
-                raise Conflict(
-                    f"pair id {pair.id!r} already exists in dataset {dataset_id!r}"
-                ) from exc
-        header.pair_count += 1
-        header.last_ord = ord_
-        if header.bytes is not None:
-            header.bytes += added
-        return header
+        _count(pk, added, dataset_id)
+        if current_version(tenant, kind, dataset_id) == header.version:
+            header.pair_count += 1
+            if header.bytes is not None:
+                header.bytes += added
+            return header
+        # An overwrite installed a newer version while the pair was stored: it may have gone
+        # into the old version after that stopped being read. Take it out and add it to the new.
+        logger.info(
+            "dataset overwritten during a pair addition; adding again", extra={"id": dataset_id}
+        )
+        _withdraw(items)
     raise StorageUnavailable(f"dataset {dataset_id!r} is being written concurrently; retry")
 
 
-def _pair_written(pk: str, pair_id: str, ord_: str) -> bool:
+def _taken(pair_id: str, dataset_id: str) -> Conflict:
+    return Conflict(f"pair id {pair_id!r} already exists in dataset {dataset_id!r}")
+
+
+def _mark_appended(header: DatasetHeader) -> bool:
+    """Note on the header, once per version, that pairs are appended to it (readers then add
+    its counters). False when the header no longer names that version."""
+    try:
+        marked = dynamo.conditional(
+            "update_item",
+            TableName=table(),
+            Key={
+                "pk": s(dataset_pk(header.tenant, header.kind, header.dataset_id)),
+                "sk": s(HEADER_SK),
+            },
+            UpdateExpression="SET appended = :yes",
+            ConditionExpression="version = :version",
+            ExpressionAttributeValues={":yes": {"BOOL": True}, ":version": s(header.version)},
+        )
+    except ClientError as exc:
+        if dynamo.error_code(exc) != "TransactionConflictException":
+            raise
+        return False  # an overwrite is committing: read the header again
+    return marked is not None
+
+
+def _store(pk: str, pair: Pair, ord_: str, dataset_id: str) -> list[Item]:
+    """Store the pair's items under `pk` if its id is new there (and return them); Conflict if
+    it is not."""
+    items = pair_items(pk, pair, ord_)
+    puts: list[Item] = [
+        {"TableName": table(), "Item": item, "ConditionExpression": "attribute_not_exists(sk)"}
+        for item in items
+    ]
+    taken = _taken(pair.id, dataset_id)
+    try:
+        if len(puts) == 1:
+            dynamo.call("put_item", **puts[0])
+        elif not dynamo.transact([{"Put": put} for put in puts]):
+            raise taken
+    except ClientError as exc:
+        if dynamo.failed_conditions(exc) is not None:
+            raise taken from exc
+        if dynamo.error_code(exc) == "TransactionConflictException":
+            raise Conflict(
+                f"pair id {pair.id!r} is being added to dataset {dataset_id!r} by another request"
+            ) from exc
+        if not _stored(pk, pair.id, ord_):
+            raise
+        logger.warning("a pair addition succeeded unanswered", extra={"id": dataset_id})
+    except StorageUnavailable:
+        # No answer is not no write: the pair may be stored.
+        if not _stored(pk, pair.id, ord_):
+            raise
+        logger.warning("a pair addition succeeded unanswered", extra={"id": dataset_id})
+    return items
+
+
+def _stored(pk: str, pair_id: str, ord_: str) -> bool:
     """Whether the pair is stored under `pk` with order key `ord_` (this very addition)."""
     item = dynamo.get_item(table(), {"pk": s(pk), "sk": s(f"p#{pair_id}")})
     return item is not None and get_s(item, "ord") == ord_
+
+
+def _count(pk: str, added: int, dataset_id: str) -> None:
+    """Add the pair to its shard's counter. The pair is stored already: a counter that cannot
+    be updated leaves the count one low, logged, and the pair where it is."""
+    try:
+        dynamo.call(
+            "update_item",
+            TableName=table(),
+            Key={"pk": s(pk), "sk": s(COUNT_SK)},
+            UpdateExpression="ADD n :one, b :bytes",
+            ExpressionAttributeValues={":one": n(1), ":bytes": n(added)},
+        )
+    except (ClientError, StorageUnavailable):
+        logger.exception("a stored pair could not be counted", extra={"id": dataset_id})
+
+
+def _withdraw(items: list[Item]) -> None:
+    """Delete this addition's items from a version that was replaced (best effort: the version
+    is being discarded anyway; its counter no longer matters). The head item goes first, only
+    if it is still this addition's."""
+    head, parts = items[0], items[1:]
+    try:
+        dynamo.conditional(
+            "delete_item",
+            TableName=table(),
+            Key={"pk": head["pk"], "sk": head["sk"]},
+            ConditionExpression="#ord = :ord",
+            ExpressionAttributeNames={"#ord": "ord"},
+            ExpressionAttributeValues={":ord": head["ord"]},
+        )
+        deletes = [{"DeleteRequest": {"Key": {"pk": p["pk"], "sk": p["sk"]}}} for p in parts]
+        dynamo.batch_write(table(), deletes)
+    except (ClientError, StorageUnavailable):
+        logger.exception("could not withdraw a pair from a replaced version")
 
 
 def create_for_prompt(
@@ -138,8 +205,8 @@ def create_for_prompt(
         updated_ms=ms,
         version=new_id(),
         pair_count=0,
-        last_ord="",
         bytes=0,
+        shards=new_shards(),
     )
     actions = [
         {

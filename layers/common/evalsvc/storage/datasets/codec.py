@@ -14,7 +14,7 @@ from evalsvc.models.datasets import (
     pair_bytes,
 )
 from evalsvc.storage import dynamo, texts
-from evalsvc.storage.datasets.keys import HEADER_SK, dataset_pk, split_ord, table
+from evalsvc.storage.datasets.keys import HEADER_SK, dataset_pk, ord_ms, table
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 
 # Pairs whose stored form is larger than this are compressed and split into part items, so no
@@ -35,18 +35,29 @@ def header_from_item(tenant: str, kind: DatasetKind, item: Item) -> DatasetHeade
         updated_ms=get_n(item, "updated_ms"),
         version=get_s(item, "version") or "",
         pair_count=get_n(item, "pair_count"),
-        last_ord=get_s(item, "last_ord", "") or "",
         bytes=get_n(item, "bytes") if "bytes" in item else None,
+        shards=get_n(item, "shards", 1),
+        appended="appended" in item,
     )
+
+
+# A header keeps a system prompt of at most this many bytes itself, so it stays one 4 KB read
+# unit: every append reads it twice (docs/design.md, "Appends"). A longer prompt is stored
+# apart, once, and read from a warm process's cache of texts.
+HEADER_PROMPT_BYTES = 2048
 
 
 def prompt_field(tenant: str, system_prompt: str) -> Item:
     """The attributes that keep a header's system prompt (a long one is stored apart)."""
-    return texts.text_field(table(), tenant, "system_prompt", system_prompt)
+    return texts.text_field(
+        table(), tenant, "system_prompt", system_prompt, inline_bytes=HEADER_PROMPT_BYTES
+    )
 
 
 def header_item(header: DatasetHeader, prompt: Item | None = None) -> Item:
-    """The header's item; `prompt` is prompt_field of its system prompt when already made."""
+    """The item of a header of a version just written (with no pairs appended yet: `pair_count`
+    and `bytes` are those of its write); `prompt` is prompt_field of its system prompt when
+    already made."""
     item: Item = {
         "pk": s(dataset_pk(header.tenant, header.kind, header.dataset_id)),
         "sk": s(HEADER_SK),
@@ -56,7 +67,7 @@ def header_item(header: DatasetHeader, prompt: Item | None = None) -> Item:
         "updated_ms": n(header.updated_ms),
         "version": s(header.version),
         "pair_count": n(header.pair_count),
-        "last_ord": s(header.last_ord),
+        "shards": n(header.shards),
     }
     if header.bytes is not None:
         item["bytes"] = n(header.bytes)
@@ -115,7 +126,7 @@ def pair_from_item(item: Item) -> Pair:
         labels=get_list(item, "labels"),
         input_media=get_s(item, "input_media"),
         system_prompt_template=get_s(item, "system_prompt_template"),
-        created_ms=split_ord(item["ord"]["S"])[0],
+        created_ms=ord_ms(item["ord"]["S"]),
     )
 
 

@@ -4,7 +4,7 @@ newer one is installed)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeVar
 
 from evalsvc.errors import Conflict, NotFound, StorageUnavailable
@@ -13,8 +13,8 @@ from evalsvc.models.datasets import (
     DatasetKind,
     PageCursor,
     Pair,
+    pair_bytes,
 )
-from evalsvc.observability import logger
 from evalsvc.storage import dynamo
 from evalsvc.storage.datasets.codec import (
     LISTED_PAIR_BYTES,
@@ -26,14 +26,16 @@ from evalsvc.storage.datasets.codec import (
 )
 from evalsvc.storage.datasets.keys import (
     COMMIT_ATTEMPTS,
+    COUNT_SK,
     HEADER_SK,
     ORDER_INDEX,
     dataset_pk,
+    fingerprint,
     make_ord,
+    shard_pks,
     table,
-    version_pk,
 )
-from evalsvc.storage.dynamo import get_n, get_s, s
+from evalsvc.storage.dynamo import Item, get_n, get_s, s
 
 
 class OverBudget(Exception):
@@ -49,9 +51,31 @@ class TooLarge(Exception):
 
 
 def get_header(tenant: str, kind: DatasetKind, dataset_id: str) -> DatasetHeader | None:
+    """The header, with the pairs appended to its version counted in."""
     key = {"pk": s(dataset_pk(tenant, kind, dataset_id)), "sk": s(HEADER_SK)}
     item = dynamo.get_item(table(), key)
-    return header_from_item(tenant, kind, item) if item else None
+    if not item:
+        return None
+    header = header_from_item(tenant, kind, item)
+    if header.appended:
+        count, size = appended_counts(header)
+        header.pair_count += count
+        if header.bytes is not None:
+            header.bytes += size
+    return header
+
+
+def appended_counts(header: DatasetHeader) -> tuple[int, int]:
+    """The pairs appended to the header's version, and their pair_bytes: the sum of its
+    shards' counters (one batch read)."""
+    keys = [
+        {"pk": s(pk), "sk": s(COUNT_SK)}
+        for pk in shard_pks(
+            header.tenant, header.kind, header.dataset_id, header.version, header.shards
+        )
+    ]
+    counters = list(dynamo.batch_get(table(), keys))
+    return sum(get_n(c, "n") for c in counters), sum(get_n(c, "b") for c in counters)
 
 
 def current_version(tenant: str, kind: DatasetKind, dataset_id: str) -> str | None:
@@ -74,79 +98,91 @@ def existing_header(tenant: str, kind: DatasetKind, dataset_id: str) -> DatasetH
     return header
 
 
+def _ord(item: Item) -> str:
+    return str(item["ord"]["S"])
+
+
 def _query_pairs(
     header: DatasetHeader,
     *,
     limit: int | None = None,
     after: PageCursor | None = None,
     since_ord: str | None = None,
+    until_ord: str | None = None,
     labels: Sequence[str] = (),
     newest_first: bool = False,
-    until_ord: str | None = None,
     keys_only: bool = False,
     page_bytes: int | None = None,
     budget_bytes: int | None = None,
-) -> tuple[list[Pair], list[str]]:
-    """Pairs of `header`'s version up to its `last_ord` (or `until_ord`; from `since_ord` on,
-    when given; only those carrying every one of `labels`), oldest first unless `newest_first`,
-    at most `limit`, after `after`, and no more than make `page_bytes` (as listed: pair_bytes
-    and LISTED_PAIR_BYTES each; at least one). Returns them and their ords. OverBudget as soon
-    as they take more than `budget_bytes`. `keys_only` reads ids alone (the pairs come back
-    without their texts)."""
-    pk = version_pk(header.tenant, header.kind, header.dataset_id, header.version)
-    values: dict[str, Any] = {":pk": s(pk), ":last": s(until_ord or header.last_ord)}
-    condition = "pk = :pk AND #ord <= :last"
-    if since_ord is not None:
-        condition = "pk = :pk AND #ord BETWEEN :since AND :last"
-        values[":since"] = s(since_ord)
+    members: Collection[bytes] | None = None,
+) -> tuple[list[Pair], list[str], bool]:
+    """Pairs of `header`'s version (from `since_ord` on and up to `until_ord`, when given; only
+    those carrying every one of `labels`, and with `members` only those whose ord's fingerprint
+    is among them), oldest first unless `newest_first`, at most `limit`, after `after`, and no
+    more than make `page_bytes` (as listed: pair_bytes and LISTED_PAIR_BYTES each; at least
+    one). Returns them, their ords, and whether more follow. OverBudget as soon as they take
+    more than `budget_bytes`. `keys_only` reads ids alone (the pairs come back without their
+    texts). The version's shards are read as one stream in ord order (ords are unique)."""
+    bounds: list[str] = []
+    values: dict[str, Any] = {}
+    if after is not None:
+        bounds.append("#ord > :lower")
+        values[":lower"] = s(after.ord)
+    elif since_ord is not None and until_ord is not None:
+        bounds.append("#ord BETWEEN :lower AND :upper")
+        values.update({":lower": s(since_ord), ":upper": s(until_ord)})
+    elif since_ord is not None:
+        bounds.append("#ord >= :lower")
+        values[":lower"] = s(since_ord)
+    elif until_ord is not None:
+        bounds.append("#ord <= :upper")
+        values[":upper"] = s(until_ord)
     query: dict[str, Any] = {
         "TableName": table(),
         "IndexName": ORDER_INDEX,
-        "KeyConditionExpression": condition,
-        "ExpressionAttributeNames": {"#ord": "ord"},
-        "ExpressionAttributeValues": values,
+        "KeyConditionExpression": " AND ".join(["pk = :pk", *bounds]),
         "ConsistentRead": True,
         "ScanIndexForward": not newest_first,
     }
+    if bounds or keys_only:
+        query["ExpressionAttributeNames"] = {"#ord": "ord"}
     if keys_only:
         query["ProjectionExpression"] = "pk, sk, #ord, b"
     if labels:
         names = [f":label{i}" for i in range(len(labels))]
         query["FilterExpression"] = " AND ".join(f"contains(labels, {name})" for name in names)
         values.update({name: s(label) for name, label in zip(names, labels, strict=True)})
-    if after is not None:
-        query["ExclusiveStartKey"] = {
-            "pk": s(pk),
-            "sk": s(f"p#{after.pair_id}"),
-            "ord": s(after.ord),
-        }
+    elif limit is not None:
+        # DynamoDB applies Limit before a filter: with labels, pages are read by size.
+        query["Limit"] = limit + 1
+    pks = shard_pks(header.tenant, header.kind, header.dataset_id, header.version, header.shards)
+    queries = [{**query, "ExpressionAttributeValues": {**values, ":pk": s(pk)}} for pk in pks]
     pairs: list[Pair] = []
     ords: list[str] = []
-    large: list[tuple[Pair, int]] = []
+    large: list[tuple[Pair, str, int]] = []
     total = 0
-    # DynamoDB applies Limit before a filter: with labels, page by size and stop when enough.
-    for page in dynamo.query_pages(limit=None if labels else limit, **query):
-        for item in page:
-            if page_bytes is not None or budget_bytes is not None:
-                total += listed_pair_bytes(item)
-                if budget_bytes is not None and total > budget_bytes:
-                    raise OverBudget
-                if page_bytes is not None and pairs and total > page_bytes:
-                    break
-            pair = pair_from_item(item)
-            pairs.append(pair)
-            ords.append(item["ord"]["S"])
-            if "parts" in item and not keys_only:
-                large.append((pair, get_n(item, "parts")))
-        else:
-            if limit is None or len(pairs) < limit:
-                continue
-        break
-    if limit is not None:
-        del pairs[limit:], ords[limit:]
-    for pair, part_count in large:
+    more = False
+    for item in dynamo.merged_query(queries, _ord, reverse=newest_first):
+        if members is not None and fingerprint(_ord(item)) not in members:
+            continue  # appended after the selection was made
+        if limit is not None and len(pairs) >= limit:
+            more = True
+            break
+        if page_bytes is not None or budget_bytes is not None:
+            total += listed_pair_bytes(item)
+            if budget_bytes is not None and total > budget_bytes:
+                raise OverBudget
+            if page_bytes is not None and pairs and total > page_bytes:
+                more = True
+                break
+        pair = pair_from_item(item)
+        pairs.append(pair)
+        ords.append(_ord(item))
+        if "parts" in item and not keys_only:
+            large.append((pair, item["pk"]["S"], get_n(item, "parts")))
+    for pair, pk, part_count in large:
         load_parts(pk, pair, part_count)
-    return pairs, ords
+    return pairs, ords, more
 
 
 def read_dataset(
@@ -155,27 +191,27 @@ def read_dataset(
     """The header and every pair, oldest first, as of one version of the dataset. TooLarge,
     before the pairs are read when the header knows their size, when they take more than
     `max_bytes`."""
-    for _ in range(COMMIT_ATTEMPTS):
-        header = existing_header(tenant, kind, dataset_id)
+
+    def read(header: DatasetHeader) -> list[Pair]:
         listed = (
             None if header.bytes is None else header.bytes + header.pair_count * LISTED_PAIR_BYTES
         )
         if listed is not None and listed > max_bytes:
             raise TooLarge(header)
-        if header.pair_count == 0:
-            return header, []
+        if header.pair_count == 0 and not header.appended:
+            return []
         try:
-            pairs, _ = _query_pairs(header, budget_bytes=max_bytes)
-        except TornRead:
-            pairs = []
+            pairs, _, _ = _query_pairs(header, budget_bytes=max_bytes)
         except OverBudget:
-            raise TooLarge(header) from None  # a header without a size
-        # Fewer pairs than the header counts: the read overlapped the deletion of this version
-        # after an overwrite. Read the new version.
-        if len(pairs) == header.pair_count:
-            return header, pairs
-        logger.info("dataset changed during read; reading again", extra={"id": dataset_id})
-    raise StorageUnavailable(f"dataset {dataset_id!r} keeps changing while it is read; retry")
+            raise TooLarge(header) from None  # pairs appended since the header was read
+        return pairs
+
+    header, pairs = _read_one_version(tenant, kind, dataset_id, read)
+    # The count the header gave may be behind the pairs appended while they were read.
+    header.pair_count = len(pairs)
+    if header.bytes is not None:
+        header.bytes = sum(pair_bytes(pair) for pair in pairs)
+    return header, pairs
 
 
 T = TypeVar("T")
@@ -210,6 +246,12 @@ def _read_one_version(
     raise StorageUnavailable(f"dataset {dataset_id!r} keeps changing while it is read; retry")
 
 
+def _empty(header: DatasetHeader) -> bool:
+    """Whether the version surely holds no pair (appended pairs are counted after they are
+    stored, so a version appended to is always read)."""
+    return header.pair_count == 0 and not header.appended
+
+
 def read_page(
     tenant: str,
     kind: DatasetKind,
@@ -221,19 +263,17 @@ def read_page(
     """Up to `limit` pairs after `after` (from the start without it), no more than make
     `max_bytes` (at least one), and the cursor of the next page (None on the last). Every page
     comes from the version the first page read: once the dataset is overwritten, its remaining
-    pages are a 409."""
+    pages are a 409. Pairs appended meanwhile come on later pages."""
 
-    def page(header: DatasetHeader) -> tuple[list[Pair], str]:
-        if header.pair_count == 0:
-            return [], ""
-        pairs, ords = _query_pairs(header, limit=limit, after=after, page_bytes=max_bytes)
-        return pairs, ords[-1] if ords else ""
+    def page(header: DatasetHeader) -> tuple[list[Pair], list[str], bool]:
+        if _empty(header):
+            return [], [], False
+        return _query_pairs(header, limit=limit, after=after, page_bytes=max_bytes)
 
-    header, (pairs, last_ord) = _read_one_version(
+    header, (pairs, ords, more) = _read_one_version(
         tenant, kind, dataset_id, page, version=after.version if after else None
     )
-    more = bool(pairs) and last_ord < header.last_ord
-    return header, pairs, PageCursor(header.version, last_ord, pairs[-1].id) if more else None
+    return header, pairs, PageCursor(header.version, ords[-1], pairs[-1].id) if more else None
 
 
 def select_pairs(
@@ -252,9 +292,9 @@ def select_pairs(
     `keys_only`: ids and ords alone, without the texts."""
 
     def select(header: DatasetHeader) -> tuple[list[Pair], list[str]]:
-        if header.pair_count == 0:
+        if _empty(header):
             return [], []
-        pairs, ords = _query_pairs(
+        pairs, ords, _ = _query_pairs(
             header,
             limit=latest_n,
             since_ord=make_ord(since_ms, 0) if since_ms is not None else None,
@@ -275,14 +315,19 @@ def read_range(
     tenant: str,
     kind: DatasetKind,
     dataset_id: str,
-    version: str,
+    stored: tuple[str, int],
     first_ord: str,
     last_ord: str,
+    members: Collection[bytes] | None,
     labels: Sequence[str] = (),
 ) -> list[Pair]:
-    """The pairs of one version of a dataset with `first_ord` <= ord <= `last_ord` that carry
-    every one of `labels`, in dataset order. A version that was since replaced may be part-way
-    deleted: callers compare the count with what they expect."""
+    """The pairs of one version of a dataset (`stored`: the version and its shards) with
+    `first_ord` <= ord <= `last_ord` that carry every one of `labels` and whose ord's
+    fingerprint is among `members` (those a selection took: a pair appended later can fall in
+    the range; None takes every pair of the range), in dataset order. A version
+    that was since replaced may be part-way deleted: callers compare the count with what they
+    expect."""
+    version, shards = stored
     header = DatasetHeader(
         tenant=tenant,
         kind=kind,
@@ -292,10 +337,12 @@ def read_range(
         updated_ms=0,
         version=version,
         pair_count=0,
-        last_ord=last_ord,
+        shards=shards,
     )
     try:
-        pairs, _ = _query_pairs(header, since_ord=first_ord, labels=labels)
+        pairs, _, _ = _query_pairs(
+            header, since_ord=first_ord, until_ord=last_ord, labels=labels, members=members
+        )
     except TornRead:
         return []
     return pairs

@@ -21,22 +21,33 @@ from evalsvc.models.datasets import (
 from evalsvc.observability import logger
 from evalsvc.storage import dynamo
 from evalsvc.storage.datasets.codec import header_item, pair_items, prompt_field
-from evalsvc.storage.datasets.keys import COMMIT_ATTEMPTS, make_ord, pause, table, version_pk
+from evalsvc.storage.datasets.keys import (
+    COMMIT_ATTEMPTS,
+    make_ord,
+    new_shards,
+    pair_pk,
+    pause,
+    shard_pks,
+    table,
+)
 from evalsvc.storage.datasets.pointers import latest_pointer, prompt_pointer
 from evalsvc.storage.datasets.reads import current_version, get_header
 from evalsvc.storage.dynamo import Item, s
 
 
-def _delete_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:
-    pk = version_pk(tenant, kind, dataset_id, version)
-    keys = list(
-        dynamo.query_items(
+def _delete_version(
+    tenant: str, kind: DatasetKind, dataset_id: str, version: str, shards: int
+) -> None:
+    keys = [
+        key
+        for pk in shard_pks(tenant, kind, dataset_id, version, shards)
+        for key in dynamo.query_items(
             TableName=table(),
             KeyConditionExpression="pk = :pk",
             ExpressionAttributeValues={":pk": s(pk)},
             ProjectionExpression="pk, sk",
         )
-    )
+    ]
     dynamo.batch_write(table(), [{"DeleteRequest": {"Key": key}} for key in keys])
 
 
@@ -54,20 +65,22 @@ def write_dataset(
     header when the id was just made by the server. Returns the committed header."""
     ms = now_ms()
     previous = None if is_new else get_header(tenant, kind, dataset_id)
-    version = new_id()
+    version, shards = new_id(), new_shards()
     try:
-        put_version_pairs(tenant, kind, dataset_id, version, pairs, ms, 0, on_progress)
-        return _commit(tenant, kind, dataset_id, version, pairs, system_prompt, ms, previous)
+        put_version_pairs(tenant, kind, dataset_id, version, shards, pairs, ms, 0, on_progress)
+        return _commit(
+            tenant, kind, dataset_id, (version, shards), pairs, system_prompt, ms, previous
+        )
     except BaseException:
         installed = _installed(tenant, kind, dataset_id, version)
         if installed is None:
-            discard_version(tenant, kind, dataset_id, version)
+            discard_version(tenant, kind, dataset_id, version, shards)
             raise
         # The commit went through though its answer was lost (a timeout, a connection reset):
         # the new version stands, and the one it replaced goes.
         logger.warning("a dataset commit succeeded unanswered", extra={"id": dataset_id})
         if previous is not None:
-            discard_version(tenant, kind, dataset_id, previous.version)
+            discard_version(tenant, kind, dataset_id, previous.version, previous.shards)
         return installed
 
 
@@ -86,6 +99,7 @@ def put_version_pairs(
     kind: DatasetKind,
     dataset_id: str,
     version: str,
+    shards: int,
     pairs: Sequence[Pair],
     ms: int,
     first_seq: int,
@@ -93,12 +107,13 @@ def put_version_pairs(
 ) -> None:
     """Write `pairs` under a version not yet installed, at sequence numbers `first_seq`... of
     its write time `ms` (a whole write at once; a queued write a chunk at a time, and writing a
-    chunk again overwrites the same items). `on_progress` gets the items written so far."""
-    pk = version_pk(tenant, kind, dataset_id, version)
+    chunk again overwrites the same items), spread over the version's `shards` partition keys.
+    `on_progress` gets the items written so far."""
     requests: list[Item] = []
     for offset, pair in enumerate(pairs):
         pair.created_ms = ms
         ord_ = make_ord(ms, first_seq + offset)
+        pk = pair_pk(tenant, kind, dataset_id, version, shards, pair.id)
         requests.extend({"PutRequest": {"Item": item}} for item in pair_items(pk, pair, ord_))
     dynamo.batch_write(table(), requests, on_progress=on_progress)
 
@@ -107,15 +122,16 @@ def install_actions(
     tenant: str,
     kind: DatasetKind,
     dataset_id: str,
-    version: str,
+    stored: tuple[str, int],
     pair_count: int,
     pair_bytes: int,
     system_prompt: str,
     ms: int,
 ) -> list[Item]:
     """The transaction actions that make the new dataset of the `pair_count` pairs
-    (`pair_bytes` in all) put under `version` (put_version_pairs) exist, as the tenant's latest
-    of its kind; they fail when the dataset exists already."""
+    (`pair_bytes` in all) put under a version (`stored`: its id and shards; put_version_pairs)
+    exist, as the tenant's latest of its kind; they fail when the dataset exists already."""
+    version, shards = stored
     header = DatasetHeader(
         tenant=tenant,
         kind=kind,
@@ -125,8 +141,8 @@ def install_actions(
         updated_ms=ms,
         version=version,
         pair_count=pair_count,
-        last_ord=make_ord(ms, pair_count - 1) if pair_count else "",
         bytes=pair_bytes,
+        shards=shards,
     )
     put = {
         "TableName": table(),
@@ -136,11 +152,13 @@ def install_actions(
     return [{"Put": put}, {"Put": latest_pointer(tenant, kind, dataset_id, ms)}]
 
 
-def discard_version(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> None:
-    """Delete the pairs of a version that is not, or no longer, installed (best effort: what
-    is left is unreachable, never read)."""
+def discard_version(
+    tenant: str, kind: DatasetKind, dataset_id: str, version: str, shards: int
+) -> None:
+    """Delete the pairs of a version (spread over `shards` partition keys) that is not, or no
+    longer, installed (best effort: what is left is unreachable, never read)."""
     try:
-        _delete_version(tenant, kind, dataset_id, version)
+        _delete_version(tenant, kind, dataset_id, version, shards)
     except Exception:
         logger.exception(
             "could not remove the pairs of a discarded version", extra={"id": dataset_id}
@@ -151,13 +169,15 @@ def _commit(
     tenant: str,
     kind: DatasetKind,
     dataset_id: str,
-    version: str,
+    stored: tuple[str, int],
     pairs: Sequence[Pair],
     system_prompt: str,
     ms: int,
     previous: DatasetHeader | None,
 ) -> DatasetHeader:
-    """Flip the header to `version` (last writer wins), then delete the replaced version."""
+    """Flip the header to the version `stored` (its id and shards; last writer wins), then
+    delete the replaced version."""
+    version, shards = stored
     prompt = prompt_field(tenant, system_prompt)
     for attempt in range(COMMIT_ATTEMPTS):
         pause(attempt)
@@ -170,8 +190,8 @@ def _commit(
             updated_ms=ms,
             version=version,
             pair_count=len(pairs),
-            last_ord=make_ord(ms, len(pairs) - 1) if pairs else "",
             bytes=sum(pair_bytes(pair) for pair in pairs),
+            shards=shards,
         )
         put: dict[str, Any] = {"TableName": table(), "Item": header_item(header, prompt)}
         if previous is None:
@@ -195,6 +215,6 @@ def _commit(
                 return previous  # an earlier attempt of this write committed it
             continue
         if previous is not None:
-            discard_version(tenant, kind, dataset_id, previous.version)
+            discard_version(tenant, kind, dataset_id, previous.version, previous.shards)
         return header
     raise StorageUnavailable(f"dataset {dataset_id!r} is being written concurrently; retry")
