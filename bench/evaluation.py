@@ -16,7 +16,7 @@ import math
 import time
 
 # The harness sets the offline environment before any service module reads it.
-from harness import CallCounter, fresh_tables, query_pages, shown, stored_bytes
+from harness import CallCounter, fresh_tables, shown, version_pages
 
 # isort: split
 
@@ -64,7 +64,7 @@ def evaluation_figures(n: int) -> None:
         assert done.pair_count == n
         header = datasets.store.get_header("bench", DatasetKind.SEED, "bench-ds")
         assert header is not None
-        pages = query_pages(stored_bytes(header))
+        pages = version_pages(header)
         writes = math.ceil(n / 25)
         minimum = f"GetItem 3, Query {pages}, BatchWriteItem {writes}, TransactWriteItems 1"
         print(f"evaluation: {n} pairs x {len(CHECKS)} checks\n")

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 # The harness sets the offline environment before any service module reads it.
-from harness import CallCounter, fresh_tables, query_pages, shown, stored_bytes
+from harness import CallCounter, fresh_tables, shown, stored_bytes, version_pages
 
 # isort: split
 
@@ -277,10 +277,11 @@ def checks(n: int) -> None:
             f"not the {n} scored pairs)"
         )
         print(f"  Lambda's poller (not the service's calls) SQS: {shown(poller_sqs)}")
-        pages = query_pages(dataset_bytes)
+        pages = version_pages(header)
         print(
-            f"  minimum: read the pairs once, Query {pages} "
-            f"(dataset {dataset_bytes / 1e6:.2f} MB); "
+            f"  minimum: read the keys once, Query {pages} (one a shard at least), and each "
+            f"chunk its range, Query {header.shards} a chunk "
+            f"(dataset {dataset_bytes / 1e6:.2f} MB, {header.shards} shards); "
             f"write {n} scored pairs, BatchWriteItem {math.ceil(n / 25)}; count each chunk, "
             f"TransactWriteItems {chunk_count}; create the result and job TransactWriteItems 1; "
             f"finish: read the chunk tallies, Query 1, complete TransactWriteItems 1; "

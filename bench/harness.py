@@ -29,7 +29,7 @@ os.environ.update(
 import boto3  # noqa: E402
 from evalsvc.models.datasets import DatasetHeader  # noqa: E402
 from evalsvc.storage import dynamo  # noqa: E402
-from evalsvc.storage.datasets import version_pk  # noqa: E402
+from evalsvc.storage.datasets.keys import shard_pks  # noqa: E402
 from evalsvc_tools.local.server import apply_environment  # noqa: E402
 from evalsvc_tools.local.tables import create_tables  # noqa: E402
 
@@ -59,24 +59,35 @@ def shown(calls: Counter[str]) -> str:
     return ", ".join(f"{op} {count}" for op, count in sorted(calls.items()))
 
 
+def shard_bytes(header: DatasetHeader) -> list[int]:
+    """Bytes of every item of each shard of the dataset's current version."""
+    sizes = []
+    for pk in shard_pks(
+        header.tenant, header.kind, header.dataset_id, header.version, header.shards
+    ):
+        pages = (
+            dynamo.client()
+            .get_paginator("query")
+            .paginate(
+                TableName=os.environ["DATASETS_TABLE"],
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": pk}},
+            )
+        )
+        sizes.append(sum(dynamo.item_size(item) for page in pages for item in page["Items"]))
+    return sizes
+
+
 def stored_bytes(header: DatasetHeader) -> int:
     """Bytes of every item of the dataset's current version."""
-    pages = (
-        dynamo.client()
-        .get_paginator("query")
-        .paginate(
-            TableName=os.environ["DATASETS_TABLE"],
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={
-                ":pk": {
-                    "S": version_pk(header.tenant, header.kind, header.dataset_id, header.version)
-                }
-            },
-        )
-    )
-    return sum(dynamo.item_size(item) for page in pages for item in page["Items"])
+    return sum(shard_bytes(header))
 
 
 def query_pages(size: int) -> int:
     """The fewest 1 MB Query pages that can return `size` bytes."""
     return max(1, math.ceil(size / 1_000_000))
+
+
+def version_pages(header: DatasetHeader) -> int:
+    """The fewest Query pages that read a version: at least one per shard."""
+    return sum(query_pages(size) for size in shard_bytes(header))

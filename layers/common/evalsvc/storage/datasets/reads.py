@@ -153,8 +153,12 @@ def _query_pairs(
         query["FilterExpression"] = " AND ".join(f"contains(labels, {name})" for name in names)
         values.update({name: s(label) for name, label in zip(names, labels, strict=True)})
     elif limit is not None:
-        # DynamoDB applies Limit before a filter: with labels, pages are read by size.
-        query["Limit"] = limit + 1
+        # DynamoDB applies Limit before a filter: with labels, pages are read by size. Without,
+        # each shard holds about 1/shards of any run of ords (ids are hashed), so each is asked
+        # for twice its share first; a shard the merge drains is read on from where it stopped.
+        wanted = limit + 1
+        share = -(-wanted // header.shards)
+        query["Limit"] = wanted if header.shards == 1 else min(wanted, 2 * share + 8)
     pks = shard_pks(header.tenant, header.kind, header.dataset_id, header.version, header.shards)
     queries = [{**query, "ExpressionAttributeValues": {**values, ":pk": s(pk)}} for pk in pks]
     pairs: list[Pair] = []
