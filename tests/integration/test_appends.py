@@ -223,3 +223,27 @@ def test_a_version_stored_before_pairs_were_spread_is_read_and_appended_to(
         )
     )
     assert leftover == []
+
+
+def test_a_pair_at_the_field_limits_is_appended_whole_in_its_parts(
+    acme: Tenant, tables: dict[str, str]
+) -> None:
+    from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
+
+    acme.post("/data/seed/ds", {"data": []})
+    big = {
+        "id": "big",
+        "input": "\U0001f600" * MAX_TEXT_CHARS,
+        "output": "\U00010348" * MAX_TEXT_CHARS,
+        "labels": [f"{k:02d}" + "\U0001f600" * (MAX_LABEL_CHARS - 2) for k in range(MAX_LABELS)],
+    }
+
+    assert acme.post("/data/seed/ds/pair", big).status_code == 200
+    assert acme.post("/data/seed/ds/pair", big).status_code == 409
+
+    [stored] = acme.get("/data/seed/ds").json()["data"]
+    assert (stored["input"], stored["output"]) == (big["input"], big["output"])
+    assert sorted(stored["metadata"]["labels"]) == sorted(big["labels"])
+    items = list(dynamo.scan_all(tables["DATASETS_TABLE"]))
+    assert any(item["sk"]["S"].startswith("x#big#") for item in items)
+    assert max(dynamo.item_size(item) for item in items) < 400 * 1024
