@@ -12,26 +12,14 @@ in the dataset read back afterwards (every page of GET /data/seed/{id}).
 from __future__ import annotations
 
 import argparse
-import os
-import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 import requests
+from local_server import serving
 
-ROOT = Path(__file__).resolve().parents[1]
 KEY = "evk_appends_bench_key_0000000000000000000000"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def run(base: str, clients: int, each: int) -> None:
@@ -94,36 +82,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--each", type=int, default=4)
     args = parser.parse_args()
-    port = free_port()
-    with tempfile.TemporaryDirectory() as data_dir:
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DYNAMODB_"))},
-            "PORT": str(port),
-            "EVALSVC_DYNAMODB_PORT": str(free_port()),
-            "EVALSVC_DATA_DIR": data_dir,
-            "EVALSVC_DEV_API_KEY": KEY,
-            "AUTH_CACHE_SECONDS": "0",
-            "POWERTOOLS_LOG_LEVEL": "ERROR",
-        }
-        server = subprocess.Popen(
-            [sys.executable, "-m", "evalsvc_tools.cli", "serve"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}/v1"
-            for _ in range(300):
-                try:
-                    requests.get(f"{base}/openapi.json", timeout=1)
-                    break
-                except requests.ConnectionError:
-                    time.sleep(0.2)
-            run(base, args.clients, args.each)
-        finally:
-            server.terminate()
-            server.wait(timeout=120)
+    with serving(KEY, {"AUTH_CACHE_SECONDS": "0"}) as base:
+        run(base, args.clients, args.each)
 
 
 if __name__ == "__main__":

@@ -9,25 +9,13 @@ prints GET /evaluation/{id}'s progress until it completes.
 from __future__ import annotations
 
 import argparse
-import os
-import socket
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 import requests
+from local_server import serving
 
-ROOT = Path(__file__).resolve().parents[1]
 KEY = "evk_local_run_bench_key_00000000000000000000"
 METRICS = ["check:max_words:3", "check:contains:please"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def main() -> None:
@@ -35,71 +23,43 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    port = free_port()
-    base = f"http://127.0.0.1:{port}/v1"
     headers = {"Authorization": KEY}
-    with tempfile.TemporaryDirectory() as data_dir:
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DYNAMODB_"))},
-            "PORT": str(port),
-            "EVALSVC_DYNAMODB_PORT": str(free_port()),
-            "EVALSVC_DATA_DIR": data_dir,
-            "EVALSVC_DEV_API_KEY": KEY,
-            "EVALSVC_LOCAL_WORKERS": str(args.workers),
-            "POWERTOOLS_LOG_LEVEL": "ERROR",
-        }
-        server = subprocess.Popen(
-            [sys.executable, "-m", "evalsvc_tools.cli", "serve"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+    with serving(KEY, {"EVALSVC_LOCAL_WORKERS": str(args.workers)}) as base:
+        data = [
+            {"id": f"p{i:05d}", "input": f"q {i}", "output": "please " * (i % 5 + 1)}
+            for i in range(args.pairs)
+        ]
+        started = time.perf_counter()
+        upload = requests.post(
+            f"{base}/data/seed/local-run", json={"data": data}, headers=headers, timeout=600
         )
-        try:
-            for _ in range(300):
-                try:
-                    requests.get(f"{base}/openapi.json", timeout=1)
-                    break
-                except requests.ConnectionError:
-                    time.sleep(0.2)
-            data = [
-                {"id": f"p{i:05d}", "input": f"q {i}", "output": "please " * (i % 5 + 1)}
-                for i in range(args.pairs)
-            ]
-            started = time.perf_counter()
-            upload = requests.post(
-                f"{base}/data/seed/local-run", json={"data": data}, headers=headers, timeout=600
+        upload.raise_for_status()
+        print(f"uploaded {args.pairs} pairs in {time.perf_counter() - started:.1f} s")
+        requests.post(
+            f"{base}/specify_questions", json={"metrics": METRICS}, headers=headers, timeout=60
+        ).raise_for_status()
+        started = time.perf_counter()
+        queued = requests.post(
+            f"{base}/evaluate",
+            json={"seed_data_id": "local-run"},
+            headers={**headers, "Prefer": "respond-async"},
+            timeout=600,
+        )
+        print(f"POST /evaluate -> {queued.status_code} {queued.json()}")
+        results_id = queued.json()["eval_results_id"]
+        while True:
+            body = requests.get(
+                f"{base}/evaluation/{results_id}", headers=headers, timeout=600
+            ).json()
+            elapsed = time.perf_counter() - started
+            print(
+                f"{elapsed:7.1f} s  {body['status']:<8} {body['pairs_done']:>6} of "
+                f"{body['pairs_total']} pairs"
             )
-            upload.raise_for_status()
-            print(f"uploaded {args.pairs} pairs in {time.perf_counter() - started:.1f} s")
-            requests.post(
-                f"{base}/specify_questions", json={"metrics": METRICS}, headers=headers, timeout=60
-            ).raise_for_status()
-            started = time.perf_counter()
-            queued = requests.post(
-                f"{base}/evaluate",
-                json={"seed_data_id": "local-run"},
-                headers={**headers, "Prefer": "respond-async"},
-                timeout=600,
-            )
-            print(f"POST /evaluate -> {queued.status_code} {queued.json()}")
-            results_id = queued.json()["eval_results_id"]
-            while True:
-                body = requests.get(
-                    f"{base}/evaluation/{results_id}", headers=headers, timeout=600
-                ).json()
-                elapsed = time.perf_counter() - started
-                print(
-                    f"{elapsed:7.1f} s  {body['status']:<8} {body['pairs_done']:>6} of "
-                    f"{body['pairs_total']} pairs"
-                )
-                if body["status"] != "running":
-                    break
-                time.sleep(2)
-            print(f"score_means {body['score_means']}, failure {body.get('failure')}")
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
+            if body["status"] != "running":
+                break
+            time.sleep(2)
+        print(f"score_means {body['score_means']}, failure {body.get('failure')}")
 
 
 if __name__ == "__main__":
