@@ -32,8 +32,10 @@ def queued_server(
             "EVALSVC_INLINE_MAX_JUDGE_CALLS": "10",
             "EVALSVC_CHUNK_JUDGE_CALLS": "25",
             # The plain POST below waits for 1,000 judge calls through moto: about 25 s alone
-            # on a 2-core machine, several times that beside the rest of the suite.
+            # on a 2-core machine, more beside the rest of the suite. Its wait is bounded by
+            # the request's deadline too (29 s, the gateway's, which this server has not got).
             "EVALSVC_SYNC_WAIT_SECONDS": "240",
+            "EVALSVC_REQUEST_SECONDS": "300",
         },
     )
     local.start()
