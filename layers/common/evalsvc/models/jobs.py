@@ -3,6 +3,7 @@ chunk leaves behind for the job's finish."""
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -42,6 +43,16 @@ class Chunk:
         if self.members is None:
             return None
         return frozenset(self.members[k : k + 8] for k in range(0, len(self.members), 8))
+
+
+def members_text(members: bytes | None) -> str | None:
+    """A chunk's members as they are kept in JSON (its message, its job's plan): base64."""
+    return None if members is None else base64.b64encode(members).decode()
+
+
+def members_from_text(text: str | None) -> bytes | None:
+    """The members `members_text` kept (binascii.Error when `text` is not base64)."""
+    return None if text is None else base64.b64decode(text, validate=True)
 
 
 @dataclass(slots=True)

@@ -258,6 +258,20 @@ def query_pages(*, limit: int | None = None, **kwargs: Any) -> Iterator[list[Ite
         kwargs["ExclusiveStartKey"] = last
 
 
+# Threads that ask for the first pages of a merged query at once, kept for the process.
+_QUERY_THREADS = 16
+_query_pool: ThreadPoolExecutor | None = None
+
+
+def _first_pages(queries: Sequence[Item]) -> list[Item]:
+    global _query_pool
+    if len(queries) == 1:
+        return [call("query", **queries[0])]
+    if _query_pool is None:
+        _query_pool = ThreadPoolExecutor(_QUERY_THREADS, thread_name_prefix="query")
+    return list(_query_pool.map(lambda query: call("query", **query), queries))
+
+
 def merged_query(
     queries: Sequence[Item], order: Callable[[Item], str], *, reverse: bool = False
 ) -> Iterator[Item]:
@@ -265,24 +279,14 @@ def merged_query(
     in `order`. The first page of every query is asked for at once; later pages only when the
     stream reaches them, so a reader that stops early reads little past what it took."""
 
-    def first(query: Item) -> Item:
-        response: Item = call("query", **query)
-        return response
+    def stream(query: Item, first: Item) -> Iterator[Item]:
+        yield from first.get("Items", [])
+        last = first.get("LastEvaluatedKey")
+        if last:
+            for page in query_pages(**query, ExclusiveStartKey=last):
+                yield from page
 
-    def rest(query: Item, response: Item) -> Iterator[Item]:
-        while True:
-            yield from response.get("Items", [])
-            last = response.get("LastEvaluatedKey")
-            if not last:
-                return
-            response = call("query", **query, ExclusiveStartKey=last)
-
-    if len(queries) == 1:
-        firsts = [first(queries[0])]
-    else:
-        with ThreadPoolExecutor(max_workers=min(16, len(queries))) as pool:
-            firsts = list(pool.map(first, queries))
-    streams = [rest(q, r) for q, r in zip(queries, firsts, strict=True)]
+    streams = [stream(q, r) for q, r in zip(queries, _first_pages(queries), strict=True)]
     if len(streams) == 1:
         return streams[0]
     return heapq.merge(*streams, key=order, reverse=reverse)

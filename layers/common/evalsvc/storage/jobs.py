@@ -14,11 +14,18 @@ never the pairs. While a job runs its item carries `sweep`, which puts it in the
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator, Sequence
 
-from evalsvc.models.jobs import Chunk, Job, JobKind, Status, Tally
+from evalsvc.models.jobs import (
+    Chunk,
+    Job,
+    JobKind,
+    Status,
+    Tally,
+    members_from_text,
+    members_text,
+)
 from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo, texts
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
@@ -63,11 +70,8 @@ def _json(value: object) -> str:
 
 
 def _plan(pieces: Sequence[Chunk]) -> str:
-    return _json([[c.start, c.count, c.first_ord, c.last_ord, _b64(c.members)] for c in pieces])
-
-
-def _b64(members: bytes | None) -> str | None:
-    return None if members is None else base64.b64encode(members).decode()
+    rows = [[c.start, c.count, c.first_ord, c.last_ord, members_text(c.members)] for c in pieces]
+    return _json(rows)
 
 
 def create_action(job: Job, pieces: Sequence[Chunk]) -> Item:
@@ -150,7 +154,7 @@ def plan(job: Job) -> list[Chunk]:
             str(row[2]),
             str(row[3]),
             # A plan cut before chunks named their pairs has four columns.
-            base64.b64decode(row[4]) if len(row) > 4 and row[4] is not None else None,
+            members_from_text(row[4] if len(row) > 4 else None),
         )
         for k, row in enumerate(rows)
     ]

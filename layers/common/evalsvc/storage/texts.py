@@ -72,7 +72,7 @@ def put(table: str, tenant: str, text: str) -> TextRef:
 # Texts read lately, by table, tenant and sha: a text never changes under its sha, so a warm
 # process need not read it again (every append reads its dataset's header, and so its prompt).
 CACHE_BYTES = 16 * 1024 * 1024
-_cache: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+_cache: OrderedDict[tuple[str, str, str], tuple[str, int]] = OrderedDict()
 _cached_bytes = 0
 _cache_lock = threading.Lock()
 
@@ -84,11 +84,11 @@ def _remember(key: tuple[str, str, str], text: str, size: int) -> None:
     with _cache_lock:
         if key in _cache:
             return
-        _cache[key] = text
+        _cache[key] = (text, size)
         _cached_bytes += size
         while _cached_bytes > CACHE_BYTES:
-            _, dropped = _cache.popitem(last=False)
-            _cached_bytes -= len(dropped.encode())
+            _, (_, dropped) = _cache.popitem(last=False)
+            _cached_bytes -= dropped
 
 
 def get(table: str, tenant: str, ref: TextRef) -> str:
@@ -98,7 +98,7 @@ def get(table: str, tenant: str, ref: TextRef) -> str:
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
-            return _cache[key]
+            return _cache[key][0]
     items = dynamo.query_items(
         TableName=table,
         KeyConditionExpression="pk = :pk AND begins_with(sk, :part)",

@@ -8,7 +8,6 @@ takes 256 KB in all, so messages are batched by size as well as by count.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from evalsvc.errors import StorageUnavailable
-from evalsvc.models.jobs import Chunk, JobKind
+from evalsvc.models.jobs import Chunk, JobKind, members_from_text, members_text
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 
@@ -68,7 +67,7 @@ def encode(chunk: Chunk) -> str:
             "count": chunk.count,
             "first_ord": chunk.first_ord,
             "last_ord": chunk.last_ord,
-            "members": None if chunk.members is None else base64.b64encode(chunk.members).decode(),
+            "members": members_text(chunk.members),
             "requeues": chunk.requeues,
         },
         separators=(",", ":"),
@@ -84,12 +83,10 @@ def decode(body: str) -> Chunk:
         value = json.loads(body)
         if value.get("v") != MESSAGE_VERSION:
             raise BadMessage(f"unknown message version {value.get('v')!r}")
-        members = value.get("members")
+        members = members_from_text(value.get("members"))
         count = int(value["count"])
-        if members is not None:
-            members = base64.b64decode(members, validate=True)
-            if len(members) != 8 * count:
-                raise BadMessage("the chunk's members do not match its count")
+        if members is not None and len(members) != 8 * count:
+            raise BadMessage("the chunk's members do not match its count")
         return Chunk(
             kind=JobKind(value["kind"]),
             tenant=str(value["tenant"]),

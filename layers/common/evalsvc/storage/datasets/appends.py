@@ -67,7 +67,7 @@ def add_pair(
         if not header.appended:
             # The first append of a version marks the header first (so no reader can miss its
             # counters); a taken id is refused before that mark, so a 409 writes nothing.
-            if dynamo.get_item(table(), {"pk": s(pk), "sk": s(f"p#{pair.id}")}) is not None:
+            if _pair_item(pk, pair.id) is not None:
                 raise _taken(pair.id, dataset_id)
             if not _mark_appended(header):
                 continue  # overwritten since it was read
@@ -149,9 +149,13 @@ def _store(pk: str, pair: Pair, ord_: str, dataset_id: str) -> list[Item]:
     return items
 
 
+def _pair_item(pk: str, pair_id: str) -> Item | None:
+    return dynamo.get_item(table(), {"pk": s(pk), "sk": s(f"p#{pair_id}")})
+
+
 def _stored(pk: str, pair_id: str, ord_: str) -> bool:
     """Whether the pair is stored under `pk` with order key `ord_` (this very addition)."""
-    item = dynamo.get_item(table(), {"pk": s(pk), "sk": s(f"p#{pair_id}")})
+    item = _pair_item(pk, pair_id)
     return item is not None and get_s(item, "ord") == ord_
 
 
