@@ -50,14 +50,18 @@ class TooLarge(Exception):
         self.header = header
 
 
-def get_header(tenant: str, kind: DatasetKind, dataset_id: str) -> DatasetHeader | None:
-    """The header, with the pairs appended to its version counted in."""
+def get_header(
+    tenant: str, kind: DatasetKind, dataset_id: str, *, counted: bool = True
+) -> DatasetHeader | None:
+    """The header, with the pairs appended to its version counted in (unless not `counted`:
+    then `pair_count` and `bytes` are those of the version's write, and the counters go
+    unread)."""
     key = {"pk": s(dataset_pk(tenant, kind, dataset_id)), "sk": s(HEADER_SK)}
     item = dynamo.get_item(table(), key)
     if not item:
         return None
     header = header_from_item(tenant, kind, item)
-    if header.appended:
+    if counted and header.appended:
         count, size = appended_counts(header)
         header.pair_count += count
         if header.bytes is not None:
@@ -91,8 +95,10 @@ def current_version(tenant: str, kind: DatasetKind, dataset_id: str) -> str | No
     return get_s(item, "version") if item else None
 
 
-def existing_header(tenant: str, kind: DatasetKind, dataset_id: str) -> DatasetHeader:
-    header = get_header(tenant, kind, dataset_id)
+def existing_header(
+    tenant: str, kind: DatasetKind, dataset_id: str, *, counted: bool = True
+) -> DatasetHeader:
+    header = get_header(tenant, kind, dataset_id, counted=counted)
     if header is None:
         raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
     return header
@@ -228,6 +234,7 @@ def _read_one_version(
     read: Callable[[DatasetHeader], T],
     *,
     version: str | None = None,
+    counted: bool = True,
 ) -> tuple[DatasetHeader, T]:
     """Run `read` against the current version and return its result once the header still
     names that version afterwards (a version's pairs are deleted only after a newer one is
@@ -236,7 +243,7 @@ def _read_one_version(
         f"dataset {dataset_id!r} was overwritten since the first page; read it again from the start"
     )
     for _ in range(COMMIT_ATTEMPTS):
-        header = existing_header(tenant, kind, dataset_id)
+        header = existing_header(tenant, kind, dataset_id, counted=counted)
         if version is not None and header.version != version:
             raise overwritten
         try:
@@ -274,8 +281,15 @@ def read_page(
             return [], [], False
         return _query_pairs(header, limit=limit, after=after, page_bytes=max_bytes)
 
+    # A page needs no counts (pairs appended meanwhile come on later pages): its header's are
+    # those of the version's write.
     header, (pairs, ords, more) = _read_one_version(
-        tenant, kind, dataset_id, page, version=after.version if after else None
+        tenant,
+        kind,
+        dataset_id,
+        page,
+        version=after.version if after else None,
+        counted=False,
     )
     return header, pairs, PageCursor(header.version, ords[-1], pairs[-1].id) if more else None
 
