@@ -69,6 +69,6 @@ def served_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[d
     moto), for tests that write from several threads."""
     from evalsvc_tools.local.store import EmbeddedDynamoDB
 
-    with EmbeddedDynamoDB(tmp_path / "store", port=0, interval=3600) as store:
+    with EmbeddedDynamoDB(tmp_path / "store", port=0) as store:
         point_service_at(store.env, monkeypatch)
         yield store.tables

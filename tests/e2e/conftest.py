@@ -70,6 +70,9 @@ class LocalServer:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            # Its own process group, as `make run` in a terminal: kill_group() stops it and any
+            # child it started (a compaction) at once.
+            start_new_session=True,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -87,6 +90,14 @@ class LocalServer:
     def stop(self, sig: int = signal.SIGTERM) -> str:
         assert self.process is not None
         self.process.send_signal(sig)
+        out, _ = self.process.communicate(timeout=30)
+        self.output.append(out)
+        return out
+
+    def kill_group(self) -> str:
+        """SIGKILL to the whole process group: a crash, or a power cut for what is in memory."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
         out, _ = self.process.communicate(timeout=30)
         self.output.append(out)
         return out

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 
 import requests
 
@@ -81,32 +80,13 @@ def test_clean_stop_loses_nothing(fresh_server: LocalServer) -> None:
     out = fresh_server.stop(signal.SIGTERM)
     fresh_server.start()
 
-    assert "data saved" in out
+    assert "evalsvc stopped" in out
     for i in range(3):
         response = requests.get(
             f"{fresh_server.base_url}/data/seed/ds{i}", headers=headers, timeout=10
         )
         assert response.status_code == 200
         assert response.json()["data"][0]["id"] == f"p{i}"
-
-
-def test_a_kill_loses_at_most_the_last_few_seconds(fresh_server: LocalServer) -> None:
-    fresh_server.start()
-    headers = {"Authorization": DEV_KEY}
-    requests.post(
-        f"{fresh_server.base_url}/data/seed/kept", json={"data": []}, headers=headers, timeout=10
-    )
-
-    time.sleep(3.0)  # longer than the 2 s snapshot interval
-    fresh_server.stop(signal.SIGKILL)
-    fresh_server.start()
-
-    assert (
-        requests.get(
-            f"{fresh_server.base_url}/data/seed/kept", headers=headers, timeout=10
-        ).status_code
-        == 200
-    )
 
 
 def test_generated_dev_key_is_kept_across_restarts(fresh_server: LocalServer) -> None:

@@ -246,12 +246,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from evalsvc_tools.local.journal import StoreFileError
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
     except DomainError as exc:
         print(f"evalsvc: {exc.message}", file=sys.stderr)
         return 2
+    except StoreFileError as exc:
+        print(f"evalsvc: {exc}", file=sys.stderr)
+        return 1
     except (OSError, KeyError) as exc:
         print(f"evalsvc: {exc}", file=sys.stderr)
         return 1

@@ -79,11 +79,16 @@ class Sweeper:
 
 
 def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
-    store = EmbeddedDynamoDB(data_dir, host=host, port=dynamodb_port)
-    # The embedded store has no partitions to spread a dataset over, and each of its queries
-    # scans the table: one partition key per version reads fastest here.
+    store = EmbeddedDynamoDB(
+        data_dir, host=host, port=dynamodb_port, progress=lambda line: print(line, flush=True)
+    )
+    # The embedded store has no partitions to spread a dataset over: one partition key per
+    # version reads fastest here.
     shards = os.environ.get("EVALSVC_DATASET_SHARDS", "1")
-    apply_environment({**store.start(), "EVALSVC_DATASET_SHARDS": shards})
+    env = store.start()
+    # This process's clients call the store directly; other processes use its endpoint.
+    store.attach_in_process()
+    apply_environment({**env, "EVALSVC_DATASET_SHARDS": shards})
     workers = LocalWorkers(
         store.sqs_client(),
         store.queues["WorkQueue"],
@@ -92,9 +97,9 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
     )
     sweeper = Sweeper(float(os.environ.get("EVALSVC_SWEEP_SECONDS", "60")))
     try:
-        # The queue is not saved with the tables: every job left running at the last stop is
-        # stalled, and has its unfinished chunks queued again; then stalled jobs are swept
-        # on a timer, as the scheduled sweeper does deployed.
+        # The queue is not kept with the tables: every job left running at the last stop is
+        # stalled, and has its unfinished chunks queued again from its own state; then stalled
+        # jobs are swept on a timer, as the scheduled sweeper does deployed.
         resumed = jobs.sweep(at_ms=now_ms() + int(get_settings().job_stall_seconds * 1000) + 1)
         if resumed.resumed_jobs:
             print(
@@ -106,7 +111,15 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         key = dev_key(data_dir)
         api_keys.ensure_key(DEV_TENANT, DEV_USER, DEV_EMAIL, key)
         app = create_versioned_app(all_routers())
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+            # A stop waits this long for requests in flight; what they had written is on disk.
+            timeout_graceful_shutdown=1,
+        )
         server = uvicorn.Server(config)
         base = f"http://{host}:{port}/v1"
         print(f"evalsvc serving {base}  (docs: {base}/docs)", flush=True)
@@ -114,7 +127,7 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         print(f"dev API key (tenant {DEV_TENANT!r}, user {DEV_USER!r}):", flush=True)
         print(key, flush=True)
         # uvicorn stops gracefully on SIGINT/SIGTERM, then raises the signal again once its own
-        # handlers are gone; these no-op handlers let the store be saved after that.
+        # handlers are gone; these no-op handlers let the store be closed after that.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: None)
         server.run()
@@ -122,4 +135,4 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         sweeper.stop()
         workers.stop()
         store.stop()
-        print("evalsvc stopped; data saved", file=sys.stderr, flush=True)
+        print("evalsvc stopped", file=sys.stderr, flush=True)

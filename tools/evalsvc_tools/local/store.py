@@ -1,98 +1,247 @@
-"""An embedded DynamoDB (and SQS) for the local run: moto's server in this process, listening
-on 127.0.0.1, with the tables and queues of template.yaml; the tables are saved to disk.
+"""An embedded DynamoDB (and SQS) for the local run: moto in this process, listening on
+127.0.0.1 for other processes (`evalsvc ... --local`) and called directly by this one, with the
+tables and queues of template.yaml. The tables are kept on disk by a write-ahead journal.
 
-Persistence: every `interval` seconds after a write, all tables are written to
-`<data_dir>/snapshot.jsonl` (a temporary file, fsynced, then renamed over the old one), and once
-more on a clean stop. A kill loses at most the writes of the last interval.
+Durability: every write the store acknowledges is in the journal, fsynced, before its response
+leaves; so is every write a read could have seen (a read waits for the writes before it). A
+journal that cannot be written (disk full, read-only) undoes the writes not on disk and answers
+503 (ServiceUnavailable); reads go on. Snapshots are compacted from the journal files by a child
+process; a stop only closes the journal. Queues are not kept: jobs left running are queued again
+from their own state at start (`evalsvc serve`).
 """
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import fcntl
+import io
 import json
 import logging
 import os
+import subprocess
+import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3
+from botocore.awsrequest import AWSResponse
 from botocore.config import Config
-from evalsvc.storage.dynamo import batch_write
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
     create_backend_app,
 )
 from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.test import EnvironBuilder
 
+from evalsvc_tools.local import fastpath
+from evalsvc_tools.local.journal import (
+    SNAPSHOT,
+    Journal,
+    JournalFailed,
+    Replay,
+    StoreBusy,
+    StoreFileError,
+    decode_item,
+    fsync_directory,
+    read_segment,
+    read_snapshot,
+    segment_path,
+    segments,
+)
 from evalsvc_tools.local.tables import create_queues, create_tables, queue_env_vars
 
 TABLE_PREFIX = "evalsvc-local"
-SNAPSHOT = "snapshot.jsonl"
-_WRITES = frozenset(
-    {
-        "PutItem",
-        "UpdateItem",
-        "DeleteItem",
-        "BatchWriteItem",
-        "TransactWriteItems",
-        "CreateTable",
-        "DeleteTable",
-        "UpdateTable",
-    }
+ITEM_WRITES = frozenset(
+    {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 )
+TABLE_WRITES = frozenset({"CreateTable", "DeleteTable", "UpdateTable", "UpdateTimeToLive"})
 LOCAL_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "local",
     "AWS_SECRET_ACCESS_KEY": "local",
     "AWS_DEFAULT_REGION": "us-east-1",
     "AWS_REGION": "us-east-1",
 }
+# A snapshot is compacted once the journal since the last one outgrows it this many times
+# (and at least COMPACT_MIN_BYTES): replaying the journal at start then costs at most about
+# as much as loading the snapshot.
+COMPACT_RATIO = 1.0
+COMPACT_MIN_BYTES = 64 * 1024 * 1024
+log = logging.getLogger("evalsvc.local")
+Progress = Callable[[str], None]
+__all__ = ["EmbeddedDynamoDB", "StoreBusy", "StoreFileError"]
 
 
-class StoreBusy(Exception):
-    """Another process already serves this data directory."""
+# ---- the front door: one request at a time into moto, writes journaled --------------------------
 
 
-def _encode(value: Any) -> Any:
-    """DynamoDB JSON with binary values as base64 text, for the snapshot file."""
-    if isinstance(value, bytes):
-        return {"__b64__": base64.b64encode(value).decode()}
-    if isinstance(value, dict):
-        return {k: _encode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_encode(v) for v in value]
-    return value
+def _error(start_response: Any, status: str, kind: str, message: str) -> list[bytes]:
+    body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{kind}", "message": message})
+    start_response(status, [("Content-Type", "application/x-amz-json-1.0")])
+    return [body.encode()]
 
 
-def _decode(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"__b64__"}:
-            return base64.b64decode(value["__b64__"])
-        return {k: _decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value
+def _unavailable(start_response: Any, exc: JournalFailed) -> list[bytes]:
+    return _error(start_response, "503 Service Unavailable", "ServiceUnavailable", str(exc))
 
 
-class _SerializedBackend:
-    """WSGI middleware in front of moto: one request at a time (moto's in-memory tables are not
-    safe under concurrent writes), counting the write operations so snapshots happen only
-    after one."""
+class _Front:
+    """WSGI middleware in front of moto. One request at a time (moto's tables are not safe under
+    concurrent writes); a successful item write leaves the images of the items it touched in the
+    journal, and no response leaves before the journal holds every write applied before it."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
-        self.writes = 0
-        self._lock = threading.Lock()
+        # moto's dispatcher finds the service of every request by looking through its modules;
+        # the two services the store serves go to their own apps directly.
+        self.apps = {
+            "DynamoDB": create_backend_app("dynamodb"),
+            "AmazonSQS": create_backend_app("sqs"),
+        }
+        self.lock = threading.Lock()
+        self.journal: Journal | None = None
+        self.backend: Any = None
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         target = environ.get("HTTP_X_AMZ_TARGET", "")
-        with self._lock:
-            if target.rpartition(".")[2] in _WRITES:
-                self.writes += 1
-            return list(self.app(environ, start_response))
+        service, _, operation = target.partition(".")
+        journal = self.journal
+        app = self.apps.get(service.partition("_")[0], self.app)
+        if journal is None or not service.startswith("DynamoDB"):
+            with self.lock:
+                return list(app(environ, start_response))
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        environ["wsgi.input"] = io.BytesIO(body)
+        answer: list[Any] = []
+
+        def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            answer[:] = [status, headers]
+            return lambda data: None
+
+        with self.lock:
+            touched: list[tuple[Any, str, dict[str, Any]]] = []
+            request: Any = None
+            if operation in ITEM_WRITES or operation in TABLE_WRITES:
+                try:
+                    request = json.loads(body)
+                    if operation in ITEM_WRITES:
+                        touched = self._touched(operation, request)
+                except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                    return _error(
+                        start_response,
+                        "400 Bad Request",
+                        "ValidationException",
+                        f"the embedded store cannot read this {operation} request: {exc!r}",
+                    )
+            before = [(name, key, _image(table, key)) for table, name, key in touched]
+            out = list(app(environ, capture))
+            ticket = journal.ticket()
+            if answer and answer[0].startswith("200") and request is not None:
+                if operation in ITEM_WRITES:
+                    after = [[name, key, _image(table, key)] for table, name, key in touched]
+                    payload: dict[str, Any] = {"i": after}
+                else:
+                    payload = {"t": [operation, request]}
+                try:
+                    ticket = journal.append(payload, before)
+                except JournalFailed as exc:
+                    self.undo(before)
+                    return _unavailable(start_response, exc)
+        try:
+            journal.wait(ticket)
+        except JournalFailed as exc:
+            return _unavailable(start_response, exc)
+        start_response(*answer)
+        return out
+
+    def table(self, name: str) -> Any:
+        return self.backend.get_table(name)
+
+    def _touched(
+        self, operation: str, request: dict[str, Any]
+    ) -> list[tuple[Any, str, dict[str, Any]]]:
+        """(table, table name, key) of every item the write request may change."""
+        found: list[tuple[Any, str, dict[str, Any]]] = []
+
+        def add(name: str, item_or_key: dict[str, Any]) -> None:
+            try:
+                table = self.table(name)
+            except Exception:
+                return  # moto answers that the table does not exist
+            attributes = [table.hash_key_attr, table.range_key_attr]
+            key = {a: item_or_key[a] for a in attributes if a and a in item_or_key}
+            found.append((table, name, key))
+
+        if operation == "PutItem":
+            add(request["TableName"], request["Item"])
+        elif operation in ("UpdateItem", "DeleteItem"):
+            add(request["TableName"], request["Key"])
+        elif operation == "BatchWriteItem":
+            for name, writes in request["RequestItems"].items():
+                for write in writes:
+                    if "PutRequest" in write:
+                        add(name, write["PutRequest"]["Item"])
+                    else:
+                        add(name, write["DeleteRequest"]["Key"])
+        else:
+            for action in request["TransactItems"]:
+                for kind, detail in action.items():
+                    if kind == "Put":
+                        add(detail["TableName"], detail["Item"])
+                    elif kind in ("Update", "Delete"):
+                        add(detail["TableName"], detail["Key"])
+        return found
+
+    def undo(self, before: list[tuple[str, dict[str, Any], dict[str, Any] | None]]) -> None:
+        """Put back the items a write changed (called under the lock, newest write first)."""
+        for name, key, image in reversed(before):
+            set_item(self.table(name), key, image)
+
+
+def _image(table: Any, key: dict[str, Any]) -> dict[str, Any] | None:
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    hash_value = key.get(table.hash_key_attr)
+    range_value = key.get(table.range_key_attr) if table.range_key_attr else None
+    if hash_value is None or (table.range_key_attr and range_value is None):
+        return None
+    item = table.get_item(
+        DynamoType(hash_value), DynamoType(range_value) if range_value is not None else None
+    )
+    if item is None:
+        return None
+    image: dict[str, Any] = item.to_json()["Attributes"]
+    return image
+
+
+def set_item(table: Any, key: dict[str, Any], image: dict[str, Any] | None) -> None:
+    """Make the item at `key` be `image` (None: absent), straight in moto's table."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    if image is not None:
+        table.put_item(image, overwrite=True)
+        return
+    range_value = key.get(table.range_key_attr) if table.range_key_attr else None
+    table.delete_item(
+        DynamoType(key[table.hash_key_attr]),
+        DynamoType(range_value) if range_value is not None else None,
+    )
+
+
+class _RawBody(io.BytesIO):
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        chunk = self.read()
+        while chunk:
+            yield chunk
+            chunk = self.read()
+
+
+# ---- the store --------------------------------------------------------------------------------
 
 
 class EmbeddedDynamoDB:
@@ -102,22 +251,24 @@ class EmbeddedDynamoDB:
         *,
         host: str = "127.0.0.1",
         port: int = 8000,
-        interval: float = 2.0,
+        progress: Progress | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.host = host
         self.port = port
-        self.interval = interval
+        self.progress = progress or (lambda line: None)
         self._server: BaseWSGIServer | None = None
-        self._counter: _SerializedBackend | None = None
+        self._front: _Front | None = None
         self._threads: list[threading.Thread] = []
-        self._stopping = threading.Event()
-        self._saved_writes = 0
-        self._save_lock = threading.Lock()
         self._lock_file: Any = None
+        self._compaction: subprocess.Popen[bytes] | None = None
+        self._compaction_lock = threading.Lock()
+        self._snapshot_bytes = 0
+        self._in_process: Callable[..., Any] | None = None
         self.env: dict[str, str] = {}
         self.tables: dict[str, str] = {}
         self.queues: dict[str, str] = {}
+        self.replay = Replay()
 
     @property
     def endpoint(self) -> str:
@@ -140,27 +291,65 @@ class EmbeddedDynamoDB:
     def sqs_client(self) -> Any:
         return self._client("sqs")
 
+    @property
+    def journal(self) -> Journal | None:
+        return self._front.journal if self._front is not None else None
+
+    # ---- start and stop ----------------------------------------------------------------------
+
     def start(self) -> dict[str, str]:
-        """Start serving; returns the environment that points the service at this store."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._lock_file = (self.data_dir / "lock").open("w")
+        """Load the data and start serving; returns the environment that points the service at
+        this store. StoreFileError if the data directory cannot be used."""
+        self._open_data_dir()
+        try:
+            return self._start()
+        except BaseException:
+            self._shutdown()
+            raise
+
+    def _open_data_dir(self) -> None:
+        directory = self.data_dir
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._lock_file = (directory / "lock").open("a")
+        except OSError as exc:
+            raise StoreFileError(
+                f"cannot use the data directory {directory} ({exc.strerror or exc}): make it "
+                "writable, or point EVALSVC_DATA_DIR at one that is"
+            ) from exc
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
             self._lock_file.close()
-            raise StoreBusy(f"{self.data_dir} is in use by another evalsvc process") from exc
+            self._lock_file = None
+            raise StoreBusy(f"{directory} is in use by another evalsvc process") from exc
+        probe = directory / "write-probe"
+        try:
+            with probe.open("wb") as handle:
+                handle.write(b"probe")
+                handle.flush()
+                os.fsync(handle.fileno())
+            probe.unlink()
+        except OSError as exc:
+            self._release_lock()
+            raise StoreFileError(
+                f"the data directory {directory} cannot be written ({exc.strerror or exc}): free "
+                "space or fix its permissions, or point EVALSVC_DATA_DIR elsewhere"
+            ) from exc
+
+    def _start(self) -> dict[str, str]:
+        fastpath.install()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
-        self._counter = _SerializedBackend(DomainDispatcherApplication(create_backend_app))
+        self._front = _Front(DomainDispatcherApplication(create_backend_app))
         try:
             self._server = make_server(
                 self.host,
                 self.port,
-                self._counter,
+                self._front,
                 threaded=True,
                 request_handler=MotoRequestHandler,
             )
         except OSError as exc:
-            self._release_lock()
             raise OSError(
                 f"cannot listen on {self.host}:{self.port} for the embedded DynamoDB ({exc}); "
                 "set EVALSVC_DYNAMODB_PORT to a free port"
@@ -170,8 +359,16 @@ class EmbeddedDynamoDB:
         self._threads.append(serve)
         client = self.client()
         self.tables = create_tables(client, TABLE_PREFIX)
-        self._load(client)
-        self._saved_writes = self._counter.writes
+        self._front.backend = self._find_backend()
+        number = self._load(client)
+        self._front.journal = Journal(
+            self.data_dir,
+            number,
+            undo=self._front.undo,
+            store_lock=self._front.lock,
+            rotate_when=self._rotate_when,
+            rotated=self._compact,
+        )
         self.queues = create_queues(self.sqs_client(), TABLE_PREFIX)
         queue_vars = {var: self.queues[ref] for var, ref in queue_env_vars().items()}
         self.env = {
@@ -182,24 +379,31 @@ class EmbeddedDynamoDB:
             "SQS_ENDPOINT_URL": self.endpoint,
         }
         (self.data_dir / "endpoint").write_text(self.endpoint)
-        saver = threading.Thread(target=self._save_periodically, name="snapshot", daemon=True)
-        saver.start()
-        self._threads.append(saver)
         return self.env
 
     def stop(self) -> None:
-        """Save what changed, then stop serving."""
-        self._stopping.set()
-        try:
-            self.save()
-        finally:
-            if self._server is not None:
-                self._server.shutdown()
-                self._server.server_close()
-            for thread in self._threads:
-                thread.join(timeout=5)
+        """Stop serving and close the journal (everything acknowledged is on disk already)."""
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        self.detach_in_process()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        for thread in self._threads:
+            thread.join(timeout=2)
+        self._threads.clear()
+        if self._front is not None and self._front.journal is not None:
+            with self._front.lock:
+                self._front.journal.close()
+        if self._compaction is not None and self._compaction.poll() is None:
+            # A snapshot half written is only a temporary file: the next start removes it.
+            self._compaction.kill()
+            self._compaction.wait()
+        with contextlib.suppress(OSError):
             (self.data_dir / "endpoint").unlink(missing_ok=True)
-            self._release_lock()
+        self._release_lock()
 
     def _release_lock(self) -> None:
         if self._lock_file is not None:
@@ -214,51 +418,184 @@ class EmbeddedDynamoDB:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # ---- snapshots -------------------------------------------------------------------------
+    def _find_backend(self) -> Any:
+        from moto.dynamodb.models import dynamodb_backends
 
-    def _save_periodically(self) -> None:
-        while not self._stopping.wait(self.interval):
-            self.save()
+        name = next(iter(self.tables.values()))
+        region = LOCAL_CREDENTIALS["AWS_REGION"]
+        for account in list(dynamodb_backends):
+            backend = dynamodb_backends[account][region]
+            if name in backend.tables:
+                return backend
+        raise RuntimeError(f"the embedded store lost its table {name}")
 
-    def save(self) -> bool:
-        """Write every table to the snapshot if anything was written since the last save."""
-        assert self._counter is not None
-        with self._save_lock:
-            writes = self._counter.writes
-            if writes == self._saved_writes:
-                return False
-            path = self.data_dir / SNAPSHOT
-            tmp = path.with_suffix(".tmp")
-            with tmp.open("w") as handle:
-                for line in self._dump_lines(self.client()):
-                    handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
-            tmp.replace(path)
-            self._saved_writes = writes
-            return True
+    # ---- loading -------------------------------------------------------------------------------
 
-    def _dump_lines(self, client: Any) -> Iterator[str]:
-        for env_var, table in sorted(self.tables.items()):
-            for page in client.get_paginator("scan").paginate(TableName=table):
-                for item in page.get("Items", []):
-                    yield json.dumps({"table": env_var, "item": _encode(item)}) + "\n"
+    def _load(self, client: Any) -> int:
+        """Load the snapshot and replay the journal after it, straight into moto; the number of
+        the segment to append to next."""
+        assert self._front is not None
+        directory = self.data_dir
+        (directory / (SNAPSHOT + ".tmp")).unlink(missing_ok=True)
+        replay = self.replay
+        snapshot = read_snapshot(directory, replay)
+        first = snapshot.journal if snapshot is not None else 0
+        numbers = [n for n in segments(directory) if n >= first]
+        total = sum(segment_path(directory, n).stat().st_size for n in numbers)
+        snapshot_path = directory / SNAPSHOT
+        self._snapshot_bytes = snapshot_path.stat().st_size if snapshot is not None else 0
+        total += self._snapshot_bytes
+        if total > 0:
+            self.progress(f"loading {total / 1e6:.1f} MB of data from {directory}")
+        started = last_line = time.monotonic()
 
-    def _load(self, client: Any) -> None:
-        path = self.data_dir / SNAPSHOT
-        if not path.exists():
-            return
-        batches: dict[str, list[dict[str, Any]]] = {}
-        with path.open() as handle:
-            for line in handle:
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                table = self.tables.get(record["table"])
-                if table is None:
-                    continue
-                batches.setdefault(table, []).append(
-                    {"PutRequest": {"Item": _decode(record["item"])}}
+        def tick() -> None:
+            nonlocal last_line
+            now = time.monotonic()
+            if now - last_line >= 2.0:
+                last_line = now
+                self.progress(
+                    f"  loaded {replay.items} items and {replay.records} journal records "
+                    f"({now - started:.0f} s)"
                 )
-        for table, requests in batches.items():
-            batch_write(table, requests, via=client)
+
+        tables: dict[str, Any] = {}
+
+        def table(name: str) -> Any:
+            if name not in tables:
+                try:
+                    tables[name] = self._front.table(name)  # type: ignore[union-attr]
+                except Exception:
+                    tables[name] = None  # a table no longer in the template: its items go
+            return tables[name]
+
+        if snapshot is not None:
+            for request in snapshot.tables:
+                self._table_request(client, request)
+            for count, (name, _, item) in enumerate(snapshot.lines):
+                found = table(name)
+                if found is not None:
+                    found.put_item(decode_item(item), overwrite=True)
+                if count % 4096 == 0:
+                    tick()
+        for position, number in enumerate(numbers):
+            last = position == len(numbers) - 1
+            for payload in read_segment(segment_path(directory, number), last=last, replay=replay):
+                if "t" in payload:
+                    self._table_request(client, payload["t"])
+                    tables.clear()
+                    continue
+                for name, key, image in payload["i"]:
+                    found = table(name)
+                    if found is not None:
+                        set_item(found, key, None if image is None else decode_item(image))
+                if replay.records % 1024 == 0:
+                    tick()
+        for line in replay.torn:
+            print(f"evalsvc: {line}", file=sys.stderr, flush=True)
+        if total > 0:
+            self.progress(
+                f"loaded {replay.items} items and {replay.records} journal records in "
+                f"{time.monotonic() - started:.1f} s"
+            )
+        for number in segments(directory):
+            if number < first:
+                segment_path(directory, number).unlink()
+        return max([first - 1, *numbers]) + 1
+
+    def _table_request(self, client: Any, request: list[Any]) -> None:
+        """Replay a table change (CreateTable…) through the API; one that no longer applies
+        (a table of the template, already there) is skipped."""
+        from botocore import xform_name
+        from botocore.exceptions import ClientError
+
+        operation, body = request
+        with contextlib.suppress(ClientError):
+            getattr(client, xform_name(operation))(**body)
+
+    # ---- compaction ----------------------------------------------------------------------------
+
+    def _rotate_when(self, journal_bytes: int) -> bool:
+        if self._compaction is not None and self._compaction.poll() is None:
+            return False
+        return journal_bytes > max(COMPACT_MIN_BYTES, COMPACT_RATIO * self._snapshot_bytes)
+
+    def _compact(self, upto: int) -> None:
+        """Build a snapshot of everything before segment `upto` in a child process (files only:
+        writes go on meanwhile), then drop the segments it holds."""
+        with self._compaction_lock:
+            if self._compaction is not None and self._compaction.poll() is None:
+                return
+            command = [sys.executable, "-m", "evalsvc_tools.local.journal", "compact"]
+            self._compaction = subprocess.Popen(  # noqa: S603 - this interpreter, our module
+                [*command, str(self.data_dir), str(upto)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            child = self._compaction
+        watcher = threading.Thread(
+            target=self._compacted, args=(child, upto), name="compaction", daemon=True
+        )
+        watcher.start()
+
+    def _compacted(self, child: subprocess.Popen[bytes], upto: int) -> None:
+        _, errors = child.communicate()
+        if child.returncode != 0:
+            message = errors.decode(errors="replace").strip().splitlines()[-1:] or ["killed"]
+            print(f"evalsvc: compacting the journal failed: {message[0]}", file=sys.stderr)
+            return
+        self._snapshot_bytes = (self.data_dir / SNAPSHOT).stat().st_size
+        for number in segments(self.data_dir):
+            if number < upto:
+                segment_path(self.data_dir, number).unlink(missing_ok=True)
+        fsync_directory(self.data_dir)
+
+    # ---- in-process calls ------------------------------------------------------------------------
+
+    def attach_in_process(self) -> None:
+        """Let this process's boto3 clients for the store call it directly rather than over HTTP
+        (the same front door: one at a time, writes journaled)."""
+        assert self._front is not None
+        front, endpoint = self._front, self.endpoint
+
+        def send(request: Any, **_: Any) -> AWSResponse | None:
+            if not request.url.startswith(endpoint):
+                return None
+            parts = urlsplit(request.url)
+            headers = {
+                k: v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()
+            }
+            body = request.body or b""
+            if isinstance(body, str):
+                body = body.encode()
+            elif not isinstance(body, bytes):
+                body = body.read()
+            environ = EnvironBuilder(
+                path=parts.path or "/",
+                query_string=parts.query,
+                method=request.method,
+                headers=headers,
+                data=body,
+                base_url=endpoint,
+            ).get_environ()
+            answer: list[Any] = []
+
+            def start_response(status: str, headers: Any, exc_info: Any = None) -> Any:
+                answer[:] = [int(status.split()[0]), dict(headers)]
+                return lambda data: None
+
+            content = b"".join(front(environ, start_response))
+            return AWSResponse(request.url, answer[0], answer[1], _RawBody(content))
+
+        events = boto3._get_default_session().events
+        for service in ("dynamodb", "sqs"):
+            events.register(f"before-send.{service}", send, unique_id=f"evalsvc-local-{service}")
+        self._in_process = send
+
+    def detach_in_process(self) -> None:
+        if self._in_process is None:
+            return
+        events = boto3._get_default_session().events
+        for service in ("dynamodb", "sqs"):
+            events.unregister(f"before-send.{service}", unique_id=f"evalsvc-local-{service}")
+        self._in_process = None

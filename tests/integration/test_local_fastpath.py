@@ -1,0 +1,162 @@
+"""moto's answers are unchanged by the embedded store's speed-ups
+(tools/evalsvc_tools/local/fastpath.py): the same writes, queries (pages, both directions, the
+local index, projections, filters) and transactions, answered with and without them."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from evalsvc_tools.local import fastpath
+from evalsvc_tools.local.tables import table_definitions
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from moto import mock_aws
+
+texts = st.text(min_size=1, max_size=8)
+values = st.recursive(
+    st.one_of(
+        texts.map(lambda s: {"S": s}),
+        st.integers(-1000, 1000).map(lambda n: {"N": str(n)}),
+        st.binary(min_size=1, max_size=6).map(lambda b: {"B": b}),
+        st.booleans().map(lambda b: {"BOOL": b}),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3).map(lambda v: {"L": v}),
+        st.dictionaries(texts, inner, max_size=3).map(lambda v: {"M": v}),
+    ),
+    max_leaves=6,
+)
+items = st.lists(
+    st.fixed_dictionaries(
+        {
+            "pk": st.sampled_from(["a", "b", "c"]).map(lambda s: {"S": s}),
+            "sk": texts.map(lambda s: {"S": s}),
+            "ord": texts.map(lambda s: {"S": s}),
+            "v": values,
+            "n": st.integers(0, 9).map(lambda n: {"N": str(n)}),
+        }
+    ),
+    max_size=25,
+    unique_by=lambda item: (item["pk"]["S"], item["sk"]["S"]),
+)
+
+
+def strip(response: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in response.items() if k != "ResponseMetadata"}
+
+
+def every_page(client: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    pages = []
+    while True:
+        page = client.query(**kwargs)
+        pages.append(strip(page))
+        if "LastEvaluatedKey" not in page:
+            return pages
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+DATASETS = table_definitions()["DatasetsTable"]
+tables_made = itertools.count()
+
+
+def answers(batch: list[dict[str, Any]], limit: int, pivot: str) -> list[Any]:
+    """What moto answers to writes, queries and transactions on `batch` (in a new table of the
+    template's datasets table's shape)."""
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    table = f"fast-{next(tables_made)}"
+    client.create_table(TableName=table, **DATASETS)
+    seen: list[Any] = []
+    for item in batch:
+        seen.append(strip(client.put_item(TableName=table, Item=item)))
+    for pk in ("a", "b", "c"):
+        key = {
+            "KeyConditionExpression": "pk = :p",
+            "ExpressionAttributeValues": {":p": {"S": pk}},
+        }
+        seen.append(every_page(client, TableName=table, Limit=limit, **key))
+        seen.append(every_page(client, TableName=table, Limit=limit, ScanIndexForward=False, **key))
+        seen.append(
+            every_page(
+                client,
+                TableName=table,
+                IndexName="by_order",
+                Limit=limit,
+                KeyConditionExpression="pk = :p AND #o >= :o",
+                ExpressionAttributeNames={"#o": "ord"},
+                ExpressionAttributeValues={":p": {"S": pk}, ":o": {"S": pivot}},
+            )
+        )
+        seen.append(
+            every_page(
+                client,
+                TableName=table,
+                ProjectionExpression="sk, v",
+                FilterExpression="n > :n",
+                ExpressionAttributeValues={":p": {"S": pk}, ":n": {"N": "4"}},
+                KeyConditionExpression="pk = :p",
+            )
+        )
+    for item in batch[:3]:
+        key = {"pk": item["pk"], "sk": item["sk"]}
+        seen.append(strip(client.get_item(TableName=table, Key=key)))
+        try:
+            client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": table,
+                            "Key": key,
+                            "UpdateExpression": "SET n = :z",
+                            "ExpressionAttributeValues": {":z": {"N": "0"}},
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": table,
+                            "Item": {**key, "sk": {"S": "new" + item["sk"]["S"]}},
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                    {
+                        "ConditionCheck": {
+                            "TableName": table,
+                            "Key": key,
+                            "ConditionExpression": "n = :big",
+                            "ExpressionAttributeValues": {":big": {"N": "99"}},
+                        }
+                    },
+                ]
+            )
+            seen.append("committed")
+        except ClientError as exc:
+            seen.append(exc.response["Error"]["Code"])
+    seen.append(sorted(map(repr, client.scan(TableName=table)["Items"])))
+    return seen
+
+
+@pytest.fixture(scope="module")
+def moto_as_is() -> Iterator[None]:
+    fastpath.uninstall()
+    with mock_aws():
+        yield
+    fastpath.install()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(batch=items, limit=st.integers(1, 7), pivot=texts)
+def test_the_speed_ups_answer_as_moto_does(
+    moto_as_is: None, batch: list[dict[str, Any]], limit: int, pivot: str
+) -> None:
+    expected = answers(batch, limit, pivot)
+    assert fastpath.install()
+    try:
+        assert answers(batch, limit, pivot) == expected
+    finally:
+        fastpath.uninstall()

@@ -1,0 +1,130 @@
+"""The embedded store: moto's answers unchanged by its speed-ups, every kind of write kept across
+a restart, and a journal that cannot be written refusing writes without losing any."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+from evalsvc_tools.local import journal as journal_module
+from evalsvc_tools.local.store import EmbeddedDynamoDB
+
+# ---- the store keeps every kind of write ----------------------------------------------------
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+def scan_all(store: EmbeddedDynamoDB) -> dict[str, list[str]]:
+    client = store.client()
+    return {
+        var: sorted(repr(item) for item in client.scan(TableName=name)["Items"])
+        for var, name in store.tables.items()
+    }
+
+
+def test_every_kind_of_write_is_there_after_a_restart(data_dir: Path) -> None:
+    with EmbeddedDynamoDB(data_dir, port=0) as store:
+        client, table = store.client(), store.tables["DATASETS_TABLE"]
+        key = {"pk": {"S": "p"}, "sk": {"S": "a"}}
+        client.put_item(TableName=table, Item={**key, "ord": {"S": "1"}, "b": {"B": b"\x00\x01"}})
+        client.update_item(
+            TableName=table,
+            Key=key,
+            UpdateExpression="SET m = :m ADD n :one",
+            ExpressionAttributeValues={":m": {"M": {"x": {"L": [{"S": "y"}]}}}, ":one": {"N": "1"}},
+        )
+        client.batch_write_item(
+            RequestItems={
+                table: [
+                    {"PutRequest": {"Item": {"pk": {"S": "p"}, "sk": {"S": f"b{k}"}}}}
+                    for k in range(30 // 2)
+                ]
+            }
+        )
+        client.delete_item(TableName=table, Key={"pk": {"S": "p"}, "sk": {"S": "b3"}})
+        client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": table, "Item": {"pk": {"S": "t"}, "sk": {"S": "1"}}}},
+                {"Delete": {"TableName": table, "Key": {"pk": {"S": "p"}, "sk": {"S": "b4"}}}},
+            ]
+        )
+        with pytest.raises(ClientError, match="TransactionCanceled"):
+            client.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": table, "Item": {"pk": {"S": "t"}, "sk": {"S": "2"}}}},
+                    {
+                        "Put": {
+                            "TableName": table,
+                            "Item": {"pk": {"S": "t"}, "sk": {"S": "1"}},
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                ]
+            )
+        before = scan_all(store)
+
+    with EmbeddedDynamoDB(data_dir, port=0) as store:
+        assert scan_all(store) == before
+        item = store.client().get_item(TableName=store.tables["DATASETS_TABLE"], Key=key)["Item"]
+        assert item["b"] == {"B": b"\x00\x01"} and item["n"] == {"N": "1"}
+        assert "t" in repr(before) and "'sk': {'S': '2'}" not in repr(before["DATASETS_TABLE"])
+
+
+def test_a_journal_that_cannot_be_written_refuses_the_write_and_keeps_reads(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with EmbeddedDynamoDB(data_dir, port=0) as store:
+        client, table = store.client(), store.tables["DATASETS_TABLE"]
+        kept = {"pk": {"S": "p"}, "sk": {"S": "kept"}}
+        client.put_item(TableName=table, Item=kept)
+
+        def full(fd: int, data: Any) -> int:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(journal_module.os, "write", full)
+        refused = {"pk": {"S": "p"}, "sk": {"S": "refused"}}
+        with pytest.raises(ClientError) as failure:
+            client.put_item(TableName=table, Item=refused)
+        with pytest.raises(ClientError):
+            client.update_item(
+                TableName=table,
+                Key=kept,
+                UpdateExpression="SET x = :x",
+                ExpressionAttributeValues={":x": {"S": "refused"}},
+            )
+
+        error = failure.value.response["Error"]
+        assert error["Code"] == "ServiceUnavailable"
+        assert str(data_dir) in error["Message"] and "No space left" in error["Message"]
+        assert "Item" not in client.get_item(TableName=table, Key=refused)
+        assert client.get_item(TableName=table, Key=kept)["Item"] == kept  # the update undone
+
+        monkeypatch.undo()
+        client.put_item(TableName=table, Item={"pk": {"S": "p"}, "sk": {"S": "later"}})
+
+    with EmbeddedDynamoDB(data_dir, port=0) as store:
+        client = store.client()
+        found = client.query(
+            TableName=store.tables["DATASETS_TABLE"],
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": {"S": "p"}},
+        )["Items"]
+        assert [item["sk"]["S"] for item in found] == ["kept", "later"]
+        assert "x" not in found[0]
+
+
+def test_a_data_directory_that_cannot_be_created_is_named(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+
+    with pytest.raises(
+        journal_module.StoreFileError, match=f"cannot use the data directory {blocker}/data"
+    ):
+        EmbeddedDynamoDB(blocker / "data", port=0).start()

@@ -1,0 +1,201 @@
+"""Two speed-ups to moto's DynamoDB for the embedded store, found by profiling (docs/design.md,
+"The embedded store"). Both keep moto's answers as they are; tests/unit/test_local_fastpath.py
+checks each against moto's own path.
+
+- Responses: moto serializes every response through a generic, shape-driven serializer that
+  spends about 0.2 ms per attribute value. A DynamoDB response is already in its wire form
+  (attribute values are {type: value} maps), so it is written as JSON directly; binary values
+  become base64, as the JSON protocol wants.
+- Queries: moto's Query looks at every item of the table, not just the partition asked for,
+  so its cost grew with everything stored. A query on the table or on a local secondary index
+  (same partition key) is given a view of the table holding that one partition. Nor are the
+  items of its page deep-copied: nothing on the way out changes them (projections build new
+  items), and the copy was a tenth of the time of a queued evaluation.
+- Transactions: moto deep-copies every table a TransactWriteItems names, to roll back if it is
+  cancelled: a cost that grew with everything stored. Only the items the transaction names are
+  copied, and put back if it is cancelled.
+
+`install()` applies them once; moto versions whose internals differ are left alone (and say so).
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import datetime
+import json
+import logging
+import threading
+from typing import Any
+
+_originals: list[tuple[Any, str, Any]] = []
+log = logging.getLogger("evalsvc.local")
+
+# The operations whose results hold only JSON-ready values (besides binary attribute values).
+FAST_RESPONSES = frozenset(
+    {
+        "GetItem",
+        "BatchGetItem",
+        "Query",
+        "Scan",
+        "PutItem",
+        "UpdateItem",
+        "DeleteItem",
+        "BatchWriteItem",
+        "TransactGetItems",
+        "TransactWriteItems",
+    }
+)
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode()
+    if isinstance(value, datetime.datetime):
+        return value.timestamp()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def dump_result(result: dict[str, Any]) -> str:
+    """A DynamoDB result (from moto's handler) as the JSON protocol's body."""
+    return json.dumps(result, default=_default, separators=(",", ":"))
+
+
+_no_table_copies = threading.local()
+_no_item_copies = threading.local()
+
+
+def _table_deepcopy(self: Any, memo: dict[int, Any]) -> Any:
+    """A Table's deep copy, as copy.deepcopy makes it; the table itself inside a transaction
+    (whose items are kept and put back item by item instead)."""
+    if getattr(_no_table_copies, "active", False):
+        return self
+    copied = self.__class__.__new__(self.__class__)
+    memo[id(self)] = copied
+    for name, value in self.__dict__.items():
+        setattr(copied, name, copy.deepcopy(value, memo))
+    return copied
+
+
+def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """(table, hash, range, a copy of the item or None) for every item a transaction names."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    saved = []
+    for action in transact_items:
+        for operation in action.values():
+            table = backend.tables.get(operation.get("TableName"))
+            attributes = operation.get("Item") or operation.get("Key") or {}
+            if table is None or table.hash_key_attr not in attributes:
+                continue
+            hash_value = DynamoType(attributes[table.hash_key_attr])
+            range_value = None
+            if table.range_key_attr:
+                if table.range_key_attr not in attributes:
+                    continue
+                range_value = DynamoType(attributes[table.range_key_attr])
+            item = table.get_item(hash_value, range_value)
+            saved.append((table, hash_value, range_value, copy.deepcopy(item)))
+    return saved
+
+
+def _put_back(saved: list[tuple[Any, ...]]) -> None:
+    for table, hash_value, range_value, item in reversed(saved):
+        if item is None:
+            table.delete_item(hash_value, range_value)
+        elif range_value is None:
+            table.items[hash_value] = item
+        else:
+            table.items[hash_value][range_value] = item
+
+
+def install() -> bool:
+    """Apply both speed-ups; False (and a log line) if this moto does not have the internals
+    they rely on."""
+    if _originals:
+        return True
+    try:
+        from moto.dynamodb.models import DynamoDBBackend
+        from moto.dynamodb.models.dynamo_type import Item
+        from moto.dynamodb.models.table import Table
+        from moto.dynamodb.responses import DynamoHandler
+    except ImportError:  # pragma: no cover - moto is a dependency of the local extra
+        return False
+    if (
+        not all(hasattr(DynamoHandler, name) for name in ("serialized", "_get_action"))
+        or not all(hasattr(Table, name) for name in ("query", "all_items"))
+        or not hasattr(DynamoDBBackend, "transact_write_items")
+        or hasattr(Table, "__deepcopy__")
+    ):
+        log.warning("this moto differs from the one the embedded store was tuned on; not tuned")
+        return False
+    serialized = DynamoHandler.serialized
+    query = Table.query
+    transact_write_items = DynamoDBBackend.transact_write_items
+    item_deepcopy = Item.__deepcopy__
+
+    def query_item_deepcopy(self: Any, memo: dict[int, Any]) -> Any:
+        if getattr(_no_item_copies, "active", False):
+            return self
+        return item_deepcopy(self, memo)
+
+    def fast_serialized(self: Any, action_result: Any) -> Any:
+        result = action_result.result
+        if type(result) is dict and self._get_action() in FAST_RESPONSES:
+            headers = {"Content-Type": "application/x-amz-json-1.0", **self.response_headers}
+            return 200, headers, dump_result(result)
+        return serialized(self, action_result)
+
+    def partition_query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+        value = hash_key
+        if index_name:
+            local = {index.name for index in self.indexes or []}
+            conditions = dict(kwargs.get("hash_key_conditions") or [])
+            value = conditions.get(self.hash_key_attr) if index_name in local else None
+        table = self
+        if value is not None and self.range_key_attr:
+            table = copy.copy(self)
+            partition = self.items.get(value)
+            table.items = {value: partition} if partition else {}
+        _no_item_copies.active = True
+        try:
+            return query(table, hash_key, *args, **kwargs)
+        finally:
+            _no_item_copies.active = False
+
+    def item_level_transaction(self: Any, transact_items: list[dict[str, Any]]) -> Any:
+        try:
+            saved = _touched_items(self, transact_items)
+        except Exception:  # a malformed transaction: moto's own path says what is wrong
+            return transact_write_items(self, transact_items)
+        _no_table_copies.active = True
+        try:
+            return transact_write_items(self, transact_items)
+        except BaseException:
+            _put_back(saved)
+            raise
+        finally:
+            _no_table_copies.active = False
+
+    patches = [
+        (Table, "__deepcopy__", _table_deepcopy),
+        (Item, "__deepcopy__", query_item_deepcopy),
+        (DynamoDBBackend, "transact_write_items", item_level_transaction),
+        (DynamoHandler, "serialized", fast_serialized),
+        (Table, "query", partition_query),
+    ]
+    for owner, name, replacement in patches:
+        _originals.append((owner, name, owner.__dict__.get(name)))
+        setattr(owner, name, replacement)
+    return True
+
+
+def uninstall() -> None:
+    """Put moto back as it was (tests compare both)."""
+    while _originals:
+        owner, name, original = _originals.pop()
+        if original is None:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, original)
