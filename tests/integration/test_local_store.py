@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 from evalsvc_tools.local import journal as journal_module
@@ -128,3 +129,80 @@ def test_a_data_directory_that_cannot_be_created_is_named(tmp_path: Path) -> Non
         journal_module.StoreFileError, match=f"cannot use the data directory {blocker}/data"
     ):
         EmbeddedDynamoDB(blocker / "data", port=0).start()
+
+
+def without_metadata(value: Any) -> Any:
+    return {k: v for k, v in value.items() if k != "ResponseMetadata"}
+
+
+def test_calls_made_in_process_answer_as_calls_over_http(data_dir: Path) -> None:
+    with EmbeddedDynamoDB(data_dir, port=0) as store:
+        over_http = store.client()  # made before the hook: it goes over HTTP
+        store.attach_in_process()
+        try:
+            direct = boto3.client(
+                "dynamodb",
+                endpoint_url=store.endpoint,
+                region_name="us-east-1",
+                aws_access_key_id="local",
+                aws_secret_access_key="local",
+            )
+            table = store.tables["DATASETS_TABLE"]
+            for k in range(30):
+                direct.put_item(
+                    TableName=table,
+                    Item={
+                        "pk": {"S": "p"},
+                        "sk": {"S": f"{k:02d}"},
+                        "ord": {"S": f"{30 - k:02d}"},
+                        "b": {"B": bytes([k, 0, 255])},
+                        "bs": {"BS": [b"\x01", bytes([k + 2])]},
+                        "m": {"M": {"B": {"S": "not binary"}, "n": {"N": str(k)}}},
+                    },
+                )
+            key = {"pk": {"S": "p"}, "sk": {"S": "03"}}
+            calls: list[tuple[str, dict[str, Any]]] = [
+                ("get_item", {"TableName": table, "Key": key}),
+                ("get_item", {"TableName": table, "Key": {**key, "sk": {"S": "missing"}}}),
+                (
+                    "query",
+                    {
+                        "TableName": table,
+                        "IndexName": "by_order",
+                        "KeyConditionExpression": "pk = :p",
+                        "ExpressionAttributeValues": {":p": {"S": "p"}},
+                        "Limit": 7,
+                    },
+                ),
+                ("batch_get_item", {"RequestItems": {table: {"Keys": [key]}}}),
+            ]
+            for operation, kwargs in calls:
+                mine = getattr(direct, operation)(**kwargs)
+                assert "date" not in mine["ResponseMetadata"]["HTTPHeaders"]  # not over HTTP
+                assert without_metadata(mine) == without_metadata(
+                    getattr(over_http, operation)(**kwargs)
+                )
+            conditional = {
+                "TableName": table,
+                "Item": {**key, "x": {"S": "y"}},
+                "ConditionExpression": "attribute_not_exists(pk)",
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }
+            cancelled = {
+                "TransactItems": [
+                    {"Put": conditional},
+                    {"Delete": {"TableName": table, "Key": {**key, "sk": {"S": "04"}}}},
+                ]
+            }
+            for operation, kwargs in [
+                ("put_item", conditional),
+                ("transact_write_items", cancelled),
+            ]:
+                errors = []
+                for client in (direct, over_http):
+                    with pytest.raises(ClientError) as raised:
+                        getattr(client, operation)(**kwargs)
+                    errors.append(without_metadata(raised.value.response))
+                assert errors[0] == errors[1]
+        finally:
+            store.detach_in_process()

@@ -87,11 +87,13 @@ def decode_item(text: str | dict[str, Any]) -> dict[str, Any]:
     item: dict[str, Any] = json.loads(text) if isinstance(text, str) else text
     if isinstance(text, str) and '"B' not in text:
         return item
-    return {name: _bytes_of(value) for name, value in item.items()}
+    return {name: binary_values(value) for name, value in item.items()}
 
 
-def _bytes_of(value: Any) -> Any:
-    """Binary values back to bytes, in an attribute value ({type: value}) at any depth."""
+def binary_values(value: Any) -> Any:
+    """Binary values (base64 text in JSON) as bytes, in an attribute value ({type: value}) or
+    anything holding attribute values, at any depth: as moto keeps them and botocore returns
+    them."""
     if isinstance(value, dict):
         if len(value) == 1:
             kind, inner = next(iter(value.items()))
@@ -99,9 +101,9 @@ def _bytes_of(value: Any) -> Any:
                 return {"B": base64.b64decode(inner)}
             if kind == "BS" and isinstance(inner, list):
                 return {"BS": [base64.b64decode(v) if isinstance(v, str) else v for v in inner]}
-        return {k: _bytes_of(v) for k, v in value.items()}
+        return {k: binary_values(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_bytes_of(v) for v in value]
+        return [binary_values(v) for v in value]
     return value
 
 

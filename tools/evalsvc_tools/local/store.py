@@ -28,8 +28,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import boto3
-from botocore.awsrequest import AWSResponse
+from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.config import Config
+from botocore.parsers import create_parser
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
@@ -46,6 +47,7 @@ from evalsvc_tools.local.journal import (
     Replay,
     StoreBusy,
     StoreFileError,
+    binary_values,
     decode_item,
     fsync_directory,
     read_segment,
@@ -553,27 +555,40 @@ class EmbeddedDynamoDB:
     # ---- in-process calls ------------------------------------------------------------------------
 
     def attach_in_process(self) -> None:
-        """Let this process's boto3 clients for the store call it directly rather than over HTTP
-        (the same front door: one at a time, writes journaled)."""
+        """Let this process's boto3 clients for the store call it directly, rather than over
+        HTTP: the request botocore has built is handed to the same front door (one at a time,
+        writes journaled) before it is signed or sent, and a successful DynamoDB answer is read
+        with `json.loads` rather than botocore's shape-driven parser (docs/design.md, "What made
+        it slow"). Errors are parsed by botocore, so they raise exactly as they would."""
         assert self._front is not None
         front, endpoint = self._front, self.endpoint
+        region = LOCAL_CREDENTIALS["AWS_REGION"]
+        parsers: dict[str, Any] = {}
 
-        def send(request: Any, **_: Any) -> AWSResponse | None:
-            if not request.url.startswith(endpoint):
+        def call(model: Any, params: dict[str, Any], **_: Any) -> tuple[Any, Any] | None:
+            url = params.get("url", "")
+            if not url.startswith(endpoint):
                 return None
-            parts = urlsplit(request.url)
+            service = model.service_model.service_name
             headers = {
-                k: v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()
+                k: v.decode() if isinstance(v, bytes) else v
+                for k, v in params.get("headers", {}).items()
             }
-            body = request.body or b""
+            # Not signed (the store checks no signature); moto reads the caller's account and
+            # region from this header.
+            headers["Authorization"] = (
+                f"AWS4-HMAC-SHA256 Credential={LOCAL_CREDENTIALS['AWS_ACCESS_KEY_ID']}/20260101/"
+                f"{region}/{service}/aws4_request, SignedHeaders=host, Signature=0"
+            )
+            body = params.get("body") or b""
             if isinstance(body, str):
                 body = body.encode()
             elif not isinstance(body, bytes):
                 body = body.read()
             environ = EnvironBuilder(
-                path=parts.path or "/",
-                query_string=parts.query,
-                method=request.method,
+                path=params.get("url_path") or "/",
+                query_string=urlsplit(url).query,
+                method=params.get("method", "POST"),
                 headers=headers,
                 data=body,
                 base_url=endpoint,
@@ -585,17 +600,47 @@ class EmbeddedDynamoDB:
                 return lambda data: None
 
             content = b"".join(front(environ, start_response))
-            return AWSResponse(request.url, answer[0], answer[1], _RawBody(content))
+            status, response_headers = answer
+            http = AWSResponse(url, status, response_headers, _RawBody(content))
+            if status == 200 and service == "dynamodb":
+                parsed = json.loads(content) if content else {}
+                if b'"B' in content:
+                    parsed = {k: binary_values(v) for k, v in parsed.items()}
+            else:
+                protocol = model.service_model.protocol
+                if protocol not in parsers:
+                    parsers[protocol] = create_parser(protocol)
+                parser = parsers[protocol]
+                raw = {
+                    "status_code": status,
+                    "headers": HTTPHeaders(response_headers),
+                    "body": content,
+                }
+                parsed = parser.parse(raw, model.output_shape)
+                code = parsed.get("Error", {}).get("Code") if status >= 300 else None
+                shape = model.service_model.shape_for_error_code(code) if code else None
+                if shape is not None:
+                    # The error's own fields (CancellationReasons, Item), as botocore adds them.
+                    parsed.update(parser.parse(raw, shape))
+            parsed.setdefault("ResponseMetadata", {})
+            parsed["ResponseMetadata"].update(
+                {
+                    "HTTPStatusCode": status,
+                    "HTTPHeaders": {k.lower(): v for k, v in response_headers.items()},
+                    "RetryAttempts": 0,
+                }
+            )
+            return http, parsed
 
         events = boto3._get_default_session().events
         for service in ("dynamodb", "sqs"):
-            events.register(f"before-send.{service}", send, unique_id=f"evalsvc-local-{service}")
-        self._in_process = send
+            events.register(f"before-call.{service}", call, unique_id=f"evalsvc-local-{service}")
+        self._in_process = call
 
     def detach_in_process(self) -> None:
         if self._in_process is None:
             return
         events = boto3._get_default_session().events
         for service in ("dynamodb", "sqs"):
-            events.unregister(f"before-send.{service}", unique_id=f"evalsvc-local-{service}")
+            events.unregister(f"before-call.{service}", unique_id=f"evalsvc-local-{service}")
         self._in_process = None
