@@ -16,6 +16,8 @@ from evalsvc_tools.local.tables import table_definitions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.dynamodb.models import dynamodb_backends
 
 texts = st.text(min_size=1, max_size=8)
 values = st.recursive(
@@ -70,37 +72,79 @@ def answers(batch: list[dict[str, Any]], limit: int, pivot: str) -> list[Any]:
     client = boto3.client("dynamodb", region_name="us-east-1")
     table = f"fast-{next(tables_made)}"
     client.create_table(TableName=table, **DATASETS)
+    # The store tracks its tables: page orders are kept between writes.
+    model = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].get_table(table)
+    fastpath.track(model)
     seen: list[Any] = []
     for item in batch:
         seen.append(strip(client.put_item(TableName=table, Item=item)))
-    for pk in ("a", "b", "c"):
-        key = {
-            "KeyConditionExpression": "pk = :p",
-            "ExpressionAttributeValues": {":p": {"S": pk}},
-        }
-        seen.append(every_page(client, TableName=table, Limit=limit, **key))
-        seen.append(every_page(client, TableName=table, Limit=limit, ScanIndexForward=False, **key))
-        seen.append(
-            every_page(
-                client,
-                TableName=table,
-                IndexName="by_order",
-                Limit=limit,
-                KeyConditionExpression="pk = :p AND #o >= :o",
-                ExpressionAttributeNames={"#o": "ord"},
-                ExpressionAttributeValues={":p": {"S": pk}, ":o": {"S": pivot}},
+        fastpath.changed(model)
+
+    def queries() -> None:
+        for pk in ("a", "b", "c"):
+            key = {
+                "KeyConditionExpression": "pk = :p",
+                "ExpressionAttributeValues": {":p": {"S": pk}},
+            }
+            seen.append(every_page(client, TableName=table, Limit=limit, **key))
+            seen.append(
+                every_page(client, TableName=table, Limit=limit, ScanIndexForward=False, **key)
             )
-        )
-        seen.append(
-            every_page(
-                client,
-                TableName=table,
-                ProjectionExpression="sk, v",
-                FilterExpression="n > :n",
-                ExpressionAttributeValues={":p": {"S": pk}, ":n": {"N": "4"}},
-                KeyConditionExpression="pk = :p",
+            seen.append(
+                every_page(
+                    client,
+                    TableName=table,
+                    IndexName="by_order",
+                    Limit=limit,
+                    KeyConditionExpression="pk = :p AND #o >= :o",
+                    ExpressionAttributeNames={"#o": "ord"},
+                    ExpressionAttributeValues={":p": {"S": pk}, ":o": {"S": pivot}},
+                )
             )
-        )
+            for condition, forward in [
+                ("#o < :o", False),
+                ("#o = :o", True),
+                ("#o BETWEEN :o AND :z", True),
+                ("begins_with(#o, :o)", False),
+            ]:
+                seen.append(
+                    every_page(
+                        client,
+                        TableName=table,
+                        IndexName="by_order",
+                        Limit=limit,
+                        ScanIndexForward=forward,
+                        KeyConditionExpression=f"pk = :p AND {condition}",
+                        ExpressionAttributeNames={"#o": "ord"},
+                        ExpressionAttributeValues={
+                            ":p": {"S": pk},
+                            ":o": {"S": pivot},
+                            **({":z": {"S": pivot + "~"}} if ":z" in condition else {}),
+                        },
+                    )
+                )
+            seen.append(
+                every_page(
+                    client,
+                    TableName=table,
+                    Limit=limit,
+                    KeyConditionExpression="pk = :p AND sk > :s",
+                    ProjectionExpression="ord, n, m.x, v",
+                    ExpressionAttributeValues={":p": {"S": pk}, ":s": {"S": pivot}},
+                )
+            )
+            seen.append(
+                every_page(
+                    client,
+                    TableName=table,
+                    ProjectionExpression="sk, v",
+                    FilterExpression="n > :n",
+                    ExpressionAttributeValues={":p": {"S": pk}, ":n": {"N": "4"}},
+                    KeyConditionExpression="pk = :p",
+                )
+            )
+
+    queries()
     for item in batch[:3]:
         key = {"pk": item["pk"], "sk": item["sk"]}
         seen.append(strip(client.get_item(TableName=table, Key=key)))
@@ -135,6 +179,8 @@ def answers(batch: list[dict[str, Any]], limit: int, pivot: str) -> list[Any]:
             seen.append("committed")
         except ClientError as exc:
             seen.append(exc.response["Error"]["Code"])
+        fastpath.changed(model)
+    queries()  # after the transactions: the pages see what they changed
     seen.append(sorted(map(repr, client.scan(TableName=table)["Items"])))
     return seen
 

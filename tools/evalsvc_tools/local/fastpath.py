@@ -11,6 +11,13 @@ checks each against moto's own path.
   (same partition key) is given a view of the table holding that one partition. Nor are the
   items of its page deep-copied: nothing on the way out changes them (projections build new
   items), and the copy was a tenth of the time of a queued evaluation.
+- Pages: moto sorts the partition again for every page, walks it from the start to find where
+  the last page ended, and tests every item against the key condition. For tables the store
+  tracks (`track`; the store calls `changed` after every write to them), the partition's order
+  is kept until the next write, and a query is given only the run of items its key condition
+  and start key can match (found by bisection; moto still tests each of them).
+- Projections: moto projects an item by turning it into plain Python and back. A projection of
+  top-level attributes only takes them as they are.
 - Transactions: moto deep-copies every table a TransactWriteItems names, to roll back if it is
   cancelled: a cost that grew with everything stored. Only the items the transaction names are
   copied, and put back if it is cancelled.
@@ -21,6 +28,7 @@ checks each against moto's own path.
 from __future__ import annotations
 
 import base64
+import bisect
 import copy
 import datetime
 import json
@@ -109,6 +117,97 @@ def _put_back(saved: list[tuple[Any, ...]]) -> None:
             table.items[hash_value][range_value] = item
 
 
+def track(table: Any) -> None:
+    """Keep page orders for `table`: every write to it must be followed by `changed(table)`."""
+    if not hasattr(table, "_evalsvc_writes"):
+        table._evalsvc_writes = 0
+        table._evalsvc_orders = {}
+
+
+def changed(table: Any) -> None:
+    """A write to `table` happened: forget its page orders."""
+    if hasattr(table, "_evalsvc_writes"):
+        table._evalsvc_writes += 1
+        table._evalsvc_orders = {}
+
+
+def _ordered(
+    table: Any, value: Any, index_name: str | None
+) -> tuple[list[Any], dict[Any, int], list[Any], str]:
+    """The partition's items in the order moto's query returns them (forward), each one's
+    position by its table sort key, their sort key values in that order, and the sort key's
+    name; kept until the table changes."""
+    orders: dict[Any, Any] = table._evalsvc_orders
+    found = orders.get((value, index_name))
+    if found is None:
+        partition = table.items.get(value) or {}
+        if index_name is None:
+            sort_key = table.range_key_attr
+            items = sorted(partition.values(), key=lambda item: item.range_key)
+        else:
+            index = next(i for i in table.indexes if i.name == index_name)
+            sort_key = next(k["AttributeName"] for k in index.schema if k["KeyType"] == "RANGE")
+            items = [item for item in partition.values() if item.attrs.get(sort_key)]
+            items = table.sorted_items(
+                [table.hash_key_attr, table.hash_key_attr], [sort_key, table.range_key_attr], items
+            )
+        positions = {item.range_key: k for k, item in enumerate(items)}
+        found = items, positions, [item.attrs[sort_key] for item in items], sort_key
+        orders[(value, index_name)] = found
+    return found
+
+
+def _run(keys: list[Any], comparison: str | None, values: list[Any]) -> tuple[int, int]:
+    """Bounds of a run of `keys` (sorted) holding every key that can meet the condition: a
+    superset where unsure (moto tests each item again)."""
+    whole = 0, len(keys)
+    if not comparison or not values:
+        return whole
+    try:
+        first = values[0]
+        if comparison in ("=", "EQ"):
+            return bisect.bisect_left(keys, first), bisect.bisect_right(keys, first)
+        if comparison in ("<", "LT"):
+            return 0, bisect.bisect_left(keys, first)
+        if comparison in ("<=", "LE"):
+            return 0, bisect.bisect_right(keys, first)
+        if comparison in (">", "GT"):
+            return bisect.bisect_right(keys, first), len(keys)
+        if comparison in (">=", "GE", "BEGINS_WITH", "begins_with"):
+            return bisect.bisect_left(keys, first), len(keys)
+        if comparison == "BETWEEN" and len(values) == 2:
+            return bisect.bisect_left(keys, first), bisect.bisect_right(keys, values[1])
+    except TypeError:
+        pass
+    return whole
+
+
+def _narrowed(
+    table: Any, value: Any, index_name: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[Any] | None:
+    """The items of a tracked table's partition that a query can return, in order, after its
+    start key; None to leave the query to moto as it is."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    comparison, values, _, start, forward = args[:5]
+    items, positions, keys, sort_key = _ordered(table, value, index_name)
+    conditions = kwargs.get("range_key_conditions") or []
+    if comparison and (len(conditions) != 1 or conditions[0][0] != sort_key):
+        return None
+    low, high = _run(keys, comparison, values)
+    if start:
+        if table.range_key_attr not in start:
+            return None
+        position = positions.get(DynamoType(start[table.range_key_attr]))
+        if position is None:
+            return None  # the start item is gone: moto's own walk decides
+        if forward is False:
+            high = min(high, position)
+        else:
+            low = max(low, position + 1)
+    return items[low:high]
+
+
 def install() -> bool:
     """Apply both speed-ups; False (and a log line) if this moto does not have the internals
     they rely on."""
@@ -158,11 +257,28 @@ def install() -> bool:
             table = copy.copy(self)
             partition = self.items.get(value)
             table.items = {value: partition} if partition else {}
+            if hasattr(self, "_evalsvc_writes") and len(args) > 4:
+                run = _narrowed(self, value, index_name, args, kwargs)
+                if run is not None:
+                    table.items = {value: {item.range_key: item for item in run}}
+                    args = (*args[:3], None, *args[4:])
         _no_item_copies.active = True
         try:
             return query(table, hash_key, *args, **kwargs)
         finally:
             _no_item_copies.active = False
+
+    project = Item.project
+
+    def top_level_project(self: Any, projection_expressions: list[list[str]]) -> Any:
+        names = [path[0] for path in projection_expressions if len(path) == 1]
+        if len(names) != len(projection_expressions) or any("[" in name for name in names):
+            return project(self, projection_expressions)
+        projected = Item(self.hash_key, self.range_key, {})
+        for name in names:
+            if name in self.attrs:
+                dict.__setitem__(projected.attrs, name, self.attrs[name])
+        return projected
 
     def item_level_transaction(self: Any, transact_items: list[dict[str, Any]]) -> Any:
         try:
@@ -184,6 +300,7 @@ def install() -> bool:
         (DynamoDBBackend, "transact_write_items", item_level_transaction),
         (DynamoHandler, "serialized", fast_serialized),
         (Table, "query", partition_query),
+        (Item, "project", top_level_project),
     ]
     for owner, name, replacement in patches:
         _originals.append((owner, name, owner.__dict__.get(name)))

@@ -142,6 +142,8 @@ class _Front:
                     )
             before = [(name, key, _image(table, key)) for table, name, key in touched]
             out = list(app(environ, capture))
+            for table in {id(t): t for t, _, _ in touched}.values():
+                fastpath.changed(table)
             ticket = journal.ticket()
             if answer and answer[0].startswith("200") and request is not None:
                 if operation in ITEM_WRITES:
@@ -202,7 +204,9 @@ class _Front:
     def undo(self, before: list[tuple[str, dict[str, Any], dict[str, Any] | None]]) -> None:
         """Put back the items a write changed (called under the lock, newest write first)."""
         for name, key, image in reversed(before):
-            set_item(self.table(name), key, image)
+            table = self.table(name)
+            set_item(table, key, image)
+            fastpath.changed(table)
 
 
 def _image(table: Any, key: dict[str, Any]) -> dict[str, Any] | None:
@@ -363,6 +367,8 @@ class EmbeddedDynamoDB:
         self.tables = create_tables(client, TABLE_PREFIX)
         self._front.backend = self._find_backend()
         number = self._load(client)
+        for name in self.tables.values():
+            fastpath.track(self._front.table(name))
         self._front.journal = Journal(
             self.data_dir,
             number,
