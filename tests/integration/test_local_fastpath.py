@@ -206,3 +206,32 @@ def test_the_speed_ups_answer_as_moto_does(
         assert answers(batch, limit, pivot) == expected
     finally:
         fastpath.uninstall()
+
+
+def item_size_answers() -> list[str]:
+    """What moto answers to items around its 400 KB limit, built of several attributes."""
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    table = f"fast-{next(tables_made)}"
+    client.create_table(TableName=table, **DATASETS)
+    seen = []
+    for total in (404_000, 404_990, 405_010, 420_000):
+        item: dict[str, Any] = {"pk": {"S": "p"}, "sk": {"S": str(total)}}
+        filler = total - 2 * len("pk") - len("p") - len("sk") - len(str(total))
+        for k in range(4):  # four attributes "a0".."a3" sharing what is left
+            item[f"a{k}"] = {"S": "x" * (filler // 4 - 2)}
+        try:
+            client.put_item(TableName=table, Item=item)
+            seen.append("stored")
+        except ClientError as exc:
+            seen.append(exc.response["Error"]["Message"])
+    return seen
+
+
+def test_the_item_size_limit_is_checked_as_moto_checks_it(moto_as_is: None) -> None:
+    expected = item_size_answers()
+    assert fastpath.install()
+    try:
+        assert item_size_answers() == expected
+    finally:
+        fastpath.uninstall()
+    assert "stored" in expected and len(set(expected)) == 2  # both sides of the limit were tried

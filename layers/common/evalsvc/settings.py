@@ -39,8 +39,11 @@ class Settings(BaseModel):
     sqs_endpoint_url: str | None = None
     # Partition keys a new dataset version spreads its pairs over (each is one item collection:
     # 10 GB and 1,000 write units a second; docs/design.md, "Appends"). The embedded local store
-    # has no partitions and scans a table per query, so it uses 1.
+    # serves one request at a time, where a query per shard only adds calls: it uses 1.
     dataset_shards: int = Field(default=16, ge=1, le=64)
+    # Batch writes sent at once by one request (each waits for DynamoDB's round trip). The
+    # embedded local store runs them one at a time in this process: it uses 1.
+    write_threads: int = Field(default=8, ge=1, le=32)
     # One chunk of a queued evaluation: at most this many check scorings, and this many LLM
     # judge calls (a judge call costs about as much time as thousands of checks).
     chunk_checks: int = Field(default=10_000, ge=1)
@@ -98,6 +101,7 @@ class Settings(BaseModel):
             ("work_queue_url", "WORK_QUEUE_URL"),
             ("sqs_endpoint_url", "SQS_ENDPOINT_URL"),
             ("dataset_shards", "EVALSVC_DATASET_SHARDS"),
+            ("write_threads", "EVALSVC_WRITE_THREADS"),
             ("chunk_checks", "EVALSVC_CHUNK_CHECKS"),
             ("chunk_judge_calls", "EVALSVC_CHUNK_JUDGE_CALLS"),
             ("inline_max_checks", "EVALSVC_INLINE_MAX_CHECKS"),

@@ -82,13 +82,13 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
     store = EmbeddedDynamoDB(
         data_dir, host=host, port=dynamodb_port, progress=lambda line: print(line, flush=True)
     )
-    # The embedded store has no partitions to spread a dataset over: one partition key per
-    # version reads fastest here.
-    shards = os.environ.get("EVALSVC_DATASET_SHARDS", "1")
     env = store.start()
     # This process's clients call the store directly; other processes use its endpoint.
     store.attach_in_process()
-    apply_environment({**env, "EVALSVC_DATASET_SHARDS": shards})
+    # The embedded store serves one request at a time: spreading a dataset over partitions, or
+    # sending batch writes at once, only adds work here.
+    local = {"EVALSVC_DATASET_SHARDS": "1", "EVALSVC_WRITE_THREADS": "1"}
+    apply_environment({**env, **{k: os.environ.get(k, v) for k, v in local.items()}})
     workers = LocalWorkers(
         store.sqs_client(),
         store.queues["WorkQueue"],

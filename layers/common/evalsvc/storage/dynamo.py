@@ -201,13 +201,15 @@ def batch_write(
     requests: Sequence[Item],
     *,
     on_progress: Callable[[int], None] | None = None,
-    workers: int = 8,
+    workers: int | None = None,
     max_attempts: int = BATCH_ATTEMPTS,
     via: Any = None,
 ) -> None:
     """Write `requests` (PutRequest/DeleteRequest entries) in batches of 25, retrying the items
     DynamoDB leaves unprocessed with jittered exponential backoff. `on_progress` gets the number
-    of requests done so far."""
+    of requests done so far. Batches go `workers` at a time (default: the write_threads
+    setting)."""
+    workers = workers or get_settings().write_threads
     chunks = [requests[i : i + BATCH_WRITE_MAX] for i in range(0, len(requests), BATCH_WRITE_MAX)]
     if not chunks:
         return
