@@ -133,6 +133,8 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         server.run()
     finally:
         sweeper.stop()
-        workers.stop()
+        # A chunk still running is abandoned: what it wrote is on disk, and the next start
+        # queues what it had left.
+        workers.stop(timeout=1.0)
         store.stop()
         print("evalsvc stopped", file=sys.stderr, flush=True)

@@ -403,8 +403,9 @@ class EmbeddedDynamoDB:
             thread.join(timeout=2)
         self._threads.clear()
         if self._front is not None and self._front.journal is not None:
-            with self._front.lock:
-                self._front.journal.close()
+            # Not under the store lock: a write failing now undoes itself under that lock. A
+            # write arriving after this is refused (503) and not acknowledged.
+            self._front.journal.close()
         if self._compaction is not None and self._compaction.poll() is None:
             # A snapshot half written is only a temporary file: the next start removes it.
             self._compaction.kill()

@@ -156,10 +156,12 @@ class LocalWorkers:
             thread.start()
             self._threads.append(thread)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop polling; wait up to `timeout` seconds in all for the chunks being worked on."""
         self._stopping.set()
+        deadline = time.monotonic() + timeout
         for thread in self._threads:
-            thread.join(timeout=30)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
         self._threads.clear()
 
 
