@@ -3,6 +3,7 @@ by the embedded DynamoDB."""
 
 from __future__ import annotations
 
+import gc
 import os
 import secrets
 import signal
@@ -83,6 +84,8 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         data_dir, host=host, port=dynamodb_port, progress=lambda line: print(line, flush=True)
     )
     env = store.start()
+    # What was loaded lives as long as the process: keep the collector from walking it again.
+    gc.freeze()
     # This process's clients call the store directly; other processes use its endpoint.
     store.attach_in_process()
     # The embedded store serves one request at a time: spreading a dataset over partitions, or
