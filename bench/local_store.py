@@ -184,7 +184,9 @@ def growth(args: argparse.Namespace) -> None:
             check = requests.get(
                 f"{restarted.base}/data/seed/w{levels[0]}x0", headers=HEADERS, timeout=600
             )
-            print(f"start with {stored} pairs stored: {start:.1f} s (read back: {check.status_code})")
+            print(
+                f"start with {stored} pairs stored: {start:.1f} s (read back: {check.status_code})"
+            )
         finally:
             restarted.stop()
         lines = [line for line in restarted.log.read_text().splitlines() if "load" in line]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +207,59 @@ def test_calls_made_in_process_answer_as_calls_over_http(data_dir: Path) -> None
                 assert errors[0] == errors[1]
         finally:
             store.detach_in_process()
+
+
+def test_a_table_made_through_the_store_and_its_binary_keys_survive_a_restart(
+    data_dir: Path,
+) -> None:
+    with EmbeddedDynamoDB(data_dir, port=0) as store:
+        client = store.client()
+        client.create_table(
+            TableName="extra",
+            AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "B"}],
+            KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        for key in (b"\x00kept", b"\xffgone"):
+            client.put_item(TableName="extra", Item={"k": {"B": key}, "v": {"S": "x"}})
+        client.delete_item(TableName="extra", Key={"k": {"B": b"\xffgone"}})
+
+    with EmbeddedDynamoDB(data_dir, port=0) as store:
+        items = store.client().scan(TableName="extra")["Items"]
+        assert items == [{"k": {"B": b"\x00kept"}, "v": {"S": "x"}}]
+
+
+def test_a_journal_that_outgrows_its_snapshot_is_compacted_while_writes_go_on(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc_tools.local import store as store_module
+    from evalsvc_tools.local.journal import SNAPSHOT, segments
+
+    monkeypatch.setattr(store_module, "COMPACT_MIN_BYTES", 20_000)
+    with EmbeddedDynamoDB(data_dir, port=0) as store:
+        client, table = store.client(), store.tables["DATASETS_TABLE"]
+
+        def put(k: int) -> None:
+            item = {"pk": {"S": "p"}, "sk": {"S": f"{k:04d}"}, "v": {"S": "v" * 200}}
+            client.put_item(TableName=table, Item=item)
+
+        for k in range(150):  # about 40 KB of journal: past the threshold
+            put(k)
+        deadline = time.monotonic() + 60
+        while not (data_dir / SNAPSHOT).exists() and time.monotonic() < deadline:
+            put(1000)  # a flush is when the journal looks at its size
+            time.sleep(0.05)
+        assert (data_dir / SNAPSHOT).exists()
+        client.delete_item(TableName=table, Key={"pk": {"S": "p"}, "sk": {"S": "0000"}})
+        for k in range(150, 160):
+            put(k)
+        while len(segments(data_dir)) > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the compacted segments are removed once the snapshot is in place
+        before = scan_all(store)
+
+    assert len(segments(data_dir)) == 1  # the one written after the snapshot
+    with EmbeddedDynamoDB(data_dir, port=0) as store:
+        assert scan_all(store) == before
+        assert 0 < store.replay.items < len(before["DATASETS_TABLE"]) + 1
+        keys = [k for k in before["DATASETS_TABLE"] if "'0000'" in k]
+        assert keys == []

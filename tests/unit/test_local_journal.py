@@ -281,3 +281,14 @@ def test_a_journal_past_its_threshold_moves_to_a_new_segment(tmp_path: Path) -> 
     assert rotated and segments(tmp_path)[-1] == journal.number == rotated[-1]
     assert len(replay_all(tmp_path)) == 40
     journal.close()
+
+
+def test_every_table_of_the_template_has_string_keys() -> None:
+    """key_text's identity of a key (used by compaction) holds for string and binary keys,
+    whose JSON form is canonical; a number key ("1" and "1.0") would need more."""
+    from evalsvc_tools.local.tables import table_definitions
+
+    for logical_id, definition in table_definitions().items():
+        types = {a["AttributeName"]: a["AttributeType"] for a in definition["AttributeDefinitions"]}
+        for key in definition["KeySchema"]:
+            assert types[key["AttributeName"]] in ("S", "B"), (logical_id, key)

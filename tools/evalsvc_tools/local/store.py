@@ -179,7 +179,7 @@ class _Front:
                 return  # moto answers that the table does not exist
             attributes = [table.hash_key_attr, table.range_key_attr]
             key = {a: item_or_key[a] for a in attributes if a and a in item_or_key}
-            found.append((table, name, key))
+            found.append((table, name, binary_values(key)))
 
         if operation == "PutItem":
             add(request["TableName"], request["Item"])
@@ -497,7 +497,11 @@ class EmbeddedDynamoDB:
                 for name, key, image in payload["i"]:
                     found = table(name)
                     if found is not None:
-                        set_item(found, key, None if image is None else decode_item(image))
+                        set_item(
+                            found,
+                            binary_values(key),
+                            None if image is None else decode_item(image),
+                        )
                 if replay.records % 1024 == 0:
                     tick()
         for line in replay.torn:
