@@ -292,3 +292,14 @@ def test_every_table_of_the_template_has_string_keys() -> None:
         types = {a["AttributeName"]: a["AttributeType"] for a in definition["AttributeDefinitions"]}
         for key in definition["KeySchema"]:
             assert types[key["AttributeName"]] in ("S", "B"), (logical_id, key)
+
+
+def test_a_last_segment_cut_before_its_header_is_removed(tmp_path: Path) -> None:
+    journal, _, _ = open_journal(tmp_path)
+    journal.wait(journal.append(put("k0", "v"), undo=None))
+    journal.close()
+    segment_path(tmp_path, 1).write_bytes(b'{"evalsvc_jour')  # the crash came mid-header
+
+    replay = Replay()
+    assert list(read_segment(segment_path(tmp_path, 1), last=True, replay=replay)) == []
+    assert replay.torn and segments(tmp_path) == [0]

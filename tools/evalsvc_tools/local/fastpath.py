@@ -224,15 +224,19 @@ def install() -> bool:
     if _originals:
         return True
     try:
+        from moto.dynamodb.exceptions import ItemSizeTooLarge
         from moto.dynamodb.models import DynamoDBBackend
-        from moto.dynamodb.models.dynamo_type import Item
+        from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
         from moto.dynamodb.models.table import Table
+        from moto.dynamodb.models.utilities import bytesize
         from moto.dynamodb.responses import DynamoHandler
     except ImportError:  # pragma: no cover - moto is a dependency of the local extra
         return False
+    handler = ("serialized", "_get_action", "parse_parameters")
     if (
-        not all(hasattr(DynamoHandler, name) for name in ("serialized", "_get_action"))
-        or not all(hasattr(Table, name) for name in ("query", "all_items"))
+        not all(hasattr(DynamoHandler, name) for name in handler)
+        or not all(hasattr(Table, name) for name in ("query", "all_items", "sorted_items"))
+        or not all(name in Item.__dict__ for name in ("__init__", "__deepcopy__", "project"))
         or not hasattr(DynamoDBBackend, "transact_write_items")
         or hasattr(Table, "__deepcopy__")
     ):
@@ -279,9 +283,6 @@ def install() -> bool:
             _no_item_copies.active = False
 
     project = Item.project
-    from moto.dynamodb.exceptions import ItemSizeTooLarge
-    from moto.dynamodb.models.dynamo_type import DynamoType, LimitedSizeDict
-    from moto.dynamodb.models.utilities import bytesize
 
     def item_checked_once(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
         self.hash_key = hash_key
@@ -302,7 +303,13 @@ def install() -> bool:
             parse_parameters(self, request)
             return
         body = request.data
-        params = json.loads(body) if body else {}
+        try:
+            params = json.loads(body) if body else {}
+        except ValueError:
+            params = None
+        if not isinstance(params, dict):
+            parse_parameters(self, request)  # not a JSON object: moto says what is wrong
+            return
         self.params = binary_values(params) if b'"B' in body else params
 
     def top_level_project(self: Any, projection_expressions: list[list[str]]) -> Any:

@@ -134,7 +134,8 @@ def read_segment(path: Path, *, last: bool, replay: Replay) -> Iterator[dict[str
     if header_end < 0:
         if last:
             # Created, then the crash came before its header was written: nothing in it.
-            replay.torn.append(f"{path}: an empty segment without its header, dropped")
+            replay.torn.append(f"{path}: a segment without its header (nothing in it) removed")
+            path.unlink()
             return
         raise StoreFileError(f"{path} has no header: move it out of the data directory")
     try:
