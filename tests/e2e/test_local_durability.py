@@ -39,6 +39,15 @@ def ok(response: requests.Response) -> Any:
     return response.json()
 
 
+def evaluate(
+    server: LocalServer, dataset_id: str, metric: str, prefer: str | None = None
+) -> tuple[Any, Any]:
+    """A metrics set of one metric, and an evaluation of the dataset with it."""
+    metrics = ok(call(server, "POST", "/specify_questions", {"metrics": [metric]}))
+    body = {"seed_data_id": dataset_id, "metrics_id": metrics["metrics_id"]}
+    return metrics, ok(call(server, "POST", "/evaluate", body, prefer=prefer))
+
+
 def test_a_kill_of_the_process_group_right_after_a_200_loses_nothing(
     fresh_server: LocalServer,
 ) -> None:
@@ -55,17 +64,7 @@ def test_a_kill_of_the_process_group_right_after_a_200_loses_nothing(
             {"input": "late", "output": "x"},
         )
     )
-    metrics = ok(
-        call(fresh_server, "POST", "/specify_questions", {"metrics": ["check:max_words:1"]})
-    )
-    result = ok(
-        call(
-            fresh_server,
-            "POST",
-            "/evaluate",
-            {"seed_data_id": "kept", "metrics_id": metrics["metrics_id"]},
-        )
-    )
+    metrics, result = evaluate(fresh_server, "kept", "check:max_words:1")
     ok(
         call(
             fresh_server,
@@ -218,18 +217,7 @@ def test_a_queued_evaluation_cut_by_a_crash_completes_after_the_restart(
         {"id": f"p{i:04d}", "input": "q", "output": "please " * (i % 4 + 1)} for i in range(3000)
     ]
     ok(call(fresh_server, "POST", "/data/seed/big", {"data": pairs}))
-    metrics = ok(
-        call(fresh_server, "POST", "/specify_questions", {"metrics": ["check:max_words:2"]})
-    )
-    queued = ok(
-        call(
-            fresh_server,
-            "POST",
-            "/evaluate",
-            {"seed_data_id": "big", "metrics_id": metrics["metrics_id"]},
-            prefer="respond-async",
-        )
-    )
+    _, queued = evaluate(fresh_server, "big", "check:max_words:2", prefer="respond-async")
     fresh_server.kill_group()  # the queue, the workers and what they held are gone
 
     fresh_server.start()

@@ -90,18 +90,8 @@ def answers(batch: list[dict[str, Any]], limit: int, pivot: str) -> list[Any]:
             seen.append(
                 every_page(client, TableName=table, Limit=limit, ScanIndexForward=False, **key)
             )
-            seen.append(
-                every_page(
-                    client,
-                    TableName=table,
-                    IndexName="by_order",
-                    Limit=limit,
-                    KeyConditionExpression="pk = :p AND #o >= :o",
-                    ExpressionAttributeNames={"#o": "ord"},
-                    ExpressionAttributeValues={":p": {"S": pk}, ":o": {"S": pivot}},
-                )
-            )
             for condition, forward in [
+                ("#o >= :o", True),
                 ("#o < :o", False),
                 ("#o = :o", True),
                 ("#o BETWEEN :o AND :z", True),

@@ -152,12 +152,17 @@ def test_a_failed_write_is_undone_newest_first_and_later_writes_go_on(
     journal.close()
 
 
-def test_a_torn_last_record_is_dropped_and_cut_off(tmp_path: Path) -> None:
-    journal, _, _ = open_journal(tmp_path)
+def three_records(directory: Path) -> Path:
+    """A closed segment of three records, k0..k2."""
+    journal, _, _ = open_journal(directory)
     for k in range(3):
         journal.wait(journal.append(put(f"k{k}", "v"), undo=None))
     journal.close()
-    path = segment_path(tmp_path, 0)
+    return segment_path(directory, 0)
+
+
+def test_a_torn_last_record_is_dropped_and_cut_off(tmp_path: Path) -> None:
+    path = three_records(tmp_path)
     whole = path.stat().st_size
     torn = encode_record(put("k3", "v"))[:-7]  # a crash in the middle of the append
     with path.open("ab") as handle:
@@ -187,11 +192,7 @@ def test_a_complete_last_record_with_a_bad_checksum_is_torn_too(tmp_path: Path) 
 
 
 def test_damage_before_the_last_record_stops_the_start(tmp_path: Path) -> None:
-    journal, _, _ = open_journal(tmp_path)
-    for k in range(3):
-        journal.wait(journal.append(put(f"k{k}", "v"), undo=None))
-    journal.close()
-    path = segment_path(tmp_path, 0)
+    path = three_records(tmp_path)
     data = bytearray(path.read_bytes())
     data[data.index(b"k1")] = ord("X")  # the middle record no longer matches its checksum
     path.write_bytes(bytes(data))
