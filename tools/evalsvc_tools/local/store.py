@@ -269,6 +269,7 @@ class EmbeddedDynamoDB:
         self._lock_file: Any = None
         self._compaction: subprocess.Popen[bytes] | None = None
         self._compaction_lock = threading.Lock()
+        self._stopping = False
         self._snapshot_bytes = 0
         self._in_process: Callable[..., Any] | None = None
         self.env: dict[str, str] = {}
@@ -408,6 +409,7 @@ class EmbeddedDynamoDB:
             self._front.journal.close()
         if self._compaction is not None and self._compaction.poll() is None:
             # A snapshot half written is only a temporary file: the next start removes it.
+            self._stopping = True
             self._compaction.kill()
             self._compaction.wait()
         with contextlib.suppress(OSError):
@@ -553,6 +555,8 @@ class EmbeddedDynamoDB:
 
     def _compacted(self, child: subprocess.Popen[bytes], upto: int) -> None:
         _, errors = child.communicate()
+        if self._stopping:
+            return  # stopped by the stop: the next start removes its temporary file
         if child.returncode != 0:
             message = errors.decode(errors="replace").strip().splitlines()[-1:] or ["killed"]
             print(f"evalsvc: compacting the journal failed: {message[0]}", file=sys.stderr)
