@@ -126,7 +126,7 @@ class _Front:
             return lambda data: None
 
         with self.lock:
-            touched: list[tuple[Any, str, dict[str, Any]]] = []
+            touched: list[tuple[Any, str, dict[str, Any], Any]] = []
             request: Any = None
             if operation in ITEM_WRITES or operation in TABLE_WRITES:
                 try:
@@ -140,14 +140,18 @@ class _Front:
                         "ValidationException",
                         f"the embedded store cannot read this {operation} request: {exc!r}",
                     )
-            before = [(name, key, _image(table, key)) for table, name, key in touched]
+            before = [(name, key, _image(table, key)) for table, name, key, _ in touched]
             out = list(app(environ, capture))
-            for table in {id(t): t for t, _, _ in touched}.values():
+            for table in {id(t): t for t, _, _, _ in touched}.values():
                 fastpath.changed(table)
             ticket = journal.ticket()
             if answer and answer[0].startswith("200") and request is not None:
                 if operation in ITEM_WRITES:
-                    after = [[name, key, _image(table, key)] for table, name, key in touched]
+                    # A put leaves its item as it was sent; anything else is read back.
+                    after = [
+                        [name, key, put if put is not None else _image(table, key)]
+                        for table, name, key, put in touched
+                    ]
                     payload: dict[str, Any] = {"i": after}
                 else:
                     payload = {"t": [operation, request]}
@@ -168,37 +172,38 @@ class _Front:
 
     def _touched(
         self, operation: str, request: dict[str, Any]
-    ) -> list[tuple[Any, str, dict[str, Any]]]:
-        """(table, table name, key) of every item the write request may change."""
-        found: list[tuple[Any, str, dict[str, Any]]] = []
+    ) -> list[tuple[Any, str, dict[str, Any], Any]]:
+        """(table, table name, key, the item if it is put whole) of every item the write
+        request may change."""
+        found: list[tuple[Any, str, dict[str, Any], Any]] = []
 
-        def add(name: str, item_or_key: dict[str, Any]) -> None:
+        def add(name: str, item_or_key: dict[str, Any], put: bool) -> None:
             try:
                 table = self.table(name)
             except Exception:
                 return  # moto answers that the table does not exist
             attributes = [table.hash_key_attr, table.range_key_attr]
             key = {a: item_or_key[a] for a in attributes if a and a in item_or_key}
-            found.append((table, name, binary_values(key)))
+            found.append((table, name, binary_values(key), item_or_key if put else None))
 
         if operation == "PutItem":
-            add(request["TableName"], request["Item"])
+            add(request["TableName"], request["Item"], True)
         elif operation in ("UpdateItem", "DeleteItem"):
-            add(request["TableName"], request["Key"])
+            add(request["TableName"], request["Key"], False)
         elif operation == "BatchWriteItem":
             for name, writes in request["RequestItems"].items():
                 for write in writes:
                     if "PutRequest" in write:
-                        add(name, write["PutRequest"]["Item"])
+                        add(name, write["PutRequest"]["Item"], True)
                     else:
-                        add(name, write["DeleteRequest"]["Key"])
+                        add(name, write["DeleteRequest"]["Key"], False)
         else:
             for action in request["TransactItems"]:
                 for kind, detail in action.items():
                     if kind == "Put":
-                        add(detail["TableName"], detail["Item"])
+                        add(detail["TableName"], detail["Item"], False)
                     elif kind in ("Update", "Delete"):
-                        add(detail["TableName"], detail["Key"])
+                        add(detail["TableName"], detail["Key"], False)
         return found
 
     def undo(self, before: list[tuple[str, dict[str, Any], dict[str, Any] | None]]) -> None:
