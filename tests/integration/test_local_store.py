@@ -263,3 +263,20 @@ def test_a_journal_that_outgrows_its_snapshot_is_compacted_while_writes_go_on(
         assert 0 < store.replay.items < len(before["DATASETS_TABLE"]) + 1
         keys = [k for k in before["DATASETS_TABLE"] if "'0000'" in k]
         assert keys == []
+
+
+def test_4_byte_text_is_kept_and_a_put_moto_refuses_leaves_nothing_behind(
+    data_dir: Path,
+) -> None:
+    item = {"pk": {"S": "p"}, "sk": {"S": "\U0001f600"}, "v": {"S": "\U0001f600" * 90_000}}
+    refused = {"pk": {"S": "p"}, "sk": {"S": "lone \ud800"}}  # not UTF-8: moto cannot store it
+    with EmbeddedDynamoDB(data_dir, port=0) as store:
+        client, table = store.client(), store.tables["DATASETS_TABLE"]
+        client.put_item(TableName=table, Item=item)
+        with pytest.raises(ClientError):
+            client.put_item(TableName=table, Item=refused)
+        before = scan_all(store)
+
+    with EmbeddedDynamoDB(data_dir, port=0) as store:
+        assert scan_all(store) == before
+        assert before["DATASETS_TABLE"] == [repr(item)]

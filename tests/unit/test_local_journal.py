@@ -304,3 +304,18 @@ def test_a_last_segment_cut_before_its_header_is_removed(tmp_path: Path) -> None
     replay = Replay()
     assert list(read_segment(segment_path(tmp_path, 1), last=True, replay=replay)) == []
     assert replay.torn and segments(tmp_path) == [0]
+
+
+def test_lone_surrogates_and_4_byte_text_survive_the_journal_and_a_compaction(
+    tmp_path: Path,
+) -> None:
+    text = "a\ud800b\udfff" + "\U0001f600" * 1000  # JSON allows lone surrogates
+    journal, _, _ = open_journal(tmp_path)
+    journal.wait(journal.append(put("k", text), undo=None))
+    journal.close()
+    expected = {key_text({"pk": {"S": "k"}}): {"pk": {"S": "k"}, "v": {"S": text}}}
+
+    assert replay_all(tmp_path) == expected
+    compact(tmp_path, upto=1)
+    segment_path(tmp_path, 0).unlink()
+    assert replay_all(tmp_path) == expected

@@ -78,7 +78,8 @@ def _binary(value: Any) -> str:
 def encode_record(payload: dict[str, Any]) -> bytes:
     """One journal line. Binary attribute values are written as base64 text."""
     body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, default=_binary)
-    data = body.encode()
+    # A string may hold a lone surrogate (JSON allows "\ud800"): kept as it is, both ways.
+    data = body.encode("utf-8", "surrogatepass")
     return b"%08x %s\n" % (zlib.crc32(data), data)
 
 
@@ -177,7 +178,7 @@ def _decode(line: bytes) -> dict[str, Any] | None:
     try:
         if int(line[:8], 16) != zlib.crc32(body):
             return None
-        payload = json.loads(body)
+        payload = json.loads(body.decode("utf-8", "surrogatepass"))
     except ValueError:
         return None
     return payload if isinstance(payload, dict) else None
@@ -196,7 +197,7 @@ def read_snapshot(directory: Path, replay: Replay) -> Snapshot | None:
     path = directory / SNAPSHOT
     if not path.exists():
         return None
-    handle = path.open("r", encoding="utf-8")
+    handle = path.open("r", encoding="utf-8", errors="surrogatepass")
     try:
         header = json.loads(handle.readline())
     except ValueError:
@@ -266,7 +267,7 @@ def compact(directory: Path, upto: int) -> int:
     tmp = directory / (SNAPSHOT + ".tmp")
     count = 0
     descriptor = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+    with os.fdopen(descriptor, "w", encoding="utf-8", errors="surrogatepass") as handle:
         header = {"evalsvc_snapshot": FORMAT, "journal": upto, "tables": tables}
         handle.write(json.dumps(header) + "\n")
         for table, rows in state.items():

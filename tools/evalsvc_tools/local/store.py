@@ -160,6 +160,15 @@ class _Front:
                 except JournalFailed as exc:
                     self.undo(before)
                     return _unavailable(start_response, exc)
+                except Exception as exc:  # nothing applied stays unless it is journaled
+                    self.undo(before)
+                    log.exception("the embedded store could not journal a %s", operation)
+                    return _error(
+                        start_response,
+                        "500 Internal Server Error",
+                        "InternalServerError",
+                        f"the embedded store could not journal this {operation}: {exc!r}",
+                    )
         try:
             journal.wait(ticket)
         except JournalFailed as exc:
