@@ -95,25 +95,36 @@ def _table_deepcopy(self: Any, memo: dict[int, Any]) -> Any:
     return copied
 
 
-def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """(table, hash, range, a copy of the item or None) for every item a transaction names."""
+def key_of(table: Any, attributes: dict[str, Any]) -> tuple[Any, Any] | None:
+    """The (hash, range) key moto's `table` indexes an item by, from an item's or a key's
+    attributes; None if one of them is missing."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
+    hash_value = attributes.get(table.hash_key_attr)
+    if hash_value is None:
+        return None
+    if not table.range_key_attr:
+        return DynamoType(hash_value), None
+    range_value = attributes.get(table.range_key_attr)
+    if range_value is None:
+        return None
+    return DynamoType(hash_value), DynamoType(range_value)
+
+
+def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """(table, hash, range, a copy of the item or None) for every item a transaction names."""
     saved = []
     for action in transact_items:
         for operation in action.values():
             table = backend.tables.get(operation.get("TableName"))
-            attributes = operation.get("Item") or operation.get("Key") or {}
-            if table is None or table.hash_key_attr not in attributes:
-                continue
-            hash_value = DynamoType(attributes[table.hash_key_attr])
-            range_value = None
-            if table.range_key_attr:
-                if table.range_key_attr not in attributes:
-                    continue
-                range_value = DynamoType(attributes[table.range_key_attr])
-            item = table.get_item(hash_value, range_value)
-            saved.append((table, hash_value, range_value, copy.deepcopy(item)))
+            key = (
+                key_of(table, operation.get("Item") or operation.get("Key") or {})
+                if table
+                else None
+            )
+            if key is not None:
+                item = table.get_item(*key)
+                saved.append((table, *key, copy.deepcopy(item)))
     return saved
 
 

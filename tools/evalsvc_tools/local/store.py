@@ -116,9 +116,6 @@ class _Front:
         if journal is None or not service.startswith("DynamoDB"):
             with self.lock:
                 return list(app(environ, start_response))
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-        body = environ["wsgi.input"].read(length) if length else b""
-        environ["wsgi.input"] = io.BytesIO(body)
         answer: list[Any] = []
 
         def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
@@ -129,6 +126,10 @@ class _Front:
             touched: list[tuple[Any, str, dict[str, Any], Any]] = []
             request: Any = None
             if operation in ITEM_WRITES or operation in TABLE_WRITES:
+                # The body is read here, and again by moto.
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+                body = environ["wsgi.input"].read(length) if length else b""
+                environ["wsgi.input"] = io.BytesIO(body)
                 try:
                     request = json.loads(body)
                     if operation in ITEM_WRITES:
@@ -224,15 +225,9 @@ class _Front:
 
 
 def _image(table: Any, key: dict[str, Any]) -> dict[str, Any] | None:
-    from moto.dynamodb.models.dynamo_type import DynamoType
-
-    hash_value = key.get(table.hash_key_attr)
-    range_value = key.get(table.range_key_attr) if table.range_key_attr else None
-    if hash_value is None or (table.range_key_attr and range_value is None):
-        return None
-    item = table.get_item(
-        DynamoType(hash_value), DynamoType(range_value) if range_value is not None else None
-    )
+    """The item at `key` as DynamoDB JSON (binary values as bytes), or None."""
+    found = fastpath.key_of(table, key)
+    item = table.get_item(*found) if found is not None else None
     if item is None:
         return None
     image: dict[str, Any] = item.to_json()["Attributes"]
@@ -241,16 +236,12 @@ def _image(table: Any, key: dict[str, Any]) -> dict[str, Any] | None:
 
 def set_item(table: Any, key: dict[str, Any], image: dict[str, Any] | None) -> None:
     """Make the item at `key` be `image` (None: absent), straight in moto's table."""
-    from moto.dynamodb.models.dynamo_type import DynamoType
-
     if image is not None:
         table.put_item(image, overwrite=True)
         return
-    range_value = key.get(table.range_key_attr) if table.range_key_attr else None
-    table.delete_item(
-        DynamoType(key[table.hash_key_attr]),
-        DynamoType(range_value) if range_value is not None else None,
-    )
+    found = fastpath.key_of(table, key)
+    if found is not None:
+        table.delete_item(*found)
 
 
 class _RawBody(io.BytesIO):
