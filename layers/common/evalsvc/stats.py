@@ -1,6 +1,7 @@
-"""Per-metric statistics, standard library only: mean, median, min, max, sample standard
+"""Statistics, standard library only. Per metric: mean, median, min, max, sample standard
 deviation and the two-sided Student-t confidence interval of the mean, clipped to the score
-scale [1, 5]."""
+scale [1, 5]. Between two evaluations (`paired`, `holm`): the paired t interval and test, the
+Wilcoxon signed-rank (Pratt) and exact sign tests, and Holm's adjustment across metrics."""
 
 from __future__ import annotations
 
@@ -152,3 +153,135 @@ def _nth(ordered: Sequence[tuple[float, int]], k: int) -> float:
             return value
         k -= count
     raise IndexError(k)
+
+
+# ---- paired comparison of two evaluations (E1) ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Paired:
+    """Statistics of the paired differences d = candidate - baseline of one metric. None where
+    a figure is undefined (fewer than 2 pairs, no spread, every d zero, no wins or losses)."""
+
+    n: int
+    mean_diff: float | None
+    median_diff: float | None
+    std_diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    t_statistic: float | None
+    p_value: float | None
+    wilcoxon_p: float | None
+    sign_test_p: float | None
+    wins: int
+    ties: int
+    losses: int
+    effect_size_dz: float | None
+
+
+def _normal_two_sided(z: float) -> float:
+    """P(|Z| >= |z|) for a standard normal Z."""
+    return math.erfc(abs(z) / math.sqrt(2.0))
+
+
+def wilcoxon_pratt_p(diffs: Sequence[float]) -> float | None:
+    """Two-sided p of the Wilcoxon signed-rank test with Pratt's treatment of zeros (zeros are
+    ranked, then dropped), by the normal approximation with the tie correction, without
+    continuity correction; None when every difference is zero."""
+    n = len(diffs)
+    zeros = sum(1 for d in diffs if d == 0)
+    if zeros == n:
+        return None
+    ordered = sorted(range(n), key=lambda i: abs(diffs[i]))
+    ranks = [0.0] * n
+    ties_term = 0.0
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and abs(diffs[ordered[j + 1]]) == abs(diffs[ordered[i]]):
+            j += 1
+        rank = (i + j + 2) / 2.0  # the average of ranks i+1 .. j+1
+        for k in range(i, j + 1):
+            ranks[ordered[k]] = rank
+        group = j - i + 1
+        if group > 1 and diffs[ordered[i]] != 0:
+            ties_term += group * (group * group - 1)
+        i = j + 1
+    r_plus = math.fsum(r for r, d in zip(ranks, diffs, strict=True) if d > 0)
+    mean = (n * (n + 1) - zeros * (zeros + 1)) / 4.0
+    variance = (
+        n * (n + 1) * (2 * n + 1) - zeros * (zeros + 1) * (2 * zeros + 1) - 0.5 * ties_term
+    ) / 24.0
+    return _normal_two_sided((r_plus - mean) / math.sqrt(variance))
+
+
+def sign_test_p(wins: int, losses: int) -> float | None:
+    """Exact two-sided binomial test of `wins` out of `wins + losses` at 1/2 (the sum of the
+    probabilities of outcomes no more likely than the one seen); None without any."""
+    n = wins + losses
+    if n == 0:
+        return None
+    k = min(wins, losses)
+    if 2 * k == n:
+        return 1.0
+    # P(X <= k) for X ~ Binomial(n, 1/2), as the regularized incomplete beta I_1/2(n-k, k+1).
+    return min(1.0, 2.0 * regularized_beta(n - k, k + 1, 0.5))
+
+
+def paired(diffs: Sequence[float], alpha: float) -> Paired:
+    """The paired t interval and test of the mean difference at 1 - alpha, and the robustness
+    checks, of differences d = candidate - baseline."""
+    n = len(diffs)
+    wins = sum(1 for d in diffs if d > 0)
+    losses = sum(1 for d in diffs if d < 0)
+    ties = n - wins - losses
+    if n < 2:
+        return Paired(
+            n, None, None, None, None, None, None, None, None, None, wins, ties, losses, None
+        )
+    mean = math.fsum(diffs) / n
+    ordered = sorted(diffs)
+    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2.0
+    std = math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / (n - 1))
+    if std == 0.0:
+        t_statistic = None
+        dz = None
+        low = high = mean
+        p_value = 1.0 if mean == 0.0 else 0.0
+    else:
+        error = std / math.sqrt(n)
+        t_statistic = mean / error
+        dz = mean / std
+        margin = student_t_ppf(1.0 - alpha / 2.0, n - 1) * error
+        low, high = mean - margin, mean + margin
+        df = n - 1.0
+        p_value = regularized_beta(df / 2.0, 0.5, df / (df + t_statistic * t_statistic))
+    return Paired(
+        n=n,
+        mean_diff=mean,
+        median_diff=median,
+        std_diff=std,
+        ci_low=low,
+        ci_high=high,
+        t_statistic=t_statistic,
+        p_value=p_value,
+        wilcoxon_p=wilcoxon_pratt_p(diffs),
+        sign_test_p=sign_test_p(wins, losses),
+        wins=wins,
+        ties=ties,
+        losses=losses,
+        effect_size_dz=dz,
+    )
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm-Bonferroni adjusted p-values, in the order given; None stays None and does not
+    count among the m tests."""
+    present = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    m = len(present)
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for j, (p, i) in enumerate(present):
+        running = max(running, min(1.0, (m - j) * p))
+        adjusted[i] = running
+    return adjusted
