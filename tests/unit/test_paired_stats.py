@@ -150,15 +150,41 @@ def test_holm_follows_its_definition_and_never_lowers_a_p_value(
             assert p <= q <= 1.0
 
 
-def test_swapping_baseline_and_candidate_negates_the_differences_and_keeps_the_p_values() -> None:
-    rng = random.Random(7)
-    baseline = [float(rng.randint(1, 5)) for _ in range(50)]
-    candidate = [float(rng.randint(1, 5)) for _ in range(50)]
-    forward = stats.paired([c - b for b, c in zip(baseline, candidate, strict=True)], ALPHA)
-    backward = stats.paired([b - c for b, c in zip(baseline, candidate, strict=True)], ALPHA)
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(scores, scores), min_size=2, max_size=60))
+def test_swapping_baseline_and_candidate_negates_the_differences_and_keeps_the_p_values(
+    pairs: list[tuple[float, float]],
+) -> None:
+    forward = stats.paired([c - b for b, c in pairs], ALPHA)
+    backward = stats.paired([b - c for b, c in pairs], ALPHA)
 
-    assert forward.mean_diff == pytest.approx(-(backward.mean_diff or 0.0))
-    assert forward.p_value == pytest.approx(backward.p_value)
-    assert forward.wilcoxon_p == pytest.approx(backward.wilcoxon_p)
-    assert forward.sign_test_p == pytest.approx(backward.sign_test_p)
-    assert (forward.wins, forward.losses) == (backward.losses, backward.wins)
+    assert forward.mean_diff == pytest.approx(-(backward.mean_diff or 0.0), abs=1e-12)
+    assert forward.median_diff == pytest.approx(-(backward.median_diff or 0.0), abs=1e-12)
+    for mine, theirs in [
+        (forward.p_value, backward.p_value),
+        (forward.wilcoxon_p, backward.wilcoxon_p),
+        (forward.sign_test_p, backward.sign_test_p),
+    ]:
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            assert mine == pytest.approx(theirs, abs=1e-12)
+    assert (forward.wins, forward.ties, forward.losses) == (
+        backward.losses,
+        backward.ties,
+        backward.wins,
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(scores, scores), min_size=2, max_size=60),
+    st.sampled_from([-2.0, -0.5, 0.25, 1.0, 3.0]),
+)
+def test_a_constant_added_to_every_candidate_score_moves_mean_diff_by_it(
+    pairs: list[tuple[float, float]], shift: float
+) -> None:
+    before = stats.paired([c - b for b, c in pairs], ALPHA)
+    after = stats.paired([(c + shift) - b for b, c in pairs], ALPHA)
+
+    assert after.mean_diff == pytest.approx((before.mean_diff or 0.0) + shift, abs=1e-9)
+    assert after.std_diff == pytest.approx(before.std_diff, abs=1e-9)
