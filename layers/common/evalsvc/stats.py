@@ -117,20 +117,12 @@ def summarize_counts(counts: Mapping[float, int], confidence: float = CONFIDENCE
     numbers, bit for bit, however the scores were split before counting (a queued evaluation
     adds up the counts of its chunks)."""
     ordered = sorted((value, count) for value, count in counts.items() if count > 0)
-    n = sum(count for _, count in ordered)
-    if n == 0:
+    if not ordered:
         raise ValueError("no scores to summarize")
-    mean = _exact_sum(ordered) / n
-    median = (
-        _nth(ordered, n // 2)
-        if n % 2
-        else (_nth(ordered, n // 2 - 1) + _nth(ordered, n // 2)) / 2.0
-    )
+    n, mean, median, std_dev = _moments(ordered)
     low, high = ordered[0][0], ordered[-1][0]
     if n == 1:
         return Summary(mean, median, low, high, 0.0, SCALE_MIN, SCALE_MAX, confidence)
-    variance = _exact_sum(((value - mean) ** 2, count) for value, count in ordered) / (n - 1)
-    std_dev = math.sqrt(variance)
     if std_dev == 0.0:
         return Summary(mean, median, low, high, 0.0, mean, mean, confidence)
     half_width = student_t_ppf(0.5 + confidence / 2.0, n - 1) * std_dev / math.sqrt(n)
@@ -144,6 +136,22 @@ def summarize_counts(counts: Mapping[float, int], confidence: float = CONFIDENCE
         _clip(mean + half_width),
         confidence,
     )
+
+
+def _moments(ordered: Sequence[tuple[float, int]]) -> tuple[int, float, float, float]:
+    """n, mean, median and sample standard deviation (0 for one value) of the values that
+    sorted (value, count) pairs count, each sum rounded once."""
+    n = sum(count for _, count in ordered)
+    mean = _exact_sum(ordered) / n
+    median = (
+        _nth(ordered, n // 2)
+        if n % 2
+        else (_nth(ordered, n // 2 - 1) + _nth(ordered, n // 2)) / 2.0
+    )
+    if n == 1:
+        return n, mean, median, 0.0
+    variance = _exact_sum(((value - mean) ** 2, count) for value, count in ordered) / (n - 1)
+    return n, mean, median, math.sqrt(variance)
 
 
 def _nth(ordered: Sequence[tuple[float, int]], k: int) -> float:
@@ -239,10 +247,7 @@ def paired(diffs: Sequence[float], alpha: float) -> Paired:
         return Paired(
             n, None, None, None, None, None, None, None, None, None, wins, ties, losses, None
         )
-    mean = math.fsum(diffs) / n
-    ordered = sorted(diffs)
-    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2.0
-    std = math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / (n - 1))
+    _, mean, median, std = _moments(sorted(Counter(diffs).items()))
     if std == 0.0:
         t_statistic = None
         dz = None
