@@ -102,9 +102,10 @@ class LocalServer:
         self.output.append(out)
         return out
 
-    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def cli(self, *args: str, local: bool = True) -> subprocess.CompletedProcess[str]:
+        """`evalsvc ARGS` (with --local unless told not to) in this server's environment."""
         return subprocess.run(
-            [sys.executable, "-m", "evalsvc_tools.cli", *args, "--local"],
+            [sys.executable, "-m", "evalsvc_tools.cli", *args, *(["--local"] if local else [])],
             cwd=ROOT,
             env=self.env(),
             capture_output=True,

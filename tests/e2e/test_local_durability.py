@@ -8,7 +8,6 @@ import contextlib
 import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,6 @@ from typing import Any
 import pytest
 import requests
 
-from tests.conftest import ROOT
 from tests.e2e.conftest import DEV_KEY, LocalServer
 
 HEADERS = {"Authorization": DEV_KEY}
@@ -189,17 +187,8 @@ def test_a_read_only_data_directory_stops_the_start_with_its_path(tmp_path: Path
             pytest.skip(f"cannot mount a read-only filesystem: {mounted.stderr.decode()}")
     else:
         data_dir.chmod(0o500)
-    server = LocalServer(data_dir)
     try:
-        started = subprocess.run(
-            [sys.executable, "-m", "evalsvc_tools.cli", "serve"],
-            cwd=ROOT,
-            env=server.env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        started = LocalServer(data_dir).cli("serve", local=False)
     finally:
         if os.geteuid() == 0:
             subprocess.run([UMOUNT, "-l", str(data_dir)], check=False)
