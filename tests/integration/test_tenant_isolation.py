@@ -26,6 +26,7 @@ OTHER_TENANT: list[tuple[str, str, Any, int]] = [
     ("POST", "/evaluate", {"seed_data_id": "ds", "metrics_id": METRICS}, 404),
     ("GET", f"/evaluation/{RESULT}", None, 404),
     ("PUT", f"/vote_eval_pair/{RESULT}", {"pair_id": "p0", "metric_idx": 0, "vote": 1}, 404),
+    ("POST", "/compare", {"baseline_id": RESULT, "candidate_id": RESULT}, 404),
     (
         "POST",
         "/improve_prompt",

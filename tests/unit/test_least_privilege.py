@@ -35,6 +35,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "CritiquesTable": CRUD,
         "IdempotencyTable": CRUD,
     },
+    "compare": {"ResultsTable": READ, "JobsTable": READ},
     "questions": {"MetricsTable": CRUD, "IdempotencyTable": CRUD},
     "improve_prompt": {
         "DatasetsTable": READ,

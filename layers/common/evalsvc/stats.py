@@ -138,6 +138,14 @@ def summarize_counts(counts: Mapping[float, int], confidence: float = CONFIDENCE
     )
 
 
+def mean_of_counts(counts: Mapping[float, int]) -> float:
+    """The mean of the values that `counts` counts ({value: how many times}), rounded once."""
+    ordered = [(value, count) for value, count in counts.items() if count > 0]
+    if not ordered:
+        raise ValueError("no values to average")
+    return _exact_sum(ordered) / sum(count for _, count in ordered)
+
+
 def _moments(ordered: Sequence[tuple[float, int]]) -> tuple[int, float, float, float]:
     """n, mean, median and sample standard deviation (0 for one value) of the values that
     sorted (value, count) pairs count, each sum rounded once."""
@@ -196,26 +204,32 @@ def wilcoxon_pratt_p(diffs: Sequence[float]) -> float | None:
     """Two-sided p of the Wilcoxon signed-rank test with Pratt's treatment of zeros (zeros are
     ranked, then dropped), by the normal approximation with the tie correction, without
     continuity correction; None when every difference is zero."""
-    n = len(diffs)
-    zeros = sum(1 for d in diffs if d == 0)
+    return _wilcoxon_pratt_counts(sorted(Counter(diffs).items()))
+
+
+def _wilcoxon_pratt_counts(ordered: Sequence[tuple[float, int]]) -> float | None:
+    """wilcoxon_pratt_p of the differences that sorted (difference, count) pairs count."""
+    # Per |d|: how many differences have it, and how many of those are positive.
+    by_size: dict[float, list[int]] = {}
+    for d, count in ordered:
+        tally = by_size.setdefault(abs(d), [0, 0])
+        tally[0] += count
+        if d > 0:
+            tally[1] += count
+    zeros = by_size.get(0.0, [0, 0])[0]
+    n = sum(count for count, _ in by_size.values())
     if zeros == n:
         return None
-    ordered = sorted(range(n), key=lambda i: abs(diffs[i]))
-    ranks = [0.0] * n
+    r_plus = 0.0
     ties_term = 0.0
-    i = 0
-    while i < n:
-        j = i
-        while j + 1 < n and abs(diffs[ordered[j + 1]]) == abs(diffs[ordered[i]]):
-            j += 1
-        rank = (i + j + 2) / 2.0  # the average of ranks i+1 .. j+1
-        for k in range(i, j + 1):
-            ranks[ordered[k]] = rank
-        group = j - i + 1
-        if group > 1 and diffs[ordered[i]] != 0:
+    below = 0  # how many differences are smaller in size
+    for size in sorted(by_size):
+        group, positive = by_size[size]
+        rank = below + (group + 1) / 2.0  # the average of ranks below+1 .. below+group
+        r_plus += rank * positive
+        if group > 1 and size != 0:
             ties_term += group * (group * group - 1)
-        i = j + 1
-    r_plus = math.fsum(r for r, d in zip(ranks, diffs, strict=True) if d > 0)
+        below += group
     mean = (n * (n + 1) - zeros * (zeros + 1)) / 4.0
     variance = (
         n * (n + 1) * (2 * n + 1) - zeros * (zeros + 1) * (2 * zeros + 1) - 0.5 * ties_term
@@ -239,15 +253,22 @@ def sign_test_p(wins: int, losses: int) -> float | None:
 def paired(diffs: Sequence[float], alpha: float) -> Paired:
     """The paired t interval and test of the mean difference at 1 - alpha, and the robustness
     checks, of differences d = candidate - baseline."""
-    n = len(diffs)
-    wins = sum(1 for d in diffs if d > 0)
-    losses = sum(1 for d in diffs if d < 0)
+    return paired_counts(Counter(diffs), alpha)
+
+
+def paired_counts(counts: Mapping[float, int], alpha: float) -> Paired:
+    """paired() of the differences that `counts` counts ({difference: how many times}): what a
+    comparison keeps per metric while it reads two results, however many pairs they hold."""
+    ordered = sorted((d, count) for d, count in counts.items() if count > 0)
+    n = sum(count for _, count in ordered)
+    wins = sum(count for d, count in ordered if d > 0)
+    losses = sum(count for d, count in ordered if d < 0)
     ties = n - wins - losses
     if n < 2:
         return Paired(
             n, None, None, None, None, None, None, None, None, None, wins, ties, losses, None
         )
-    _, mean, median, std = _moments(sorted(Counter(diffs).items()))
+    _, mean, median, std = _moments(ordered)
     if std == 0.0:
         t_statistic = None
         dz = None
@@ -270,7 +291,7 @@ def paired(diffs: Sequence[float], alpha: float) -> Paired:
         ci_high=high,
         t_statistic=t_statistic,
         p_value=p_value,
-        wilcoxon_p=wilcoxon_pratt_p(diffs),
+        wilcoxon_p=_wilcoxon_pratt_counts(ordered),
         sign_test_p=sign_test_p(wins, losses),
         wins=wins,
         ties=ties,

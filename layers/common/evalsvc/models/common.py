@@ -14,8 +14,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
         401: "Missing, unknown or revoked API key",
         404: "No such dataset, metrics set, result or pair (or it belongs to another tenant), "
         "or no such route",
-        409: "The pair id already exists in the dataset, or the dataset was overwritten "
-        "between two pages",
+        409: "The pair id already exists in the dataset, the dataset was overwritten "
+        "between two pages, or an evaluation result is still running or failed",
         413: "The body or a field is over its size limit, or the dataset is too large for one "
         "response (read it in pages)",
         502: "The LLM judge failed (after retries) for a metric and pair; nothing was stored",

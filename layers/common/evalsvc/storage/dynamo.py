@@ -330,12 +330,17 @@ def get_item(table: str, key: Item, *, consistent: bool = True) -> Item | None:
     return item
 
 
-def batch_get(table: str, keys: Sequence[Item], *, consistent: bool = True) -> Iterator[Item]:
-    """The items among `keys` that exist, 100 keys a call, retrying unprocessed keys."""
+def batch_get(
+    table: str, keys: Sequence[Item], *, consistent: bool = True, projection: str | None = None
+) -> Iterator[Item]:
+    """The items among `keys` that exist (only the attributes `projection` names, when given),
+    100 keys a call, retrying unprocessed keys."""
     for start in range(0, len(keys), BATCH_GET_MAX):
         request: dict[str, Any] = {
             table: {"Keys": list(keys[start : start + BATCH_GET_MAX]), "ConsistentRead": consistent}
         }
+        if projection is not None:
+            request[table]["ProjectionExpression"] = projection
         for attempt in range(BATCH_ATTEMPTS):
             response = call("batch_get_item", RequestItems=request)
             yield from response.get("Responses", {}).get(table, [])

@@ -22,7 +22,7 @@ kept apart (storage.texts), once however many results share them.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from evalsvc.models.datasets import DatasetKind
@@ -206,6 +206,32 @@ def list_scored(tenant: str, results_id: str, *, with_reasons: bool = True) -> l
         query["ProjectionExpression"] = "sk, idx, scores"
     pairs = [_scored_from_item(item) for item in dynamo.query_items(**query)]
     return sorted(pairs, key=lambda p: p.index)
+
+
+def score_pages(tenant: str, results_id: str) -> Iterator[list[tuple[str, list[float]]]]:
+    """The scored pairs of the result as (pair id, scores), one DynamoDB page at a time, in pair
+    id order (by UTF-8 bytes, which is code point order). Reasons are not read: a page costs
+    the same, but what comes back and is held is a small part of it."""
+    query: dict[str, Any] = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+        "ExpressionAttributeValues": {
+            ":pk": s(result_pk(tenant, results_id)),
+            ":prefix": s("p#"),
+        },
+        "ProjectionExpression": "sk, scores",
+        "ConsistentRead": True,
+    }
+    for page in dynamo.query_pages(**query):
+        yield [(item["sk"]["S"][2:], [float(v["N"]) for v in item["scores"]["L"]]) for item in page]
+
+
+def reasons_of(tenant: str, results_id: str, pair_ids: Sequence[str]) -> dict[str, list[str]]:
+    """The reasons (one per metric) of the scored pairs among `pair_ids`, by pair id."""
+    pk = result_pk(tenant, results_id)
+    keys = [{"pk": s(pk), "sk": s(f"p#{pid}")} for pid in dict.fromkeys(pair_ids)]
+    items = dynamo.batch_get(_table(), keys, projection="sk, reasons")
+    return {item["sk"]["S"][2:]: get_list(item, "reasons") for item in items if "reasons" in item}
 
 
 # What listing a scored pair under one metric adds to its reason and id: keys, quotes, score.

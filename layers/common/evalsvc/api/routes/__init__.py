@@ -21,6 +21,7 @@ ROUTE_MODULES = (
     "evaluate",
     "get_evaluation",
     "vote_eval_pair",
+    "compare",
     "questions",
     "improve_prompt",
     "augment",

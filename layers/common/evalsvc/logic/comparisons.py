@@ -1,0 +1,310 @@
+"""Comparing two evaluation results pair by pair (POST /compare): did the candidate do better
+than the baseline, beyond noise?
+
+Pairs are matched by pair id and metrics by their exact definition text. Both results' scores
+are read in DynamoDB pages, in pair id order, side by side (each result's next page is fetched
+while the current ones are matched), and merged like two sorted lists. What is kept while
+reading is small whatever the results hold: per metric, how many times each difference and
+each score occurred (scores take few values), and the pairs that moved most, cut to `limit`
+as they come. The reasons of the listed pairs are read at the end, for them alone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TypeVar
+
+from evalsvc.deadlines import Deadline
+from evalsvc.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
+from evalsvc.identifiers import check_client_id
+from evalsvc.logic import evaluation_jobs
+from evalsvc.logic.evaluations import ensure_complete
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.comparisons import (
+    CompareIn,
+    Comparison,
+    MatchedMetric,
+    MetricComparison,
+    PairChange,
+    Verdict,
+)
+from evalsvc.models.evaluations import EvaluationResult
+from evalsvc.observability import logger
+from evalsvc.stats import Paired, holm, mean_of_counts, paired_counts
+from evalsvc.storage import results as results_store
+
+# Seconds of the deadline kept to read the listed pairs' reasons and answer.
+RESERVE_SECONDS = 2.0
+# How many listed candidates may pile up (times `limit`) before they are cut back to `limit`.
+_CUT_FACTOR = 4
+
+T = TypeVar("T")
+ScoredIds = tuple[str, list[float]]
+
+
+def compare(identity: Identity, body: CompareIn, deadline: Deadline) -> Comparison:
+    check_client_id(body.baseline_id, "baseline_id")
+    check_client_id(body.candidate_id, "candidate_id")
+    baseline = _complete_result(identity, body.baseline_id, "baseline_id")
+    candidate = _complete_result(identity, body.candidate_id, "candidate_id")
+    matched = match_metrics(baseline.definitions, candidate.definitions)
+    if not matched:
+        raise InvalidInput(
+            f"baseline {baseline.results_id!r} and candidate {candidate.results_id!r} have no "
+            "metric definition in common (definitions match by their exact text): the baseline "
+            f"has {_some(baseline.definitions)}, the candidate {_some(candidate.definitions)}; "
+            "compare evaluations made with the same metrics set"
+        )
+    tally = Tally(matched, body.regression_threshold, body.limit)
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="compare") as pool:
+        try:
+            merge(
+                _prefetched(
+                    results_store.score_pages(identity.tenant, baseline.results_id), pool, deadline
+                ),
+                _prefetched(
+                    results_store.score_pages(identity.tenant, candidate.results_id),
+                    pool,
+                    deadline,
+                ),
+                tally,
+            )
+        except _OutOfTime:
+            raise PayloadTooLarge(
+                f"comparing {baseline.results_id!r} ({baseline.pair_count} pairs) with "
+                f"{candidate.results_id!r} ({candidate.pair_count} pairs) does not fit in one "
+                f"request: {tally.read} scored pairs were read when its time ran out; nothing "
+                "was changed. Compare evaluations of fewer pairs (POST /evaluate with a "
+                "pair_query)"
+            ) from None
+    if tally.pairs_matched == 0:
+        raise InvalidInput(
+            f"baseline {baseline.results_id!r} ({tally.only_in_baseline} scored pairs) and "
+            f"candidate {candidate.results_id!r} ({tally.only_in_candidate}) have no pair id in "
+            "common: compare evaluations of the same pairs (pairs match by id)"
+        )
+    comparison = tally.comparison(body)
+    _read_reasons(identity, baseline, candidate, comparison)
+    logger.info(
+        "compared two evaluations",
+        extra={
+            "baseline_id": baseline.results_id,
+            "candidate_id": candidate.results_id,
+            "pairs_matched": comparison.pairs_matched,
+            "metrics": len(matched),
+        },
+    )
+    return comparison
+
+
+def _complete_result(identity: Identity, results_id: str, field: str) -> EvaluationResult:
+    result = evaluation_jobs.current(identity.tenant, results_id)
+    if result is None:
+        raise NotFound(f"{field}: no evaluation result with id {results_id!r}")
+    try:
+        ensure_complete(result)
+    except Conflict as exc:
+        raise Conflict(f"{field}: {exc.message}") from exc
+    return result
+
+
+def _some(definitions: Sequence[str]) -> str:
+    """A few definitions, each cut short, for a message."""
+    shown = ", ".join(repr(d[:60] + ("..." if len(d) > 60 else "")) for d in definitions[:3])
+    more = f" and {len(definitions) - 3} more" if len(definitions) > 3 else ""
+    return shown + more
+
+
+def match_metrics(baseline: Sequence[str], candidate: Sequence[str]) -> list[MatchedMetric]:
+    """The definitions both results were scored on, in the baseline's order. A definition
+    given twice matches its occurrences in order (the first with the first)."""
+    positions: dict[str, list[int]] = {}
+    for idx, definition in enumerate(candidate):
+        positions.setdefault(definition, []).append(idx)
+    matched = []
+    for idx, definition in enumerate(baseline):
+        free = positions.get(definition)
+        if free:
+            matched.append(MatchedMetric(definition, idx, free.pop(0)))
+    return matched
+
+
+# ---- reading both results side by side ---------------------------------------------------------
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _prefetched(
+    pages: Iterator[list[T]], pool: ThreadPoolExecutor, deadline: Deadline
+) -> Iterator[T]:
+    """The items of `pages`, the next page asked for (on `pool`) while this one is used; stops
+    with _OutOfTime when only RESERVE_SECONDS of the deadline are left."""
+    end: list[T] = []
+
+    def fetch() -> list[T]:
+        return next(pages, end)
+
+    pending = pool.submit(fetch)
+    while True:
+        try:
+            page = pending.result(timeout=max(0.0, deadline.left() - RESERVE_SECONDS))
+        except FutureTimeout:
+            raise _OutOfTime from None
+        if page is end:
+            return
+        if deadline.left() <= RESERVE_SECONDS:
+            raise _OutOfTime
+        pending = pool.submit(fetch)
+        yield from page
+
+
+class Tally:
+    """What a comparison keeps while it reads: per matched metric, the counts of differences
+    and of each side's scores, and the pairs that moved by at least the threshold (the
+    furthest `limit` of each direction, cut as they come)."""
+
+    def __init__(self, matched: Sequence[MatchedMetric], threshold: float, limit: int) -> None:
+        self.matched = list(matched)
+        self.threshold = threshold
+        self.limit = limit
+        self.diffs: list[Counter[float]] = [Counter() for _ in matched]
+        self.baseline_scores: list[Counter[float]] = [Counter() for _ in matched]
+        self.candidate_scores: list[Counter[float]] = [Counter() for _ in matched]
+        # (sort key, change): most negative first for regressions, largest first for
+        # improvements; then metric order, then pair id.
+        self.regressions: list[tuple[tuple[float, int, str], PairChange]] = []
+        self.improvements: list[tuple[tuple[float, int, str], PairChange]] = []
+        self.pairs_matched = 0
+        self.only_in_baseline = 0
+        self.only_in_candidate = 0
+
+    @property
+    def read(self) -> int:
+        """Scored pairs read so far, of both results."""
+        return 2 * self.pairs_matched + self.only_in_baseline + self.only_in_candidate
+
+    def add(self, pair_id: str, baseline: Sequence[float], candidate: Sequence[float]) -> None:
+        self.pairs_matched += 1
+        for pos, metric in enumerate(self.matched):
+            before = baseline[metric.baseline_idx]
+            after = candidate[metric.candidate_idx]
+            d = after - before
+            self.diffs[pos][d] += 1
+            self.baseline_scores[pos][before] += 1
+            self.candidate_scores[pos][after] += 1
+            if d <= -self.threshold:
+                self._keep(self.regressions, (d, pos, pair_id), pair_id, pos, before, after)
+            elif d >= self.threshold:
+                self._keep(self.improvements, (-d, pos, pair_id), pair_id, pos, before, after)
+
+    def _keep(
+        self,
+        kept: list[tuple[tuple[float, int, str], PairChange]],
+        key: tuple[float, int, str],
+        pair_id: str,
+        pos: int,
+        before: float,
+        after: float,
+    ) -> None:
+        kept.append((key, PairChange(pair_id, pos, before, after)))
+        if len(kept) >= _CUT_FACTOR * self.limit:
+            kept.sort(key=_first)
+            del kept[self.limit :]
+
+    def changes(self, kept: list[tuple[tuple[float, int, str], PairChange]]) -> list[PairChange]:
+        kept.sort(key=_first)
+        return [change for _, change in kept[: self.limit]]
+
+    def comparison(self, body: CompareIn) -> Comparison:
+        figures = [paired_counts(diffs, body.alpha) for diffs in self.diffs]
+        p_values = [f.p_value for f in figures]
+        adjusted = holm(p_values) if body.correction == "holm" else p_values
+        metrics = []
+        for pos, (metric, f, p_adjusted) in enumerate(
+            zip(self.matched, figures, adjusted, strict=True)
+        ):
+            enough = f.n >= 2
+            metrics.append(
+                MetricComparison(
+                    metric=metric,
+                    baseline_mean=mean_of_counts(self.baseline_scores[pos]) if enough else None,
+                    candidate_mean=mean_of_counts(self.candidate_scores[pos]) if enough else None,
+                    stats=f,
+                    p_adjusted=p_adjusted,
+                    verdict=verdict(f, p_adjusted, body.alpha),
+                )
+            )
+        return Comparison(
+            request=body,
+            pairs_matched=self.pairs_matched,
+            only_in_baseline=self.only_in_baseline,
+            only_in_candidate=self.only_in_candidate,
+            metrics=metrics,
+            regressions=self.changes(self.regressions),
+            improvements=self.changes(self.improvements),
+        )
+
+
+def _first(entry: tuple[tuple[float, int, str], PairChange]) -> tuple[float, int, str]:
+    return entry[0]
+
+
+def merge(baseline: Iterator[ScoredIds], candidate: Iterator[ScoredIds], tally: Tally) -> None:
+    """Match two streams of (pair id, scores), each in pair id order, into `tally`."""
+    b = next(baseline, None)
+    c = next(candidate, None)
+    while b is not None and c is not None:
+        if b[0] == c[0]:
+            tally.add(b[0], b[1], c[1])
+            b = next(baseline, None)
+            c = next(candidate, None)
+        elif b[0] < c[0]:
+            tally.only_in_baseline += 1
+            b = next(baseline, None)
+        else:
+            tally.only_in_candidate += 1
+            c = next(candidate, None)
+    while b is not None:
+        tally.only_in_baseline += 1
+        b = next(baseline, None)
+    while c is not None:
+        tally.only_in_candidate += 1
+        c = next(candidate, None)
+
+
+def verdict(figures: Paired, p_adjusted: float | None, alpha: float) -> Verdict:
+    if figures.n < 2 or figures.mean_diff is None:
+        return "insufficient_data"
+    if p_adjusted is not None and p_adjusted < alpha:
+        if figures.mean_diff > 0:
+            return "improved"
+        if figures.mean_diff < 0:
+            return "regressed"
+    return "no_significant_difference"
+
+
+def _read_reasons(
+    identity: Identity,
+    baseline: EvaluationResult,
+    candidate: EvaluationResult,
+    comparison: Comparison,
+) -> None:
+    listed = comparison.regressions + comparison.improvements
+    if not listed:
+        return
+    ids = [change.pair_id for change in listed]
+    before = results_store.reasons_of(identity.tenant, baseline.results_id, ids)
+    after = results_store.reasons_of(identity.tenant, candidate.results_id, ids)
+    for change in listed:
+        metric = comparison.metrics[change.metric].metric
+        change.baseline_reason = _at(before.get(change.pair_id), metric.baseline_idx)
+        change.candidate_reason = _at(after.get(change.pair_id), metric.candidate_idx)
+
+
+def _at(reasons: list[str] | None, idx: int) -> str:
+    return reasons[idx] if reasons is not None and idx < len(reasons) else ""

@@ -1,0 +1,477 @@
+"""POST /compare: two evaluation results compared pair by pair, field by field against scipy
+from the scored pairs GET /evaluation returns; inline and queued results; every error."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import warnings
+from typing import Any
+
+import pytest
+from evalsvc import stats
+from evalsvc.deadlines import Deadline
+from evalsvc.errors import PayloadTooLarge
+from evalsvc.logic import comparisons
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.comparisons import CompareIn
+from scipy import stats as scipy_stats
+
+from tests.conftest import point_service_at
+from tests.integration.conftest import Tenant
+from tests.lambda_support import invoke, load_event, with_body
+from tests.work_queue import Work
+
+METRICS = ["check:readability", "check:max_words:6", "check:contains:please"]
+WORDS = ["please", "thanks", "the", "answer", "is", "a", "long", "reply", "here", "now"]
+TOLERANCE = 1e-6
+
+
+def dataset(tenant: Tenant, dataset_id: str, ids: range, shift: int) -> None:
+    """Pairs p<i>; `shift` changes every output (how many words, whether it says please)."""
+    data = [
+        {
+            "id": f"p{i:03d}",
+            "input": f"question {i}",
+            "output": " ".join(
+                WORDS[(i * shift + k) % len(WORDS)] for k in range(2 + (i + shift) % 8)
+            ),
+        }
+        for i in ids
+    ]
+    response = tenant.post(f"/data/seed/{dataset_id}", {"data": data, "system_prompt": "Be kind."})
+    assert response.status_code == 200, response.text
+
+
+def evaluate(tenant: Tenant, dataset_id: str, metrics_id: str) -> str:
+    response = tenant.post("/evaluate", {"seed_data_id": dataset_id, "metrics_id": metrics_id})
+    assert response.status_code == 200, response.text
+    return str(response.json()["eval_results_id"])
+
+
+def metrics_set(tenant: Tenant, definitions: list[str] = METRICS) -> str:
+    response = tenant.post("/specify_questions", {"metrics": definitions})
+    assert response.status_code == 200, response.text
+    return str(response.json()["metrics_id"])
+
+
+def scored(tenant: Tenant, results_id: str) -> tuple[list[str], dict[str, list[tuple[float, str]]]]:
+    """A result's definitions and, per pair id, its (score, reason) per metric."""
+    response = tenant.get(f"/evaluation/{results_id}?includeAllScores=true")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    by_pair: dict[str, list[tuple[float, str]]] = {}
+    for metric in body["all_scored_pairs"]:
+        for entry in metric:
+            by_pair.setdefault(entry["pair_id"], []).append((entry["score"], entry["reason"]))
+    return body["metrics_definitions"], by_pair
+
+
+def close(mine: float | None, oracle: float) -> bool:
+    return mine is not None and math.isclose(mine, oracle, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+
+
+def assert_agrees_with_scipy(
+    tenant: Tenant,
+    answer: dict[str, Any],
+    *,
+    alpha: float = 0.05,
+    threshold: float = 1.0,
+    limit: int = 20,
+    correction: str = "holm",
+) -> None:
+    """Every field of `answer` against scipy and the spec's rules, from both results' pairs."""
+    b_defs, baseline = scored(tenant, answer["baseline_id"])
+    c_defs, candidate = scored(tenant, answer["candidate_id"])
+    shared = sorted(baseline.keys() & candidate.keys())
+    assert answer["pairs_matched"] == len(shared)
+    assert answer["only_in_baseline"] == len(baseline.keys() - candidate.keys())
+    assert answer["only_in_candidate"] == len(candidate.keys() - baseline.keys())
+    matched = [(d, b_defs.index(d), c_defs.index(d)) for d in b_defs if d in c_defs]
+    assert [m["metric"] for m in answer["metrics"]] == [d for d, _, _ in matched]
+    p_values: list[float] = []
+    changes: list[tuple[float, int, str, dict[str, Any]]] = []
+    for pos, ((definition, bi, ci), got) in enumerate(zip(matched, answer["metrics"], strict=True)):
+        b = [baseline[p][bi][0] for p in shared]
+        c = [candidate[p][ci][0] for p in shared]
+        d = [y - x for x, y in zip(b, c, strict=True)]
+        n = len(d)
+        assert got["n"] == n
+        assert (got["wins"], got["ties"], got["losses"]) == (
+            sum(x > 0 for x in d),
+            sum(x == 0 for x in d),
+            sum(x < 0 for x in d),
+        )
+        assert close(got["baseline_mean"], sum(b) / n)
+        assert close(got["candidate_mean"], sum(c) / n)
+        assert close(got["mean_diff"], sum(d) / n)
+        assert close(got["median_diff"], float(scipy_stats.scoreatpercentile(d, 50)))
+        std = float(scipy_stats.tstd(d))
+        assert close(got["std_diff"], std)
+        assert std > 0, "a design with spread: the std 0 rules are tested apart"
+        test = scipy_stats.ttest_rel(c, b)
+        assert close(got["t_statistic"], float(test.statistic))
+        assert close(got["p_value"], float(test.pvalue))
+        margin = scipy_stats.t.ppf(1 - alpha / 2, n - 1) * std / math.sqrt(n)
+        assert close(got["ci_low"], sum(d) / n - margin)
+        assert close(got["ci_high"], sum(d) / n + margin)
+        assert close(got["effect_size_dz"], (sum(d) / n) / std)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wilcoxon = scipy_stats.wilcoxon(d, zero_method="pratt", method="approx")
+        assert close(got["wilcoxon_p"], float(wilcoxon.pvalue))
+        decided = got["wins"] + got["losses"]
+        assert close(got["sign_test_p"], scipy_stats.binomtest(got["wins"], decided).pvalue)
+        p_values.append(float(test.pvalue))
+        for pid in shared:
+            before, before_reason = baseline[pid][bi]
+            after, after_reason = candidate[pid][ci]
+            change = {
+                "pair_id": pid,
+                "metric": definition,
+                "baseline_score": before,
+                "candidate_score": after,
+                "diff": after - before,
+                "baseline_reason": before_reason,
+                "candidate_reason": after_reason,
+            }
+            changes.append((after - before, pos, pid, change))
+    m = len(p_values)
+    adjusted = list(p_values)
+    if correction == "holm":
+        order = sorted(range(m), key=lambda i: p_values[i])
+        running = 0.0
+        for j, i in enumerate(order):
+            running = max(running, min(1.0, (m - j) * p_values[i]))
+            adjusted[i] = running
+    for got, p in zip(answer["metrics"], adjusted, strict=True):
+        assert close(got["p_adjusted"], p)
+        expected = "no_significant_difference"
+        if p < alpha and got["mean_diff"] != 0:
+            expected = "improved" if got["mean_diff"] > 0 else "regressed"
+        assert got["verdict"] == expected
+    down = sorted((c for c in changes if c[0] <= -threshold), key=lambda c: c[:3])
+    up = sorted((c for c in changes if c[0] >= threshold), key=lambda c: (-c[0], c[1], c[2]))
+    assert answer["regressions"] == [c[3] for c in down[:limit]]
+    assert answer["improvements"] == [c[3] for c in up[:limit]]
+
+
+@pytest.fixture
+def two_versions(acme: Tenant) -> tuple[str, str]:
+    """Two evaluations of two versions of a dataset: 35 pair ids in common, 5 only in the
+    baseline, 4 only in the candidate; outputs changed."""
+    metrics_id = metrics_set(acme)
+    dataset(acme, "v1", range(0, 40), shift=1)
+    dataset(acme, "v2", range(5, 44), shift=3)
+    return evaluate(acme, "v1", metrics_id), evaluate(acme, "v2", metrics_id)
+
+
+def test_compare_agrees_with_scipy_field_by_field_when_only_some_pairs_are_shared(
+    acme: Tenant, two_versions: tuple[str, str]
+) -> None:
+    baseline, candidate = two_versions
+
+    response = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate})
+
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["baseline_id"] == baseline and answer["candidate_id"] == candidate
+    assert (answer["alpha"], answer["correction"]) == (0.05, "holm")
+    assert (answer["pairs_matched"], answer["only_in_baseline"], answer["only_in_candidate"]) == (
+        35,
+        5,
+        4,
+    )
+    assert answer["regressions"] and answer["improvements"]
+    assert all(c["baseline_reason"] and c["candidate_reason"] for c in answer["regressions"])
+    assert_agrees_with_scipy(acme, answer)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"alpha": 0.2, "correction": "none", "regression_threshold": 0.5, "limit": 3},
+        {"alpha": 0.001, "regression_threshold": 2, "limit": 200},
+        {"alpha": 0.3, "regression_threshold": 0.01, "limit": 1},
+    ],
+)
+def test_alpha_correction_threshold_and_limit_take_effect(
+    acme: Tenant, two_versions: tuple[str, str], options: dict[str, Any]
+) -> None:
+    baseline, candidate = two_versions
+
+    response = acme.post(
+        "/compare", {"baseline_id": baseline, "candidate_id": candidate, **options}
+    )
+
+    assert response.status_code == 200, response.text
+    assert len(response.json()["regressions"]) <= options["limit"]
+    assert_agrees_with_scipy(
+        acme,
+        response.json(),
+        alpha=options["alpha"],
+        threshold=options["regression_threshold"],
+        limit=options["limit"],
+        correction=options.get("correction", "holm"),
+    )
+
+
+def test_swapping_the_two_results_negates_the_differences_and_keeps_the_p_values(
+    acme: Tenant, two_versions: tuple[str, str]
+) -> None:
+    baseline, candidate = two_versions
+
+    forward = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate}).json()
+    backward = acme.post("/compare", {"baseline_id": candidate, "candidate_id": baseline}).json()
+
+    for f, b in zip(forward["metrics"], backward["metrics"], strict=True):
+        assert close(b["mean_diff"], -f["mean_diff"])
+        assert close(b["p_value"], f["p_value"]) and close(b["p_adjusted"], f["p_adjusted"])
+        assert (b["wins"], b["losses"]) == (f["losses"], f["wins"])
+    assert [c["pair_id"] for c in backward["regressions"]] == [
+        c["pair_id"] for c in forward["improvements"]
+    ]
+
+
+def test_a_result_compared_with_itself_is_all_ties(
+    acme: Tenant, two_versions: tuple[str, str]
+) -> None:
+    baseline, _ = two_versions
+
+    answer = acme.post("/compare", {"baseline_id": baseline, "candidate_id": baseline}).json()
+
+    assert answer["pairs_matched"] == 40
+    for metric in answer["metrics"]:
+        assert (metric["wins"], metric["ties"], metric["losses"]) == (0, 40, 0)
+        assert metric["mean_diff"] == metric["std_diff"] == metric["ci_low"] == 0.0
+        assert metric["ci_high"] == 0.0 and metric["p_value"] == 1.0
+        assert metric["t_statistic"] is None and metric["effect_size_dz"] is None
+        assert metric["wilcoxon_p"] is None and metric["sign_test_p"] is None
+        assert metric["verdict"] == "no_significant_difference"
+    assert answer["regressions"] == answer["improvements"] == []
+
+
+def test_one_shared_pair_is_insufficient_data_with_every_statistic_null(acme: Tenant) -> None:
+    metrics_id = metrics_set(acme)
+    dataset(acme, "v1", range(0, 3), shift=1)
+    dataset(acme, "v2", range(2, 5), shift=3)
+    baseline, candidate = evaluate(acme, "v1", metrics_id), evaluate(acme, "v2", metrics_id)
+
+    answer = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate}).json()
+
+    assert (answer["pairs_matched"], answer["only_in_baseline"], answer["only_in_candidate"]) == (
+        1,
+        2,
+        2,
+    )
+    for metric in answer["metrics"]:
+        assert metric["n"] == 1 and metric["verdict"] == "insufficient_data"
+        for name in stats.Paired.__slots__:
+            if name not in ("n", "wins", "ties", "losses"):
+                assert metric[name] is None, name
+        assert metric["baseline_mean"] is None and metric["p_adjusted"] is None
+
+
+def test_metrics_match_by_definition_in_the_baselines_order(acme: Tenant) -> None:
+    # Given a candidate scored on the same checks in another order, one dropped and one added
+    dataset(acme, "v1", range(0, 12), shift=1)
+    dataset(acme, "v2", range(0, 12), shift=2)
+    baseline = evaluate(acme, "v1", metrics_set(acme, METRICS))
+    candidate = evaluate(acme, "v2", metrics_set(acme, [METRICS[2], "check:non_empty", METRICS[0]]))
+
+    answer = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate}).json()
+
+    assert [m["metric"] for m in answer["metrics"]] == [METRICS[0], METRICS[2]]
+    assert_agrees_with_scipy(acme, answer)
+
+
+def test_a_queued_result_compares_with_an_inline_one(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the candidate evaluated through the work queue in chunks, the baseline inline
+    point_service_at({"EVALSVC_CHUNK_CHECKS": "60", "EVALSVC_INLINE_MAX_CHECKS": "30"}, monkeypatch)
+    metrics_id = metrics_set(acme)
+    dataset(acme, "v1", range(0, 8), shift=1)
+    baseline = evaluate(acme, "v1", metrics_id)
+    dataset(acme, "v2", range(0, 90), shift=3)
+    response = acme.http.post(
+        "/v1/evaluate",
+        json={"seed_data_id": "v2", "metrics_id": metrics_id},
+        headers={**acme.headers, "Prefer": "respond-async"},
+    )
+    assert response.status_code == 202, response.text
+    candidate = response.json()["eval_results_id"]
+
+    # While it runs, comparing with it is a 409 that names it and says why
+    running = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate})
+    assert running.status_code == 409
+    assert running.json()["error"].startswith(f"candidate_id: evaluation result {candidate!r}")
+    assert "still running" in running.json()["error"]
+
+    work.drain()
+    answer = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate})
+
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["pairs_matched"], answer.json()["only_in_candidate"]) == (8, 82)
+    assert_agrees_with_scipy(acme, answer.json())
+
+
+def test_a_failed_result_is_409_naming_it_and_its_failure(
+    acme: Tenant, two_versions: tuple[str, str]
+) -> None:
+    from evalsvc.storage import dynamo
+    from evalsvc.storage import results as results_store
+
+    baseline, candidate = two_versions
+    action = results_store.fail_action("acme", baseline, "the judge gave up", 502)
+    dynamo.call("transact_write_items", TransactItems=[action])
+
+    response = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate})
+
+    assert response.status_code == 409
+    assert response.json() == {
+        "error": f"baseline_id: evaluation result {baseline!r} failed (the judge gave up): "
+        "evaluate again"
+    }
+
+
+def test_unknown_and_other_tenants_results_are_404_naming_the_field(
+    acme: Tenant, globex: Tenant, two_versions: tuple[str, str]
+) -> None:
+    baseline, candidate = two_versions
+
+    unknown = acme.post("/compare", {"baseline_id": baseline, "candidate_id": "ev_nope"})
+    theirs = globex.post("/compare", {"baseline_id": baseline, "candidate_id": candidate})
+
+    assert unknown.status_code == 404
+    assert unknown.json() == {"error": "candidate_id: no evaluation result with id 'ev_nope'"}
+    assert theirs.status_code == 404
+    assert theirs.json() == {"error": f"baseline_id: no evaluation result with id {baseline!r}"}
+
+
+def test_no_metric_in_common_is_400_showing_both_sides(acme: Tenant) -> None:
+    dataset(acme, "v1", range(0, 4), shift=1)
+    baseline = evaluate(acme, "v1", metrics_set(acme, ["check:non_empty"]))
+    candidate = evaluate(acme, "v1", metrics_set(acme, ["check:max_words:6"]))
+
+    response = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate})
+
+    assert response.status_code == 400
+    message = response.json()["error"]
+    assert "no metric definition in common" in message
+    assert "'check:non_empty'" in message and "'check:max_words:6'" in message
+
+
+def test_no_pair_in_common_is_400(acme: Tenant) -> None:
+    metrics_id = metrics_set(acme)
+    dataset(acme, "v1", range(0, 4), shift=1)
+    dataset(acme, "v2", range(4, 9), shift=1)
+    baseline, candidate = evaluate(acme, "v1", metrics_id), evaluate(acme, "v2", metrics_id)
+
+    response = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate})
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": f"baseline {baseline!r} (4 scored pairs) and candidate {candidate!r} (5) have "
+        "no pair id in common: compare evaluations of the same pairs (pairs match by id)"
+    }
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("alpha", 0),
+        ("alpha", 0.5),
+        ("alpha", -0.1),
+        ("alpha", "0.05"),
+        ("alpha", True),
+        ("alpha", None),
+        ("correction", "bonferroni"),
+        ("correction", "HOLM"),
+        ("correction", 1),
+        ("regression_threshold", 0),
+        ("regression_threshold", -1),
+        ("regression_threshold", "1"),
+        ("regression_threshold", False),
+        ("limit", 0),
+        ("limit", 201),
+        ("limit", 2.5),
+        ("limit", True),
+        ("limit", "20"),
+        ("baseline_id", 7),
+        ("candidate_id", None),
+    ],
+)
+def test_a_field_out_of_range_is_400_naming_it(
+    acme: Tenant, two_versions: tuple[str, str], field: str, value: Any
+) -> None:
+    baseline, candidate = two_versions
+    body = {"baseline_id": baseline, "candidate_id": candidate, field: value}
+
+    response = acme.post("/compare", body)
+
+    assert response.status_code == 400, response.text
+    assert field in response.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ({"candidate_id": "ev_x"}, "baseline_id"),
+        ({"baseline_id": "ev_x"}, "candidate_id"),
+        ({"baseline_id": "../etc", "candidate_id": "ev_x"}, "baseline_id"),
+        ({"baseline_id": "ev_x", "candidate_id": "x" * 129}, "candidate_id"),
+    ],
+)
+def test_a_missing_or_malformed_id_is_400_naming_it(
+    acme: Tenant, body: dict[str, Any], named: str
+) -> None:
+    response = acme.post("/compare", body)
+
+    assert response.status_code == 400, response.text
+    assert named in response.json()["error"]
+
+
+def test_a_comparison_that_cannot_finish_in_time_is_413_and_says_what_was_read(
+    acme: Tenant, two_versions: tuple[str, str]
+) -> None:
+    baseline, candidate = two_versions
+    identity = Identity(tenant="acme", user="ann", user_email="ann@acme.test", key_id="k")
+
+    with pytest.raises(PayloadTooLarge) as raised:
+        comparisons.compare(
+            identity,
+            CompareIn(baseline_id=baseline, candidate_id=candidate),
+            Deadline.after(comparisons.RESERVE_SECONDS - 0.5),
+        )
+
+    assert "does not fit in one request" in raised.value.message
+    assert "0 scored pairs were read" in raised.value.message
+
+
+def test_the_function_takes_its_event_file(event_key: str) -> None:
+    # Given two evaluations of the events' dataset by the events' tenant
+    invoke("write_seed_dataset", load_event("write_seed_dataset"))
+    invoke(
+        "specify_questions",
+        with_body(load_event("specify_questions"), {"metrics": ["check:max_words:4"]}),
+    )
+    ids = [invoke("evaluate", load_event("evaluate"))[1]["eval_results_id"] for _ in range(2)]
+
+    # When the compare event names them
+    body = {**json.loads(base64.b64decode(load_event("compare")["body"])), "baseline_id": ids[0]}
+    status, answer = invoke(
+        "compare", with_body(load_event("compare"), {**body, "candidate_id": ids[1]})
+    )
+
+    # Then the two runs of the same checks are all ties
+    assert status == 200, answer
+    assert answer["pairs_matched"] == 2
+    assert [m["verdict"] for m in answer["metrics"]] == ["no_significant_difference"]
+    assert answer["metrics"][0]["ties"] == 2
+
+
+def test_the_event_files_body_is_a_valid_request() -> None:
+    body = json.loads(base64.b64decode(load_event("compare")["body"]))
+    assert CompareIn.model_validate(body).limit == 20
