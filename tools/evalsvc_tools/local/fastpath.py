@@ -15,7 +15,9 @@ checks each against moto's own path.
   the last page ended, and tests every item against the key condition. For tables the store
   tracks (`track`; the store calls `changed` after every write to them), the partition's order
   is kept until the next write, and a query is given only the run of items its key condition
-  and start key can match (found by bisection; moto still tests each of them).
+  and start key can match (found by bisection; moto still tests each of them), cut where
+  moto's page loop would stop (its Limit, or 1 MB counted as it counts): a page no longer
+  costs the rest of the partition.
 - Projections: moto projects an item by turning it into plain Python and back. A projection of
   top-level attributes only takes them as they are.
 - Items: moto checks an item's 400 KB limit as each attribute is added, summing every
@@ -229,6 +231,48 @@ def _narrowed(
     return items[low:high]
 
 
+def _page_cut(
+    run: list[Any], sort_key: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> int | None:
+    """How many items of `run` (from its start, or its end for a backward query) moto's page
+    loop reaches before it stops at its Limit or 1 MB, counted as it counts them: None when it
+    would reach the end, or when it counts in a way not followed here (legacy filters)."""
+    from moto.dynamodb.models import table as table_module
+
+    if set(kwargs) - _KNOWN_QUERY_KWARGS:
+        return None
+    comparison, values, limit = args[0], args[1], args[2]
+    forward = args[4] is not False
+    most = table_module.RESULT_SIZE_LIMIT
+    accepted = 0
+    total = 0
+    for seen, item in enumerate(run if forward else reversed(run)):
+        if limit is not None and accepted == limit:
+            return seen + 1
+        size = item.size()
+        if total + size > most:
+            return seen + 1
+        if comparison:
+            value = item.attrs.get(sort_key)
+            if value is None or not value.compare(comparison, values):
+                continue
+        accepted += 1
+        total += size
+    return None
+
+
+# Keyword arguments of moto's Table.query that do not change how its page loop counts.
+_KNOWN_QUERY_KWARGS = frozenset(
+    {
+        "index_name",
+        "consistent_read",
+        "filter_expression",
+        "hash_key_conditions",
+        "range_key_conditions",
+    }
+)
+
+
 def install() -> bool:
     """Apply both speed-ups; False (and a log line) if this moto does not have the internals
     they rely on."""
@@ -278,6 +322,7 @@ def install() -> bool:
             conditions = dict(kwargs.get("hash_key_conditions") or [])
             value = conditions.get(self.hash_key_attr) if index_name in local else None
         table = self
+        cut_at: Any = None
         if value is not None and self.range_key_attr:
             table = copy.copy(self)
             partition = self.items.get(value)
@@ -285,13 +330,26 @@ def install() -> bool:
             if hasattr(self, "_evalsvc_writes") and len(args) > 4:
                 run = _narrowed(self, value, index_name, args, kwargs)
                 if run is not None:
+                    sort_key = _ordered(self, value, index_name)[3]
+                    cut = _page_cut(run, sort_key, args, kwargs)
+                    if cut is not None:
+                        # Only the items this page can reach: the rest of the partition is
+                        # neither copied nor sorted again for every page.
+                        run = run[:cut] if args[4] is not False else run[len(run) - cut :]
+                        cut_at = run[-1] if args[4] is not False else run[0]
                     table.items = {value: {item.range_key: item for item in run}}
                     args = (*args[:3], None, *args[4:])
         _no_item_copies.active = True
         try:
-            return query(table, hash_key, *args, **kwargs)
+            results, scanned, last = query(table, hash_key, *args, **kwargs)
         finally:
             _no_item_copies.active = False
+        if cut_at is not None and last is None:
+            # The page ended at the cut, not at moto's limit (this cannot happen when the cut is
+            # where moto's loop stops): the next page goes on after the cut.
+            log.warning("a cut query page ended early; the next page goes on from the cut")
+            last = self._get_last_evaluated_key(cut_at, index_name)
+        return results, scanned, last
 
     project = Item.project
 
