@@ -475,3 +475,95 @@ def test_the_function_takes_its_event_file(event_key: str) -> None:
 def test_the_event_files_body_is_a_valid_request() -> None:
     body = json.loads(base64.b64decode(load_event("compare")["body"]))
     assert CompareIn.model_validate(body).limit == 20
+
+
+def test_at_the_field_limits_the_answer_fits_or_says_to_ask_for_fewer(acme: Tenant) -> None:
+    # Given two results on 50 definitions of 2,000 four-byte characters, every reason 1,000 of
+    # them (every scored pair near 200 KB), and every pair moving by 4 on every metric: down on
+    # half of them, up on the other half
+    from evalsvc.models.evaluations import MAX_REASON_CHARS, ScoredPair
+    from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+    from evalsvc.storage import results as results_store
+
+    from tests.integration.test_item_sizes import wide
+
+    definitions = [f"{k:02d}" + wide(MAX_DEFINITION_CHARS - 2) for k in range(MAX_DEFINITIONS)]
+    half = MAX_DEFINITIONS // 2
+    ids = [f"p{i:03d}" for i in range(120)]
+    shared = [wide(MAX_REASON_CHARS) for _ in definitions]
+    reasons = {pid: [wide(MAX_REASON_CHARS) for _ in definitions] for pid in ids[:2]}
+
+    def store(results_id: str, scores: list[float]) -> None:
+        scored = [ScoredPair(pid, i, scores, reasons.get(pid, shared)) for i, pid in enumerate(ids)]
+        result = stored_result(results_id, definitions, scored)
+        results_store.put(result, scored)
+
+    store("ev_wide_base", [5.0] * half + [1.0] * half)
+    store("ev_wide_cand", [1.0] * half + [5.0] * half)
+    body = {"baseline_id": "ev_wide_base", "candidate_id": "ev_wide_cand"}
+
+    # When 200 of each are asked for, the answer is too large for one response
+    too_many = acme.http.post(
+        "/v1/compare",
+        json={**body, "limit": 200},
+        headers={**acme.headers, "Accept-Encoding": "identity"},
+    )
+    assert too_many.status_code == 413
+    assert "smaller limit" in too_many.json()["error"]
+
+    # And with 20 it comes, the stored reasons with it
+    answer = acme.post("/compare", {**body, "limit": 20})
+    assert answer.status_code == 200, answer.text[:300]
+    found = answer.json()
+    assert [m["metric"] for m in found["metrics"]] == definitions
+    assert [m["verdict"] for m in found["metrics"]] == ["regressed"] * half + ["improved"] * half
+    first = found["regressions"][0]
+    assert (first["pair_id"], first["metric"]) == ("p000", definitions[0])
+    assert first["baseline_reason"] == reasons["p000"][0]
+    assert first["candidate_reason"] == reasons["p000"][0]
+    assert found["improvements"][1]["candidate_reason"] == reasons["p001"][half]
+
+
+def stored_result(results_id: str, definitions: list[str], scored: list[Any]) -> Any:
+    from evalsvc.identifiers import now_ms
+    from evalsvc.logic.scored_pairs import summarize_result
+    from evalsvc.models.datasets import DatasetKind
+    from evalsvc.models.evaluations import EvaluationResult
+
+    result = EvaluationResult(
+        tenant="acme",
+        results_id=results_id,
+        created_ms=now_ms(),
+        dataset_id="wide",
+        dataset_kind=DatasetKind.SEED,
+        metrics_id="m_wide",
+        definitions=definitions,
+        system_prompt="",
+        pair_count=len(scored),
+        summaries=[],
+        pairs_done=len(scored),
+    )
+    summarize_result(result, scored)
+    return result
+
+
+def test_storage_failing_mid_read_is_503_and_nothing_waits_on_it(
+    acme: Tenant, two_versions: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.errors import StorageUnavailable
+    from evalsvc.storage import results as results_store
+
+    baseline, candidate = two_versions
+    real = results_store.score_pages
+
+    def fails_after_one_page(tenant: str, results_id: str) -> Any:
+        pages = real(tenant, results_id)
+        yield next(pages)[:3]
+        raise StorageUnavailable("storage kept refusing reads; retry shortly")
+
+    monkeypatch.setattr(results_store, "score_pages", fails_after_one_page)
+
+    response = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate})
+
+    assert response.status_code == 503
+    assert response.json() == {"error": "storage kept refusing reads; retry shortly"}

@@ -11,6 +11,7 @@ as they come. The reasons of the listed pairs are read at the end, for them alon
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -59,27 +60,29 @@ def compare(identity: Identity, body: CompareIn, deadline: Deadline) -> Comparis
             "compare evaluations made with the same metrics set"
         )
     tally = Tally(matched, body.regression_threshold, body.limit)
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="compare") as pool:
-        try:
-            merge(
-                _prefetched(
-                    results_store.score_pages(identity.tenant, baseline.results_id), pool, deadline
-                ),
-                _prefetched(
-                    results_store.score_pages(identity.tenant, candidate.results_id),
-                    pool,
-                    deadline,
-                ),
-                tally,
-            )
-        except _OutOfTime:
-            raise PayloadTooLarge(
-                f"comparing {baseline.results_id!r} ({baseline.pair_count} pairs) with "
-                f"{candidate.results_id!r} ({candidate.pair_count} pairs) does not fit in one "
-                f"request: {tally.read} scored pairs were read when its time ran out; nothing "
-                "was changed. Compare evaluations of fewer pairs (POST /evaluate with a "
-                "pair_query)"
-            ) from None
+    # Not a `with`: leaving early (out of time, a storage error) must not wait for a page in
+    # flight.
+    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="compare")
+    try:
+        merge(
+            _prefetched(
+                results_store.score_pages(identity.tenant, baseline.results_id), pool, deadline
+            ),
+            _prefetched(
+                results_store.score_pages(identity.tenant, candidate.results_id), pool, deadline
+            ),
+            tally,
+        )
+    except _OutOfTime:
+        raise PayloadTooLarge(
+            f"comparing {baseline.results_id!r} ({baseline.pair_count} pairs) with "
+            f"{candidate.results_id!r} ({candidate.pair_count} pairs) does not fit in one "
+            f"request: {tally.read} scored pairs were read when its time ran out; nothing "
+            "was changed. Compare evaluations of fewer pairs (POST /evaluate with a "
+            "pair_query)"
+        ) from None
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
     if tally.pairs_matched == 0:
         raise InvalidInput(
             f"baseline {baseline.results_id!r} ({tally.only_in_baseline} scored pairs) and "
@@ -151,8 +154,9 @@ def _prefetched(
 
     pending = pool.submit(fetch)
     while True:
+        wait = deadline.left() - RESERVE_SECONDS
         try:
-            page = pending.result(timeout=max(0.0, deadline.left() - RESERVE_SECONDS))
+            page = pending.result(timeout=max(0.0, wait) if math.isfinite(wait) else None)
         except FutureTimeout:
             raise _OutOfTime from None
         if page is end:
