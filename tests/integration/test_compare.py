@@ -567,3 +567,40 @@ def test_storage_failing_mid_read_is_503_and_nothing_waits_on_it(
 
     assert response.status_code == 503
     assert response.json() == {"error": "storage kept refusing reads; retry shortly"}
+
+
+def test_two_shared_pairs_agree_with_scipy(acme: Tenant) -> None:
+    metrics_id = metrics_set(acme, ["check:readability"])
+    dataset(acme, "v1", range(0, 2), shift=1)
+    dataset(acme, "v2", range(0, 2), shift=3)
+    baseline, candidate = evaluate(acme, "v1", metrics_id), evaluate(acme, "v2", metrics_id)
+
+    answer = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate}).json()
+
+    assert answer["metrics"][0]["n"] == 2
+    assert_agrees_with_scipy(acme, answer)
+
+
+def test_all_equal_differences_have_a_point_interval_and_p_zero(acme: Tenant) -> None:
+    metrics_id = metrics_set(acme, ["check:contains:please"])
+    for dataset_id, ending in (("v1", "."), ("v2", ", please.")):
+        data = [
+            {"id": f"q{i}", "input": f"q {i}", "output": f"Answer {i}{ending}"} for i in range(6)
+        ]
+        assert acme.post(f"/data/seed/{dataset_id}", {"data": data}).status_code == 200
+    baseline, candidate = evaluate(acme, "v1", metrics_id), evaluate(acme, "v2", metrics_id)
+
+    answer = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate}).json()
+
+    (metric,) = answer["metrics"]
+    assert (metric["mean_diff"], metric["std_diff"]) == (4.0, 0.0)
+    assert metric["ci_low"] == metric["ci_high"] == 4.0
+    assert metric["t_statistic"] is None and metric["effect_size_dz"] is None
+    assert metric["p_value"] == metric["p_adjusted"] == 0.0
+    assert metric["verdict"] == "improved"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        oracle = scipy_stats.wilcoxon([4.0] * 6, zero_method="pratt", method="approx")
+    assert close(metric["wilcoxon_p"], float(oracle.pvalue))
+    assert close(metric["sign_test_p"], scipy_stats.binomtest(6, 6).pvalue)
+    assert [c["pair_id"] for c in answer["improvements"]] == [f"q{i}" for i in range(6)]
