@@ -56,35 +56,14 @@ def _environment(endpoint: str) -> None:
     apply_environment({**env, "DYNAMODB_ENDPOINT_URL": endpoint})
 
 
-def _result(tenant: str, results_id: str, scored: list[Any]) -> Any:
-    from evalsvc.identifiers import now_ms
-    from evalsvc.logic.scored_pairs import summarize_result
-    from evalsvc.models.datasets import DatasetKind
-    from evalsvc.models.evaluations import EvaluationResult
-
-    result = EvaluationResult(
-        tenant=tenant,
-        results_id=results_id,
-        created_ms=now_ms(),
-        dataset_id=f"ds-{results_id}",
-        dataset_kind=DatasetKind.SEED,
-        metrics_id="m_bench",
-        definitions=DEFINITIONS,
-        system_prompt="Answer support questions.",
-        pair_count=len(scored),
-        summaries=[],
-        pairs_done=len(scored),
-    )
-    summarize_result(result, scored)
-    return result
-
-
 def seed(endpoint: str, pairs: int, shared: float, reason_chars: int) -> dict[str, Any]:
     """Two results; the candidate keeps `shared` of the baseline's pair ids and scores a little
     higher on the judge question."""
     from evalsvc.models.evaluations import ScoredPair
     from evalsvc.storage import dynamo
     from evalsvc.storage import results as results_store
+
+    from tests.stored_results import store_result
 
     _environment(endpoint)
     rng = random.Random(13)
@@ -116,8 +95,7 @@ def seed(endpoint: str, pairs: int, shared: float, reason_chars: int) -> dict[st
         ("ev_candidate", candidate_ids, 0.05),
     ):
         started = time.perf_counter()
-        pairs_scored = scored(ids, lift)
-        results_store.put(_result("bench", results_id, pairs_scored), pairs_scored)
+        store_result("bench", results_id, DEFINITIONS, scored(ids, lift))
         pk = results_store.result_pk("bench", results_id)
         # The fewest pages a read of the result's scored pairs can take: reading them whole.
         pages = list(

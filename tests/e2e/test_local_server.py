@@ -135,36 +135,26 @@ def test_64_concurrent_appenders_all_succeed_and_every_pair_is_kept(server: Loca
 
 def test_two_evaluations_and_a_compare_over_http(server: LocalServer) -> None:
     # Given the README's walk-through: v1 of the answers, then v2 that says please
-    headers = {"Authorization": DEV_KEY}
     questions = [f"How do I change setting {i}?" for i in range(12)]
+
+    def post(path: str, body: dict[str, object]) -> requests.Response:
+        response = requests.post(
+            f"{server.base_url}{path}", json=body, headers={"Authorization": DEV_KEY}, timeout=30
+        )
+        assert response.status_code == 200, response.text
+        return response
 
     def evaluate(dataset_id: str, outputs: list[str]) -> str:
         data = [
             {"id": f"q{i}", "input": q, "output": o}
             for i, (q, o) in enumerate(zip(questions, outputs, strict=True))
         ]
-        written = requests.post(
-            f"{server.base_url}/data/seed/{dataset_id}",
-            json={"data": data, "system_prompt": "Answer briefly."},
-            headers=headers,
-            timeout=10,
-        )
-        assert written.status_code == 200, written.text
-        evaluated = requests.post(
-            f"{server.base_url}/evaluate",
-            json={"seed_data_id": dataset_id, "metrics_id": metrics_id},
-            headers=headers,
-            timeout=30,
-        )
-        assert evaluated.status_code == 200, evaluated.text
+        post(f"/data/seed/{dataset_id}", {"data": data, "system_prompt": "Answer briefly."})
+        evaluated = post("/evaluate", {"seed_data_id": dataset_id, "metrics_id": metrics_id})
         return str(evaluated.json()["eval_results_id"])
 
-    metrics_id = requests.post(
-        f"{server.base_url}/specify_questions",
-        json={"metrics": ["check:max_words:8", "check:contains:please"]},
-        headers=headers,
-        timeout=10,
-    ).json()["metrics_id"]
+    definitions = ["check:max_words:8", "check:contains:please"]
+    metrics_id = post("/specify_questions", {"metrics": definitions}).json()["metrics_id"]
     v1 = evaluate("walk-v1", [f"Open Settings and change {i}." for i in range(12)])
     v2 = evaluate(
         "walk-v2",
@@ -173,16 +163,9 @@ def test_two_evaluations_and_a_compare_over_http(server: LocalServer) -> None:
     )
 
     # When they are compared
-    response = requests.post(
-        f"{server.base_url}/compare",
-        json={"baseline_id": v1, "candidate_id": v2},
-        headers=headers,
-        timeout=30,
-    )
+    answer = post("/compare", {"baseline_id": v1, "candidate_id": v2}).json()
 
     # Then saying please improved, beyond noise, and the long answer is listed as a regression
-    assert response.status_code == 200, response.text
-    answer = response.json()
     assert answer["pairs_matched"] == 12
     words, please = answer["metrics"]
     assert please["verdict"] == "improved" and (please["wins"], please["ties"]) == (10, 2)

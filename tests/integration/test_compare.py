@@ -21,6 +21,7 @@ from scipy import stats as scipy_stats
 from tests.conftest import point_service_at
 from tests.integration.conftest import Tenant
 from tests.lambda_support import invoke, load_event, with_body
+from tests.stored_results import store_result
 from tests.work_queue import Work
 
 METRICS = ["check:readability", "check:max_words:6", "check:contains:please"]
@@ -483,7 +484,6 @@ def test_at_the_field_limits_the_answer_fits_or_says_to_ask_for_fewer(acme: Tena
     # half of them, up on the other half
     from evalsvc.models.evaluations import MAX_REASON_CHARS, ScoredPair
     from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
-    from evalsvc.storage import results as results_store
 
     from tests.integration.test_item_sizes import wide
 
@@ -495,8 +495,7 @@ def test_at_the_field_limits_the_answer_fits_or_says_to_ask_for_fewer(acme: Tena
 
     def store(results_id: str, scores: list[float]) -> None:
         scored = [ScoredPair(pid, i, scores, reasons.get(pid, shared)) for i, pid in enumerate(ids)]
-        result = stored_result(results_id, definitions, scored)
-        results_store.put(result, scored)
+        store_result("acme", results_id, definitions, scored)
 
     store("ev_wide_base", [5.0] * half + [1.0] * half)
     store("ev_wide_cand", [1.0] * half + [5.0] * half)
@@ -522,29 +521,6 @@ def test_at_the_field_limits_the_answer_fits_or_says_to_ask_for_fewer(acme: Tena
     assert first["baseline_reason"] == reasons["p000"][0]
     assert first["candidate_reason"] == reasons["p000"][0]
     assert found["improvements"][1]["candidate_reason"] == reasons["p001"][half]
-
-
-def stored_result(results_id: str, definitions: list[str], scored: list[Any]) -> Any:
-    from evalsvc.identifiers import now_ms
-    from evalsvc.logic.scored_pairs import summarize_result
-    from evalsvc.models.datasets import DatasetKind
-    from evalsvc.models.evaluations import EvaluationResult
-
-    result = EvaluationResult(
-        tenant="acme",
-        results_id=results_id,
-        created_ms=now_ms(),
-        dataset_id="wide",
-        dataset_kind=DatasetKind.SEED,
-        metrics_id="m_wide",
-        definitions=definitions,
-        system_prompt="",
-        pair_count=len(scored),
-        summaries=[],
-        pairs_done=len(scored),
-    )
-    summarize_result(result, scored)
-    return result
 
 
 def test_storage_failing_mid_read_is_503_and_nothing_waits_on_it(

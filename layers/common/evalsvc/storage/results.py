@@ -190,10 +190,9 @@ def get_scored(tenant: str, results_id: str, pair_ids: Sequence[str]) -> dict[st
     return {pair.pair_id: pair for pair in pairs}
 
 
-def list_scored(tenant: str, results_id: str, *, with_reasons: bool = True) -> list[ScoredPair]:
-    """Every scored pair of the result, in dataset order; without their reasons (empty) when
-    only the scores are needed (far less to hold for a large result)."""
-    query: dict[str, object] = {
+def _scored_query(tenant: str, results_id: str) -> dict[str, Any]:
+    """The Query of every scored pair of the result, in pair id order."""
+    return {
         "TableName": _table(),
         "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
         "ExpressionAttributeValues": {
@@ -202,6 +201,12 @@ def list_scored(tenant: str, results_id: str, *, with_reasons: bool = True) -> l
         },
         "ConsistentRead": True,
     }
+
+
+def list_scored(tenant: str, results_id: str, *, with_reasons: bool = True) -> list[ScoredPair]:
+    """Every scored pair of the result, in dataset order; without their reasons (empty) when
+    only the scores are needed (far less to hold for a large result)."""
+    query = _scored_query(tenant, results_id)
     if not with_reasons:
         query["ProjectionExpression"] = "sk, idx, scores"
     pairs = [_scored_from_item(item) for item in dynamo.query_items(**query)]
@@ -212,16 +217,8 @@ def score_pages(tenant: str, results_id: str) -> Iterator[list[tuple[str, list[f
     """The scored pairs of the result as (pair id, scores), one DynamoDB page at a time, in pair
     id order (by UTF-8 bytes, which is code point order). Reasons are not read: a page costs
     the same, but what comes back and is held is a small part of it."""
-    query: dict[str, Any] = {
-        "TableName": _table(),
-        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-        "ExpressionAttributeValues": {
-            ":pk": s(result_pk(tenant, results_id)),
-            ":prefix": s("p#"),
-        },
-        "ProjectionExpression": "sk, scores",
-        "ConsistentRead": True,
-    }
+    query = _scored_query(tenant, results_id)
+    query["ProjectionExpression"] = "sk, scores"
     for page in dynamo.query_pages(**query):
         yield [(item["sk"]["S"][2:], [float(v["N"]) for v in item["scores"]["L"]]) for item in page]
 
@@ -251,15 +248,9 @@ def scored_page(
 ) -> tuple[list[ScoredPair], bool]:
     """Scored pairs in pair id order after pair id `after` ("" from the first), at most `limit`
     and no more than make `max_bytes` (at least one); and whether more follow."""
-    pk = result_pk(tenant, results_id)
-    query: dict[str, Any] = {
-        "TableName": _table(),
-        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-        "ExpressionAttributeValues": {":pk": s(pk), ":prefix": s("p#")},
-        "ConsistentRead": True,
-    }
+    query = _scored_query(tenant, results_id)
     if after:
-        query["ExclusiveStartKey"] = {"pk": s(pk), "sk": s(f"p#{after}")}
+        query["ExclusiveStartKey"] = {"pk": s(result_pk(tenant, results_id)), "sk": s(f"p#{after}")}
     items, more = dynamo.query_bounded(
         max_items=limit, max_bytes=max_bytes, size=_listed_scored_bytes, **query
     )
