@@ -301,14 +301,15 @@ def _read_reasons(
     listed = comparison.regressions + comparison.improvements
     if not listed:
         return
-    ids = [change.pair_id for change in listed]
-    before = results_store.reasons_of(identity.tenant, baseline.results_id, ids)
-    after = results_store.reasons_of(identity.tenant, candidate.results_id, ids)
+    before: dict[str, set[int]] = {}
+    after: dict[str, set[int]] = {}
     for change in listed:
         metric = comparison.metrics[change.metric].metric
-        change.baseline_reason = _at(before.get(change.pair_id), metric.baseline_idx)
-        change.candidate_reason = _at(after.get(change.pair_id), metric.candidate_idx)
-
-
-def _at(reasons: list[str] | None, idx: int) -> str:
-    return reasons[idx] if reasons is not None and idx < len(reasons) else ""
+        before.setdefault(change.pair_id, set()).add(metric.baseline_idx)
+        after.setdefault(change.pair_id, set()).add(metric.candidate_idx)
+    baseline_reasons = results_store.reasons_of(identity.tenant, baseline.results_id, before)
+    candidate_reasons = results_store.reasons_of(identity.tenant, candidate.results_id, after)
+    for change in listed:
+        metric = comparison.metrics[change.metric].metric
+        change.baseline_reason = baseline_reasons.get((change.pair_id, metric.baseline_idx), "")
+        change.candidate_reason = candidate_reasons.get((change.pair_id, metric.candidate_idx), "")

@@ -22,7 +22,7 @@ kept apart (storage.texts), once however many results share them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from evalsvc.models.datasets import DatasetKind
@@ -223,12 +223,21 @@ def score_pages(tenant: str, results_id: str) -> Iterator[list[tuple[str, list[f
         yield [(item["sk"]["S"][2:], [float(v["N"]) for v in item["scores"]["L"]]) for item in page]
 
 
-def reasons_of(tenant: str, results_id: str, pair_ids: Sequence[str]) -> dict[str, list[str]]:
-    """The reasons (one per metric) of the scored pairs among `pair_ids`, by pair id."""
+def reasons_of(
+    tenant: str, results_id: str, wanted: Mapping[str, Collection[int]]
+) -> dict[tuple[str, int], str]:
+    """The reasons `wanted` (pair id -> metric positions) of the result's scored pairs, by
+    (pair id, position); only those are kept as the pairs are read, one response at a time."""
     pk = result_pk(tenant, results_id)
-    keys = [{"pk": s(pk), "sk": s(f"p#{pid}")} for pid in dict.fromkeys(pair_ids)]
-    items = dynamo.batch_get(_table(), keys, projection="sk, reasons")
-    return {item["sk"]["S"][2:]: get_list(item, "reasons") for item in items if "reasons" in item}
+    keys = [{"pk": s(pk), "sk": s(f"p#{pid}")} for pid in wanted]
+    found: dict[tuple[str, int], str] = {}
+    for item in dynamo.batch_get(_table(), keys, projection="sk, reasons"):
+        pair_id = item["sk"]["S"][2:]
+        reasons = item.get("reasons", {}).get("L", [])
+        for idx in wanted.get(pair_id, ()):
+            if idx < len(reasons):
+                found[(pair_id, idx)] = reasons[idx]["S"]
+    return found
 
 
 # What listing a scored pair under one metric adds to its reason and id: keys, quotes, score.
