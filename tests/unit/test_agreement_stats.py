@@ -1,0 +1,243 @@
+"""Judge-human agreement statistics (evalsvc.agreement) against their oracles, to 1e-6: scipy's
+kendalltau and Mann-Whitney U for the AUC, and the E2 formulas (DeLong, Wilson, Cohen's kappa,
+the threshold rule) computed the long way, over every pair of votes."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+
+import pytest
+from evalsvc import agreement
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as scipy_stats
+
+TOLERANCE = 1e-6
+Z = 1.959964
+Observation = tuple[float, int]
+
+
+def close(mine: float | None, oracle: float) -> bool:
+    assert mine is not None
+    return math.isclose(mine, oracle, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+
+
+def counted(observations: list[Observation]) -> dict[tuple[float, int], int]:
+    return dict(Counter(observations))
+
+
+def psi(x: float, y: float) -> float:
+    return 1.0 if x > y else 0.5 if x == y else 0.0
+
+
+def delong_the_long_way(
+    pos: list[float], neg: list[float]
+) -> tuple[float, float | None, float | None]:
+    m, n = len(pos), len(neg)
+    auc = sum(psi(x, y) for x in pos for y in neg) / (m * n)
+    if m < 2 or n < 2:
+        return auc, None, None
+    v10 = [sum(psi(x, y) for y in neg) / n for x in pos]
+    v01 = [sum(psi(x, y) for x in pos) / m for y in neg]
+
+    def var(values: list[float]) -> float:
+        mean = sum(values) / len(values)
+        return sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+
+    se = math.sqrt(var(v10) / m + var(v01) / n)
+    return auc, max(0.0, auc - Z * se), min(1.0, auc + Z * se)
+
+
+def threshold_the_long_way(observations: list[Observation]) -> tuple[int, float, float, float]:
+    pos = [s for s, v in observations if v == 1]
+    neg = [s for s, v in observations if v == -1]
+    best = max(
+        (
+            sum(s >= t for s in pos) / len(pos) + sum(s < t for s in neg) / len(neg),
+            -t,
+        )
+        for t in (2, 3, 4, 5)
+    )
+    t = -best[1]
+    tp = sum(s >= t for s in pos)
+    tn = sum(s < t for s in neg)
+    fp, fn = len(neg) - tn, len(pos) - tp
+    total = len(pos) + len(neg)
+    po = (tp + tn) / total
+    pe = ((tp + fp) / total) * ((tp + fn) / total) + ((fn + tn) / total) * ((fp + tn) / total)
+    return t, tp / len(pos), tn / len(neg), (po - pe) / (1 - pe)
+
+
+def wilson_the_long_way(k: int, n: int) -> tuple[float, float]:
+    p = k / n
+    centre = p + Z * Z / (2 * n)
+    spread = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n))
+    return (centre - spread) / (1 + Z * Z / n), (centre + spread) / (1 + Z * Z / n)
+
+
+def check(observations: list[Observation]) -> agreement.Agreement:
+    found = agreement.agreement(counted(observations))
+    pos = [s for s, v in observations if v == 1]
+    neg = [s for s, v in observations if v == -1]
+    assert (found.votes, found.positive, found.negative, found.neutral) == (
+        len(observations),
+        len(pos),
+        len(neg),
+        len(observations) - len(pos) - len(neg),
+    )
+    if pos and neg:
+        auc, low, high = delong_the_long_way(pos, neg)
+        assert close(found.auc.auc, auc)
+        u = scipy_stats.mannwhitneyu(pos, neg).statistic
+        assert close(found.auc.auc, u / (len(pos) * len(neg)))
+        if low is None:
+            assert found.auc.ci_low is None and found.auc.ci_high is None
+        else:
+            assert close(found.auc.ci_low, low) and close(found.auc.ci_high, high or 0)
+        t, tpr, tnr, kappa = threshold_the_long_way(observations)
+        assert found.threshold.threshold == t
+        assert close(found.threshold.tpr, tpr) and close(found.threshold.tnr, tnr)
+        assert close(found.threshold.balanced_accuracy, (tpr + tnr) / 2)
+        assert close(found.threshold.kappa, kappa)  # both kinds of vote: chance agreement < 1
+    else:
+        assert found.auc == agreement.Auc(None, None, None)
+        assert found.threshold.threshold is None and found.threshold.kappa is None
+    scores = [s for s, _ in observations]
+    votes = [v for _, v in observations]
+    if len(set(scores)) > 1 and len(set(votes)) > 1:
+        oracle = scipy_stats.kendalltau(scores, votes, variant="b").statistic
+        assert close(found.kendall_tau_b, float(oracle))
+    else:
+        assert found.kendall_tau_b is None
+    for row in found.calibration:
+        inside = [v for s, v in observations if v != 0 and agreement.score_bin(s) == row.score]
+        assert row.votes == len(inside)
+        assert close(row.positive_rate, inside.count(1) / len(inside))
+        low, high = wilson_the_long_way(inside.count(1), len(inside))
+        assert close(row.ci_low, low) and close(row.ci_high, high)
+    for b in agreement.SCORE_BINS:
+        for v in agreement.VOTES:
+            expected = sum(1 for s, x in observations if agreement.score_bin(s) == b and x == v)
+            assert found.confusion[str(b)][str(v)] == expected
+    return found
+
+
+def test_a_single_vote_of_each_kind_has_an_auc_but_no_interval() -> None:
+    found = check([(4.0, 1), (2.0, -1), (3.0, 0)])
+
+    assert found.auc.auc == 1.0 and found.auc.ci_low is None
+    assert found.threshold.threshold == 3 and found.threshold.kappa == 1.0
+
+
+def test_ties_between_the_sides_count_a_half() -> None:
+    found = check([(3.0, 1), (3.0, 1), (5.0, 1), (3.0, -1), (1.0, -1), (3.0, -1)])
+
+    # each 3 beats the 1 and ties both 3s (2 each); the 5 beats all three
+    assert found.auc.auc == pytest.approx((2 + 2 + 3) / 9)
+
+
+def test_only_positive_votes_leave_the_auc_and_threshold_null() -> None:
+    found = check([(5.0, 1), (4.0, 1), (2.0, 0)])
+
+    assert found.kendall_tau_b is not None  # scores and votes both vary
+    assert [row.positive_rate for row in found.calibration] == [1.0, 1.0]
+
+
+def test_no_votes_is_all_null_and_an_empty_calibration() -> None:
+    found = agreement.agreement({})
+
+    assert found.votes == 0 and found.kendall_tau_b is None and found.calibration == []
+    assert found.auc.auc is None and found.threshold.threshold is None
+
+
+def test_a_constant_judge_has_no_tau_and_auc_one_half() -> None:
+    found = check([(3.0, 1), (3.0, -1), (3.0, 1), (3.0, -1)])
+
+    assert found.kendall_tau_b is None
+    assert found.auc.auc == 0.5
+
+
+def test_fractional_scores_bin_to_the_nearest_whole_score() -> None:
+    assert [agreement.score_bin(s) for s in (1.0, 1.49, 1.5, 2.5, 4.99, 5.0, 0.2)] == [
+        1,
+        1,
+        2,
+        3,
+        5,
+        5,
+        1,
+    ]
+    check([(1.5, 1), (2.49, -1), (4.75, 1), (3.2, -1), (3.2, 0), (4.5, 1)])
+
+
+@pytest.mark.parametrize("n", [10, 200, 3000])
+def test_random_designs_agree_with_the_oracles(n: int) -> None:
+    rng = random.Random(n)
+    observations = []
+    for _ in range(n):
+        score = float(rng.randint(1, 5))
+        vote = rng.choices([1, 0, -1], weights=[score, 1, 6 - score])[0]
+        observations.append((score, vote))
+    check(observations)
+
+
+observation_lists = st.lists(
+    st.tuples(
+        st.one_of(st.sampled_from([1.0, 2.0, 3.0, 4.0, 5.0]), st.floats(1.0, 5.0)),
+        st.sampled_from([-1, 0, 1]),
+    ),
+    max_size=60,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(observation_lists)
+def test_any_votes_agree_with_the_oracles(observations: list[Observation]) -> None:
+    check(observations)
+
+
+@settings(max_examples=200, deadline=None)
+@given(observation_lists)
+def test_flipping_every_vote_turns_auc_into_one_minus_auc(observations: list[Observation]) -> None:
+    found = agreement.agreement(counted(observations))
+    flipped = agreement.agreement(counted([(s, -v) for s, v in observations]))
+
+    if found.auc.auc is None:
+        assert flipped.auc.auc is None
+    else:
+        assert close(flipped.auc.auc, 1 - found.auc.auc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(min_value=2, max_value=5),
+    st.lists(st.integers(1, 5), min_size=1, max_size=30),
+    st.lists(st.integers(1, 5), min_size=1, max_size=30),
+)
+def test_a_perfectly_separating_judge_has_auc_one_and_kappa_one(
+    cut: int, above: list[int], below: list[int]
+) -> None:
+    # Given +1 votes on pairs scored at least `cut` and -1 votes on pairs scored below it
+    observations = [(float(max(cut, s)), 1) for s in above]
+    observations += [(float(min(cut - 1, s)), -1) for s in below]
+
+    found = agreement.agreement(counted(observations))
+
+    assert found.auc.auc == 1.0
+    assert found.threshold.tpr == found.threshold.tnr == 1.0
+    assert found.threshold.kappa == 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(observation_lists)
+def test_calibration_rows_sum_to_the_plus_and_minus_one_votes(
+    observations: list[Observation],
+) -> None:
+    found = agreement.agreement(counted(observations))
+
+    assert sum(row.votes for row in found.calibration) == found.positive + found.negative
+    assert sum(round(row.positive_rate * row.votes) for row in found.calibration) == (
+        found.positive
+    )
