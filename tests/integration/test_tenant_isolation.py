@@ -27,6 +27,9 @@ OTHER_TENANT: list[tuple[str, str, Any, int]] = [
     ("GET", f"/evaluation/{RESULT}", None, 404),
     ("PUT", f"/vote_eval_pair/{RESULT}", {"pair_id": "p0", "metric_idx": 0, "vote": 1}, 404),
     ("POST", "/compare", {"baseline_id": RESULT, "candidate_id": RESULT}, 404),
+    ("GET", f"/evaluation/{RESULT}/agreement", None, 404),
+    ("GET", f"/question/{METRICS}/agreement", None, 404),
+    ("GET", "/question/latest/agreement", None, 404),
     (
         "POST",
         "/improve_prompt",
@@ -124,6 +127,9 @@ ROUTE_OF = {
     "/question/latest": "/question/{id}",
     f"/evaluation/{RESULT}": "/evaluation/{id}",
     f"/vote_eval_pair/{RESULT}": "/vote_eval_pair/{id}",
+    f"/evaluation/{RESULT}/agreement": "/evaluation/{id}/agreement",
+    f"/question/{METRICS}/agreement": "/question/{id}/agreement",
+    "/question/latest/agreement": "/question/{id}/agreement",
 }
 
 

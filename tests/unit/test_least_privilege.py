@@ -36,6 +36,8 @@ EXPECTED: dict[str, dict[str, str]] = {
         "IdempotencyTable": CRUD,
     },
     "compare": {"ResultsTable": READ, "JobsTable": READ},
+    "get_evaluation_agreement": {"ResultsTable": READ, "JobsTable": READ, "CritiquesTable": READ},
+    "get_question_agreement": {"MetricsTable": READ, "CritiquesTable": READ},
     "questions": {"MetricsTable": CRUD, "IdempotencyTable": CRUD},
     "improve_prompt": {
         "DatasetsTable": READ,

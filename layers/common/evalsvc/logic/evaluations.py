@@ -209,7 +209,7 @@ class Queueing:
         )
 
 
-def _existing_result(
+def existing_result(
     identity: Identity, results_id: str, *, require_complete: bool = False
 ) -> EvaluationResult:
     check_client_id(results_id, "result id")
@@ -275,7 +275,7 @@ def read_evaluation(
     response may hold), a 413 saying how to page when the scored pairs would take more (known
     before they are read) or the critiques do (read until they pass it). `critique_sample`:
     only the first IMPROVEMENT_CRITIQUE_BYTES of critiques (in key order), oldest first."""
-    result = _existing_result(identity, results_id, require_complete=require_complete)
+    result = existing_result(identity, results_id, require_complete=require_complete)
     room = None if max_bytes is None else max_bytes - _fixed_bytes(result)
     all_scored: list[ScoredPair] | None = None
     if include_all and result.status is Status.COMPLETE:
@@ -354,7 +354,7 @@ def read_evaluation_page(
     """A page of the result's scored pairs (with `include_all`, in pair id order) and of its
     critiques (in metric, pair, user order): at most `limit` of each, together at most
     PAGE_MAX_BYTES."""
-    result = _existing_result(identity, results_id)
+    result = existing_result(identity, results_id)
     scored_after: str | None = "" if include_all else None
     critique_after: str | None = ""
     if cursor is not None:
@@ -381,14 +381,15 @@ def read_evaluation_page(
 
 def vote(identity: Identity, results_id: str, body: VoteIn) -> Critique:
     """Record the caller's vote on one scored pair and metric (replacing their earlier one)."""
-    result = _existing_result(identity, results_id, require_complete=True)
+    result = existing_result(identity, results_id, require_complete=True)
     count = len(result.definitions)
     if body.metric_idx >= count:
         raise InvalidInput(
             f"metric_idx {body.metric_idx} is out of range: this result has {count} "
             f"metric{'s' if count != 1 else ''} (0-{count - 1})"
         )
-    if body.pair_id not in results_store.get_scored(identity.tenant, results_id, [body.pair_id]):
+    scored = results_store.get_scored(identity.tenant, results_id, [body.pair_id])
+    if body.pair_id not in scored:
         raise NotFound(f"pair {body.pair_id!r} was not scored in evaluation result {results_id!r}")
     critique = Critique(
         id=new_id("cr_"),
@@ -399,7 +400,9 @@ def vote(identity: Identity, results_id: str, body: VoteIn) -> Critique:
         user=identity.user,
         user_email=identity.user_email,
         time_ms=now_ms(),
+        source=body.source,
+        score=scored[body.pair_id].scores[body.metric_idx],
     )
-    stored = critiques_store.upsert(identity.tenant, results_id, critique)
+    stored = critiques_store.upsert(identity.tenant, results_id, result.metrics_id, critique)
     metrics.add_metric(name="Votes", unit="Count", value=1)
     return stored

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -67,6 +67,11 @@ class VoteIn(BaseModel):
     metric_idx: int = Field(ge=0)
     vote: int = Field(ge=-1, le=1, description="-1 (negative), 0 (neutral) or 1 (positive)")
     comment: str | None = Field(default=None, max_length=MAX_COMMENT_CHARS)
+    source: Literal["audit", "review"] = Field(
+        default="review",
+        description="audit: the pair came from GET /evaluation/{id}/audit_sample (a uniform "
+        "draw); review: chosen any other way (often by a low score)",
+    )
 
 
 # ---- domain ------------------------------------------------------------------------------------
@@ -128,6 +133,21 @@ class Critique:
     user: str
     user_email: str
     time_ms: int
+    source: str = "review"
+    # The judge's score of the pair on the metric, as the vote was cast (None: a vote stored
+    # before scores were kept with votes).
+    score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VoteObservation:
+    """A vote as agreement sees it: on which metric and pair, the judge's score, the vote."""
+
+    metric_idx: int
+    pair_id: str
+    score: float | None
+    vote: int
+    source: str
 
 
 # ---- responses ---------------------------------------------------------------------------------

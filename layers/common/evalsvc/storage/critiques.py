@@ -1,15 +1,22 @@
 """The critiques table: human votes and comments on scored pairs, one per (pair, metric, user).
 
 pk                          sk                                        what
-T#<tenant>#R#<results_id>   c#<metric_idx>#<pair_id>#<sha256(user)>   vote, comment, time
+T#<tenant>#R#<results_id>   c#<metric_idx>#<pair_id>#<sha256(user)>   vote, comment, time,
+                                                                      source, the judge's score
+
+Index by_metrics_set: every vote under its metrics set, for agreement pooled over its results.
+
+mpk                         msk
+T#<tenant>#M#<metrics_id>   <metric_idx:03>#<results_id>#<pair_id>#<sha256(user)>
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from typing import Any
 
-from evalsvc.models.evaluations import Critique
+from evalsvc.models.evaluations import Critique, VoteObservation
 from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
@@ -30,12 +37,20 @@ def _from_item(item: Item) -> Critique:
         user=get_s(item, "user") or "",
         user_email=get_s(item, "user_email") or "",
         time_ms=get_n(item, "time_ms"),
+        source=get_s(item, "source", "review") or "review",
+        score=float(item["score"]["N"]) if "score" in item else None,
     )
 
 
-def upsert(tenant: str, results_id: str, critique: Critique) -> Critique:
-    """Record the vote; the same user's earlier vote on that pair and metric is replaced (it
-    keeps its id and takes the new time)."""
+def metrics_set_pk(tenant: str, metrics_id: str) -> str:
+    return f"T#{tenant}#M#{metrics_id}"
+
+
+def upsert(tenant: str, results_id: str, metrics_id: str, critique: Critique) -> Critique:
+    """Record the vote, with the judge's score it was cast on, under the result and its metrics
+    set; the same user's earlier vote on that pair and metric is replaced (it keeps its id and
+    takes the new time, vote, comment and source)."""
+    assert critique.score is not None
     user_key = hashlib.sha256(critique.user.encode()).hexdigest()[:32]
     response = dynamo.call(
         "update_item",
@@ -46,9 +61,15 @@ def upsert(tenant: str, results_id: str, critique: Critique) -> Critique:
         },
         UpdateExpression=(
             "SET #id = if_not_exists(#id, :id), pair_id = :pair_id, metric_idx = :metric_idx, "
-            "#comment = :comment, vote = :vote, #user = :user, user_email = :email, time_ms = :time"
+            "#comment = :comment, vote = :vote, #user = :user, user_email = :email, "
+            "time_ms = :time, #source = :source, score = :score, mpk = :mpk, msk = :msk"
         ),
-        ExpressionAttributeNames={"#id": "id", "#comment": "comment", "#user": "user"},
+        ExpressionAttributeNames={
+            "#id": "id",
+            "#comment": "comment",
+            "#user": "user",
+            "#source": "source",
+        },
         ExpressionAttributeValues={
             ":id": s(critique.id),
             ":pair_id": s(critique.pair_id),
@@ -58,10 +79,49 @@ def upsert(tenant: str, results_id: str, critique: Critique) -> Critique:
             ":user": s(critique.user),
             ":email": s(critique.user_email),
             ":time": n(critique.time_ms),
+            ":source": s(critique.source),
+            ":score": {"N": repr(critique.score)},
+            ":mpk": s(metrics_set_pk(tenant, metrics_id)),
+            ":msk": s(f"{critique.metric_idx:03d}#{results_id}#{critique.pair_id}#{user_key}"),
         },
         ReturnValues="ALL_NEW",
     )
     return _from_item(response["Attributes"])
+
+
+def votes_of_result(tenant: str, results_id: str) -> Iterator[VoteObservation]:
+    """Every vote on the result: metric, pair, the judge's score (None for a vote stored before
+    scores were kept with votes), vote and source."""
+    query = _query(tenant, results_id)
+    query["ProjectionExpression"] = "metric_idx, pair_id, score, vote, #source"
+    query["ExpressionAttributeNames"] = {"#source": "source"}
+    for item in dynamo.query_items(**query):
+        yield VoteObservation(
+            metric_idx=get_n(item, "metric_idx"),
+            pair_id=get_s(item, "pair_id") or "",
+            score=float(item["score"]["N"]) if "score" in item else None,
+            vote=get_n(item, "vote"),
+            source=get_s(item, "source", "review") or "review",
+        )
+
+
+def votes_of_metrics_set(tenant: str, metrics_id: str) -> Iterator[VoteObservation]:
+    """Every vote (with its score) on every result of the metrics set, from its index."""
+    query = {
+        "TableName": _table(),
+        "IndexName": "by_metrics_set",
+        "KeyConditionExpression": "mpk = :mpk",
+        "ExpressionAttributeValues": {":mpk": s(metrics_set_pk(tenant, metrics_id))},
+    }
+    for item in dynamo.query_items(**query):
+        metric, _, rest = item["msk"]["S"].partition("#")
+        yield VoteObservation(
+            metric_idx=int(metric),
+            pair_id=rest.split("#")[1] if "#" in rest else "",
+            score=float(item["score"]["N"]),
+            vote=get_n(item, "vote"),
+            source=get_s(item, "source", "review") or "review",
+        )
 
 
 def _query(tenant: str, results_id: str) -> dict[str, Any]:

@@ -1,0 +1,34 @@
+"""GET /evaluation/{id}/agreement: how well the judge's scores agree with people's votes, per
+metric of one evaluation result."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+
+from evalsvc.api.auth import AuthenticatedRoute, current_identity
+from evalsvc.api.responses import json_response
+from evalsvc.logic import judge_agreement
+from evalsvc.models.agreement import AgreementOut, agreement_out
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.common import error_responses
+
+router = APIRouter(route_class=AuthenticatedRoute, tags=["agreement"])
+
+
+@router.get(
+    "/evaluation/{id}/agreement",
+    response_model=AgreementOut,
+    responses=error_responses(400, 404, 409),
+)
+def get_evaluation_agreement(
+    request: Request,
+    results_id: Annotated[str, Path(alias="id", description="The evaluation result id")],
+    source: Annotated[
+        str | None, Query(description="all (default), or audit: votes cast on an audit sample")
+    ] = None,
+    identity: Identity = Depends(current_identity),
+) -> Response:
+    report = judge_agreement.for_result(identity, results_id, source)
+    return json_response(
+        request, agreement_out(report, "eval_results_id"), too_large="the agreement is too large"
+    )

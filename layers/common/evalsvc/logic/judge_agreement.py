@@ -1,0 +1,100 @@
+"""Can the judge be trusted? Its scores measured against people's votes (E2): per metric of one
+evaluation result, or pooled over every result of a metrics set.
+
+Each (pair, user) vote is one observation, paired with the judge's score of that pair on that
+metric in that result. A vote keeps the score it was cast on, so neither route reads scored
+pairs (only votes stored before scores were kept with them need their pair read). Pooled
+figures come from one Query of the votes' index by metrics set.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from evalsvc.agreement import Agreement, agreement
+from evalsvc.errors import InvalidInput
+from evalsvc.logic import metrics as metrics_logic
+from evalsvc.logic.evaluations import existing_result
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.evaluations import VoteObservation
+from evalsvc.storage import critiques as critiques_store
+from evalsvc.storage import results as results_store
+
+SOURCES = ("all", "audit")
+
+
+@dataclass(frozen=True, slots=True)
+class MetricAgreement:
+    metric_idx: int
+    metric: str
+    figures: Agreement
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementReport:
+    subject_id: str  # the result or metrics set
+    source: str
+    metrics: list[MetricAgreement]
+
+
+def check_source(source: str | None) -> str:
+    """`all` (the default) or `audit`; anything else is a 400."""
+    if source is None:
+        return "all"
+    if source not in SOURCES:
+        raise InvalidInput(
+            f"source must be all or audit (votes cast on an audit sample), not {source[:40]!r}"
+        )
+    return source
+
+
+def for_result(identity: Identity, results_id: str, source: str | None) -> AgreementReport:
+    """Agreement per metric of one evaluation result (complete; else a 409)."""
+    chosen = check_source(source)
+    result = existing_result(identity, results_id, require_complete=True)
+    votes = list(critiques_store.votes_of_result(identity.tenant, results_id))
+    unscored = [v.pair_id for v in votes if v.score is None]
+    if unscored:
+        scored = results_store.get_scored(identity.tenant, results_id, unscored)
+        votes = [
+            v
+            if v.score is not None or v.pair_id not in scored
+            else VoteObservation(
+                v.metric_idx,
+                v.pair_id,
+                scored[v.pair_id].scores[v.metric_idx],
+                v.vote,
+                v.source,
+            )
+            for v in votes
+        ]
+    return AgreementReport(results_id, chosen, _per_metric(result.definitions, votes, chosen))
+
+
+def for_metrics_set(identity: Identity, metrics_id: str, source: str | None) -> AgreementReport:
+    """Agreement per metric pooled over every result of the metrics set (`latest`: the
+    tenant's newest set)."""
+    chosen = check_source(source)
+    metrics_set = metrics_logic.get_metrics_set(identity, metrics_id)
+    votes = critiques_store.votes_of_metrics_set(identity.tenant, metrics_set.metrics_id)
+    return AgreementReport(
+        metrics_set.metrics_id, chosen, _per_metric(metrics_set.definitions, votes, chosen)
+    )
+
+
+def _per_metric(
+    definitions: Sequence[str], votes: Iterable[VoteObservation], source: str
+) -> list[MetricAgreement]:
+    counts: list[Counter[tuple[float, int]]] = [Counter() for _ in definitions]
+    for vote in votes:
+        if source == "audit" and vote.source != "audit":
+            continue
+        if vote.score is None or not 0 <= vote.metric_idx < len(definitions):
+            continue  # a vote whose pair or metric is gone
+        counts[vote.metric_idx][(vote.score, vote.vote)] += 1
+    return [
+        MetricAgreement(idx, definition, agreement(counts[idx]))
+        for idx, definition in enumerate(definitions)
+    ]

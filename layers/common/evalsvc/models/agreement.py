@@ -1,0 +1,94 @@
+"""Judge-human agreement (E2): the response shapes of GET /evaluation/{id}/agreement and
+GET /question/{id}/agreement."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from evalsvc.logic.judge_agreement import AgreementReport, MetricAgreement
+
+
+class CalibrationOut(BaseModel):
+    score: int = Field(description="A judge score (fractional scores in the bin of round half up)")
+    votes: int = Field(description="+1 and -1 votes on pairs the judge scored so")
+    positive_rate: float = Field(description="The share of +1 among them")
+    ci_low: float = Field(description="Wilson 95 % interval of positive_rate")
+    ci_high: float
+
+
+class MetricAgreementOut(BaseModel):
+    metric_idx: int
+    metric: str
+    votes: int
+    positive: int
+    negative: int
+    neutral: int
+    auc: float | None = Field(
+        description="P(score of a +1 pair > score of a -1 pair) + 1/2 P(tie); needs one of each"
+    )
+    auc_ci_low: float | None = Field(description="DeLong 95 %; needs two votes of each kind")
+    auc_ci_high: float | None
+    kendall_tau_b: float | None = Field(description="Judge score vs vote, 0 votes included")
+    threshold: int | None = Field(
+        description="The judge says 'meets' at score >= threshold: the one in 2-5 maximising "
+        "tpr + tnr over the +1 and -1 votes, the smallest on ties"
+    )
+    tpr: float | None
+    tnr: float | None
+    balanced_accuracy: float | None
+    kappa: float | None = Field(description="Cohen's kappa at the threshold")
+    confusion: dict[str, dict[str, int]] = Field(
+        description="Votes by judge score (1-5) and vote (-1, 0, 1)"
+    )
+    calibration: list[CalibrationOut]
+
+
+class AgreementOut(BaseModel):
+    eval_results_id: str | None = Field(default=None, description="Per evaluation result")
+    metrics_id: str | None = Field(default=None, description="Pooled over a metrics set")
+    source: str = Field(description="all, or audit: only votes cast on an audit sample")
+    metrics: list[MetricAgreementOut]
+
+
+def _metric_out(metric: MetricAgreement) -> dict[str, Any]:
+    f = metric.figures
+    return {
+        "metric_idx": metric.metric_idx,
+        "metric": metric.metric,
+        "votes": f.votes,
+        "positive": f.positive,
+        "negative": f.negative,
+        "neutral": f.neutral,
+        "auc": f.auc.auc,
+        "auc_ci_low": f.auc.ci_low,
+        "auc_ci_high": f.auc.ci_high,
+        "kendall_tau_b": f.kendall_tau_b,
+        "threshold": f.threshold.threshold,
+        "tpr": f.threshold.tpr,
+        "tnr": f.threshold.tnr,
+        "balanced_accuracy": f.threshold.balanced_accuracy,
+        "kappa": f.threshold.kappa,
+        "confusion": f.confusion,
+        "calibration": [
+            {
+                "score": row.score,
+                "votes": row.votes,
+                "positive_rate": row.positive_rate,
+                "ci_low": row.ci_low,
+                "ci_high": row.ci_high,
+            }
+            for row in f.calibration
+        ],
+    }
+
+
+def agreement_out(report: AgreementReport, subject: str) -> dict[str, Any]:
+    """The response body; `subject` names the id field (eval_results_id or metrics_id)."""
+    return {
+        subject: report.subject_id,
+        "source": report.source,
+        "metrics": [_metric_out(m) for m in report.metrics],
+    }
