@@ -262,3 +262,32 @@ def test_the_functions_take_their_event_files(event_key: str) -> None:
     status, body = invoke("get_question_agreement", load_event("get_question_agreement"))
     assert status == 200, body
     assert body["source"] == "audit" and body["metrics"][0]["votes"] == 0
+
+
+def test_a_running_result_is_409_for_agreement_and_audit_samples(
+    acme: Tenant, work: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import point_service_at
+
+    point_service_at({"EVALSVC_CHUNK_CHECKS": "20", "EVALSVC_INLINE_MAX_CHECKS": "10"}, monkeypatch)
+    assert acme.post("/specify_questions", {"metrics": ["check:non_empty"]}).status_code == 200
+    data = [{"id": f"p{i:02d}", "input": "q", "output": "a"} for i in range(30)]
+    assert acme.post("/data/seed/big", {"data": data}).status_code == 200
+    queued = acme.http.post(
+        "/v1/evaluate",
+        json={"seed_data_id": "big"},
+        headers={**acme.headers, "Prefer": "respond-async"},
+    )
+    assert queued.status_code == 202, queued.text
+    results_id = queued.json()["eval_results_id"]
+
+    for path in (
+        f"/evaluation/{results_id}/agreement",
+        f"/evaluation/{results_id}/audit_sample?metric_idx=0",
+    ):
+        response = acme.get(path)
+        assert response.status_code == 409, response.text
+        assert "still running" in response.json()["error"]
+
+    work.drain()
+    assert acme.get(f"/evaluation/{results_id}/agreement").status_code == 200

@@ -28,6 +28,7 @@ OTHER_TENANT: list[tuple[str, str, Any, int]] = [
     ("PUT", f"/vote_eval_pair/{RESULT}", {"pair_id": "p0", "metric_idx": 0, "vote": 1}, 404),
     ("POST", "/compare", {"baseline_id": RESULT, "candidate_id": RESULT}, 404),
     ("GET", f"/evaluation/{RESULT}/agreement", None, 404),
+    ("GET", f"/evaluation/{RESULT}/audit_sample?metric_idx=0", None, 404),
     ("GET", f"/question/{METRICS}/agreement", None, 404),
     ("GET", "/question/latest/agreement", None, 404),
     (
@@ -128,6 +129,7 @@ ROUTE_OF = {
     f"/evaluation/{RESULT}": "/evaluation/{id}",
     f"/vote_eval_pair/{RESULT}": "/vote_eval_pair/{id}",
     f"/evaluation/{RESULT}/agreement": "/evaluation/{id}/agreement",
+    f"/evaluation/{RESULT}/audit_sample?metric_idx=0": "/evaluation/{id}/audit_sample",
     f"/question/{METRICS}/agreement": "/question/{id}/agreement",
     "/question/latest/agreement": "/question/{id}/agreement",
 }

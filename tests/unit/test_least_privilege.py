@@ -38,6 +38,12 @@ EXPECTED: dict[str, dict[str, str]] = {
     "compare": {"ResultsTable": READ, "JobsTable": READ},
     "get_evaluation_agreement": {"ResultsTable": READ, "JobsTable": READ, "CritiquesTable": READ},
     "get_question_agreement": {"MetricsTable": READ, "CritiquesTable": READ},
+    "get_audit_sample": {
+        "ResultsTable": READ,
+        "JobsTable": READ,
+        "CritiquesTable": READ,
+        "DatasetsTable": READ,
+    },
     "questions": {"MetricsTable": CRUD, "IdempotencyTable": CRUD},
     "improve_prompt": {
         "DatasetsTable": READ,

@@ -92,3 +92,22 @@ def agreement_out(report: AgreementReport, subject: str) -> dict[str, Any]:
         "source": report.source,
         "metrics": [_metric_out(m) for m in report.metrics],
     }
+
+
+class AuditPairOut(BaseModel):
+    pair_id: str
+    input: str | None = Field(description="null when the pair is no longer in the dataset")
+    output: str | None
+    score: float = Field(description="The judge's score on the metric")
+    reason: str
+
+
+class AuditSampleOut(BaseModel):
+    eval_results_id: str
+    metric_idx: int
+    metric: str
+    unvoted: int = Field(description="Scored pairs the caller has not voted on for the metric")
+    pairs: list[AuditPairOut] = Field(
+        description="At most n of them, a uniform draw that stays the same until the caller "
+        'votes; vote on them with "source": "audit"'
+    )

@@ -51,13 +51,13 @@ def upsert(tenant: str, results_id: str, metrics_id: str, critique: Critique) ->
     set; the same user's earlier vote on that pair and metric is replaced (it keeps its id and
     takes the new time, vote, comment and source)."""
     assert critique.score is not None
-    user_key = hashlib.sha256(critique.user.encode()).hexdigest()[:32]
+    key = user_key(critique.user)
     response = dynamo.call(
         "update_item",
         TableName=_table(),
         Key={
             "pk": s(result_pk(tenant, results_id)),
-            "sk": s(f"c#{critique.metric_idx}#{critique.pair_id}#{user_key}"),
+            "sk": s(f"c#{critique.metric_idx}#{critique.pair_id}#{key}"),
         },
         UpdateExpression=(
             "SET #id = if_not_exists(#id, :id), pair_id = :pair_id, metric_idx = :metric_idx, "
@@ -82,11 +82,30 @@ def upsert(tenant: str, results_id: str, metrics_id: str, critique: Critique) ->
             ":source": s(critique.source),
             ":score": {"N": repr(critique.score)},
             ":mpk": s(metrics_set_pk(tenant, metrics_id)),
-            ":msk": s(f"{critique.metric_idx:03d}#{results_id}#{critique.pair_id}#{user_key}"),
+            ":msk": s(f"{critique.metric_idx:03d}#{results_id}#{critique.pair_id}#{key}"),
         },
         ReturnValues="ALL_NEW",
     )
     return _from_item(response["Attributes"])
+
+
+def user_key(user: str) -> str:
+    return hashlib.sha256(user.encode()).hexdigest()[:32]
+
+
+def voted_pairs(tenant: str, results_id: str, metric_idx: int, user: str) -> set[str]:
+    """The pairs `user` voted on for the metric in the result."""
+    mine = f"#{user_key(user)}"
+    query = _query(tenant, results_id)
+    query["KeyConditionExpression"] = "pk = :pk AND begins_with(sk, :metric)"
+    query["ExpressionAttributeValues"][":metric"] = s(f"c#{metric_idx}#")
+    query["ProjectionExpression"] = "sk"
+    voted = set()
+    for item in dynamo.query_items(**query):
+        sk = item["sk"]["S"]
+        if sk.endswith(mine):
+            voted.add(sk.split("#")[2])
+    return voted
 
 
 def votes_of_result(tenant: str, results_id: str) -> Iterator[VoteObservation]:

@@ -21,6 +21,7 @@ ROUTE_MODULES = (
     "get_question",
     "evaluate",
     "get_evaluation_agreement",
+    "get_audit_sample",
     "get_evaluation",
     "vote_eval_pair",
     "compare",

@@ -32,6 +32,7 @@ from evalsvc.storage.datasets.keys import (
     dataset_pk,
     fingerprint,
     make_ord,
+    pair_pk,
     shard_pks,
     table,
 )
@@ -364,3 +365,36 @@ def read_range(
     except TornRead:
         return []
     return pairs
+
+
+def get_pairs(header: DatasetHeader, pair_ids: Sequence[str], max_bytes: int) -> dict[str, Pair]:
+    """The pairs among `pair_ids` in the header's version (absent ids are missing), by id; a
+    TooLarge once they take more than `max_bytes` of text (known from each pair's byte count
+    before its parts are read)."""
+    keys = [
+        {
+            "pk": s(
+                pair_pk(
+                    header.tenant,
+                    header.kind,
+                    header.dataset_id,
+                    header.version,
+                    header.shards,
+                    pid,
+                )
+            ),
+            "sk": s(f"p#{pid}"),
+        }
+        for pid in dict.fromkeys(pair_ids)
+    ]
+    found: dict[str, Pair] = {}
+    total = 0
+    for item in dynamo.batch_get(table(), keys):
+        total += get_n(item, "b")
+        if total > max_bytes:
+            raise TooLarge(header)
+        pair = pair_from_item(item)
+        if "parts" in item:
+            load_parts(item["pk"]["S"], pair, get_n(item, "parts"))
+        found[pair.id] = pair
+    return found

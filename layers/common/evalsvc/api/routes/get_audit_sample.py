@@ -1,0 +1,54 @@
+"""GET /evaluation/{id}/audit_sample: scored pairs drawn uniformly at random from those the
+caller has not voted on for a metric, to vote on with "source": "audit"."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+
+from evalsvc.api.auth import AuthenticatedRoute, current_identity
+from evalsvc.api.responses import json_response, readable_bytes
+from evalsvc.logic import audit
+from evalsvc.models.agreement import AuditSampleOut
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.common import error_responses
+
+router = APIRouter(route_class=AuthenticatedRoute, tags=["agreement"])
+
+
+@router.get(
+    "/evaluation/{id}/audit_sample",
+    response_model=AuditSampleOut,
+    responses=error_responses(400, 404, 409, 413),
+)
+def get_audit_sample(
+    request: Request,
+    results_id: Annotated[str, Path(alias="id", description="The evaluation result id")],
+    metric_idx: Annotated[int, Query(ge=0, description="The metric to audit")],
+    n: Annotated[
+        int, Query(ge=1, le=audit.MAX_SAMPLE, description="How many pairs (1-100)")
+    ] = audit.DEFAULT_SAMPLE,
+    identity: Identity = Depends(current_identity),
+) -> Response:
+    sample = audit.audit_sample(identity, results_id, metric_idx, n, readable_bytes(request))
+    content = {
+        "eval_results_id": sample.results_id,
+        "metric_idx": sample.metric_idx,
+        "metric": sample.metric,
+        "unvoted": sample.unvoted,
+        "pairs": [
+            {
+                "pair_id": p.pair_id,
+                "input": p.input,
+                "output": p.output,
+                "score": p.score,
+                "reason": p.reason,
+            }
+            for p in sample.pairs
+        ],
+    }
+    return json_response(
+        request,
+        content,
+        too_large="these pairs are too large for one response: ask for fewer with a smaller n, "
+        "or with Accept-Encoding: gzip",
+    )
