@@ -18,6 +18,7 @@ def store_result(
     definitions: list[str],
     scored: Sequence[ScoredPair],
     system_prompt: str = "",
+    metrics_id: str | None = None,
 ) -> EvaluationResult:
     """Store a complete result of `scored` (with its statistics) as an evaluation would."""
     result = EvaluationResult(
@@ -26,7 +27,7 @@ def store_result(
         created_ms=now_ms(),
         dataset_id=f"ds-{results_id}",
         dataset_kind=DatasetKind.SEED,
-        metrics_id=f"m-{results_id}",
+        metrics_id=metrics_id or f"m-{results_id}",
         definitions=definitions,
         system_prompt=system_prompt,
         pair_count=len(scored),

@@ -175,3 +175,48 @@ def test_two_evaluations_and_a_compare_over_http(server: LocalServer) -> None:
         ("q10", "check:max_words:8")
     ]
     assert answer["regressions"][0]["candidate_reason"]
+
+
+def test_an_audit_sample_its_votes_and_the_agreement_over_http(server: LocalServer) -> None:
+    # Given the README's walk-through: a check that misses "Please" with a capital P
+    headers = {"Authorization": DEV_KEY}
+    base = server.base_url
+    outputs = ["Open Settings, please.", "Settings, Data.", "Yes, please look.", "Please be sure."]
+    data = [{"id": f"a{i}", "input": "q", "output": o} for i, o in enumerate(outputs)]
+    assert requests.post(
+        f"{base}/data/seed/audit-walk", json={"data": data}, headers=headers, timeout=10
+    ).ok
+    metrics_id = requests.post(
+        f"{base}/specify_questions",
+        json={"metrics": ["check:contains:please"]},
+        headers=headers,
+        timeout=10,
+    ).json()["metrics_id"]
+    evaluated = requests.post(
+        f"{base}/evaluate",
+        json={"seed_data_id": "audit-walk", "metrics_id": metrics_id},
+        headers=headers,
+        timeout=30,
+    ).json()["eval_results_id"]
+
+    # When a person votes on the whole audit sample, counting "Please" as polite
+    sample = requests.get(
+        f"{base}/evaluation/{evaluated}/audit_sample?metric_idx=0&n=4", headers=headers, timeout=10
+    ).json()
+    for pair in sample["pairs"]:
+        vote = 1 if "please" in pair["output"].lower() else -1
+        body = {"pair_id": pair["pair_id"], "metric_idx": 0, "vote": vote, "source": "audit"}
+        assert requests.put(
+            f"{base}/vote_eval_pair/{evaluated}", json=body, headers=headers, timeout=10
+        ).ok
+
+    # Then the agreement shows the miss: one +1 vote on a pair the check scored 1
+    agreement = requests.get(
+        f"{base}/evaluation/{evaluated}/agreement?source=audit", headers=headers, timeout=10
+    ).json()["metrics"][0]
+    assert sorted(p["pair_id"] for p in sample["pairs"]) == ["a0", "a1", "a2", "a3"]
+    assert (agreement["positive"], agreement["negative"]) == (3, 1)
+    assert agreement["confusion"]["1"] == {"-1": 1, "0": 0, "1": 1}
+    assert agreement["auc"] == (2 + 0.5) / 3
+    pooled = requests.get(f"{base}/question/{metrics_id}/agreement", headers=headers, timeout=10)
+    assert pooled.json()["metrics"][0]["votes"] == 4

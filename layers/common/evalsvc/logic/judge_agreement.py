@@ -70,7 +70,7 @@ def for_result(identity: Identity, results_id: str, source: str | None) -> Agree
             )
             for v in votes
         ]
-    return AgreementReport(results_id, chosen, _per_metric(result.definitions, votes, chosen))
+    return AgreementReport(results_id, chosen, per_metric(result.definitions, votes, chosen))
 
 
 def for_metrics_set(identity: Identity, metrics_id: str, source: str | None) -> AgreementReport:
@@ -80,11 +80,11 @@ def for_metrics_set(identity: Identity, metrics_id: str, source: str | None) -> 
     metrics_set = metrics_logic.get_metrics_set(identity, metrics_id)
     votes = critiques_store.votes_of_metrics_set(identity.tenant, metrics_set.metrics_id)
     return AgreementReport(
-        metrics_set.metrics_id, chosen, _per_metric(metrics_set.definitions, votes, chosen)
+        metrics_set.metrics_id, chosen, per_metric(metrics_set.definitions, votes, chosen)
     )
 
 
-def _per_metric(
+def per_metric(
     definitions: Sequence[str], votes: Iterable[VoteObservation], source: str
 ) -> list[MetricAgreement]:
     counts: list[Counter[tuple[float, int]]] = [Counter() for _ in definitions]
