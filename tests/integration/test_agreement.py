@@ -10,15 +10,10 @@ from typing import Any
 
 import pytest
 from evalsvc.logic import api_keys
-from scipy import stats as scipy_stats
 
+from tests.agreement_oracle import assert_matches_oracle
 from tests.integration.conftest import Tenant
 from tests.lambda_support import invoke, load_event, with_path
-from tests.unit.test_agreement_stats import (
-    delong_the_long_way,
-    threshold_the_long_way,
-    wilson_the_long_way,
-)
 
 METRICS = ["check:readability", "check:max_words:6", "check:contains:please"]
 WORDS = ["please", "thanks", "the", "answer", "is", "a", "long", "reply", "here", "now"]
@@ -59,53 +54,6 @@ def vote(tenant: Tenant, results_id: str, pair_id: str, metric: int, value: int,
     response = tenant.put(f"/vote_eval_pair/{results_id}", body)
     assert response.status_code == 200, response.text
     return response
-
-
-def assert_matches_oracle(got: dict[str, Any], observations: list[tuple[float, int]]) -> None:
-    pos = [s for s, v in observations if v == 1]
-    neg = [s for s, v in observations if v == -1]
-    assert (got["votes"], got["positive"], got["negative"], got["neutral"]) == (
-        len(observations),
-        len(pos),
-        len(neg),
-        len(observations) - len(pos) - len(neg),
-    )
-    if pos and neg:
-        auc, low, high = delong_the_long_way(pos, neg)
-        assert close(got["auc"], auc)
-        assert close(
-            got["auc"], scipy_stats.mannwhitneyu(pos, neg).statistic / (len(pos) * len(neg))
-        )
-        assert (got["auc_ci_low"] is None) == (low is None)
-        if low is not None:
-            assert close(got["auc_ci_low"], low) and close(got["auc_ci_high"], high or 0)
-        t, tpr, tnr, kappa = threshold_the_long_way(observations)
-        assert got["threshold"] == t
-        assert close(got["tpr"], tpr) and close(got["tnr"], tnr) and close(got["kappa"], kappa)
-        assert close(got["balanced_accuracy"], (tpr + tnr) / 2)
-    else:
-        for name in ("auc", "auc_ci_low", "auc_ci_high", "threshold", "tpr", "tnr", "kappa"):
-            assert got[name] is None, name
-    scores = [s for s, _ in observations]
-    votes = [v for _, v in observations]
-    if len(set(scores)) > 1 and len(set(votes)) > 1:
-        oracle = scipy_stats.kendalltau(scores, votes, variant="b").statistic
-        assert close(got["kendall_tau_b"], float(oracle))
-    else:
-        assert got["kendall_tau_b"] is None
-    bins = {min(5, max(1, math.floor(s + 0.5))) for s, v in observations if v != 0}
-    assert [row["score"] for row in got["calibration"]] == sorted(bins)
-    for row in got["calibration"]:
-        inside = [
-            v
-            for s, v in observations
-            if v != 0 and min(5, max(1, math.floor(s + 0.5))) == row["score"]
-        ]
-        low, high = wilson_the_long_way(inside.count(1), len(inside))
-        assert row["votes"] == len(inside)
-        assert close(row["positive_rate"], inside.count(1) / len(inside))
-        assert close(row["ci_low"], low) and close(row["ci_high"], high)
-    assert sum(sum(row.values()) for row in got["confusion"].values()) == len(observations)
 
 
 @pytest.fixture

@@ -4,123 +4,26 @@ the threshold rule) computed the long way, over every pair of votes."""
 
 from __future__ import annotations
 
-import math
 import random
 from collections import Counter
 
 import pytest
 from evalsvc import agreement
+from evalsvc.logic.judge_agreement import MetricAgreement
+from evalsvc.models.agreement import metric_agreement_out
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats as scipy_stats
 
-TOLERANCE = 1e-6
-Z = 1.959964
-Observation = tuple[float, int]
-
-
-def close(mine: float | None, oracle: float) -> bool:
-    assert mine is not None
-    return math.isclose(mine, oracle, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+from tests.agreement_oracle import Observation, assert_matches_oracle, close
 
 
 def counted(observations: list[Observation]) -> dict[tuple[float, int], int]:
     return dict(Counter(observations))
 
 
-def psi(x: float, y: float) -> float:
-    return 1.0 if x > y else 0.5 if x == y else 0.0
-
-
-def delong_the_long_way(
-    pos: list[float], neg: list[float]
-) -> tuple[float, float | None, float | None]:
-    m, n = len(pos), len(neg)
-    auc = sum(psi(x, y) for x in pos for y in neg) / (m * n)
-    if m < 2 or n < 2:
-        return auc, None, None
-    v10 = [sum(psi(x, y) for y in neg) / n for x in pos]
-    v01 = [sum(psi(x, y) for x in pos) / m for y in neg]
-
-    def var(values: list[float]) -> float:
-        mean = sum(values) / len(values)
-        return sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-
-    se = math.sqrt(var(v10) / m + var(v01) / n)
-    return auc, max(0.0, auc - Z * se), min(1.0, auc + Z * se)
-
-
-def threshold_the_long_way(observations: list[Observation]) -> tuple[int, float, float, float]:
-    pos = [s for s, v in observations if v == 1]
-    neg = [s for s, v in observations if v == -1]
-    best = max(
-        (
-            sum(s >= t for s in pos) / len(pos) + sum(s < t for s in neg) / len(neg),
-            -t,
-        )
-        for t in (2, 3, 4, 5)
-    )
-    t = -best[1]
-    tp = sum(s >= t for s in pos)
-    tn = sum(s < t for s in neg)
-    fp, fn = len(neg) - tn, len(pos) - tp
-    total = len(pos) + len(neg)
-    po = (tp + tn) / total
-    pe = ((tp + fp) / total) * ((tp + fn) / total) + ((fn + tn) / total) * ((fp + tn) / total)
-    return t, tp / len(pos), tn / len(neg), (po - pe) / (1 - pe)
-
-
-def wilson_the_long_way(k: int, n: int) -> tuple[float, float]:
-    p = k / n
-    centre = p + Z * Z / (2 * n)
-    spread = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n))
-    return (centre - spread) / (1 + Z * Z / n), (centre + spread) / (1 + Z * Z / n)
-
-
 def check(observations: list[Observation]) -> agreement.Agreement:
     found = agreement.agreement(counted(observations))
-    pos = [s for s, v in observations if v == 1]
-    neg = [s for s, v in observations if v == -1]
-    assert (found.votes, found.positive, found.negative, found.neutral) == (
-        len(observations),
-        len(pos),
-        len(neg),
-        len(observations) - len(pos) - len(neg),
-    )
-    if pos and neg:
-        auc, low, high = delong_the_long_way(pos, neg)
-        assert close(found.auc.auc, auc)
-        u = scipy_stats.mannwhitneyu(pos, neg).statistic
-        assert close(found.auc.auc, u / (len(pos) * len(neg)))
-        if low is None:
-            assert found.auc.ci_low is None and found.auc.ci_high is None
-        else:
-            assert close(found.auc.ci_low, low) and close(found.auc.ci_high, high or 0)
-        t, tpr, tnr, kappa = threshold_the_long_way(observations)
-        assert found.threshold.threshold == t
-        assert close(found.threshold.tpr, tpr) and close(found.threshold.tnr, tnr)
-        assert close(found.threshold.balanced_accuracy, (tpr + tnr) / 2)
-        assert close(found.threshold.kappa, kappa)  # both kinds of vote: chance agreement < 1
-    else:
-        assert found.auc == agreement.Auc(None, None, None)
-        assert found.threshold.threshold is None and found.threshold.kappa is None
-    scores = [s for s, _ in observations]
-    votes = [v for _, v in observations]
-    if len(set(scores)) > 1 and len(set(votes)) > 1:
-        oracle = scipy_stats.kendalltau(scores, votes, variant="b").statistic
-        assert close(found.kendall_tau_b, float(oracle))
-    else:
-        assert found.kendall_tau_b is None
-    for row in found.calibration:
-        inside = [v for s, v in observations if v != 0 and agreement.score_bin(s) == row.score]
-        assert row.votes == len(inside)
-        assert close(row.positive_rate, inside.count(1) / len(inside))
-        low, high = wilson_the_long_way(inside.count(1), len(inside))
-        assert close(row.ci_low, low) and close(row.ci_high, high)
-    for b in agreement.SCORE_BINS:
-        for v in agreement.VOTES:
-            expected = sum(1 for s, x in observations if agreement.score_bin(s) == b and x == v)
-            assert found.confusion[str(b)][str(v)] == expected
+    assert_matches_oracle(metric_agreement_out(MetricAgreement(0, "m", found)), observations)
     return found
 
 

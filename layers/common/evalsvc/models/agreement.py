@@ -53,7 +53,7 @@ class AgreementOut(BaseModel):
     metrics: list[MetricAgreementOut]
 
 
-def _metric_out(metric: MetricAgreement) -> dict[str, Any]:
+def metric_agreement_out(metric: MetricAgreement) -> dict[str, Any]:
     f = metric.figures
     return {
         "metric_idx": metric.metric_idx,
@@ -90,7 +90,7 @@ def agreement_out(report: AgreementReport, subject: str) -> dict[str, Any]:
     return {
         subject: report.subject_id,
         "source": report.source,
-        "metrics": [_metric_out(m) for m in report.metrics],
+        "metrics": [metric_agreement_out(m) for m in report.metrics],
     }
 
 
