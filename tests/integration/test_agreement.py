@@ -5,7 +5,6 @@ cast; votes replaced, audit votes, pooling over a metrics set's results, and the
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pytest
@@ -17,11 +16,6 @@ from tests.lambda_support import invoke, load_event, with_path
 
 METRICS = ["check:readability", "check:max_words:6", "check:contains:please"]
 WORDS = ["please", "thanks", "the", "answer", "is", "a", "long", "reply", "here", "now"]
-TOLERANCE = 1e-6
-
-
-def close(mine: float | None, oracle: float) -> bool:
-    return mine is not None and math.isclose(mine, oracle, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
 
 
 def evaluated(tenant: Tenant, dataset_id: str = "ds", count: int = 24) -> str:
