@@ -5,6 +5,7 @@ pair of votes. `assert_matches_oracle` checks one metric's figures, in the respo
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 from scipy import stats as scipy_stats
@@ -49,7 +50,8 @@ def threshold_the_long_way(observations: list[Observation]) -> tuple[int, float,
     neg = [s for s, v in observations if v == -1]
     best = max(
         (
-            sum(s >= t for s in pos) / len(pos) + sum(s < t for s in neg) / len(neg),
+            Fraction(sum(s >= t for s in pos), len(pos))
+            + Fraction(sum(s < t for s in neg), len(neg)),
             -t,
         )
         for t in (2, 3, 4, 5)

@@ -144,3 +144,13 @@ def test_calibration_rows_sum_to_the_plus_and_minus_one_votes(
     assert sum(round(row.positive_rate * row.votes) for row in found.calibration) == (
         found.positive
     )
+
+
+def test_thresholds_that_tie_exactly_choose_the_smallest_despite_float_rounding() -> None:
+    # Every threshold scores 9/10; in floats t=2 comes to 0.7 + 0.2 = 0.8999999999999999
+    observations = [(1.0, 1)] * 3 + [(2.0, 1)] * 2 + [(5.0, 1)] * 5
+    observations += [(1.0, -1)] * 1 + [(2.0, -1)] * 1 + [(5.0, -1)] * 3
+
+    found = check(observations)
+
+    assert found.threshold.threshold == 2

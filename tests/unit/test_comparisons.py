@@ -203,3 +203,12 @@ def test_paired_counts_is_paired_of_the_counted_differences() -> None:
     for d in diffs:
         counts[d] = counts.get(d, 0) + 1
     assert stats.paired_counts(counts, 0.1) == stats.paired(diffs, 0.1)
+
+
+def test_a_move_of_exactly_the_threshold_in_decimal_counts() -> None:
+    # 2.0012 - 1.0012 is 0.9999999999999998 in floats
+    found = compare_streams({"a": [2.0012]}, {"a": [1.0012]}, [MatchedMetric("x", 0, 0)])
+    up = compare_streams({"a": [1.0012]}, {"a": [2.0012]}, [MatchedMetric("x", 0, 0)])
+
+    assert [c.pair_id for c in found.regressions] == ["a"]
+    assert [c.pair_id for c in up.improvements] == ["a"]

@@ -188,3 +188,21 @@ def test_a_constant_added_to_every_candidate_score_moves_mean_diff_by_it(
 
     assert after.mean_diff == pytest.approx((before.mean_diff or 0.0) + shift, abs=1e-9)
     assert after.std_diff == pytest.approx(before.std_diff, abs=1e-9)
+
+
+@pytest.mark.parametrize("alpha", [1e-4, 1e-10, 1e-16, 1e-50, 1e-100])
+def test_a_tiny_alpha_keeps_its_precision(alpha: float) -> None:
+    # 1 - alpha/2 rounds to 1 for alpha under about 1e-16: the quantile is found on the tail
+    for diffs in ([1.0, 2.0], [1.0, 2.0, 4.0], [float(i % 5) for i in range(30)]):
+        result = stats.paired(diffs, alpha)
+        n = len(diffs)
+        margin = scipy_stats.t.isf(alpha / 2, n - 1) * float(scipy_stats.tstd(diffs)) / math.sqrt(n)
+        assert result.ci_high is not None and math.isfinite(result.ci_high)
+        assert math.isclose(result.ci_high - (result.mean_diff or 0), margin, rel_tol=1e-6)
+
+
+def test_identical_differences_have_no_spread_whatever_their_rounding() -> None:
+    for d in (0.28800000000000003, 0.1, 1 / 3, 2.0012 - 1.0013):
+        result = stats.paired([d] * 7, ALPHA)
+        assert (result.std_diff, result.mean_diff, result.ci_low, result.ci_high) == (0.0, d, d, d)
+        assert result.t_statistic is None and result.effect_size_dz is None

@@ -162,11 +162,11 @@ def best_threshold(positive: Mapping[float, int], negative: Mapping[float, int])
     n = sum(negative.values())
     if m == 0 or n == 0:
         return Threshold(None, None, None, None, None)
-    best: tuple[float, int, int, int] | None = None
+    best: tuple[int, int, int, int] | None = None
     for t in THRESHOLDS:
         tp = sum(c for s, c in positive.items() if s >= t)
         tn = sum(c for s, c in negative.items() if s < t)
-        total = tp / m + tn / n
+        total = tp * n + tn * m  # (tpr + tnr) * m * n: exact, so ties are ties
         if best is None or total > best[0]:
             best = (total, t, tp, tn)
     assert best is not None

@@ -77,23 +77,37 @@ def student_t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t > 0 else tail
 
 
+def student_t_upper_tail(t: float, df: float) -> float:
+    """P(T > t) for t >= 0."""
+    return 0.5 * regularized_beta(df / 2.0, 0.5, df / (df + t * t))
+
+
 @lru_cache(maxsize=4096)
-def student_t_ppf(p: float, df: float) -> float:
-    """The t with P(T <= t) = p, for 0.5 <= p < 1 (bisection to full double precision)."""
-    if not 0.5 <= p < 1.0:
-        raise ValueError("p must be in [0.5, 1)")
+def student_t_isf(tail: float, df: float) -> float:
+    """The t >= 0 with P(T > t) = tail, for 0 < tail <= 0.5: found on the tail itself, so a
+    tiny tail keeps its precision (1 - tail would round it away)."""
+    if not 0.0 < tail <= 0.5:
+        raise ValueError("tail must be in (0, 0.5]")
     low, high = 0.0, 1.0
-    while student_t_cdf(high, df) < p:
-        high *= 2.0
-    for _ in range(200):
-        mid = (low + high) / 2.0
+    while student_t_upper_tail(high, df) > tail:
+        low, high = high, high * 2.0
+    for _ in range(2_000):
+        # Geometric halves while the bracket spans orders of magnitude, then arithmetic ones.
+        mid = math.sqrt(low * high) if low > 0.0 and high > 4.0 * low else (low + high) / 2.0
         if mid in (low, high):
             break
-        if student_t_cdf(mid, df) < p:
+        if student_t_upper_tail(mid, df) > tail:
             low = mid
         else:
             high = mid
     return (low + high) / 2.0
+
+
+def student_t_ppf(p: float, df: float) -> float:
+    """The t with P(T <= t) = p, for 0.5 <= p < 1."""
+    if not 0.5 <= p < 1.0:
+        raise ValueError("p must be in [0.5, 1)")
+    return student_t_isf(1.0 - p, df)
 
 
 def _clip(value: float) -> float:
@@ -150,6 +164,8 @@ def _moments(ordered: Sequence[tuple[float, int]]) -> tuple[int, float, float, f
     """n, mean, median and sample standard deviation (0 for one value) of the values that
     sorted (value, count) pairs count, each sum rounded once."""
     n = sum(count for _, count in ordered)
+    if len(ordered) == 1:  # every value the same: exactly it, with no spread
+        return n, ordered[0][0], ordered[0][0], 0.0
     mean = _exact_sum(ordered) / n
     median = (
         _nth(ordered, n // 2)
@@ -278,7 +294,7 @@ def paired_counts(counts: Mapping[float, int], alpha: float) -> Paired:
         error = std / math.sqrt(n)
         t_statistic = mean / error
         dz = mean / std
-        margin = student_t_ppf(1.0 - alpha / 2.0, n - 1) * error
+        margin = student_t_isf(alpha / 2.0, n - 1) * error
         low, high = mean - margin, mean + margin
         df = n - 1.0
         p_value = regularized_beta(df / 2.0, 0.5, df / (df + t_statistic * t_statistic))

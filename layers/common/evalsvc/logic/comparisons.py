@@ -175,6 +175,9 @@ class Tally:
     def __init__(self, matched: Sequence[MatchedMetric], threshold: float, limit: int) -> None:
         self.matched = list(matched)
         self.threshold = threshold
+        # A move counts when it reaches the threshold up to float rounding (2.0012 - 1.0012 is
+        # 0.9999999999999998): scores are decimals stored as binary floats.
+        self.reach = threshold * (1.0 - 1e-9)
         self.limit = limit
         self.diffs: list[Counter[float]] = [Counter() for _ in matched]
         self.baseline_scores: list[Counter[float]] = [Counter() for _ in matched]
@@ -201,9 +204,9 @@ class Tally:
             self.diffs[pos][d] += 1
             self.baseline_scores[pos][before] += 1
             self.candidate_scores[pos][after] += 1
-            if d <= -self.threshold:
+            if d <= -self.reach:
                 self._keep(self.regressions, (d, pos, pair_id), pair_id, pos, before, after)
-            elif d >= self.threshold:
+            elif d >= self.reach:
                 self._keep(self.improvements, (-d, pos, pair_id), pair_id, pos, before, after)
 
     def _keep(

@@ -11,6 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalsvc.stats import Paired
 
 MAX_CHANGES = 200
+# The smallest alpha: below it the interval of two pairs (a t quantile with 1 degree of
+# freedom, about 1 / (pi * alpha / 2)) passes 1e100 and leaves double precision's reach.
+MIN_ALPHA = 1e-100
 
 
 class CompareIn(BaseModel):
@@ -20,10 +23,10 @@ class CompareIn(BaseModel):
     candidate_id: str = Field(description="The evaluation result of the change")
     alpha: float = Field(
         default=0.05,
-        gt=0,
+        ge=MIN_ALPHA,
         lt=0.5,
         allow_inf_nan=False,
-        description="Significance level: intervals are at 1 - alpha",
+        description="Significance level: intervals are at 1 - alpha (1e-100 <= alpha < 0.5)",
     )
     correction: Literal["holm", "none"] = Field(
         default="holm", description="holm: Holm-Bonferroni across the metrics; none: raw p-values"
