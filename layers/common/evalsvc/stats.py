@@ -73,7 +73,7 @@ def regularized_beta(a: float, b: float, x: float) -> float:
 
 
 def student_t_cdf(t: float, df: float) -> float:
-    tail = 0.5 * regularized_beta(df / 2.0, 0.5, df / (df + t * t))
+    tail = student_t_upper_tail(abs(t), df)
     return 1.0 - tail if t > 0 else tail
 
 
@@ -216,15 +216,11 @@ def _normal_two_sided(z: float) -> float:
     return math.erfc(abs(z) / math.sqrt(2.0))
 
 
-def wilcoxon_pratt_p(diffs: Sequence[float]) -> float | None:
-    """Two-sided p of the Wilcoxon signed-rank test with Pratt's treatment of zeros (zeros are
-    ranked, then dropped), by the normal approximation with the tie correction, without
-    continuity correction; None when every difference is zero."""
-    return _wilcoxon_pratt_counts(sorted(Counter(diffs).items()))
-
-
 def _wilcoxon_pratt_counts(ordered: Sequence[tuple[float, int]]) -> float | None:
-    """wilcoxon_pratt_p of the differences that sorted (difference, count) pairs count."""
+    """Two-sided p of the Wilcoxon signed-rank test of the differences that sorted (difference,
+    count) pairs count, with Pratt's treatment of zeros (ranked, then dropped), by the normal
+    approximation with the tie correction, without continuity correction; None when every
+    difference is zero."""
     # Per |d|: how many differences have it, and how many of those are positive.
     by_size: dict[float, list[int]] = {}
     for d, count in ordered:
@@ -296,8 +292,7 @@ def paired_counts(counts: Mapping[float, int], alpha: float) -> Paired:
         dz = mean / std
         margin = student_t_isf(alpha / 2.0, n - 1) * error
         low, high = mean - margin, mean + margin
-        df = n - 1.0
-        p_value = regularized_beta(df / 2.0, 0.5, df / (df + t_statistic * t_statistic))
+        p_value = 2.0 * student_t_upper_tail(abs(t_statistic), n - 1.0)
     return Paired(
         n=n,
         mean_diff=mean,

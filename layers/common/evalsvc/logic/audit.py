@@ -15,7 +15,7 @@ import heapq
 from dataclasses import dataclass
 
 from evalsvc.errors import InvalidInput, PayloadTooLarge
-from evalsvc.logic.evaluations import existing_result
+from evalsvc.logic.evaluations import check_metric_idx, existing_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import Pair
 from evalsvc.storage import critiques as critiques_store
@@ -52,12 +52,7 @@ def audit_sample(
     identity: Identity, results_id: str, metric_idx: int, n: int, max_bytes: int
 ) -> AuditSample:
     result = existing_result(identity, results_id, require_complete=True)
-    count = len(result.definitions)
-    if not 0 <= metric_idx < count:
-        raise InvalidInput(
-            f"metric_idx {metric_idx} is out of range: this result has {count} "
-            f"metric{'s' if count != 1 else ''} (0-{count - 1})"
-        )
+    check_metric_idx(result, metric_idx)
     if not 1 <= n <= MAX_SAMPLE:
         raise InvalidInput(f"n must be 1-{MAX_SAMPLE}, not {n}")
     voted = critiques_store.voted_pairs(identity.tenant, results_id, metric_idx, identity.user)

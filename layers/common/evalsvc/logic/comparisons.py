@@ -21,8 +21,7 @@ from typing import TypeVar
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
 from evalsvc.identifiers import check_client_id
-from evalsvc.logic import evaluation_jobs
-from evalsvc.logic.evaluations import ensure_complete
+from evalsvc.logic.evaluations import existing_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import (
     CompareIn,
@@ -104,14 +103,11 @@ def compare(identity: Identity, body: CompareIn, deadline: Deadline) -> Comparis
 
 
 def _complete_result(identity: Identity, results_id: str, field: str) -> EvaluationResult:
-    result = evaluation_jobs.current(identity.tenant, results_id)
-    if result is None:
-        raise NotFound(f"{field}: no evaluation result with id {results_id!r}")
+    """The complete result, or its 404 or 409 naming the field it came from."""
     try:
-        ensure_complete(result)
-    except Conflict as exc:
-        raise Conflict(f"{field}: {exc.message}") from exc
-    return result
+        return existing_result(identity, results_id, require_complete=True)
+    except (NotFound, Conflict) as exc:
+        raise type(exc)(f"{field}: {exc.message}") from exc
 
 
 def _some(definitions: Sequence[str]) -> str:

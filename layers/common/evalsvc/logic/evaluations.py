@@ -379,15 +379,20 @@ def read_evaluation_page(
     return EvaluationPage(result, all_scored, critiques, _encode_cursor(next_scored, next_critique))
 
 
+def check_metric_idx(result: EvaluationResult, metric_idx: int) -> None:
+    """A 400 unless `metric_idx` names one of the result's metrics."""
+    count = len(result.definitions)
+    if not 0 <= metric_idx < count:
+        raise InvalidInput(
+            f"metric_idx {metric_idx} is out of range: this result has {count} "
+            f"metric{'s' if count != 1 else ''} (0-{count - 1})"
+        )
+
+
 def vote(identity: Identity, results_id: str, body: VoteIn) -> Critique:
     """Record the caller's vote on one scored pair and metric (replacing their earlier one)."""
     result = existing_result(identity, results_id, require_complete=True)
-    count = len(result.definitions)
-    if body.metric_idx >= count:
-        raise InvalidInput(
-            f"metric_idx {body.metric_idx} is out of range: this result has {count} "
-            f"metric{'s' if count != 1 else ''} (0-{count - 1})"
-        )
+    check_metric_idx(result, body.metric_idx)
     scored = results_store.get_scored(identity.tenant, results_id, [body.pair_id])
     if body.pair_id not in scored:
         raise NotFound(f"pair {body.pair_id!r} was not scored in evaluation result {results_id!r}")

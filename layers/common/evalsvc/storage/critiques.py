@@ -27,6 +27,15 @@ def _table() -> str:
     return get_settings().critiques_table
 
 
+def _score(item: Item) -> float | None:
+    """The judge's score a vote was cast on (None for a vote stored before it was kept)."""
+    return float(item["score"]["N"]) if "score" in item else None
+
+
+def _source(item: Item) -> str:
+    return get_s(item, "source", "review") or "review"
+
+
 def _from_item(item: Item) -> Critique:
     return Critique(
         id=get_s(item, "id") or "",
@@ -37,8 +46,8 @@ def _from_item(item: Item) -> Critique:
         user=get_s(item, "user") or "",
         user_email=get_s(item, "user_email") or "",
         time_ms=get_n(item, "time_ms"),
-        source=get_s(item, "source", "review") or "review",
-        score=float(item["score"]["N"]) if "score" in item else None,
+        source=_source(item),
+        score=_score(item),
     )
 
 
@@ -118,9 +127,9 @@ def votes_of_result(tenant: str, results_id: str) -> Iterator[VoteObservation]:
         yield VoteObservation(
             metric_idx=get_n(item, "metric_idx"),
             pair_id=get_s(item, "pair_id") or "",
-            score=float(item["score"]["N"]) if "score" in item else None,
+            score=_score(item),
             vote=get_n(item, "vote"),
-            source=get_s(item, "source", "review") or "review",
+            source=_source(item),
         )
 
 
@@ -139,7 +148,7 @@ def votes_of_metrics_set(tenant: str, metrics_id: str) -> Iterator[VoteObservati
             pair_id=rest.split("#")[1] if "#" in rest else "",
             score=float(item["score"]["N"]),
             vote=get_n(item, "vote"),
-            source=get_s(item, "source", "review") or "review",
+            source=_source(item),
         )
 
 

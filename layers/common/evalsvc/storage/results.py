@@ -182,10 +182,15 @@ def get(tenant: str, results_id: str) -> EvaluationResult | None:
     return _result_from_item(tenant, item) if item else None
 
 
+def _scored_keys(tenant: str, results_id: str, pair_ids: Sequence[str]) -> list[Item]:
+    """The keys of the result's scored pairs among `pair_ids`, each once."""
+    pk = result_pk(tenant, results_id)
+    return [{"pk": s(pk), "sk": s(f"p#{pid}")} for pid in dict.fromkeys(pair_ids)]
+
+
 def get_scored(tenant: str, results_id: str, pair_ids: Sequence[str]) -> dict[str, ScoredPair]:
     """The scored pairs among `pair_ids` (absent ids are simply missing), by id."""
-    pk = result_pk(tenant, results_id)
-    keys = [{"pk": s(pk), "sk": s(f"p#{pid}")} for pid in dict.fromkeys(pair_ids)]
+    keys = _scored_keys(tenant, results_id, pair_ids)
     pairs = (_scored_from_item(item) for item in dynamo.batch_get(_table(), keys))
     return {pair.pair_id: pair for pair in pairs}
 
@@ -236,8 +241,7 @@ def reasons_of(
 ) -> dict[tuple[str, int], str]:
     """The reasons `wanted` (pair id -> metric positions) of the result's scored pairs, by
     (pair id, position); only those are kept as the pairs are read, one response at a time."""
-    pk = result_pk(tenant, results_id)
-    keys = [{"pk": s(pk), "sk": s(f"p#{pid}")} for pid in wanted]
+    keys = _scored_keys(tenant, results_id, list(wanted))
     found: dict[tuple[str, int], str] = {}
     for item in dynamo.batch_get(_table(), keys, projection="sk, reasons"):
         pair_id = item["sk"]["S"][2:]
