@@ -50,6 +50,36 @@ def fake_llm(request: dict[str, Any]) -> Answer:
     return polite_judge(request)
 
 
+def usage_of(request: dict[str, Any], content: str) -> dict[str, int]:
+    """Token counts as a byte-level tokenizer might give them: about one token for every four
+    bytes of each message's text, plus a few for its role markers."""
+    prompt = sum(
+        4 + -(-len(str(m.get("content", "")).encode()) // 4) for m in request.get("messages", [])
+    )
+    completion = -(-len(content.encode()) // 4)
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def byte_usage(request: dict[str, Any], content: str) -> dict[str, int]:
+    """The most a tokenizer can count (one token a byte): every byte of every message, the
+    schema and its name, a few tokens of markers per message; and the whole answer, up to the
+    request's max_tokens (a model stops there)."""
+    sent = [str(m.get("content", "")) for m in request.get("messages", [])]
+    schema = request.get("response_format", {}).get("json_schema", {})
+    sent += [json.dumps(schema.get("schema", {})), str(schema.get("name", ""))]
+    prompt = sum(len(text.encode()) for text in sent) + 4 * len(request.get("messages", [])) + 3
+    completion = min(int(request["max_tokens"]), len(content.encode()))
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
 def service_env(judge: FakeJudge) -> dict[str, str]:
     """The settings that point the service's LLM at `judge`."""
     return {
@@ -65,6 +95,10 @@ class FakeJudge:
     ) -> None:
         self.answer = answer
         self.latency = latency
+        # What answers say they used, as OpenAI's do (`usage`); None: they say nothing.
+        self.usage: Callable[[dict[str, Any], str], dict[str, int]] | None = usage_of
+        # Every reply's `usage`, in order.
+        self.reported: list[dict[str, int]] = []
         self.requests: list[dict[str, Any]] = []
         self.request_times: list[float] = []
         self.in_flight = 0
@@ -125,13 +159,16 @@ class FakeJudge:
                         judge.in_flight -= 1
                         judge.last_response_at = time.perf_counter()
                 if status == 200:
-                    payload = json.dumps(
-                        {
-                            "choices": [
-                                {"index": 0, "message": {"role": "assistant", "content": content}}
-                            ]
-                        }
-                    ).encode()
+                    reply: dict[str, Any] = {
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": content}}
+                        ]
+                    }
+                    if judge.usage is not None:
+                        reply["usage"] = judge.usage(body, content)
+                        with judge._lock:
+                            judge.reported.append(reply["usage"])
+                    payload = json.dumps(reply).encode()
                 else:
                     payload = content.encode()
                 self.send_response(status)

@@ -24,6 +24,7 @@ OTHER_TENANT: list[tuple[str, str, Any, int]] = [
     ("GET", f"/question/{METRICS}", None, 404),
     ("GET", "/question/latest", None, 404),
     ("POST", "/evaluate", {"seed_data_id": "ds", "metrics_id": METRICS}, 404),
+    ("POST", "/evaluate/estimate", {"seed_data_id": "ds", "metrics_id": METRICS}, 404),
     ("GET", f"/evaluation/{RESULT}", None, 404),
     ("PUT", f"/vote_eval_pair/{RESULT}", {"pair_id": "p0", "metric_idx": 0, "vote": 1}, 404),
     ("POST", "/compare", {"baseline_id": RESULT, "candidate_id": RESULT}, 404),
@@ -118,6 +119,7 @@ OWN_VIEW_ONLY = {
     ("POST", "/specify_questions"),
     ("POST", "/questions"),
     ("GET", "/list_questions"),
+    ("GET", "/usage"),
 }
 ROUTE_OF = {
     "/data/seed/ds": "/data/seed/{id}",

@@ -14,6 +14,7 @@ from evalsvc.models.jobs import Chunk, JobKind
 from evalsvc.scoring.llm import (
     LATENCY,
     LLM,
+    Answer,
     LLMFailed,
     LLMOutOfTime,
     RetryableError,
@@ -34,13 +35,13 @@ class _Provider:
         self.seconds = seconds
         self.timeouts: list[float] = []
 
-    def complete(self, *args: Any) -> list[Any]:
+    def complete(self, *args: Any) -> Answer:
         self.timeouts.append(args[-1])
         time.sleep(self.seconds)
         step = self.script.pop(0) if len(self.script) > 1 else self.script[0]
         if isinstance(step, Exception):
             raise step
-        return list(step)
+        return Answer(list(step), (10, 5))
 
 
 def _llm(provider: _Provider, deadline: Deadline, **settings: Any) -> LLM:

@@ -124,6 +124,7 @@ def test_tables_come_from_the_template() -> None:
         "CritiquesTable",
         "JudgeCacheTable",
         "IdempotencyTable",
+        "UsageTable",
     }
     index = definitions["DatasetsTable"]["LocalSecondaryIndexes"][0]
     assert index["IndexName"] == "by_order"
@@ -136,6 +137,7 @@ def test_tables_come_from_the_template() -> None:
         "CRITIQUES_TABLE": "CritiquesTable",
         "JUDGE_CACHE_TABLE": "JudgeCacheTable",
         "IDEMPOTENCY_TABLE": "IdempotencyTable",
+        "USAGE_TABLE": "UsageTable",
     }
 
 

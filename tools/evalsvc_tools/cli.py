@@ -5,6 +5,8 @@
     evalsvc keys list [--tenant T]
     evalsvc keys revoke KEY_OR_KEY_ID
     evalsvc synthetic import FILE.jsonl --tenant T [--id ID] [--system-prompt TEXT]
+    evalsvc tenants set-limit --tenant T (--monthly-usd X | --clear)
+    evalsvc tenants usage --tenant T [--month YYYY-MM]
 
 Every command but `serve` targets AWS DynamoDB (table names from --stack-name outputs, from
 flags, or from the environment) or, with --local, the local embedded store.
@@ -18,14 +20,18 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 from evalsvc.errors import DomainError
 from evalsvc.identifiers import format_ms
 from evalsvc.models.datasets import MAX_PAIRS, MAX_TEXT_CHARS
+from evalsvc.pricing import PricesInvalid
 
 DEFAULT_DATA_DIR = ".evalsvc"
+# The largest monthly limit the operator may set, in dollars.
+MAX_LIMIT_USD = Decimal(10_000_000)
 
 
 def _data_dir() -> Path:
@@ -72,6 +78,8 @@ def _target(args: argparse.Namespace) -> Iterator[None]:
         env["API_KEYS_TABLE"] = args.api_keys_table
     if args.datasets_table:
         env["DATASETS_TABLE"] = args.datasets_table
+    if args.usage_table:
+        env["USAGE_TABLE"] = args.usage_table
     apply_environment(env)
     yield
 
@@ -83,18 +91,24 @@ def _stack_tables(stack_name: str, region: str | None) -> dict[str, str]:
         StackName=stack_name
     )
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks["Stacks"][0].get("Outputs", [])}
-    return {
+    tables = {
         "API_KEYS_TABLE": outputs["ApiKeysTableName"],
         "DATASETS_TABLE": outputs["DatasetsTableName"],
     }
+    if "UsageTableName" in outputs:
+        tables["USAGE_TABLE"] = outputs["UsageTableName"]
+    return tables
 
 
 # ---- commands ----------------------------------------------------------------------------------
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from evalsvc.pricing import check_prices
+
     from evalsvc_tools.local.server import serve
 
+    check_prices()  # a malformed EVALSVC_PRICES stops the start, naming the problem
     serve(args.host, args.port, args.dynamodb_port, args.data_dir)
     # Everything is on disk and closed: leave without freeing each stored item one by one,
     # which took seconds with a large store.
@@ -134,6 +148,40 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     with _target(args):
         record = api_keys.revoke_key(args.key)
     print(f"revoked key {record.key_id} of {record.user} in tenant {record.tenant}")
+    return 0
+
+
+def _usd_amount(text: str) -> Decimal:
+    """A limit in dollars: a finite number from 0 (nothing may be spent) to a million."""
+    try:
+        value = Decimal(text.strip())
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an amount in dollars") from None
+    if not value.is_finite() or not 0 <= value <= MAX_LIMIT_USD:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an amount from 0 to {MAX_LIMIT_USD} dollars"
+        )
+    return value
+
+
+def _tenants_set_limit(args: argparse.Namespace) -> int:
+    from evalsvc.logic import spending
+
+    with _target(args):
+        spending.set_limit(args.tenant, None if args.clear else args.monthly_usd)
+    if args.clear:
+        print(f"tenant {args.tenant} has no monthly LLM limit")
+    else:
+        print(f"tenant {args.tenant} may spend ${args.monthly_usd} a month on LLM calls")
+    return 0
+
+
+def _tenants_usage(args: argparse.Namespace) -> int:
+    from evalsvc.logic import spending
+
+    with _target(args):
+        figures = spending.month_usage(args.tenant, args.month)
+    print(json.dumps(figures.model_dump(mode="json"), indent=2))
     return 0
 
 
@@ -205,6 +253,7 @@ def _add_target_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--region", help="AWS region")
     group.add_argument("--api-keys-table", help="API keys table name")
     group.add_argument("--datasets-table", help="datasets table name")
+    group.add_argument("--usage-table", help="usage table name")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -236,6 +285,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_target_flags(revoke)
     revoke.set_defaults(run=_keys_revoke)
 
+    tenants = commands.add_parser("tenants", help="tenants' LLM spending").add_subparsers(
+        dest="tenants", required=True
+    )
+    limit = tenants.add_parser("set-limit", help="set (or clear) a tenant's monthly LLM limit")
+    limit.add_argument("--tenant", required=True)
+    amount = limit.add_mutually_exclusive_group(required=True)
+    amount.add_argument("--monthly-usd", type=_usd_amount, help="the limit, in US dollars")
+    amount.add_argument("--clear", action="store_true", help="remove the limit")
+    _add_target_flags(limit)
+    limit.set_defaults(run=_tenants_set_limit)
+    usage = tenants.add_parser("usage", help="a tenant's LLM usage and spending in a month")
+    usage.add_argument("--tenant", required=True)
+    usage.add_argument("--month", help="YYYY-MM (UTC); default: this month")
+    _add_target_flags(usage)
+    usage.set_defaults(run=_tenants_usage)
+
     synthetic = commands.add_parser("synthetic", help="synthetic datasets").add_subparsers(
         dest="synthetic", required=True
     )
@@ -257,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.run(args))
     except DomainError as exc:
         print(f"evalsvc: {exc.message}", file=sys.stderr)
+        return 2
+    except PricesInvalid as exc:
+        print(f"evalsvc: {exc}", file=sys.stderr)
         return 2
     except StoreFileError as exc:
         print(f"evalsvc: {exc}", file=sys.stderr)

@@ -44,6 +44,23 @@ class Throttled(DomainError):
     status_code = 429
 
 
+class OverLimit(Throttled):
+    """LLM work refused before any call: its bound does not fit the tenant's monthly limit.
+    `transient`: it would fit once the work in flight settles (its reservations are bounds)."""
+
+    def __init__(self, message: str, *, transient: bool) -> None:
+        super().__init__(message)
+        self.transient = transient
+        if transient:
+            self.headers = {"Retry-After": "30"}
+
+
+class SpendingUnbounded(DomainError):
+    """The tenant has a monthly limit, and the model has no price to hold its work to it."""
+
+    status_code = 503
+
+
 class StorageUnavailable(DomainError):
     """DynamoDB kept refusing or failing after retries; the request changed nothing."""
 

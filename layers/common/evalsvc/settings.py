@@ -16,6 +16,7 @@ class Settings(BaseModel):
     results_table: str = "evalsvc-results"
     jobs_table: str = "evalsvc-jobs"
     critiques_table: str = "evalsvc-critiques"
+    usage_table: str = "evalsvc-usage"
     # Set for the embedded local store (and tests); None means the real DynamoDB endpoint.
     dynamodb_endpoint_url: str | None = None
     judge_cache_table: str = "evalsvc-judge-cache"
@@ -30,6 +31,8 @@ class Settings(BaseModel):
     judge_timeout_seconds: float = 30.0
     judge_retry_base_seconds: float = 0.5
     judge_cache_days: int = 30
+    # Prices (USD per million tokens) over the built-in table: JSON, read by evalsvc.pricing.
+    prices: str = ""
     # Seconds an authenticated key stays cached in a warm process. Revocation takes effect
     # within this window.
     auth_cache_seconds: float = 60.0
@@ -85,6 +88,7 @@ class Settings(BaseModel):
             ("results_table", "RESULTS_TABLE"),
             ("jobs_table", "JOBS_TABLE"),
             ("critiques_table", "CRITIQUES_TABLE"),
+            ("usage_table", "USAGE_TABLE"),
             ("dynamodb_endpoint_url", "DYNAMODB_ENDPOINT_URL"),
             ("auth_cache_seconds", "AUTH_CACHE_SECONDS"),
             ("judge_cache_table", "JUDGE_CACHE_TABLE"),
@@ -98,6 +102,7 @@ class Settings(BaseModel):
             ("judge_timeout_seconds", "JUDGE_TIMEOUT_SECONDS"),
             ("judge_retry_base_seconds", "JUDGE_RETRY_BASE_SECONDS"),
             ("judge_cache_days", "JUDGE_CACHE_DAYS"),
+            ("prices", "EVALSVC_PRICES"),
             ("work_queue_url", "WORK_QUEUE_URL"),
             ("sqs_endpoint_url", "SQS_ENDPOINT_URL"),
             ("dataset_shards", "EVALSVC_DATASET_SHARDS"),

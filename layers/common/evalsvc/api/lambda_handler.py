@@ -12,11 +12,16 @@ from mangum import Mangum
 
 from evalsvc.api.app import create_app
 from evalsvc.observability import logger, metrics, tracer
+from evalsvc.pricing import check_prices
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
 def build_handler(router: APIRouter) -> LambdaHandler:
+    """The handler of `router`'s function. Built at the function's start (its init), which a
+    malformed EVALSVC_PRICES stops with PricesInvalid naming the problem: no request is
+    served with a price table that cannot be read."""
+    check_prices()
     asgi = Mangum(create_app([router]), lifespan="off")
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

@@ -5,7 +5,7 @@ request, or on the work queue when the LLM work is large (logic.augment_jobs).""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import (
@@ -17,7 +17,7 @@ from evalsvc.errors import (
     StillRunning,
 )
 from evalsvc.identifiers import check_client_id, job_id
-from evalsvc.logic import augment_jobs
+from evalsvc.logic import augment_jobs, jobs, spending
 from evalsvc.logic.datasets import (
     get_header,
     new_dataset_id,
@@ -35,6 +35,7 @@ from evalsvc.scoring.llm import LLMOutOfTime, configured_llm
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
+from evalsvc.usage import Usage
 
 
 @dataclass(slots=True)
@@ -45,6 +46,8 @@ class Augmentation:
     seed_size: int
     target_metrics: list[str]
     job: Job | None = None
+    # The LLM work done for it: in the request, and by the chunks of a job that completed.
+    usage: Usage = field(default_factory=Usage)
 
 
 def target_metric(identity: Identity, body: AugmentIn, seed_id: str) -> str | None:
@@ -118,7 +121,24 @@ def augment(
     """A new synthetic dataset of `body.multiple` variants of each selected seed pair. Large
     work is queued (augment_jobs) and, unless `respond_async`, waited for up to
     `wait_seconds`; the Augmentation then carries the running job. LLM work done here that does
-    not fit `deadline` (the request's) is handed to the queue."""
+    not fit `deadline` (the request's) is handed to the queue. Its LLM work is held to the
+    tenant's monthly limit before any call (logic.spending)."""
+    with spending.session(identity.tenant, "POST /augment", deadline.left()) as spend:
+        done = _augment(identity, body, deadline, respond_async, wait_seconds, request_key)
+    done.usage = spend.usage()
+    if done.job is not None and done.job.status is Status.COMPLETE:
+        done.usage = done.usage + jobs.spent(done.job)
+    return done
+
+
+def _augment(
+    identity: Identity,
+    body: AugmentIn,
+    deadline: Deadline,
+    respond_async: bool,
+    wait_seconds: float,
+    request_key: str | None,
+) -> Augmentation:
     seed_id = resolve_dataset_id(identity, DatasetKind.SEED, body.seed_data_id or "latest")
     queue = _Queueing(identity, body, request_key)
     with_llm = configured_llm() is not None

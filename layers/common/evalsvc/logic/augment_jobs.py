@@ -28,6 +28,7 @@ from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage.dynamo import Item
+from evalsvc.usage import Usage
 
 
 def seeds_per_chunk(multiple: int, with_llm: bool, bytes_per_seed: float | None) -> int:
@@ -147,7 +148,7 @@ class Augmentations:
         metrics.add_metric(name="SyntheticPairs", unit="Count", value=len(pairs))
         return Tally(chunk.index, len(pairs), sum(pair_bytes(pair) for pair in pairs))
 
-    def complete(self, job: Job, tallies: Sequence[Tally]) -> list[Item]:
+    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> list[Item]:
         written = sum(tally.pairs for tally in tallies)
         if written != job.pairs_total:
             raise chunks.Unrecoverable(

@@ -3,6 +3,9 @@
 throttled LLM (ModelFailed, transient: the judge's or generation's)
                     a fresh copy goes back on the queue, delayed: throttling slows a job,
                     it does not spend the chunk's attempts (up to MAX_REQUEUES times)
+past the tenant's monthly limit (OverLimit)
+                    while work in flight holds the room: requeued, delayed, like throttling;
+                    when what was spent leaves none: the job fails now, with the reason
 bad input, provider refused, Unrecoverable (e.g. the dataset was overwritten)
                     the job fails now, with the reason: no attempt can do better
 anything else       the error is noted on the job and the chunk retried after a backoff;
@@ -24,7 +27,9 @@ from evalsvc.errors import (
     InvalidInput,
     ModelFailed,
     OutOfTime,
+    OverLimit,
     ProviderUnavailable,
+    SpendingUnbounded,
 )
 from evalsvc.models.jobs import Chunk
 from evalsvc.observability import logger, metrics
@@ -36,6 +41,8 @@ S = TypeVar("S")
 # A chunk whose LLM is throttled goes back on the queue, delayed, up to this many times (at up
 # to 15 minutes each: hours of patience) before its job fails.
 MAX_REQUEUES = 24
+# A chunk past the monthly limit while other work holds its room waits at least this long.
+OVER_LIMIT_PAUSE_SECONDS = 60.0
 # The HTTP status a waiting caller is answered with when a job fails for no better-known reason.
 INTERNAL = 500
 
@@ -120,7 +127,13 @@ def run(chunk: Chunk, attempt: int, work: Callable[[], None], record: JobRecord)
             _requeue_throttled(chunk, exc.message, record, exc.retry_after)
             return
         _note_and_retry(chunk, exc.message, exc.status_code, attempt, record)
-    except (InvalidInput, ProviderUnavailable, Unrecoverable) as exc:
+    except OverLimit as exc:
+        if exc.transient:
+            _requeue_throttled(chunk, exc.message, record, OVER_LIMIT_PAUSE_SECONDS)
+            return
+        record.fail(chunk, exc.message, exc.status_code)
+        logger.warning("job failed", extra={"job": chunk.job_id, "why": exc.message})
+    except (InvalidInput, ProviderUnavailable, SpendingUnbounded, Unrecoverable) as exc:
         record.fail(chunk, exc.message, exc.status_code)
         logger.warning("job failed", extra={"job": chunk.job_id, "why": exc.message})
     except DomainError as exc:

@@ -29,6 +29,7 @@ from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
 from evalsvc.storage.dynamo import Item
+from evalsvc.usage import Usage
 
 
 def pairs_per_chunk(definitions: Sequence[str], bytes_per_pair: float | None) -> int:
@@ -83,11 +84,14 @@ def start(
 
 
 def current(tenant: str, results_id: str) -> EvaluationResult | None:
-    """The result as it stands; a queued one not complete with its job's progress."""
+    """The result as it stands; a queued one not complete with its job's progress and the
+    LLM usage of its chunks so far."""
     result = results_store.get(tenant, results_id)
     if result is not None and result.status is not Status.COMPLETE:
         job = jobs.get(tenant, JobKind.EVALUATION, results_id)
         result.pairs_done = job.pairs_done if job else 0
+        if job is not None:  # the chunks' LLM usage so far
+            result.usage = result.usage + jobs.spent(job)
         if job is not None and job.status is Status.FAILED and result.status is Status.RUNNING:
             # The job ended between the two reads: its failure is the result's.
             result.status, result.failure = job.status, job.failure
@@ -161,7 +165,7 @@ class Evaluations:
             totals=totals(everything, len(result.definitions)),
         )
 
-    def complete(self, job: Job, tallies: Sequence[Tally]) -> list[Item]:
+    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> list[Item]:
         result = results_store.get(job.tenant, job.job_id)
         if result is None:
             raise chunks.Unrecoverable(f"evaluation result {job.job_id!r} is missing")
@@ -173,6 +177,8 @@ class Evaluations:
         summarize_totals(result, [tally.totals for tally in tallies])
         result.pairs_done = scored
         result.scored_bytes = sum(tally.bytes for tally in tallies)
+        # What the request used before it queued the rest, and every delivery of every chunk.
+        result.usage = result.usage + spent
         return results_store.complete_actions(result)
 
     def failed(self, job: Job, reason: str, http_status: int) -> list[Item]:

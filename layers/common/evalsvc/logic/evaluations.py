@@ -8,6 +8,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import (
@@ -21,7 +22,7 @@ from evalsvc.errors import (
 )
 from evalsvc.identifiers import check_client_id, job_id, new_id, now_ms
 from evalsvc.logic import datasets as dataset_logic
-from evalsvc.logic import evaluation_jobs
+from evalsvc.logic import estimates, evaluation_jobs, spending
 from evalsvc.logic import metrics as metrics_logic
 from evalsvc.logic.datasets import MAX_PAGE_SIZE, PAGE_MAX_BYTES
 from evalsvc.logic.scored_pairs import score_pairs, summarize_result
@@ -78,6 +79,9 @@ STORING_BASE_SECONDS = 3.0
 STORED_PAIRS_PER_SECOND = 2_000.0
 
 
+ROUTE = "POST /evaluate"
+
+
 def evaluate(
     identity: Identity,
     body: EvaluateIn,
@@ -92,7 +96,22 @@ def evaluate(
     unless `respond_async`, waited for up to `wait_seconds`. Work planned here that turns out
     not to fit (a judge slower than expected) is handed to the queue at the deadline, its
     verdicts so far kept in the judge cache. The result returned is complete, or running when
-    queued."""
+    queued. Its LLM work is held to `max_cost_usd` and the tenant's monthly limit before any
+    call (logic.spending)."""
+    cap = None if body.max_cost_usd is None else Decimal(str(body.max_cost_usd))
+    with spending.session(identity.tenant, ROUTE, deadline.left(), cap) as spend:
+        return _evaluate(identity, body, deadline, spend, respond_async, wait_seconds, request_key)
+
+
+def _evaluate(
+    identity: Identity,
+    body: EvaluateIn,
+    deadline: Deadline,
+    spend: spending.Spending,
+    respond_async: bool,
+    wait_seconds: float,
+    request_key: str | None,
+) -> EvaluationResult:
     kind, reference = body.dataset
     dataset_id = dataset_logic.resolve_dataset_id(identity, kind, reference)
     metrics_set = metrics_logic.get_metrics_set(identity, body.metrics_id)
@@ -109,7 +128,7 @@ def evaluate(
         pair_count=0,
         summaries=[],
     )
-    queue = Queueing(identity, result, body, request_key)
+    queue = Queueing(identity, result, body, request_key, spend)
     needs_judge = any(not checks.is_check(d) for d in definitions)
     judge = configured_judge(identity.tenant, deadline) if needs_judge else None
     # A question with no judge configured is a 400 before any pair is read.
@@ -126,6 +145,8 @@ def evaluate(
         per_pair = header.bytes_per_pair
         selected_bytes = None if per_pair is None else len(refs) * per_pair
         if not runs_inline(definitions, len(refs), selected_bytes, respond_async):
+            if judge is not None and spend.max_cost is not None:
+                spend.check_cap(estimates.bound_unread(judge, metrics_of_set, header, len(refs)))
             queued = queue.start(header, ords)
             if respond_async:
                 return queued
@@ -153,6 +174,7 @@ def evaluate(
             header, ords, f"it did not fit in this request ({missing} pairs were left to score)"
         )
     summarize_result(result, scoring.scored)
+    result.usage = spend.usage()
     results_store.put(result, scoring.scored)
     metrics.add_metric(name="PairsScored", unit="Count", value=len(scoring.scored))
     metrics.add_metric(name="Evaluations", unit="Count", value=1)
@@ -175,10 +197,16 @@ class Queueing:
     Idempotency-Key and body) finds the same job."""
 
     def __init__(
-        self, identity: Identity, result: EvaluationResult, body: EvaluateIn, key: str | None
+        self,
+        identity: Identity,
+        result: EvaluationResult,
+        body: EvaluateIn,
+        key: str | None,
+        spend: spending.Spending,
     ) -> None:
         self.identity = identity
         self.result = result
+        self.spend = spend
         self.labels = (body.pair_query.pair_labels if body.pair_query else None) or []
         self.key = key
         self.available = get_settings().work_queue_url is not None
@@ -187,6 +215,9 @@ class Queueing:
         result = self.result
         result.system_prompt, result.pair_count = header.system_prompt, len(ords)
         result.results_id = job_id("ev_", self.identity.tenant, self.key)
+        # What the request used before queueing (a hand-over's verdicts so far): the chunks'
+        # usage is added to it when the job completes.
+        result.usage = self.spend.usage()
         return evaluation_jobs.start(result, header, ords, self.labels)
 
     def hand_over(self, header: DatasetHeader, ords: Sequence[str], why: str) -> DomainError:

@@ -14,6 +14,7 @@ from evalsvc.errors import InvalidInput, NotFound
 from evalsvc.logic import datasets as dataset_logic
 from evalsvc.logic import evaluations as evaluation_logic
 from evalsvc.logic import metrics as metrics_logic
+from evalsvc.logic import spending
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import Critique, LowScore
@@ -23,6 +24,7 @@ from evalsvc.observability import logger
 from evalsvc.scoring import checks
 from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, configured_llm
 from evalsvc.storage import datasets as datasets_store
+from evalsvc.usage import Usage, guard
 
 WEAK_BELOW = 4.0
 EXAMPLES_PER_METRIC = 3
@@ -49,6 +51,7 @@ class Improvement:
     original_prompt: str
     metrics_id: str
     by: str  # "llm" or "rules"
+    usage: Usage = field(default_factory=Usage)
 
 
 def placeholders(prompt: str) -> set[str]:
@@ -251,14 +254,16 @@ def check_llm_prompt(candidate: str, original: str, best: str) -> str | None:
 def llm_improvement(
     llm: LLM, original: str, definitions: list[str], views: list[CandidateView]
 ) -> str | None:
+    user = meta_prompt(original, definitions, views)
+    expected = IMPROVEMENT_MAX_TOKENS // 2
+    guard(
+        llm.bound(
+            SYSTEM, user, SCHEMA, "record_prompt", IMPROVEMENT_MAX_TOKENS, expected_output=expected
+        )
+    )
     try:
         answer = llm.ask(
-            SYSTEM,
-            meta_prompt(original, definitions, views),
-            SCHEMA,
-            "record_prompt",
-            _accept,
-            max_tokens=4096,
+            SYSTEM, user, SCHEMA, "record_prompt", _accept, max_tokens=IMPROVEMENT_MAX_TOKENS
         )
     except LLMFailed as exc:
         logger.warning(
@@ -275,6 +280,8 @@ def llm_improvement(
     return answer.strip()
 
 
+# The most tokens an improved prompt may take.
+IMPROVEMENT_MAX_TOKENS = 4096
 # Time kept back from the request's deadline for the deterministic improvement and the answer.
 ANSWER_SECONDS = 2.0
 
@@ -283,11 +290,12 @@ def improve_prompt(identity: Identity, body: ImprovePromptIn, deadline: Deadline
     """The improved prompt: the LLM's, if it gives an acceptable one before `deadline`; else
     the deterministic improvement."""
     original, metrics_set, views = gather(identity, body)
-    llm = configured_llm(deadline.earlier(ANSWER_SECONDS))
-    improved = llm_improvement(llm, original, metrics_set.definitions, views) if llm else None
+    with spending.session(identity.tenant, "POST /improve_prompt", deadline.left()) as spend:
+        llm = configured_llm(deadline.earlier(ANSWER_SECONDS))
+        improved = llm_improvement(llm, original, metrics_set.definitions, views) if llm else None
     by = "llm"
     if improved is None:
         improved = deterministic_improvement(metrics_set.definitions, views)
         by = "rules"
     logger.info("prompt improved", extra={"by": by, "candidates": len(views)})
-    return Improvement(improved, original, metrics_set.metrics_id, by)
+    return Improvement(improved, original, metrics_set.metrics_id, by, spend.usage())

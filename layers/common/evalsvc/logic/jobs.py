@@ -6,9 +6,12 @@ chunk and what completing or failing the job changes besides the job itself.
                transaction), then one message per chunk on the work queue
     wait       the request, for a plain POST: until the job ends, or out of time
     run_chunk  a worker: do one chunk, then count it once (storage.jobs.count), leaving its
-               tally (the kind's aggregates)
-    finish     whoever counts the last chunk: reads the tallies (one item per chunk) and ends
-               the job complete, with the kind's actions, in one transaction
+               tally (the kind's aggregates); each delivery's LLM usage is added to its
+               chunk's (storage.jobs.add_spent) and to the tenant's month (logic.spending),
+               whatever its outcome
+    finish     whoever counts the last chunk: reads the tallies (one item per chunk) and the
+               chunks' usage, and ends the job complete, with the kind's actions, in one
+               transaction
     give_up    the dead-letter worker: a chunk that kept failing fails the job
     sweep      on a schedule: a running job with no progress for EVALSVC_JOB_STALL_SECONDS has
                its missing chunks queued again (MAX_SWEEPS times), then fails, saying why
@@ -30,7 +33,7 @@ from typing import Protocol
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import DomainError
 from evalsvc.identifiers import now_ms
-from evalsvc.logic import chunks
+from evalsvc.logic import chunks, spending
 from evalsvc.models.jobs import Chunk, Job, JobKind, Status, Tally
 from evalsvc.observability import logger, metrics
 from evalsvc.settings import get_settings
@@ -38,6 +41,7 @@ from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import work_queue
 from evalsvc.storage.datasets import fingerprint
 from evalsvc.storage.dynamo import Item
+from evalsvc.usage import Usage
 
 # Times the sweeper queues a stalled job's missing chunks again before failing it.
 MAX_SWEEPS = 3
@@ -55,9 +59,10 @@ class Work(Protocol):
         it must not be counted (another delivery counted it meanwhile)."""
         ...
 
-    def complete(self, job: Job, tallies: Sequence[Tally]) -> list[Item]:
+    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> list[Item]:
         """The transaction actions that make what the job produced exist, from the tallies of
-        all its chunks. Raises chunks.Unrecoverable when the job must fail instead."""
+        all its chunks and the LLM usage of their deliveries. Raises chunks.Unrecoverable when
+        the job must fail instead."""
         ...
 
     def failed(self, job: Job, reason: str, http_status: int) -> list[Item]:
@@ -126,6 +131,11 @@ def get(tenant: str, kind: JobKind, job_id: str) -> Job | None:
     return jobs_store.get(tenant, kind, job_id)
 
 
+def spent(job: Job) -> Usage:
+    """The LLM usage of the job's chunks so far (every delivery)."""
+    return jobs_store.spent(job.tenant, job.kind, job.job_id)
+
+
 def wait(job: Job, seconds: float) -> Job:
     """The job's state once it has ended, or after `seconds` (with the params of `job`: the
     polls read the small state only)."""
@@ -179,7 +189,13 @@ def _run(job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> None:
         # duplicate first delivery does the chunk again, and its count is refused.)
         _finish_if_all_counted(job)
         return
-    tally = _work(chunk.kind).run(job, chunk, attempt, deadline)
+    route = f"worker {chunk.kind.value}"
+    with spending.session(chunk.tenant, route, deadline.left()) as spend:
+        try:
+            tally = _work(chunk.kind).run(job, chunk, attempt, deadline)
+        finally:
+            # Before the chunk is counted: the finish that counting may trigger sums it.
+            _keep_spent(chunk, spend.usage())
     if tally is None:
         _finish_if_all_counted(jobs_store.get(job.tenant, job.kind, job.job_id))
         return
@@ -197,6 +213,15 @@ def _run(job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> None:
         finish(job.tenant, job.kind, job.job_id)
 
 
+def _keep_spent(chunk: Chunk, usage: Usage) -> None:
+    if usage.empty:
+        return
+    try:
+        jobs_store.add_spent(chunk, usage)
+    except Exception:
+        logger.exception("a chunk's LLM usage could not be kept", extra={"job": chunk.job_id})
+
+
 def _finish_if_all_counted(job: Job | None) -> None:
     if job is not None and job.status is Status.RUNNING and job.chunks_done >= job.chunk_count:
         finish(job.tenant, job.kind, job.job_id)
@@ -212,7 +237,7 @@ def finish(tenant: str, kind: JobKind, job_id: str) -> None:
         return  # not every chunk is counted yet
     work = _work(kind)
     try:
-        actions = work.complete(job, tallies)
+        actions = work.complete(job, tallies, jobs_store.spent(tenant, kind, job_id))
     except chunks.Unrecoverable as exc:
         fail(tenant, kind, job_id, exc.message, chunks.INTERNAL)
         return

@@ -10,11 +10,13 @@ from typing import Any
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import GenerationFailed, InvalidInput, OutOfTime
+from evalsvc.logic import spending
 from evalsvc.logic.metrics import create_metrics_set
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS, MetricsSet
 from evalsvc.observability import logger
 from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, LLMOutOfTime, configured_llm
+from evalsvc.usage import Usage, guard
 
 _REQUIREMENT = re.compile(
     r"\b(must|should|shall|always|never|do not|don't|does not|avoid|ensure|make sure|only|"
@@ -27,6 +29,9 @@ _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*")
 
 # Time kept back from the request's deadline to store the metrics set and answer.
 STORING_SECONDS = 2.0
+# The most tokens the questions may take, and what they are expected to.
+QUESTIONS_MAX_TOKENS = 4096
+EXPECTED_QUESTIONS_TOKENS = 400
 
 SYSTEM = (
     "You write evaluation questions for an AI assistant. From its system prompt, list every "
@@ -79,8 +84,20 @@ def _accept(value: Any) -> list[str]:
 
 def llm_questions(llm: LLM, system_prompt: str) -> list[str]:
     user = f"<system_prompt>\n{system_prompt}\n</system_prompt>\n\nAnswer with JSON only."
+    guard(
+        llm.bound(
+            SYSTEM,
+            user,
+            SCHEMA,
+            "record_questions",
+            QUESTIONS_MAX_TOKENS,
+            expected_output=EXPECTED_QUESTIONS_TOKENS,
+        )
+    )
     try:
-        return llm.ask(SYSTEM, user, SCHEMA, "record_questions", _accept, max_tokens=4096)
+        return llm.ask(
+            SYSTEM, user, SCHEMA, "record_questions", _accept, max_tokens=QUESTIONS_MAX_TOKENS
+        )
     except LLMOutOfTime as exc:
         raise OutOfTime(
             f"the LLM gave no usable questions within the request's time limit ({exc.problem}); "
@@ -94,11 +111,19 @@ def llm_questions(llm: LLM, system_prompt: str) -> list[str]:
         ) from exc
 
 
-def questions_from_prompt(identity: Identity, system_prompt: str, deadline: Deadline) -> MetricsSet:
+def questions_from_prompt(
+    identity: Identity, system_prompt: str, deadline: Deadline
+) -> tuple[MetricsSet, Usage]:
     """A new metrics set of yes/no questions for the requirements of `system_prompt`, the LLM's
-    before `deadline` (less the time to store them)."""
+    before `deadline` (less the time to store them); and the LLM usage it took."""
     if not system_prompt.strip():
         raise InvalidInput("system_prompt is empty: send the prompt to derive questions from")
+    with spending.session(identity.tenant, "POST /questions", deadline.left()) as spend:
+        metrics_set = _questions(identity, system_prompt, deadline)
+    return metrics_set, spend.usage()
+
+
+def _questions(identity: Identity, system_prompt: str, deadline: Deadline) -> MetricsSet:
     llm = configured_llm(deadline.earlier(STORING_SECONDS))
     questions = llm_questions(llm, system_prompt) if llm else deterministic_questions(system_prompt)
     if not questions:

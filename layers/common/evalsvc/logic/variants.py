@@ -12,6 +12,7 @@ from evalsvc.errors import GenerationFailed
 from evalsvc.models.datasets import MAX_TEXT_CHARS, Pair
 from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, LLMOutOfTime
 from evalsvc.scoring.perturb import KINDS, perturb
+from evalsvc.usage import Bound, guard, text_bytes
 
 
 def perturbed_variants(seed: Pair, multiple: int) -> list[Pair]:
@@ -80,6 +81,9 @@ def _same(variant: tuple[str, str]) -> tuple[str, str]:
 
 # How many of the variants already written a follow-up request lists, and how much of each.
 SHOWN_VARIANTS = 20
+# The most tokens one answer of variants may take, and what one variant is expected to.
+VARIANTS_MAX_TOKENS = 4096
+EXPECTED_VARIANT_TOKENS = 40
 SHOWN_CHARS = 200
 
 
@@ -122,7 +126,9 @@ def redraft(
             )
         user = _request(seed, multiple - len(have), have, system_prompt, aim)
         try:
-            found = llm.ask(SYSTEM, user, SCHEMA, "record_variants", _usable, max_tokens=4096)
+            found = llm.ask(
+                SYSTEM, user, SCHEMA, "record_variants", _usable, max_tokens=VARIANTS_MAX_TOKENS
+            )
         except LLMOutOfTime:
             raise
         except LLMFailed as exc:
@@ -146,10 +152,41 @@ def redraft(
     ]
 
 
+def variants_bound(
+    llm: LLM, seeds: Sequence[Pair], multiple: int, system_prompt: str, target: str | None
+) -> Bound:
+    """At most what redrafting every seed can use: per seed, `multiple` answers with
+    something new and `max_attempts` with nothing, each asked with the most it can show of
+    what was already written (SHOWN_VARIANTS inputs of SHOWN_CHARS 4-byte characters)."""
+    aim = target or "overall answer quality"
+    widest = [("\U0010ffff" * SHOWN_CHARS, "")] * SHOWN_VARIANTS
+    bound = Bound(model=llm.name)
+    for seed in seeds:
+        ask = llm.bound(
+            SYSTEM,
+            _request(seed, multiple, widest, system_prompt, aim),
+            SCHEMA,
+            "record_variants",
+            VARIANTS_MAX_TOKENS,
+            expected_output=multiple * (EXPECTED_VARIANT_TOKENS + text_bytes(seed.output) // 4),
+        )
+        asks = multiple + llm.max_attempts
+        bound += Bound(
+            calls=asks,
+            input_tokens_max=asks * ask.input_tokens_max,
+            output_tokens_max=asks * ask.output_tokens_max,
+            input_tokens_expected=ask.input_tokens_expected,
+            output_tokens_expected=ask.output_tokens_expected,
+        )
+    return bound
+
+
 def llm_variants(
     llm: LLM, seeds: Sequence[Pair], multiple: int, system_prompt: str, target: str | None
 ) -> list[Pair]:
-    """`multiple` variants of every seed, up to the LLM's concurrency seeds at a time."""
+    """`multiple` variants of every seed, up to the LLM's concurrency seeds at a time; their
+    bound is shown to the usage guard first (which may refuse them)."""
+    guard(variants_bound(llm, seeds, multiple, system_prompt, target))
     pool = ThreadPoolExecutor(max_workers=min(llm.concurrency, len(seeds)))
     try:
         futures = [

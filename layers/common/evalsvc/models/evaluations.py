@@ -15,7 +15,9 @@ from evalsvc.models.datasets import (
     text_bytes,
 )
 from evalsvc.models.jobs import Status
+from evalsvc.models.usage import MAX_COST_USD, UsageOut
 from evalsvc.stats import Summary
+from evalsvc.usage import Usage
 
 LOWEST_PER_METRIC = 5
 MAX_REASON_CHARS = 1_000
@@ -45,6 +47,14 @@ class EvaluateIn(BaseModel):
     seed_data_id: str | None = None
     metrics_id: str | None = None
     pair_query: PairQuery | None = None
+    max_cost_usd: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_COST_USD,
+        allow_inf_nan=False,
+        description="Refuse (400, before any LLM call) when the run could cost more than this "
+        "(its cost_usd_max, as POST /evaluate/estimate gives it) or the model has no price",
+    )
 
     @model_validator(mode="after")
     def _exactly_one_dataset(self) -> EvaluateIn:
@@ -121,6 +131,8 @@ class EvaluationResult:
     # listed_bytes of the scored pairs stored so far; None for a result stored before it was
     # kept.
     scored_bytes: int | None = None
+    # The LLM work that scoring took (complete results; a running one's so far in its request).
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(slots=True)
@@ -178,6 +190,7 @@ class EvaluateOut(BaseModel):
     created_at: str
     pair_count: int
     scores: list[MetricScoreOut]
+    usage: UsageOut
 
 
 class QueuedOut(BaseModel):
@@ -237,6 +250,9 @@ class EvaluationOut(BaseModel):
         default=None, description="Present only with includeAllScores=true"
     )
     human_critique: list[CritiqueOut]
+    usage: UsageOut = Field(
+        description="The LLM work of the scoring (of a running result: what its request used)"
+    )
 
 
 class EvaluationPageOut(BaseModel):

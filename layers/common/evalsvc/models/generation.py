@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from evalsvc.models.datasets import MAX_TEXT_CHARS
 from evalsvc.models.evaluations import PairQuery
 from evalsvc.models.metrics import MAX_DEFINITIONS
+from evalsvc.models.usage import UsageOut
 
 MAX_CANDIDATES = 20
 MAX_MULTIPLE = 50
@@ -54,6 +55,7 @@ class ImprovePromptOut(BaseModel):
     improved_prompt: str
     original_prompt: str
     metrics_id: str
+    usage: UsageOut
 
 
 class AugmentIn(BaseModel):
@@ -74,6 +76,7 @@ class AugmentOut(BaseModel):
     synthetic_data_size: int
     system_prompt: str
     target_metrics: list[str]
+    usage: UsageOut
 
 
 class AugmentQueuedOut(BaseModel):

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalsvc.identifiers import format_ms
+from evalsvc.models.usage import UsageOut
 
 MAX_DEFINITIONS = 50
 MAX_DEFINITION_CHARS = 2_000
@@ -33,6 +34,10 @@ class SpecifyQuestionsIn(BaseModel):
 class MetricsCreated(BaseModel):
     metrics_id: str
     definitions: list[str]
+
+
+class QuestionsOut(MetricsCreated):
+    usage: UsageOut
 
 
 class MetricsSetOut(BaseModel):

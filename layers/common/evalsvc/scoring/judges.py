@@ -2,10 +2,11 @@
 pool of at most JUDGE_CONCURRENCY calls across every (question, pair), and keeps verdicts in
 the per-tenant cache.
 
-Judging is started (`begin`) before the caller scores its checks, so calls are in flight while
-the checks run, and collected (`result`) after. Every verdict given is cached, whatever happens
-to the others: a failure, or the deadline, leaves the verdicts already paid for where the next
-attempt finds them.
+Judging is planned (`plan`: the cache read, and the bound of the calls left), the plan shown to
+the usage guard (which may refuse it before any call), started (`begin`) before the caller
+scores its checks, so calls are in flight while the checks run, and collected (`result`)
+after. Every verdict given is cached, whatever happens to the others: a failure, or the
+deadline, leaves the verdicts already paid for where the next attempt finds them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import math
 from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import JudgeFailed, OutOfTime
@@ -31,8 +33,11 @@ from evalsvc.scoring.verdicts import (
     verdict_from_object,
 )
 from evalsvc.storage import judge_cache
+from evalsvc.usage import EXPECTED_VERDICT_TOKENS, Bound, calls_bound, guard, text_bytes
 
 TOOL_NAME = "record_verdict"
+# The most tokens a verdict may take: every judge call asks for at most this many.
+VERDICT_MAX_TOKENS = 512
 
 
 def cache_key(provider: str, question: str, system_prompt: str, pair: Pair) -> str:
@@ -46,32 +51,32 @@ def _preview(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+@dataclass(slots=True)
+class JudgePlan:
+    """What judging every (question, pair) of one scoring takes: the cache keys, the verdicts
+    the cache holds, the calls left to make (one per distinct key: identical pairs under one
+    question are judged once) and their bound."""
+
+    keys: dict[tuple[int, int], str]
+    cached: dict[str, tuple[int, str]]
+    todo: dict[str, tuple[str, Pair]]
+    hits: int
+    bound: Bound
+
+
 class JudgeRun:
     """The verdicts on every (question, pair) of one scoring: cached ones read at once, the
     others asked of the LLM in one pool, the pairs in order so that whole pairs finish first."""
 
-    def __init__(
-        self,
-        judge: CachedJudge,
-        questions: Sequence[str],
-        pairs: Sequence[Pair],
-        system_prompt: str,
-    ) -> None:
+    def __init__(self, judge: CachedJudge, plan: JudgePlan, system_prompt: str) -> None:
         self._judge = judge
         self._llm = judge.llm
         self._retries_before = self._llm.retries
-        self._keys = {
-            (q, i): cache_key(self._llm.name, question, system_prompt, pair)
-            for i, pair in enumerate(pairs)
-            for q, question in enumerate(questions)
-        }
-        self._verdicts = judge_cache.get_many(judge.tenant, list(self._keys.values()))
-        self._hits = sum(1 for key in self._keys.values() if key in self._verdicts)
-        # One call per distinct key: identical pairs under one question are judged once.
-        todo: dict[str, tuple[str, Pair]] = {}
-        for (q, i), key in self._keys.items():
-            if key not in self._verdicts and key not in todo:
-                todo[key] = (questions[q], pairs[i])
+        self._keys = plan.keys
+        self._verdicts = plan.cached
+        self._hits = plan.hits
+        self._llm.meter.record(cache_hits=plan.hits)
+        todo = plan.todo
         self._pool: ThreadPoolExecutor | None = None
         self._futures: dict[str, Future[tuple[int, str] | None]] = {}
         if todo:
@@ -86,7 +91,12 @@ class JudgeRun:
         user = user_message(question, system_prompt, pair.input, pair.output)
         try:
             return self._llm.ask(
-                SYSTEM, user, VERDICT_SCHEMA, TOOL_NAME, verdict_from_object, max_tokens=512
+                SYSTEM,
+                user,
+                VERDICT_SCHEMA,
+                TOOL_NAME,
+                verdict_from_object,
+                max_tokens=VERDICT_MAX_TOKENS,
             )
         except LLMOutOfTime:
             return None
@@ -151,10 +161,60 @@ class CachedJudge:
         self.llm = llm
         self.tenant = tenant
 
+    def plan(
+        self, questions: Sequence[str], pairs: Sequence[Pair], system_prompt: str
+    ) -> JudgePlan:
+        """Read the cache for every (question, pair) and bound the calls left; no call."""
+        keys = {
+            (q, i): cache_key(self.llm.name, question, system_prompt, pair)
+            for i, pair in enumerate(pairs)
+            for q, question in enumerate(questions)
+        }
+        cached = judge_cache.get_many(self.tenant, list(keys.values()))
+        hits = sum(1 for key in keys.values() if key in cached)
+        todo: dict[str, tuple[str, Pair]] = {}
+        bound = Bound(cached=hits, model=self.llm.name)
+        for (q, i), key in keys.items():
+            if key not in cached and key not in todo:
+                question, pair = questions[q], pairs[i]
+                todo[key] = (question, pair)
+                bound += self.llm.bound(
+                    SYSTEM,
+                    user_message(question, system_prompt, pair.input, pair.output),
+                    VERDICT_SCHEMA,
+                    TOOL_NAME,
+                    VERDICT_MAX_TOKENS,
+                    expected_output=EXPECTED_VERDICT_TOKENS,
+                )
+        return JudgePlan(keys, cached, todo, hits, bound)
+
+    def bound_unread(
+        self, questions: Sequence[str], system_prompt: str, pair_count: int, pair_bytes: int
+    ) -> Bound:
+        """A bound of judging `pair_count` pairs whose texts, not read, take at most
+        `pair_bytes` together, on every question; no cache read (all are counted as calls)."""
+        fixed = text_bytes(SYSTEM, json.dumps(VERDICT_SCHEMA), TOOL_NAME)
+        sent = sum(
+            pair_count * (fixed + text_bytes(user_message(q, system_prompt, "", ""))) + pair_bytes
+            for q in questions
+        )
+        bound = calls_bound(
+            pair_count * len(questions),
+            sent,
+            VERDICT_MAX_TOKENS,
+            self.llm.max_attempts,
+            EXPECTED_VERDICT_TOKENS,
+        )
+        bound.model = self.llm.name
+        return bound
+
     def begin(
         self, questions: Sequence[str], pairs: Sequence[Pair], system_prompt: str
     ) -> JudgeRun:
-        return JudgeRun(self, questions, pairs, system_prompt)
+        """Plan, show the plan to the usage guard (which may refuse it), and start the calls."""
+        plan = self.plan(questions, pairs, system_prompt)
+        guard(plan.bound)
+        return JudgeRun(self, plan, system_prompt)
 
     def expected_seconds(self, calls: int) -> float | None:
         """How long `calls` judge calls are expected to take at this judge's concurrency, from

@@ -12,6 +12,10 @@ would not finish in time (judging by the provider's recent latency) is not start
 before a retry (at least the provider's `Retry-After`) that would cross it ends the asking with
 LLMOutOfTime instead. Model text is hostile: answers are read with bounds (size, nesting) and
 lone surrogates in them become U+FFFD, so whatever is stored from them can be stored.
+
+Every attempt is metered (evalsvc.usage): a call, and the tokens the provider says it used;
+an answer that says nothing of its tokens counts the call's bound (what was sent, and
+max_tokens, which every call sends), so spending is never undercounted.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
@@ -35,6 +40,14 @@ from evalsvc.errors import ProviderUnavailable
 from evalsvc.scoring.bounded_json import MAX_DEPTH, nesting_depth
 from evalsvc.scoring.text import storable
 from evalsvc.settings import Settings, get_settings
+from evalsvc.usage import (
+    CALL_OVERHEAD_TOKENS,
+    Bound,
+    Meter,
+    calls_bound,
+    current_meter,
+    text_bytes,
+)
 
 T = TypeVar("T")
 
@@ -55,7 +68,36 @@ class RetryableError(Exception):
 
 
 class InvalidAnswer(ValueError):
-    """The model's answer is not what the schema asked for."""
+    """The model's answer is not what the schema asked for; `tokens` (input, output) when the
+    provider said what it used on it."""
+
+    def __init__(self, message: str, tokens: tuple[int, int] | None = None) -> None:
+        super().__init__(message)
+        self.tokens = tokens
+
+
+# The most tokens a provider's count is believed for, per call (far above any context window).
+MAX_REPORTED_TOKENS = 100_000_000
+
+
+def reported_tokens(input_tokens: Any, output_tokens: Any) -> tuple[int, int] | None:
+    """The provider's counts when both are sane whole numbers; None otherwise."""
+    counts = (input_tokens, output_tokens)
+    if all(
+        isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= MAX_REPORTED_TOKENS
+        for c in counts
+    ):
+        return int(input_tokens), int(output_tokens)
+    return None
+
+
+@dataclass(slots=True)
+class Answer:
+    """What one call gave: the JSON values of the answer (most likely first), and the tokens
+    (input, output) the provider said it used, or None when it did not say."""
+
+    values: list[Any]
+    tokens: tuple[int, int] | None
 
 
 class LLMFailed(Exception):
@@ -96,8 +138,8 @@ class Provider(Protocol):
         schema_name: str,
         max_tokens: int,
         timeout: float,
-    ) -> list[Any]:
-        """The JSON values the answer holds, most likely first; within `timeout` seconds."""
+    ) -> Answer:
+        """The answer, within `timeout` seconds; at most `max_tokens` of it."""
         ...
 
 
@@ -204,12 +246,12 @@ class OpenAIProvider:
         schema_name: str,
         max_tokens: int,
         timeout: float,
-    ) -> list[Any]:
-        # `max_tokens` is not sent: OpenAI's newer models refuse it; the schema bounds the answer.
+    ) -> Answer:
         status, raw, wait = self._post(
             {
                 "model": self.model,
                 "temperature": 0,
+                "max_tokens": max_tokens,
                 "messages": [
                     {"role": "system", "content": system},
                     {"role": "user", "content": user},
@@ -231,12 +273,20 @@ class OpenAIProvider:
             detail = raw[:200].decode(errors="replace")
             raise ProviderUnavailable(f"the LLM answered HTTP {status}: {detail}")
         try:
-            content = json.loads(raw)["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
-            raise InvalidAnswer("the response has no message content") from exc
+            document = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise InvalidAnswer("the response is not JSON") from exc
+        tokens = None
+        if isinstance(document, dict) and isinstance(document.get("usage"), dict):
+            usage = document["usage"]
+            tokens = reported_tokens(usage.get("prompt_tokens"), usage.get("completion_tokens"))
+        try:
+            content = document["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise InvalidAnswer("the response has no message content", tokens) from exc
         if not isinstance(content, str):
-            raise InvalidAnswer("the message content is not text")
-        return json_objects(content)
+            raise InvalidAnswer("the message content is not text", tokens)
+        return Answer(json_objects(content), tokens)
 
 
 def retry_after(headers: Any) -> float | None:
@@ -294,7 +344,7 @@ class BedrockProvider:
         schema_name: str,
         max_tokens: int,
         timeout: float,
-    ) -> list[Any]:
+    ) -> Answer:
         from botocore.exceptions import BotoCoreError, ClientError
 
         client = self.client_for(timeout_step(timeout))
@@ -326,11 +376,13 @@ class BedrockProvider:
             ) from exc
         except BotoCoreError as exc:
             raise RetryableError(f"could not reach Bedrock: {exc.__class__.__name__}") from exc
+        usage = response.get("usage") or {}
+        tokens = reported_tokens(usage.get("inputTokens"), usage.get("outputTokens"))
         blocks = response.get("output", {}).get("message", {}).get("content", [])
         tool_inputs = [b["toolUse"].get("input") for b in blocks if "toolUse" in b]
         if tool_inputs:
-            return tool_inputs
-        return json_objects("".join(block.get("text", "") for block in blocks))
+            return Answer(tool_inputs, tokens)
+        return Answer(json_objects("".join(block.get("text", "") for block in blocks)), tokens)
 
 
 # Read timeouts Bedrock clients are made with; a call uses the largest that fits its time.
@@ -426,6 +478,34 @@ class LLM:
         self._lock = threading.Lock()
         self.calls = 0
         self.retries = 0
+        # Where every attempt's usage goes: the request's or chunk's meter (usage.metering).
+        self.meter = current_meter() or Meter()
+        self.meter.name_model(self.name)
+
+    def bound(
+        self,
+        system: str,
+        user: str,
+        schema: dict[str, Any],
+        schema_name: str,
+        max_tokens: int,
+        *,
+        expected_output: int,
+    ) -> Bound:
+        """At most what one `ask` with these can use, every attempt made."""
+        sent = text_bytes(system, user, json.dumps(schema), schema_name)
+        bound = calls_bound(1, sent, max_tokens, self.max_attempts, expected_output)
+        bound.model = self.name
+        return bound
+
+    def _meter(
+        self, tokens: tuple[int, int] | None, sent: tuple[str, ...], max_tokens: int
+    ) -> None:
+        """Record an answered attempt: the provider's counts, or, when it gave none, the
+        attempt's bound."""
+        if tokens is None:
+            tokens = (text_bytes(*sent) + CALL_OVERHEAD_TOKENS, max_tokens)
+        self.meter.record(input_tokens=tokens[0], output_tokens=tokens[1])
 
     def expected_call_seconds(self) -> float | None:
         """How long a call is expected to take, from this process's recent calls."""
@@ -473,9 +553,11 @@ class LLM:
             timeout = self._timeout(problem, attempt, wait)
             with self._lock:
                 self.calls += 1
+            self.meter.record(calls=1)
+            sent = (system, user, json.dumps(schema), schema_name)
             started = time.monotonic()
             try:
-                candidates = self.provider.complete(
+                answer = self.provider.complete(
                     system, user, schema, schema_name, max_tokens, timeout
                 )
             except RetryableError as exc:
@@ -483,12 +565,14 @@ class LLM:
                 continue
             except InvalidAnswer as exc:
                 LATENCY.record(self.name, time.monotonic() - started)
+                self._meter(exc.tokens, sent, max_tokens)
                 problem, transient, wait = f"unusable answer ({exc})", False, None
                 continue
             LATENCY.record(self.name, time.monotonic() - started)
+            self._meter(answer.tokens, sent, max_tokens)
             transient, wait = False, None
             problems = []
-            for candidate in candidates:
+            for candidate in answer.values:
                 try:
                     return accept(candidate)
                 except InvalidAnswer as exc:

@@ -3,6 +3,7 @@
     pk                               sk            what
     T#<tenant>#J#<kind>#<job_id>     job           status, counters, progress time, params, plan
     T#<tenant>#J#<kind>#<job_id>     chunk#<k>     chunk k counted: its pairs, bytes and totals
+    T#<tenant>#J#<kind>#<job_id>     spent#<k>     LLM usage of every delivery of chunk k
     T#<tenant>#text#<sha256>         part#<k>      long params or plans (storage.texts)
 
 The job item stays small: counters and a reference to its chunk plan (the chunks' boundaries,
@@ -29,9 +30,11 @@ from evalsvc.models.jobs import (
 from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo, texts
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
+from evalsvc.usage import Usage
 
 JOB_SK = "job"
 CHUNK_PREFIX = "chunk#"
+SPENT_PREFIX = "spent#"
 STALLED_INDEX = "stalled"
 RUNNING_MARK = "running"
 
@@ -250,6 +253,50 @@ def counted_indexes(job: Job) -> set[int]:
         ConsistentRead=True,
     )
     return {int(item["sk"]["S"][len(CHUNK_PREFIX) :]) for item in items}
+
+
+# ---- LLM usage ---------------------------------------------------------------------------------
+
+
+def add_spent(chunk: Chunk, usage: Usage) -> None:
+    """Add one delivery's LLM usage to its chunk's (each delivery's, counted or not: every
+    call was made), apart from the job item, which stays cool."""
+    dynamo.call(
+        "update_item",
+        TableName=_table(),
+        Key={
+            "pk": s(_pk(chunk.tenant, chunk.kind, chunk.job_id)),
+            "sk": s(f"{SPENT_PREFIX}{chunk.index:06d}"),
+        },
+        UpdateExpression="SET model = :model "
+        "ADD llm_calls :calls, cache_hits :hits, input_tokens :input, output_tokens :output",
+        ExpressionAttributeValues={
+            ":model": s(usage.model),
+            ":calls": n(usage.llm_calls),
+            ":hits": n(usage.cache_hits),
+            ":input": n(usage.input_tokens),
+            ":output": n(usage.output_tokens),
+        },
+    )
+
+
+def spent(tenant: str, kind: JobKind, job_id: str) -> Usage:
+    """The LLM usage of every chunk of the job so far: one item per chunk that used any."""
+    total = Usage()
+    for item in dynamo.query_items(
+        TableName=_table(),
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :spent)",
+        ExpressionAttributeValues={":pk": s(_pk(tenant, kind, job_id)), ":spent": s(SPENT_PREFIX)},
+        ConsistentRead=True,
+    ):
+        total += Usage(
+            get_n(item, "llm_calls"),
+            get_n(item, "cache_hits"),
+            get_n(item, "input_tokens"),
+            get_n(item, "output_tokens"),
+            get_s(item, "model") or "",
+        )
+    return total
 
 
 # ---- ending and noting -------------------------------------------------------------------------

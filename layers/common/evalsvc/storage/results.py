@@ -33,6 +33,7 @@ from evalsvc.settings import get_settings
 from evalsvc.stats import Summary
 from evalsvc.storage import dynamo, texts
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
+from evalsvc.usage import Usage
 
 HEADER_SK = "result"
 POINTER_SK = "pointer"
@@ -105,6 +106,7 @@ def _header_item(result: EvaluationResult) -> Item:
         "summaries": s(_summaries(result)),
         "lowest": s(_lowest(result)),
         "bytes_done": n(result.scored_bytes or 0),
+        "usage": s(json.dumps(result.usage.as_dict())),
     }
 
 
@@ -129,6 +131,7 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         failure=get_s(item, "failure", "") or "",
         failure_status=get_n(item, "failure_status"),
         scored_bytes=get_n(item, "bytes_done") if "bytes_done" in item else None,
+        usage=Usage.from_dict(json.loads(get_s(item, "usage") or "{}")),
     )
 
 
@@ -318,10 +321,11 @@ def complete_actions(result: EvaluationResult) -> list[Item]:
         "TableName": _table(),
         "Key": _header_key(result.tenant, result.results_id),
         "UpdateExpression": "SET #status = :complete, summaries = :summaries, lowest = :lowest, "
-        "pairs_done = :pairs, bytes_done = :bytes",
-        "ExpressionAttributeNames": {"#status": "status"},
+        "pairs_done = :pairs, bytes_done = :bytes, #usage = :usage",
+        "ExpressionAttributeNames": {"#status": "status", "#usage": "usage"},
         "ExpressionAttributeValues": {
             ":complete": s(Status.COMPLETE.value),
+            ":usage": s(json.dumps(result.usage.as_dict())),
             ":summaries": s(_summaries(result)),
             ":lowest": s(_lowest(result)),
             ":pairs": n(result.pairs_done),

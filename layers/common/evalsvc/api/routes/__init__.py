@@ -19,6 +19,7 @@ ROUTE_MODULES = (
     "list_questions",
     "get_question_agreement",
     "get_question",
+    "estimate_evaluation",
     "evaluate",
     "get_evaluation_agreement",
     "get_audit_sample",
@@ -28,6 +29,7 @@ ROUTE_MODULES = (
     "questions",
     "improve_prompt",
     "augment",
+    "get_usage",
 )
 
 

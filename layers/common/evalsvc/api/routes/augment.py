@@ -15,6 +15,7 @@ from evalsvc.logic import augment as augmentation
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.generation import AugmentIn, AugmentOut, AugmentQueuedOut
+from evalsvc.models.usage import usage_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["generation"])
 
@@ -67,4 +68,5 @@ def augment(
         synthetic_data_size=header.pair_count,
         system_prompt=header.system_prompt,
         target_metrics=done.target_metrics,
+        usage=usage_out(done.usage),
     )

@@ -24,6 +24,7 @@ from evalsvc.models.evaluations import (
     QueuedOut,
 )
 from evalsvc.models.jobs import Status
+from evalsvc.models.usage import usage_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 
@@ -54,6 +55,7 @@ def v1_body(result: EvaluationResult) -> EvaluateOut:
                 result.definitions, result.summaries, result.lowest, strict=True
             )
         ],
+        usage=usage_out(result.usage),
     )
 
 

@@ -16,6 +16,7 @@ from evalsvc.logic.datasets import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.evaluations import Critique, EvaluationOut, EvaluationPageOut, ScoredPair
+from evalsvc.models.usage import usage_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 
@@ -127,6 +128,7 @@ def get_evaluation(
             for metric in result.lowest
         ],
         "human_critique": [_critique(c) for c in stored.critiques],
+        "usage": usage_out(result.usage).model_dump(mode="json"),
     }
     if result.failure:
         content["failure"] = result.failure

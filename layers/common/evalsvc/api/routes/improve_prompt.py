@@ -8,6 +8,7 @@ from evalsvc.logic import improve_prompt as improvement
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.generation import ImprovePromptIn, ImprovePromptOut
+from evalsvc.models.usage import usage_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["generation"])
 
@@ -23,4 +24,5 @@ def improve_prompt(
         improved_prompt=done.improved_prompt,
         original_prompt=done.original_prompt,
         metrics_id=done.metrics_id,
+        usage=usage_out(done.usage),
     )

@@ -8,16 +8,19 @@ from evalsvc.logic import questions
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.generation import QuestionsIn
-from evalsvc.models.metrics import MetricsCreated
+from evalsvc.models.metrics import QuestionsOut
+from evalsvc.models.usage import usage_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])
 
 
-@router.post("/questions", response_model=MetricsCreated, responses=error_responses(400, 413, 502))
+@router.post("/questions", response_model=QuestionsOut, responses=error_responses(400, 413, 502))
 def generate_questions(
     request: Request, body: QuestionsIn, identity: Identity = Depends(current_identity)
-) -> MetricsCreated:
-    created = questions.questions_from_prompt(
+) -> QuestionsOut:
+    created, usage = questions.questions_from_prompt(
         identity, body.system_prompt, request_deadline(request)
     )
-    return MetricsCreated(metrics_id=created.metrics_id, definitions=created.definitions)
+    return QuestionsOut(
+        metrics_id=created.metrics_id, definitions=created.definitions, usage=usage_out(usage)
+    )

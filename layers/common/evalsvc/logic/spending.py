@@ -1,0 +1,209 @@
+"""Spending: the LLM usage of one request or one chunk of queued work, held to the request's
+`max_cost_usd` and to the tenant's monthly limit, and added to the month when it ends.
+
+    with spending.session(tenant, "POST /evaluate", seconds) as spend:
+        ...                     every LLM made here meters into spend.meter; before each batch
+                                of calls, its bound is shown to spend.guard, which refuses it
+                                (400 over max_cost_usd, 429 past the monthly limit) or, when
+                                the tenant has a limit, reserves its cost_usd_max
+    (on leaving)                what was used is added to the month and the reservations
+                                released, whatever happened; LLM metrics are emitted by route
+
+A reservation outlives dead work by at most its `seconds` plus RESERVATION_GRACE_SECONDS
+(storage.ledger releases expired ones).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+from evalsvc.errors import InvalidInput, OverLimit, SpendingUnbounded
+from evalsvc.identifiers import new_id
+from evalsvc.models.usage import MonthUsageOut
+from evalsvc.observability import logger
+from evalsvc.storage import ledger
+from evalsvc.usage import Bound, Meter, Usage, metering
+
+# How long a reservation outlives the work it was made for, when that work dies unsettled.
+RESERVATION_GRACE_SECONDS = 300.0
+# The longest any work runs (a Lambda function's limit): a reservation's life is its work's
+# time left, at most this, plus the grace.
+MAX_WORK_SECONDS = 900.0
+METRICS_NAMESPACE = "EvalService"
+
+
+_MONTH = re.compile(r"\A(\d{4})-(0[1-9]|1[0-2])\Z")
+
+
+def this_month(at: float | None = None) -> str:
+    """YYYY-MM of `at` (now), UTC."""
+    return time.strftime("%Y-%m", time.gmtime(time.time() if at is None else at))
+
+
+def dollars(amount: Decimal) -> str:
+    """An amount for a message: to the cent, or to six places when under a cent."""
+    return f"${amount:.2f}" if amount >= Decimal("0.01") or amount == 0 else f"${amount:.6f}"
+
+
+class Spending:
+    """The usage of one request or chunk: its meter, its guard, its reservations."""
+
+    def __init__(
+        self, tenant: str, route: str, seconds: float, max_cost: Decimal | None = None
+    ) -> None:
+        self.tenant = tenant
+        self.route = route
+        self.max_cost = max_cost
+        self.month = this_month()
+        self.meter = Meter()
+        life = min(max(seconds, 0.0), MAX_WORK_SECONDS) + RESERVATION_GRACE_SECONDS
+        self._until = int(time.time() + life)
+        self._reservations: list[tuple[str, Decimal]] = []
+        self._settled = False
+
+    def guard(self, bound: Bound) -> None:
+        """Refuse the planned calls of `bound` before any is made, or reserve their cost."""
+        cost_max = bound.cost_max()
+        self.check_cap(bound)
+        if bound.calls == 0:
+            return
+        limit = ledger.limit_of(self.tenant)
+        if limit is None:
+            return
+        if cost_max is None:
+            raise SpendingUnbounded(
+                f"this tenant has a monthly limit of {dollars(limit)}, and the model "
+                f"{bound.model!r} has no price to hold LLM work to it: the operator must give "
+                "it one in EVALSVC_PRICES"
+            )
+        reservation = new_id("rs_")
+        if self._reserve(reservation, cost_max, limit):
+            self._reservations.append((reservation, cost_max))
+            return
+        month = ledger.read_month(self.tenant, self.month)
+        now = time.time()
+        spent, reserved = month.spent_usd, month.reserved_usd(now)
+        raise OverLimit(
+            f"this work could cost up to {dollars(cost_max)}, and this month's LLM spending "
+            f"is {dollars(spent)} with {dollars(reserved)} held by work in flight, against "
+            f"the monthly limit of {dollars(limit)}: "
+            + (
+                "retry once the work in flight is done, or select less"
+                if spent + cost_max <= limit
+                else "select less, or ask the operator to raise the limit"
+            ),
+            transient=spent + cost_max <= limit,
+        )
+
+    def _reserve(self, reservation: str, usd: Decimal, limit: Decimal) -> bool:
+        if ledger.reserve(self.tenant, self.month, reservation, usd, limit, self._until):
+            return True
+        expired = ledger.read_month(self.tenant, self.month).expired(time.time())
+        if not expired:
+            return False
+        ledger.release_expired(self.tenant, self.month, expired)
+        return ledger.reserve(self.tenant, self.month, reservation, usd, limit, self._until)
+
+    def check_cap(self, bound: Bound) -> None:
+        """A 400 when the calls of `bound` could cost more than max_cost_usd, or have no
+        price to bound them by."""
+        cap = self.max_cost
+        if cap is None:
+            return
+        cost_max = bound.cost_max()
+        if bound.calls and cost_max is None:
+            raise InvalidInput(
+                f"max_cost_usd is {cap}, and the model {bound.model!r} has no price, so this "
+                "run's cost cannot be bounded: drop max_cost_usd, or ask the operator to price "
+                "the model (EVALSVC_PRICES)"
+            )
+        if cost_max is not None and cost_max > cap:
+            raise InvalidInput(
+                f"this run could cost up to {dollars(cost_max)} (cost_usd_max), more than "
+                f"max_cost_usd {dollars(cap)}: select fewer pairs or metrics, or raise "
+                "max_cost_usd (POST /evaluate/estimate gives the figures)"
+            )
+
+    def usage(self) -> Usage:
+        return self.meter.usage()
+
+    def settle(self) -> None:
+        """Add what was used to the month and release the reservations (once)."""
+        if self._settled:
+            return
+        self._settled = True
+        usage = self.meter.usage()
+        if usage.empty and not self._reservations:
+            return
+        cost = usage.cost()
+        first = self._reservations[0] if self._reservations else None
+        ledger.settle(self.tenant, self.month, usage, cost, first)
+        for rid, held in self._reservations[1:]:
+            ledger.settle(self.tenant, self.month, Usage(), Decimal(0), (rid, held))
+        if usage.llm_calls:
+            emit(self.route, usage, cost)
+
+
+def emit(route: str, usage: Usage, cost: Decimal | None) -> None:
+    """The LLM metrics of one request or chunk, by route."""
+    figures = [
+        ("LLMInputTokens", MetricUnit.Count, float(usage.input_tokens)),
+        ("LLMOutputTokens", MetricUnit.Count, float(usage.output_tokens)),
+    ]
+    if cost is not None:
+        figures.append(("LLMCostUSD", MetricUnit.NoUnit, float(cost)))
+    for name, unit, value in figures:
+        with single_metric(
+            name=name, unit=unit, value=value, namespace=METRICS_NAMESPACE
+        ) as metric:
+            metric.add_dimension(name="route", value=route)
+
+
+def set_limit(tenant: str, monthly_usd: Decimal | None) -> None:
+    """The operator's: the most `tenant` may spend on LLM calls in a month (None: no limit)."""
+    if not tenant.strip():
+        raise InvalidInput("name the tenant")
+    ledger.set_limit(tenant, monthly_usd)
+
+
+def month_usage(tenant: str, month: str | None) -> MonthUsageOut:
+    """The tenant's figures for `month` (YYYY-MM, UTC; None: this month)."""
+    if month is None:
+        month = this_month()
+    elif not _MONTH.match(month) or month < "2000-01":
+        shown = month if len(month) <= 20 else month[:17] + "..."
+        raise InvalidInput(f"month {shown!r} is not a month: give it as YYYY-MM, e.g. 2026-11")
+    limit, stored = ledger.limit_and_month(tenant, month)
+    cost = None if stored.unpriced_calls else float(stored.spent_usd)
+    return MonthUsageOut(
+        month=month,
+        llm_calls=stored.usage.llm_calls,
+        input_tokens=stored.usage.input_tokens,
+        output_tokens=stored.usage.output_tokens,
+        cost_usd=cost,
+        limit_usd=None if limit is None else float(limit),
+        reserved_usd=float(stored.reserved_usd(time.time())),
+    )
+
+
+@contextmanager
+def session(
+    tenant: str, route: str, seconds: float, max_cost: Decimal | None = None
+) -> Iterator[Spending]:
+    """Meter and guard the LLM work of the block; settle it on leaving, whatever happened."""
+    spend = Spending(tenant, route, seconds, max_cost)
+    try:
+        with metering(spend.meter, spend.guard):
+            yield spend
+    finally:
+        try:
+            spend.settle()
+        except Exception:
+            # The work is done (or failed) either way: a reservation left unsettled expires.
+            logger.exception("LLM usage could not be added to the month", extra={"route": route})

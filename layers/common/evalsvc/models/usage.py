@@ -1,0 +1,84 @@
+"""LLM usage, cost and spending as the API shows them (E3)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from evalsvc.pricing import usd
+from evalsvc.usage import Bound, Usage
+
+# The largest max_cost_usd a request may give.
+MAX_COST_USD = 1_000_000.0
+
+
+class UsageOut(BaseModel):
+    """What the LLM work of a request (or a queued result's chunks) used."""
+
+    llm_calls: int = Field(description="LLM calls made, every attempt counted (retries too)")
+    cache_hits: int = Field(description="Judge verdicts found in the judge cache (no call)")
+    input_tokens: int = Field(description="Input tokens, as the provider counted them")
+    output_tokens: int = Field(description="Output tokens, as the provider counted them")
+    cost_usd: float | None = Field(
+        description="What the tokens cost; 0 without LLM calls; null when the model has no price"
+    )
+    model: str | None = Field(description="The LLM (EVALSVC_LLM); null when none was used")
+
+
+def usage_out(usage: Usage) -> UsageOut:
+    return UsageOut(
+        llm_calls=usage.llm_calls,
+        cache_hits=usage.cache_hits,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost_usd=usd(usage.cost()),
+        model=usage.model or None,
+    )
+
+
+class EstimateOut(BaseModel):
+    """What POST /evaluate with the same body would cost, at most and as expected."""
+
+    pairs: int = Field(description="Pairs the evaluation would score")
+    llm_calls: int = Field(description="Judge calls it would make (before any retry)")
+    cached_calls: int = Field(description="Judge verdicts the judge cache holds (no call, no cost)")
+    input_tokens_max: int = Field(
+        description="At most this many input tokens, every retry counted: a token is at least "
+        "one byte of what is sent, plus what a provider adds around it"
+    )
+    output_tokens_max: int = Field(
+        description="At most this many output tokens: every call sends max_tokens"
+    )
+    cost_usd_expected: float | None = Field(
+        description="The expected cost (about 4 bytes a token, no retries); null without a price"
+    )
+    cost_usd_max: float | None = Field(
+        description="The bound max_cost_usd and monthly limits are held to; null without a price"
+    )
+    model: str | None = Field(description="The judge model; null when no question needs one")
+
+
+def estimate_out(pairs: int, bound: Bound) -> EstimateOut:
+    return EstimateOut(
+        pairs=pairs,
+        llm_calls=bound.calls,
+        cached_calls=bound.cached,
+        input_tokens_max=bound.input_tokens_max,
+        output_tokens_max=bound.output_tokens_max,
+        cost_usd_expected=usd(bound.cost_expected()),
+        cost_usd_max=usd(bound.cost_max()),
+        model=bound.model or None,
+    )
+
+
+class MonthUsageOut(BaseModel):
+    """A tenant's LLM usage and spending in one calendar month (UTC)."""
+
+    month: str = Field(description="YYYY-MM")
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None = Field(
+        description="Spent this month; null when some of the month's calls had no price"
+    )
+    limit_usd: float | None = Field(description="The monthly limit; null when there is none")
+    reserved_usd: float = Field(description="Held by LLM work in flight (its bound)")

@@ -1,0 +1,241 @@
+"""The monthly ledger: each tenant's LLM usage and spending by calendar month (UTC), its monthly
+limit, and the reservations of work in flight.
+
+    pk          sk                  what
+    T#<tenant>  limit               limit_usd (set by the operator)
+    T#<tenant>  M#<YYYY-MM>         llm_calls, cache_hits, input_tokens, output_tokens,
+                                    spent_usd, unpriced_calls (calls of a model with no price),
+                                    reserved_usd, committed_usd (spent + reserved), and
+                                    reservations: {<id>: {"usd": amount, "until": epoch s}}
+
+A reservation is one conditional update of the month: it adds its amount to committed_usd only
+while committed_usd stays within the limit, so spending cannot pass the limit however many
+workers reserve at once. Settling removes the reservation and adds what was spent. A
+reservation whose work died is released when it has expired (`until`), by the next reservation
+that finds no room, or by the next read of the month. The map of reservations is bounded
+(MAX_RESERVATIONS), and so is the item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from botocore.exceptions import ClientError
+
+from evalsvc.settings import get_settings
+from evalsvc.storage import dynamo
+from evalsvc.storage.dynamo import Item, error_code, n, s
+from evalsvc.usage import Usage
+
+# Reservations in flight for one tenant and month at most (each ~60 bytes of the item).
+MAX_RESERVATIONS = 2_000
+LIMIT_SK = "limit"
+
+
+def _table() -> str:
+    return get_settings().usage_table
+
+
+def _pk(tenant: str) -> str:
+    return f"T#{tenant}"
+
+
+def _month_key(tenant: str, month: str) -> Item:
+    return {"pk": s(_pk(tenant)), "sk": s(f"M#{month}")}
+
+
+def _usd(value: Decimal) -> dict[str, str]:
+    return {"N": str(value)}
+
+
+def _get_usd(item: Item, name: str) -> Decimal:
+    value = item.get(name)
+    return Decimal(value["N"]) if value is not None else Decimal(0)
+
+
+@dataclass(slots=True)
+class Month:
+    """A tenant's month as stored."""
+
+    month: str
+    usage: Usage = field(default_factory=Usage)
+    spent_usd: Decimal = Decimal(0)
+    unpriced_calls: int = 0
+    committed_usd: Decimal = Decimal(0)
+    # Unexpired reservations, and expired ones not yet released: id -> (usd, until).
+    reservations: dict[str, tuple[Decimal, int]] = field(default_factory=dict)
+
+    def reserved_usd(self, now: float) -> Decimal:
+        """What unexpired reservations hold."""
+        return sum((usd for usd, until in self.reservations.values() if until > now), Decimal(0))
+
+    def expired(self, now: float) -> dict[str, Decimal]:
+        return {rid: usd for rid, (usd, until) in self.reservations.items() if until <= now}
+
+
+def _month_from(month: str, item: Item | None) -> Month:
+    if item is None:
+        return Month(month)
+    reservations = {
+        rid: (Decimal(value["M"]["usd"]["N"]), int(value["M"]["until"]["N"]))
+        for rid, value in item.get("reservations", {}).get("M", {}).items()
+    }
+    return Month(
+        month,
+        Usage(
+            dynamo.get_n(item, "llm_calls"),
+            dynamo.get_n(item, "cache_hits"),
+            dynamo.get_n(item, "input_tokens"),
+            dynamo.get_n(item, "output_tokens"),
+        ),
+        _get_usd(item, "spent_usd"),
+        dynamo.get_n(item, "unpriced_calls"),
+        _get_usd(item, "committed_usd"),
+        reservations,
+    )
+
+
+# ---- the limit ---------------------------------------------------------------------------------
+
+
+def set_limit(tenant: str, limit_usd: Decimal | None) -> None:
+    """Set the tenant's monthly limit (None: no limit)."""
+    key = {"pk": s(_pk(tenant)), "sk": s(LIMIT_SK)}
+    if limit_usd is None:
+        dynamo.call("delete_item", TableName=_table(), Key=key)
+        return
+    dynamo.call("put_item", TableName=_table(), Item={**key, "limit_usd": _usd(limit_usd)})
+
+
+def limit_and_month(tenant: str, month: str) -> tuple[Decimal | None, Month]:
+    """The tenant's limit (None: none) and its month, in one read."""
+    limit_key = {"pk": s(_pk(tenant)), "sk": s(LIMIT_SK)}
+    month_key = _month_key(tenant, month)
+    limit: Decimal | None = None
+    month_item: Item | None = None
+    for item in dynamo.batch_get(_table(), [limit_key, month_key]):
+        if item["sk"]["S"] == LIMIT_SK:
+            limit = _get_usd(item, "limit_usd")
+        else:
+            month_item = item
+    return limit, _month_from(month, month_item)
+
+
+def limit_of(tenant: str) -> Decimal | None:
+    item = dynamo.get_item(_table(), {"pk": s(_pk(tenant)), "sk": s(LIMIT_SK)}, consistent=False)
+    return None if item is None else _get_usd(item, "limit_usd")
+
+
+# ---- reservations ------------------------------------------------------------------------------
+
+
+def reserve(
+    tenant: str, month: str, reservation: str, usd: Decimal, limit: Decimal, until: int
+) -> bool:
+    """Hold `usd` of the month for `reservation` until `until` (epoch seconds), if it stays
+    within `limit` with everything committed; False when it would not (or MAX_RESERVATIONS
+    are in flight)."""
+    headroom = limit - usd
+    if headroom < 0:
+        return False
+    kwargs: Item = {
+        "TableName": _table(),
+        "Key": _month_key(tenant, month),
+        "UpdateExpression": "SET reservations.#r = :r ADD committed_usd :usd, reserved_usd :usd",
+        "ConditionExpression": "(attribute_not_exists(committed_usd) OR committed_usd <= :room) "
+        "AND (attribute_not_exists(reservations) OR size(reservations) < :most)",
+        "ExpressionAttributeNames": {"#r": reservation},
+        "ExpressionAttributeValues": {
+            ":r": {"M": {"usd": _usd(usd), "until": n(until)}},
+            ":usd": _usd(usd),
+            ":room": _usd(headroom),
+            ":most": n(MAX_RESERVATIONS),
+        },
+    }
+    for _ in range(2):
+        try:
+            dynamo.call("update_item", **kwargs)
+            return True
+        except ClientError as exc:
+            if dynamo.failed_conditions(exc) is not None:
+                return False
+            # A month not yet started has no map to hold the reservation: start it, once.
+            if error_code(exc) != "ValidationException":
+                raise
+        dynamo.conditional(
+            "put_item",
+            TableName=_table(),
+            Item={**_month_key(tenant, month), "reservations": {"M": {}}},
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+    return False
+
+
+def release_expired(tenant: str, month: str, expired: Mapping[str, Decimal]) -> None:
+    """Release reservations that expired (their work died), each once."""
+    for rid, usd in expired.items():
+        dynamo.conditional(
+            "update_item",
+            TableName=_table(),
+            Key=_month_key(tenant, month),
+            UpdateExpression="REMOVE reservations.#r ADD committed_usd :minus, reserved_usd :minus",
+            ConditionExpression="attribute_exists(reservations.#r)",
+            ExpressionAttributeNames={"#r": rid},
+            ExpressionAttributeValues={":minus": _usd(-usd)},
+        )
+
+
+def read_month(tenant: str, month: str) -> Month:
+    item = dynamo.get_item(_table(), _month_key(tenant, month))
+    return _month_from(month, item)
+
+
+# ---- settling ----------------------------------------------------------------------------------
+
+
+def settle(
+    tenant: str,
+    month: str,
+    usage: Usage,
+    cost: Decimal | None,
+    reservation: tuple[str, Decimal] | None,
+) -> None:
+    """Add what was used (`cost` None: the model has no price) to the month, and release the
+    reservation (id, amount) it was held against, if it still stands."""
+    adds = {
+        "llm_calls": n(usage.llm_calls),
+        "cache_hits": n(usage.cache_hits),
+        "input_tokens": n(usage.input_tokens),
+        "output_tokens": n(usage.output_tokens),
+    }
+    if cost is None:
+        adds["unpriced_calls"] = n(usage.llm_calls)
+    else:
+        adds["spent_usd"] = _usd(cost)
+    spent = cost or Decimal(0)
+    if reservation is not None:
+        rid, held = reservation
+        released = {**adds, "reserved_usd": _usd(-held), "committed_usd": _usd(spent - held)}
+        done = dynamo.conditional(
+            "update_item",
+            TableName=_table(),
+            Key=_month_key(tenant, month),
+            UpdateExpression="REMOVE reservations.#r ADD "
+            + ", ".join(f"{name} :{name}" for name in released),
+            ConditionExpression="attribute_exists(reservations.#r)",
+            ExpressionAttributeNames={"#r": rid},
+            ExpressionAttributeValues={f":{name}": value for name, value in released.items()},
+        )
+        if done is not None:
+            return
+        # Released meanwhile (it had expired): what was spent is added all the same.
+    adds["committed_usd"] = _usd(spent)
+    dynamo.call(
+        "update_item",
+        TableName=_table(),
+        Key=_month_key(tenant, month),
+        UpdateExpression="ADD " + ", ".join(f"{name} :{name}" for name in adds),
+        ExpressionAttributeValues={f":{name}": value for name, value in adds.items()},
+    )
