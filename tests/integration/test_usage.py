@@ -101,9 +101,7 @@ def test_cache_hits_are_counted_and_cost_nothing(acme: Tenant, judge: FakeJudge)
     }
 
 
-def test_every_attempt_is_counted_when_an_answer_is_retried(
-    acme: Tenant, judge: FakeJudge
-) -> None:
+def test_every_attempt_is_counted_when_an_answer_is_retried(acme: Tenant, judge: FakeJudge) -> None:
     seed(acme, pairs=1)
     judge.answer = sequence((200, "not json at all"), (429, "{}"), (200, VERDICT))
 
@@ -116,9 +114,7 @@ def test_every_attempt_is_counted_when_an_answer_is_retried(
     assert len(judge.reported) == 2
 
 
-def test_an_answer_without_counts_is_counted_at_its_bound(
-    acme: Tenant, judge: FakeJudge
-) -> None:
+def test_an_answer_without_counts_is_counted_at_its_bound(acme: Tenant, judge: FakeJudge) -> None:
     seed(acme, pairs=1)
     judge.usage = None
     estimate = acme.post("/evaluate/estimate", {"seed_data_id": "ds"}).json()
@@ -352,7 +348,17 @@ def test_the_month_adds_up_every_request(acme: Tenant, judge: FakeJudge) -> None
 
 
 @pytest.mark.parametrize(
-    "month", ["2026-13", "2026-1", "26-11", "2026-11-01", "november", "", "2026-00", "٢٠٢٦-١١"]
+    "month",
+    [
+        "2026-13",
+        "2026-1",
+        "26-11",
+        "2026-11-01",
+        "november",
+        "",
+        "2026-00",
+        "\u0662\u0660\u0662\u0666-\u0661\u0661",
+    ],
 )
 def test_a_month_not_yyyy_mm_is_400(acme: Tenant, month: str) -> None:
     response = acme.get("/usage", params={"month": month})

@@ -2,14 +2,16 @@
 limit, and the reservations of work in flight.
 
     pk          sk                  what
-    T#<tenant>  limit               limit_usd (set by the operator)
+    T#<tenant>  limit               limit_pusd (set by the operator)
     T#<tenant>  M#<YYYY-MM>         llm_calls, cache_hits, input_tokens, output_tokens,
-                                    spent_usd, unpriced_calls (calls of a model with no price),
-                                    reserved_usd, committed_usd (spent + reserved), and
-                                    reservations: {<id>: {"usd": amount, "until": epoch s}}
+                                    spent_pusd, unpriced_calls (calls of a model with no price),
+                                    reserved_pusd, committed_pusd (spent + reserved), and
+                                    reservations: {<id>: {"pusd": amount, "until": epoch s}}
 
-A reservation is one conditional update of the month: it adds its amount to committed_usd only
-while committed_usd stays within the limit, so spending cannot pass the limit however many
+Amounts are whole pico-dollars (10^-12 USD, what a cost is rounded up to): sums stay exact.
+
+A reservation is one conditional update of the month: it adds its amount to committed_pusd only
+while committed_pusd stays within the limit, so spending cannot pass the limit however many
 workers reserve at once. Settling removes the reservation and adds what was spent. A
 reservation whose work died is released when it has expired (`until`), by the next reservation
 that finds no room, or by the next read of the month. The map of reservations is bounded
@@ -20,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from botocore.exceptions import ClientError
 
+from evalsvc.pricing import COST_QUANTUM
 from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, error_code, n, s
@@ -47,12 +50,13 @@ def _month_key(tenant: str, month: str) -> Item:
 
 
 def _usd(value: Decimal) -> dict[str, str]:
-    return {"N": str(value)}
+    """Dollars as a whole number of pico-dollars (costs are counted in COST_QUANTUM)."""
+    return n(int((value / COST_QUANTUM).to_integral_value(rounding=ROUND_CEILING)))
 
 
 def _get_usd(item: Item, name: str) -> Decimal:
     value = item.get(name)
-    return Decimal(value["N"]) if value is not None else Decimal(0)
+    return Decimal(value["N"]) * COST_QUANTUM if value is not None else Decimal(0)
 
 
 @dataclass(slots=True)
@@ -79,7 +83,7 @@ def _month_from(month: str, item: Item | None) -> Month:
     if item is None:
         return Month(month)
     reservations = {
-        rid: (Decimal(value["M"]["usd"]["N"]), int(value["M"]["until"]["N"]))
+        rid: (Decimal(value["M"]["pusd"]["N"]) * COST_QUANTUM, int(value["M"]["until"]["N"]))
         for rid, value in item.get("reservations", {}).get("M", {}).items()
     }
     return Month(
@@ -90,9 +94,9 @@ def _month_from(month: str, item: Item | None) -> Month:
             dynamo.get_n(item, "input_tokens"),
             dynamo.get_n(item, "output_tokens"),
         ),
-        _get_usd(item, "spent_usd"),
+        _get_usd(item, "spent_pusd"),
         dynamo.get_n(item, "unpriced_calls"),
-        _get_usd(item, "committed_usd"),
+        _get_usd(item, "committed_pusd"),
         reservations,
     )
 
@@ -106,7 +110,7 @@ def set_limit(tenant: str, limit_usd: Decimal | None) -> None:
     if limit_usd is None:
         dynamo.call("delete_item", TableName=_table(), Key=key)
         return
-    dynamo.call("put_item", TableName=_table(), Item={**key, "limit_usd": _usd(limit_usd)})
+    dynamo.call("put_item", TableName=_table(), Item={**key, "limit_pusd": _usd(limit_usd)})
 
 
 def limit_and_month(tenant: str, month: str) -> tuple[Decimal | None, Month]:
@@ -117,7 +121,7 @@ def limit_and_month(tenant: str, month: str) -> tuple[Decimal | None, Month]:
     month_item: Item | None = None
     for item in dynamo.batch_get(_table(), [limit_key, month_key]):
         if item["sk"]["S"] == LIMIT_SK:
-            limit = _get_usd(item, "limit_usd")
+            limit = _get_usd(item, "limit_pusd")
         else:
             month_item = item
     return limit, _month_from(month, month_item)
@@ -125,7 +129,7 @@ def limit_and_month(tenant: str, month: str) -> tuple[Decimal | None, Month]:
 
 def limit_of(tenant: str) -> Decimal | None:
     item = dynamo.get_item(_table(), {"pk": s(_pk(tenant)), "sk": s(LIMIT_SK)}, consistent=False)
-    return None if item is None else _get_usd(item, "limit_usd")
+    return None if item is None else _get_usd(item, "limit_pusd")
 
 
 # ---- reservations ------------------------------------------------------------------------------
@@ -143,12 +147,12 @@ def reserve(
     kwargs: Item = {
         "TableName": _table(),
         "Key": _month_key(tenant, month),
-        "UpdateExpression": "SET reservations.#r = :r ADD committed_usd :usd, reserved_usd :usd",
-        "ConditionExpression": "(attribute_not_exists(committed_usd) OR committed_usd <= :room) "
+        "UpdateExpression": "SET reservations.#r = :r ADD committed_pusd :usd, reserved_pusd :usd",
+        "ConditionExpression": "(attribute_not_exists(committed_pusd) OR committed_pusd <= :room) "
         "AND (attribute_not_exists(reservations) OR size(reservations) < :most)",
         "ExpressionAttributeNames": {"#r": reservation},
         "ExpressionAttributeValues": {
-            ":r": {"M": {"usd": _usd(usd), "until": n(until)}},
+            ":r": {"M": {"pusd": _usd(usd), "until": n(until)}},
             ":usd": _usd(usd),
             ":room": _usd(headroom),
             ":most": n(MAX_RESERVATIONS),
@@ -180,7 +184,7 @@ def release_expired(tenant: str, month: str, expired: Mapping[str, Decimal]) -> 
             "update_item",
             TableName=_table(),
             Key=_month_key(tenant, month),
-            UpdateExpression="REMOVE reservations.#r ADD committed_usd :minus, reserved_usd :minus",
+            UpdateExpression="REMOVE reservations.#r ADD committed_pusd :minus, reserved_pusd :minus",
             ConditionExpression="attribute_exists(reservations.#r)",
             ExpressionAttributeNames={"#r": rid},
             ExpressionAttributeValues={":minus": _usd(-usd)},
@@ -213,11 +217,11 @@ def settle(
     if cost is None:
         adds["unpriced_calls"] = n(usage.llm_calls)
     else:
-        adds["spent_usd"] = _usd(cost)
+        adds["spent_pusd"] = _usd(cost)
     spent = cost or Decimal(0)
     if reservation is not None:
         rid, held = reservation
-        released = {**adds, "reserved_usd": _usd(-held), "committed_usd": _usd(spent - held)}
+        released = {**adds, "reserved_pusd": _usd(-held), "committed_pusd": _usd(spent - held)}
         done = dynamo.conditional(
             "update_item",
             TableName=_table(),
@@ -231,7 +235,7 @@ def settle(
         if done is not None:
             return
         # Released meanwhile (it had expired): what was spent is added all the same.
-    adds["committed_usd"] = _usd(spent)
+    adds["committed_pusd"] = _usd(spent)
     dynamo.call(
         "update_item",
         TableName=_table(),

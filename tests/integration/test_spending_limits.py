@@ -1,0 +1,268 @@
+"""E3: queued results sum their chunks' usage, and a tenant's monthly limit holds every
+request and chunk, reserved before any call and settled after (moto tables, the fake judge)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from evalsvc.logic import spending
+from evalsvc.storage import ledger
+
+from tests.conftest import point_service_at
+from tests.fake_judge import FakeJudge, sequence
+from tests.integration.conftest import Tenant
+from tests.integration.test_usage import VERDICT, judge_env, reported, seed
+from tests.work_queue import Work
+
+
+@pytest.fixture
+def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    fake = FakeJudge()
+    with fake.running():
+        point_service_at(judge_env(fake), monkeypatch)
+        yield fake
+
+
+def queued(tenant: Tenant, body: dict[str, Any]) -> str:
+    response = tenant.http.post(
+        "/v1/evaluate", json=body, headers={**tenant.headers, "Prefer": "respond-async"}
+    )
+    assert response.status_code == 202, response.text
+    return str(response.json()["eval_results_id"])
+
+
+def month(tenant: Tenant) -> dict[str, Any]:
+    response = tenant.get("/usage")
+    assert response.status_code == 200
+    return dict(response.json())
+
+
+@pytest.fixture
+def chunked(work: Work, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch) -> Work:
+    """Every evaluation queued, 4 judge calls a chunk."""
+    point_service_at(
+        {"EVALSVC_INLINE_MAX_JUDGE_CALLS": "0", "EVALSVC_CHUNK_JUDGE_CALLS": "4"}, monkeypatch
+    )
+    return work
+
+
+def test_a_queued_result_sums_the_usage_of_every_chunk(
+    acme: Tenant, judge: FakeJudge, chunked: Work
+) -> None:
+    seed(acme, pairs=10)
+    results_id = queued(acme, {"seed_data_id": "ds"})
+    running = acme.get(f"/evaluation/{results_id}").json()
+    assert running["status"] == "running" and running["usage"]["llm_calls"] == 0
+
+    assert chunked.drain() == 3
+
+    done = acme.get(f"/evaluation/{results_id}").json()
+    assert done["status"] == "complete"
+    input_tokens, output_tokens = reported(judge)
+    assert done["usage"]["llm_calls"] == 10
+    assert (done["usage"]["input_tokens"], done["usage"]["output_tokens"]) == (
+        input_tokens,
+        output_tokens,
+    )
+    figures = month(acme)
+    assert figures["llm_calls"] == 10
+    assert figures["cost_usd"] == pytest.approx(done["usage"]["cost_usd"], rel=1e-9)
+    assert figures["reserved_usd"] == 0.0
+
+
+def test_a_retried_delivery_counts_what_each_delivery_spent(
+    acme: Tenant, judge: FakeJudge, chunked: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One call at a time, and a judge that fails the third pair's every attempt once: the
+    # chunk's first delivery spends verdicts and 4 failed attempts, then is requeued; its next
+    # delivery finds those verdicts cached.
+    point_service_at({"JUDGE_CONCURRENCY": "1"}, monkeypatch)
+    seed(acme, pairs=4)
+    judge.answer = sequence(
+        (200, VERDICT), (200, VERDICT), (500, "{}"), (500, "{}"), (500, "{}"), (500, "{}"),
+        (200, VERDICT),
+    )  # fmt: skip
+    results_id = queued(acme, {"seed_data_id": "ds"})
+
+    chunked.drain()
+
+    done = acme.get(f"/evaluation/{results_id}").json()
+    assert done["status"] == "complete", done
+    assert done["usage"]["llm_calls"] == len(judge.requests) == 2 + 4 + 2
+    # The first delivery asked the fourth pair too while the third failed (the pool's one
+    # worker took it up): the second delivery found 3 verdicts cached and made 1 call.
+    assert done["usage"]["cache_hits"] == 3
+    assert (done["usage"]["input_tokens"], done["usage"]["output_tokens"]) == reported(judge)
+
+
+# ---- monthly limits ----------------------------------------------------------------------------
+
+
+def test_a_request_past_the_limit_is_429_before_any_call(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme)
+    spending.set_limit("acme", Decimal("0.0001"))
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 429
+    error = response.json()["error"]
+    assert "monthly limit of $0.000100" in error and "spending is $0" in error
+    assert judge.requests == []
+    assert month(acme)["reserved_usd"] == 0.0
+
+
+def test_within_the_limit_the_bound_is_reserved_then_settled_at_the_actual_cost(
+    acme: Tenant, judge: FakeJudge
+) -> None:
+    seed(acme)
+    spending.set_limit("acme", Decimal(5))
+
+    usage = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["usage"]
+
+    figures = month(acme)
+    assert figures["limit_usd"] == 5.0
+    assert figures["reserved_usd"] == 0.0
+    assert figures["cost_usd"] == pytest.approx(usage["cost_usd"], rel=1e-9)
+    stored = ledger.read_month("acme", spending.this_month())
+    assert stored.reservations == {}
+    assert stored.committed_usd == stored.spent_usd > 0
+
+
+def test_spending_up_to_the_limit_refuses_what_would_pass_it(
+    acme: Tenant, judge: FakeJudge
+) -> None:
+    seed(acme, pairs=1)
+    assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
+    spent = Decimal(str(month(acme)["cost_usd"]))
+    # A new pair costs up to one bound more: with half a bound of room left, it cannot fit.
+    assert acme.post("/data/seed/ds/pair", {"id": "new", "input": "x", "output": "y"}).is_success
+    figures = acme.post("/evaluate/estimate", {"seed_data_id": "ds"}).json()
+    bound = Decimal(str(figures["cost_usd_max"]))
+    spending.set_limit("acme", spent + bound / 2)
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 429
+    assert "raise the limit" in response.json()["error"]
+    assert "Retry-After" not in response.headers
+
+
+def test_room_held_by_work_in_flight_is_a_429_to_retry(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme)
+    spending.set_limit("acme", Decimal(1))
+    held = ledger.reserve(
+        "acme",
+        spending.this_month(),
+        "rs_other",
+        Decimal("0.9999"),
+        Decimal(1),
+        int(time.time()) + 600,
+    )
+    assert held
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 429
+    assert "held by work in flight" in response.json()["error"]
+    assert response.headers["Retry-After"] == "30"
+    assert month(acme)["reserved_usd"] == pytest.approx(0.9999)
+
+
+def test_a_crashed_workers_reservation_expires(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme)
+    spending.set_limit("acme", Decimal(1))
+    # A reservation whose work died: it expired a second ago.
+    dead = ledger.reserve(
+        "acme",
+        spending.this_month(),
+        "rs_dead",
+        Decimal("0.9999"),
+        Decimal(1),
+        int(time.time()) - 1,
+    )
+    assert dead
+    assert month(acme)["reserved_usd"] == 0.0  # expired: not shown as held
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 200, response.text
+    stored = ledger.read_month("acme", spending.this_month())
+    assert stored.reservations == {}
+    assert stored.committed_usd == stored.spent_usd
+
+
+def test_a_limit_with_a_model_without_a_price_is_503_before_any_call(
+    acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    point_service_at({"EVALSVC_PRICES": ""}, monkeypatch)
+    seed(acme)
+    spending.set_limit("acme", Decimal(10))
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 503
+    assert "EVALSVC_PRICES" in response.json()["error"]
+    assert judge.requests == []
+
+
+def test_deterministic_work_needs_no_room(acme: Tenant) -> None:
+    seed(acme, metrics=["check:non_empty"])
+    spending.set_limit("acme", Decimal(0))
+
+    assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
+
+
+def test_the_limit_holds_questions_and_augmentation_too(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme)
+    spending.set_limit("acme", Decimal("0.000001"))
+
+    assert acme.post("/questions", {"system_prompt": "Always say please."}).status_code == 429
+    assert acme.post("/augment", {"seed_data_id": "ds"}).status_code == 429
+    assert judge.requests == []
+
+
+def test_a_chunk_past_the_limit_fails_its_job_saying_why(
+    acme: Tenant, judge: FakeJudge, chunked: Work
+) -> None:
+    seed(acme, pairs=5)
+    spending.set_limit("acme", Decimal("0.000001"))
+    results_id = queued(acme, {"seed_data_id": "ds"})
+
+    chunked.drain()
+
+    failed = acme.get(f"/evaluation/{results_id}").json()
+    assert failed["status"] == "failed"
+    assert "monthly limit" in failed["failure"]
+    assert judge.requests == []
+
+
+def test_a_chunk_waiting_for_room_held_by_others_is_requeued_not_failed(
+    acme: Tenant, judge: FakeJudge, chunked: Work
+) -> None:
+    from evalsvc.logic import chunks
+
+    seed(acme, pairs=2)
+    spending.set_limit("acme", Decimal(1))
+    assert ledger.reserve(
+        "acme",
+        spending.this_month(),
+        "rs_other",
+        Decimal("0.9999"),
+        Decimal(1),
+        int(time.time()) + 600,
+    )
+    results_id = queued(acme, {"seed_data_id": "ds"})
+
+    chunked.deliver(1)
+
+    assert acme.get(f"/evaluation/{results_id}").json()["status"] == "running"
+    delayed = chunked.client.get_queue_attributes(
+        QueueUrl=chunked.queue_url, AttributeNames=["ApproximateNumberOfMessagesDelayed"]
+    )["Attributes"]["ApproximateNumberOfMessagesDelayed"]
+    assert int(delayed) == 1  # back on the queue, after a pause of at least a minute
+    assert chunks.OVER_LIMIT_PAUSE_SECONDS >= 60
+    assert judge.requests == []
