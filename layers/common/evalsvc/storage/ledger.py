@@ -184,7 +184,8 @@ def release_expired(tenant: str, month: str, expired: Mapping[str, Decimal]) -> 
             "update_item",
             TableName=_table(),
             Key=_month_key(tenant, month),
-            UpdateExpression="REMOVE reservations.#r ADD committed_pusd :minus, reserved_pusd :minus",
+            UpdateExpression="REMOVE reservations.#r "
+            "ADD committed_pusd :minus, reserved_pusd :minus",
             ConditionExpression="attribute_exists(reservations.#r)",
             ExpressionAttributeNames={"#r": rid},
             ExpressionAttributeValues={":minus": _usd(-usd)},
