@@ -230,6 +230,40 @@ def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.Monk
     assert response.status_code == 200, response.text
     assert response.json()["scores"][0]["mean_score"] == 4.0
     stubber.assert_no_pending_responses()
+    # Four attempts (one throttled), each answer's tokens as Converse counted them; the model
+    # is not in the price table.
+    assert response.json()["usage"] == {
+        "llm_calls": 4,
+        "cache_hits": 0,
+        "input_tokens": 30,
+        "output_tokens": 15,
+        "cost_usd": None,
+        "model": "bedrock:anthropic.claude-3-haiku",
+    }
+
+
+def test_bedrock_usage_is_priced_from_the_built_in_table(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.scoring import llm
+
+    seed(acme)
+    client = boto3.client("bedrock-runtime", region_name="us-east-1")
+    stubber = Stubber(client)
+    for score in (5, 2, 5):
+        stubber.add_response("converse", _converse_response(f"scored {score}", score))
+    monkeypatch.setattr(llm, "_bedrock_client", lambda region, read_timeout: client)
+    point_service_at(
+        {"EVALSVC_LLM": "bedrock:anthropic.claude-3-haiku-20240307-v1:0", "JUDGE_CONCURRENCY": "1"},
+        monkeypatch,
+    )
+
+    with stubber:
+        usage = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["usage"]
+
+    # $0.25 and $1.25 per million input and output tokens
+    assert (usage["llm_calls"], usage["input_tokens"], usage["output_tokens"]) == (3, 30, 15)
+    assert usage["cost_usd"] == pytest.approx((30 * 0.25 + 15 * 1.25) / 1e6, rel=1e-12)
 
 
 def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -255,6 +289,7 @@ def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) ->
 
     params = seen[0]
     assert params["modelId"] == "model-x"
+    # Every call says how many tokens its answer may take: what bounds an estimate.
     assert params["inferenceConfig"] == {"temperature": 0, "maxTokens": 512}
     assert params["toolConfig"]["toolChoice"] == {"tool": {"name": "record_verdict"}}  # type: ignore[index]
 

@@ -132,6 +132,23 @@ def test_within_the_limit_the_bound_is_reserved_then_settled_at_the_actual_cost(
     assert stored.committed_usd == stored.spent_usd > 0
 
 
+def test_a_limit_set_after_spending_began_holds_from_the_next_request(
+    acme: Tenant, judge: FakeJudge
+) -> None:
+    seed(acme, pairs=1)
+    assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
+    spending.set_limit("acme", Decimal(100))
+    assert acme.post("/data/seed/ds/pair", {"id": "new", "input": "x", "output": "y"}).is_success
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 200, response.text
+    figures = month(acme)
+    assert figures["llm_calls"] == 2 and figures["reserved_usd"] == 0.0
+    stored = ledger.read_month("acme", spending.this_month())
+    assert stored.committed_usd == stored.spent_usd
+
+
 def test_spending_up_to_the_limit_refuses_what_would_pass_it(
     acme: Tenant, judge: FakeJudge
 ) -> None:

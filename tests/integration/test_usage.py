@@ -393,3 +393,32 @@ def test_a_month_with_unpriced_calls_has_a_null_cost(
     month = acme.get("/usage").json()
 
     assert month["llm_calls"] == 3 and month["cost_usd"] is None
+
+
+# ---- metrics -----------------------------------------------------------------------------------
+
+
+def test_llm_tokens_and_cost_are_emitted_by_route(
+    acme: Tenant, judge: FakeJudge, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seed(acme)
+    capsys.readouterr()
+
+    usage = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["usage"]
+    acme.post("/questions", {"system_prompt": "Always say please."})
+
+    emitted: dict[tuple[str, str], list[float]] = {}
+    for line in capsys.readouterr().out.splitlines():
+        if not line.startswith("{"):
+            continue
+        record = json.loads(line)
+        for metric in record.get("_aws", {}).get("CloudWatchMetrics", [{}])[0].get("Metrics", []):
+            if metric["Name"].startswith("LLM"):
+                assert ["route", "service"] in record["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
+                emitted.setdefault((record["route"], metric["Name"]), []).extend(
+                    record[metric["Name"]]
+                )
+    assert emitted[("POST /evaluate", "LLMInputTokens")] == [usage["input_tokens"]]
+    assert emitted[("POST /evaluate", "LLMOutputTokens")] == [usage["output_tokens"]]
+    assert emitted[("POST /evaluate", "LLMCostUSD")] == [pytest.approx(usage["cost_usd"])]
+    assert len(emitted[("POST /questions", "LLMCostUSD")]) == 1

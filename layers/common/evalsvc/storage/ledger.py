@@ -165,14 +165,15 @@ def reserve(
         except ClientError as exc:
             if dynamo.failed_conditions(exc) is not None:
                 return False
-            # A month not yet started has no map to hold the reservation: start it, once.
+            # A month without a reservation yet has no map to hold one: start it, once.
             if error_code(exc) != "ValidationException":
                 raise
-        dynamo.conditional(
-            "put_item",
+        dynamo.call(
+            "update_item",
             TableName=_table(),
-            Item={**_month_key(tenant, month), "reservations": {"M": {}}},
-            ConditionExpression="attribute_not_exists(pk)",
+            Key=_month_key(tenant, month),
+            UpdateExpression="SET reservations = if_not_exists(reservations, :none)",
+            ExpressionAttributeValues={":none": {"M": {}}},
         )
     return False
 
