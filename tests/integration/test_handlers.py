@@ -159,3 +159,26 @@ def test_large_dataset_read_is_gzip_compressed_when_accepted(event_key: str) -> 
     status, body = invoke("get_seed_dataset", load_event("get_seed_dataset"))
     assert status == 200
     assert len(body["data"]) == 400
+
+
+def test_estimate_and_usage_through_their_handlers(event_key: str) -> None:
+    invoke("write_seed_dataset", load_event("write_seed_dataset"))
+    checks = with_body(load_event("specify_questions"), {"metrics": ["check:non_empty"]})
+    assert invoke("specify_questions", checks)[0] == 200
+
+    status, estimate = invoke("estimate_evaluation", load_event("estimate_evaluation"))
+
+    assert status == 200, estimate
+    assert estimate["pairs"] == 2
+    assert estimate["cost_usd_max"] == 0.0  # the event's metrics are checks: no LLM call
+    status, month = invoke("get_usage", load_event("get_usage"))
+    assert status == 200, month
+    assert month == {
+        "month": "2026-11",
+        "llm_calls": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": 0.0,
+        "limit_usd": None,
+        "reserved_usd": 0.0,
+    }

@@ -321,6 +321,25 @@ def test_max_cost_usd_holds_a_queued_evaluation_before_it_is_queued(
     assert judge.requests == []
 
 
+def test_max_cost_usd_holds_a_run_handed_to_the_queue_before_its_first_call(
+    acme: Tenant, judge: FakeJudge, work: Any
+) -> None:
+    from evalsvc.scoring.llm import LATENCY
+
+    seed(acme, pairs=2)
+    bound = acme.post("/evaluate/estimate", {"seed_data_id": "ds"}).json()["cost_usd_max"]
+    # This process has seen the judge take a minute a call: the run cannot fit the request.
+    LATENCY.record("openai:fake-judge", 60.0)
+
+    refused = acme.post("/evaluate", {"seed_data_id": "ds", "max_cost_usd": bound / 2})
+    allowed = acme.post("/evaluate", {"seed_data_id": "ds", "max_cost_usd": bound})
+
+    assert refused.status_code == 400, refused.text
+    assert "max_cost_usd" in refused.json()["error"]
+    assert allowed.status_code == 503 and "background" in allowed.json()["error"]
+    assert judge.requests == []
+
+
 # ---- GET /usage --------------------------------------------------------------------------------
 
 
@@ -358,6 +377,7 @@ def test_the_month_adds_up_every_request(acme: Tenant, judge: FakeJudge) -> None
         "",
         "2026-00",
         "\u0662\u0660\u0662\u0666-\u0661\u0661",
+        "\u0662\u0660\u0662\u0666-11",
     ],
 )
 def test_a_month_not_yyyy_mm_is_400(acme: Tenant, month: str) -> None:

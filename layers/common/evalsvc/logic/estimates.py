@@ -13,8 +13,8 @@ from __future__ import annotations
 from evalsvc.logic import datasets as dataset_logic
 from evalsvc.logic import metrics as metrics_logic
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.datasets import MAX_TEXT_CHARS, DatasetHeader
-from evalsvc.models.evaluations import EvaluateIn
+from evalsvc.models.datasets import MAX_TEXT_CHARS, DatasetHeader, DatasetKind
+from evalsvc.models.evaluations import EvaluateIn, PairQuery
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import CachedJudge, configured_judge
 from evalsvc.scoring.metric import Metrics, scorers_for
@@ -42,17 +42,30 @@ def estimate(identity: Identity, body: EvaluateIn) -> tuple[int, Bound]:
     needs_judge = any(not checks.is_check(d) for d in definitions)
     judge = configured_judge(identity.tenant) if needs_judge else None
     metrics = scorers_for(definitions, judge)
-    whole = dataset_logic.get_header(identity, kind, dataset_id)
-    large = whole.bytes is not None and whole.bytes > get_settings().inline_max_bytes
-    if judge is None or large:
-        header, refs, _ = dataset_logic.select_pair_refs(
+    if judge is None:
+        _, refs, _ = dataset_logic.select_pair_refs(
             identity, kind, dataset_id, body.pair_query, "evaluate", keys_only=True
         )
-        if judge is None:
-            return len(refs), Bound()
+        return len(refs), Bound()
+    return selection_bound(identity, kind, dataset_id, body.pair_query, judge, metrics)
+
+
+def selection_bound(
+    identity: Identity,
+    kind: DatasetKind,
+    dataset_id: str,
+    query: PairQuery | None,
+    judge: CachedJudge,
+    metrics: Metrics,
+) -> tuple[int, Bound]:
+    """(pairs selected, bound of judging them): from their texts and the judge cache when the
+    dataset can be read inside a request, else from its header."""
+    whole = dataset_logic.get_header(identity, kind, dataset_id)
+    if whole.bytes is not None and whole.bytes > get_settings().inline_max_bytes:
+        header, refs, _ = dataset_logic.select_pair_refs(
+            identity, kind, dataset_id, query, "evaluate", keys_only=True
+        )
         return len(refs), bound_unread(judge, metrics, header, len(refs))
-    header, pairs, _ = dataset_logic.select_pair_refs(
-        identity, kind, dataset_id, body.pair_query, "evaluate"
-    )
+    header, pairs, _ = dataset_logic.select_pair_refs(identity, kind, dataset_id, query, "evaluate")
     questions = [question for _, question in metrics.questions]
     return len(pairs), judge.plan(questions, pairs, header.system_prompt).bound

@@ -146,7 +146,10 @@ def _evaluate(
         selected_bytes = None if per_pair is None else len(refs) * per_pair
         if not runs_inline(definitions, len(refs), selected_bytes, respond_async):
             if judge is not None and spend.max_cost is not None:
-                spend.check_cap(estimates.bound_unread(judge, metrics_of_set, header, len(refs)))
+                _, bound = estimates.selection_bound(
+                    identity, kind, dataset_id, body.pair_query, judge, metrics_of_set
+                )
+                spend.check_cap(bound)  # as POST /evaluate/estimate bounds it
             queued = queue.start(header, ords)
             if respond_async:
                 return queued
@@ -163,7 +166,11 @@ def _evaluate(
     calls = len(pairs) * len(metrics_of_set.questions)
     expected = judge.expected_seconds(calls) if judge else None
     if expected is not None and expected > work_deadline.left() and queue.available:
-        # This process's judge latency says it will not fit: queue it now.
+        # This process's judge latency says it will not fit: queue it now, within its cap.
+        assert judge is not None
+        if spend.max_cost is not None:
+            questions = [question for _, question in metrics_of_set.questions]
+            spend.check_cap(judge.plan(questions, pairs, header.system_prompt).bound)
         logger.info("evaluation queued: it would not fit", extra={"expected_seconds": expected})
         raise queue.hand_over(header, ords, "it would not fit in this request")
     started = time.perf_counter()

@@ -38,7 +38,7 @@ MAX_WORK_SECONDS = 900.0
 METRICS_NAMESPACE = "EvalService"
 
 
-_MONTH = re.compile(r"\A(\d{4})-(0[1-9]|1[0-2])\Z")
+_MONTH = re.compile(r"\A[0-9]{4}-(0[1-9]|1[0-2])\Z")
 
 
 def this_month(at: float | None = None) -> str:
