@@ -11,6 +11,7 @@ from evalsvc_tools.local.tables import create_queues
 from fastapi.testclient import TestClient
 
 from tests.conftest import EVENT_KEY, point_service_at
+from tests.fake_judge import FakeJudge
 from tests.work_queue import Work
 
 
@@ -82,3 +83,14 @@ def work(tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Wo
         monkeypatch,
     )
     yield Work(client, urls)
+
+
+@pytest.fixture
+def priced_judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    """The fake OpenAI-compatible judge (which reports `usage`), with a price for its model."""
+    from tests.integration.test_usage import judge_env
+
+    fake = FakeJudge()
+    with fake.running():
+        point_service_at(judge_env(fake), monkeypatch)
+        yield fake

@@ -4,7 +4,6 @@ request and chunk, reserved before any call and settled after (moto tables, the 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -15,16 +14,8 @@ from evalsvc.storage import ledger
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, sequence
 from tests.integration.conftest import Tenant
-from tests.integration.test_usage import VERDICT, judge_env, reported, seed
+from tests.integration.test_usage import VERDICT, reported, seed
 from tests.work_queue import Work
-
-
-@pytest.fixture
-def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
-    fake = FakeJudge()
-    with fake.running():
-        point_service_at(judge_env(fake), monkeypatch)
-        yield fake
 
 
 def queued(tenant: Tenant, body: dict[str, Any]) -> str:
@@ -42,7 +33,7 @@ def month(tenant: Tenant) -> dict[str, Any]:
 
 
 @pytest.fixture
-def chunked(work: Work, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch) -> Work:
+def chunked(work: Work, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch) -> Work:
     """Every evaluation queued, 4 judge calls a chunk."""
     point_service_at(
         {"EVALSVC_INLINE_MAX_JUDGE_CALLS": "0", "EVALSVC_CHUNK_JUDGE_CALLS": "4"}, monkeypatch
@@ -51,7 +42,7 @@ def chunked(work: Work, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch) -> Wo
 
 
 def test_a_queued_result_sums_the_usage_of_every_chunk(
-    acme: Tenant, judge: FakeJudge, chunked: Work
+    acme: Tenant, priced_judge: FakeJudge, chunked: Work
 ) -> None:
     seed(acme, pairs=10)
     results_id = queued(acme, {"seed_data_id": "ds"})
@@ -62,7 +53,7 @@ def test_a_queued_result_sums_the_usage_of_every_chunk(
 
     done = acme.get(f"/evaluation/{results_id}").json()
     assert done["status"] == "complete"
-    input_tokens, output_tokens = reported(judge)
+    input_tokens, output_tokens = reported(priced_judge)
     assert done["usage"]["llm_calls"] == 10
     assert (done["usage"]["input_tokens"], done["usage"]["output_tokens"]) == (
         input_tokens,
@@ -75,14 +66,14 @@ def test_a_queued_result_sums_the_usage_of_every_chunk(
 
 
 def test_a_retried_delivery_counts_what_each_delivery_spent(
-    acme: Tenant, judge: FakeJudge, chunked: Work, monkeypatch: pytest.MonkeyPatch
+    acme: Tenant, priced_judge: FakeJudge, chunked: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # One call at a time, and a judge that fails the third pair's every attempt once: the
     # chunk's first delivery spends verdicts and 4 failed attempts, then is requeued; its next
     # delivery finds those verdicts cached.
     point_service_at({"JUDGE_CONCURRENCY": "1"}, monkeypatch)
     seed(acme, pairs=4)
-    judge.answer = sequence(
+    priced_judge.answer = sequence(
         (200, VERDICT), (200, VERDICT), (500, "{}"), (500, "{}"), (500, "{}"), (500, "{}"),
         (200, VERDICT),
     )  # fmt: skip
@@ -92,17 +83,19 @@ def test_a_retried_delivery_counts_what_each_delivery_spent(
 
     done = acme.get(f"/evaluation/{results_id}").json()
     assert done["status"] == "complete", done
-    assert done["usage"]["llm_calls"] == len(judge.requests) == 2 + 4 + 2
+    assert done["usage"]["llm_calls"] == len(priced_judge.requests) == 2 + 4 + 2
     # The first delivery asked the fourth pair too while the third failed (the pool's one
     # worker took it up): the second delivery found 3 verdicts cached and made 1 call.
     assert done["usage"]["cache_hits"] == 3
-    assert (done["usage"]["input_tokens"], done["usage"]["output_tokens"]) == reported(judge)
+    assert (done["usage"]["input_tokens"], done["usage"]["output_tokens"]) == reported(priced_judge)
 
 
 # ---- monthly limits ----------------------------------------------------------------------------
 
 
-def test_a_request_past_the_limit_is_429_before_any_call(acme: Tenant, judge: FakeJudge) -> None:
+def test_a_request_past_the_limit_is_429_before_any_call(
+    acme: Tenant, priced_judge: FakeJudge
+) -> None:
     seed(acme)
     spending.set_limit("acme", Decimal("0.0001"))
 
@@ -111,12 +104,12 @@ def test_a_request_past_the_limit_is_429_before_any_call(acme: Tenant, judge: Fa
     assert response.status_code == 429
     error = response.json()["error"]
     assert "monthly limit of $0.000100" in error and "spending is $0" in error
-    assert judge.requests == []
+    assert priced_judge.requests == []
     assert month(acme)["reserved_usd"] == 0.0
 
 
 def test_within_the_limit_the_bound_is_reserved_then_settled_at_the_actual_cost(
-    acme: Tenant, judge: FakeJudge
+    acme: Tenant, priced_judge: FakeJudge
 ) -> None:
     seed(acme)
     spending.set_limit("acme", Decimal(5))
@@ -133,7 +126,7 @@ def test_within_the_limit_the_bound_is_reserved_then_settled_at_the_actual_cost(
 
 
 def test_a_limit_set_after_spending_began_holds_from_the_next_request(
-    acme: Tenant, judge: FakeJudge
+    acme: Tenant, priced_judge: FakeJudge
 ) -> None:
     seed(acme, pairs=1)
     assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
@@ -150,7 +143,7 @@ def test_a_limit_set_after_spending_began_holds_from_the_next_request(
 
 
 def test_spending_up_to_the_limit_refuses_what_would_pass_it(
-    acme: Tenant, judge: FakeJudge
+    acme: Tenant, priced_judge: FakeJudge
 ) -> None:
     seed(acme, pairs=1)
     assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
@@ -168,18 +161,20 @@ def test_spending_up_to_the_limit_refuses_what_would_pass_it(
     assert "Retry-After" not in response.headers
 
 
-def test_room_held_by_work_in_flight_is_a_429_to_retry(acme: Tenant, judge: FakeJudge) -> None:
-    seed(acme)
+def hold(reservation: str, seconds: int) -> None:
+    """A limit of $1, and $0.9999 of it held by other work, for `seconds` from now (in the
+    past: work that died)."""
     spending.set_limit("acme", Decimal(1))
-    held = ledger.reserve(
-        "acme",
-        spending.this_month(),
-        "rs_other",
-        Decimal("0.9999"),
-        Decimal(1),
-        int(time.time()) + 600,
-    )
-    assert held
+    until = int(time.time()) + seconds
+    month = spending.this_month()
+    assert ledger.reserve("acme", month, reservation, Decimal("0.9999"), Decimal(1), until)
+
+
+def test_room_held_by_work_in_flight_is_a_429_to_retry(
+    acme: Tenant, priced_judge: FakeJudge
+) -> None:
+    seed(acme)
+    hold("rs_other", 600)
 
     response = acme.post("/evaluate", {"seed_data_id": "ds"})
 
@@ -189,19 +184,9 @@ def test_room_held_by_work_in_flight_is_a_429_to_retry(acme: Tenant, judge: Fake
     assert month(acme)["reserved_usd"] == pytest.approx(0.9999)
 
 
-def test_a_crashed_workers_reservation_expires(acme: Tenant, judge: FakeJudge) -> None:
+def test_a_crashed_workers_reservation_expires(acme: Tenant, priced_judge: FakeJudge) -> None:
     seed(acme)
-    spending.set_limit("acme", Decimal(1))
-    # A reservation whose work died: it expired a second ago.
-    dead = ledger.reserve(
-        "acme",
-        spending.this_month(),
-        "rs_dead",
-        Decimal("0.9999"),
-        Decimal(1),
-        int(time.time()) - 1,
-    )
-    assert dead
+    hold("rs_dead", -1)  # a reservation whose work died: it expired a second ago
     assert month(acme)["reserved_usd"] == 0.0  # expired: not shown as held
 
     response = acme.post("/evaluate", {"seed_data_id": "ds"})
@@ -213,7 +198,7 @@ def test_a_crashed_workers_reservation_expires(acme: Tenant, judge: FakeJudge) -
 
 
 def test_a_limit_with_a_model_without_a_price_is_503_before_any_call(
-    acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+    acme: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     point_service_at({"EVALSVC_PRICES": ""}, monkeypatch)
     seed(acme)
@@ -223,7 +208,7 @@ def test_a_limit_with_a_model_without_a_price_is_503_before_any_call(
 
     assert response.status_code == 503
     assert "EVALSVC_PRICES" in response.json()["error"]
-    assert judge.requests == []
+    assert priced_judge.requests == []
 
 
 def test_deterministic_work_needs_no_room(acme: Tenant) -> None:
@@ -233,17 +218,19 @@ def test_deterministic_work_needs_no_room(acme: Tenant) -> None:
     assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
 
 
-def test_the_limit_holds_questions_and_augmentation_too(acme: Tenant, judge: FakeJudge) -> None:
+def test_the_limit_holds_questions_and_augmentation_too(
+    acme: Tenant, priced_judge: FakeJudge
+) -> None:
     seed(acme)
     spending.set_limit("acme", Decimal("0.000001"))
 
     assert acme.post("/questions", {"system_prompt": "Always say please."}).status_code == 429
     assert acme.post("/augment", {"seed_data_id": "ds"}).status_code == 429
-    assert judge.requests == []
+    assert priced_judge.requests == []
 
 
 def test_a_chunk_past_the_limit_fails_its_job_saying_why(
-    acme: Tenant, judge: FakeJudge, chunked: Work
+    acme: Tenant, priced_judge: FakeJudge, chunked: Work
 ) -> None:
     seed(acme, pairs=5)
     spending.set_limit("acme", Decimal("0.000001"))
@@ -254,24 +241,16 @@ def test_a_chunk_past_the_limit_fails_its_job_saying_why(
     failed = acme.get(f"/evaluation/{results_id}").json()
     assert failed["status"] == "failed"
     assert "monthly limit" in failed["failure"]
-    assert judge.requests == []
+    assert priced_judge.requests == []
 
 
 def test_a_chunk_waiting_for_room_held_by_others_is_requeued_not_failed(
-    acme: Tenant, judge: FakeJudge, chunked: Work
+    acme: Tenant, priced_judge: FakeJudge, chunked: Work
 ) -> None:
     from evalsvc.logic import chunks
 
     seed(acme, pairs=2)
-    spending.set_limit("acme", Decimal(1))
-    assert ledger.reserve(
-        "acme",
-        spending.this_month(),
-        "rs_other",
-        Decimal("0.9999"),
-        Decimal(1),
-        int(time.time()) + 600,
-    )
+    hold("rs_other", 600)
     results_id = queued(acme, {"seed_data_id": "ds"})
 
     chunked.deliver(1)
@@ -282,4 +261,4 @@ def test_a_chunk_waiting_for_room_held_by_others_is_requeued_not_failed(
     )["Attributes"]["ApproximateNumberOfMessagesDelayed"]
     assert int(delayed) == 1  # back on the queue, after a pause of at least a minute
     assert chunks.OVER_LIMIT_PAUSE_SECONDS >= 60
-    assert judge.requests == []
+    assert priced_judge.requests == []

@@ -4,7 +4,6 @@ fake OpenAI-compatible judge (which reports `usage`) and moto tables."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -33,14 +32,6 @@ def judge_env(fake: FakeJudge, **extra: str) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
-    fake = FakeJudge()
-    with fake.running():
-        point_service_at(judge_env(fake), monkeypatch)
-        yield fake
-
-
 def seed(tenant: Tenant, metrics: list[str] | None = None, pairs: int = 3) -> str:
     data = [{"id": f"p{k}", "input": f"q{k}", "output": f"please answer {k}"} for k in range(pairs)]
     assert tenant.post("/data/seed/ds", {"data": data, "system_prompt": "Be polite."}).is_success
@@ -61,7 +52,7 @@ def cost(input_tokens: int, output_tokens: int) -> float:
 
 
 def test_an_evaluation_reports_the_providers_counts_and_their_cost(
-    acme: Tenant, judge: FakeJudge
+    acme: Tenant, priced_judge: FakeJudge
 ) -> None:
     seed(acme)
 
@@ -69,7 +60,7 @@ def test_an_evaluation_reports_the_providers_counts_and_their_cost(
 
     assert response.status_code == 200, response.text
     usage = response.json()["usage"]
-    input_tokens, output_tokens = reported(judge)
+    input_tokens, output_tokens = reported(priced_judge)
     assert input_tokens > 0 and output_tokens > 0
     assert usage == {
         "llm_calls": 3,
@@ -82,10 +73,10 @@ def test_an_evaluation_reports_the_providers_counts_and_their_cost(
     stored = acme.get(f"/evaluation/{response.json()['eval_results_id']}").json()
     assert stored["usage"] == usage
     # Every call asked for at most max_tokens.
-    assert {request["max_tokens"] for request in judge.requests} == {512}
+    assert {request["max_tokens"] for request in priced_judge.requests} == {512}
 
 
-def test_cache_hits_are_counted_and_cost_nothing(acme: Tenant, judge: FakeJudge) -> None:
+def test_cache_hits_are_counted_and_cost_nothing(acme: Tenant, priced_judge: FakeJudge) -> None:
     seed(acme)
     assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
 
@@ -101,22 +92,26 @@ def test_cache_hits_are_counted_and_cost_nothing(acme: Tenant, judge: FakeJudge)
     }
 
 
-def test_every_attempt_is_counted_when_an_answer_is_retried(acme: Tenant, judge: FakeJudge) -> None:
+def test_every_attempt_is_counted_when_an_answer_is_retried(
+    acme: Tenant, priced_judge: FakeJudge
+) -> None:
     seed(acme, pairs=1)
-    judge.answer = sequence((200, "not json at all"), (429, "{}"), (200, VERDICT))
+    priced_judge.answer = sequence((200, "not json at all"), (429, "{}"), (200, VERDICT))
 
     usage = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["usage"]
 
     # Three attempts: an unusable answer (its tokens were spent), a throttled one (none), a
     # verdict.
     assert usage["llm_calls"] == 3
-    assert (usage["input_tokens"], usage["output_tokens"]) == reported(judge)
-    assert len(judge.reported) == 2
+    assert (usage["input_tokens"], usage["output_tokens"]) == reported(priced_judge)
+    assert len(priced_judge.reported) == 2
 
 
-def test_an_answer_without_counts_is_counted_at_its_bound(acme: Tenant, judge: FakeJudge) -> None:
+def test_an_answer_without_counts_is_counted_at_its_bound(
+    acme: Tenant, priced_judge: FakeJudge
+) -> None:
     seed(acme, pairs=1)
-    judge.usage = None
+    priced_judge.usage = None
     estimate = acme.post("/evaluate/estimate", {"seed_data_id": "ds"}).json()
 
     usage = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["usage"]
@@ -127,7 +122,7 @@ def test_an_answer_without_counts_is_counted_at_its_bound(acme: Tenant, judge: F
 
 
 def test_a_model_without_a_price_has_a_null_cost(
-    acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+    acme: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     point_service_at({"EVALSVC_PRICES": ""}, monkeypatch)
     seed(acme)
@@ -159,14 +154,16 @@ def test_deterministic_work_has_no_calls_and_costs_nothing(acme: Tenant) -> None
 
 
 def test_questions_improvement_and_augmentation_report_their_usage(
-    acme: Tenant, judge: FakeJudge
+    acme: Tenant, priced_judge: FakeJudge
 ) -> None:
     seed(acme)
-    before = len(judge.reported)
+    before = len(priced_judge.reported)
     questions = acme.post("/questions", {"system_prompt": "You must always say please."})
     assert questions.status_code == 200, questions.text
     assert questions.json()["usage"]["llm_calls"] == 1
-    assert questions.json()["usage"]["input_tokens"] == judge.reported[before]["prompt_tokens"]
+    assert (
+        questions.json()["usage"]["input_tokens"] == priced_judge.reported[before]["prompt_tokens"]
+    )
 
     result = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["eval_results_id"]
     improved = acme.post(
@@ -180,7 +177,9 @@ def test_questions_improvement_and_augmentation_report_their_usage(
     )
     assert improved.status_code == 200, improved.text
     assert improved.json()["usage"]["llm_calls"] == 1
-    assert improved.json()["usage"]["output_tokens"] == judge.reported[-1]["completion_tokens"]
+    assert (
+        improved.json()["usage"]["output_tokens"] == priced_judge.reported[-1]["completion_tokens"]
+    )
 
     augmented = acme.post("/augment", {"seed_data_id": "ds", "multiple": 2})
     assert augmented.status_code == 200, augmented.text
@@ -195,7 +194,7 @@ def test_questions_improvement_and_augmentation_report_their_usage(
 
 
 def test_an_estimate_stores_nothing_calls_nothing_and_bounds_the_run(
-    acme: Tenant, judge: FakeJudge, tables: dict[str, str]
+    acme: Tenant, priced_judge: FakeJudge, tables: dict[str, str]
 ) -> None:
     seed(acme, metrics=[QUESTION, "check:non_empty", "Is it short?"])
     before = snapshot(tables)
@@ -204,7 +203,7 @@ def test_an_estimate_stores_nothing_calls_nothing_and_bounds_the_run(
 
     assert estimate.status_code == 200, estimate.text
     assert snapshot(tables) == before
-    assert judge.requests == []
+    assert priced_judge.requests == []
     figures = estimate.json()
     assert figures["pairs"] == 3
     assert figures["llm_calls"] == 6 and figures["cached_calls"] == 0
@@ -218,7 +217,7 @@ def test_an_estimate_stores_nothing_calls_nothing_and_bounds_the_run(
 
 
 def test_an_estimate_counts_what_the_judge_cache_holds_as_free(
-    acme: Tenant, judge: FakeJudge
+    acme: Tenant, priced_judge: FakeJudge
 ) -> None:
     seed(acme)
     assert acme.post("/evaluate", {"seed_data_id": "ds", "pair_query": {"latest_n_pairs": 2}})
@@ -246,7 +245,7 @@ def test_an_estimate_without_questions_is_free(acme: Tenant) -> None:
 
 
 def test_a_large_dataset_is_bounded_without_reading_its_texts(
-    acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+    acme: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seed(acme, pairs=5)
     small = acme.post("/evaluate/estimate", {"seed_data_id": "ds"}).json()
@@ -263,7 +262,9 @@ def test_a_large_dataset_is_bounded_without_reading_its_texts(
 
 
 @pytest.mark.parametrize("bad", [0, -1, "1", True, None, [1], 1e7])
-def test_max_cost_usd_must_be_a_positive_number(acme: Tenant, judge: FakeJudge, bad: Any) -> None:
+def test_max_cost_usd_must_be_a_positive_number(
+    acme: Tenant, priced_judge: FakeJudge, bad: Any
+) -> None:
     seed(acme)
     body: dict[str, Any] = {"seed_data_id": "ds", "max_cost_usd": bad}
     if bad is None:
@@ -273,11 +274,11 @@ def test_max_cost_usd_must_be_a_positive_number(acme: Tenant, judge: FakeJudge, 
 
     assert response.status_code == 400, response.text
     assert "max_cost_usd" in response.json()["error"]
-    assert judge.requests == []
+    assert priced_judge.requests == []
 
 
 def test_a_run_that_could_cost_more_than_max_cost_usd_is_refused_before_any_call(
-    acme: Tenant, judge: FakeJudge, tables: dict[str, str]
+    acme: Tenant, priced_judge: FakeJudge, tables: dict[str, str]
 ) -> None:
     seed(acme)
     bound = acme.post("/evaluate/estimate", {"seed_data_id": "ds"}).json()["cost_usd_max"]
@@ -288,7 +289,7 @@ def test_a_run_that_could_cost_more_than_max_cost_usd_is_refused_before_any_call
     assert response.status_code == 400
     error = response.json()["error"]
     assert "max_cost_usd" in error and f"${bound:.2f}"[:-1] in error
-    assert judge.requests == []
+    assert priced_judge.requests == []
     assert snapshot(tables) == before
 
     allowed = acme.post("/evaluate", {"seed_data_id": "ds", "max_cost_usd": bound * 1.01})
@@ -296,7 +297,7 @@ def test_a_run_that_could_cost_more_than_max_cost_usd_is_refused_before_any_call
 
 
 def test_max_cost_usd_refuses_a_model_without_a_price(
-    acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+    acme: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     point_service_at({"EVALSVC_PRICES": ""}, monkeypatch)
     seed(acme)
@@ -305,11 +306,11 @@ def test_max_cost_usd_refuses_a_model_without_a_price(
 
     assert response.status_code == 400
     assert "no price" in response.json()["error"]
-    assert judge.requests == []
+    assert priced_judge.requests == []
 
 
 def test_max_cost_usd_holds_a_queued_evaluation_before_it_is_queued(
-    acme: Tenant, judge: FakeJudge, work: Any, monkeypatch: pytest.MonkeyPatch
+    acme: Tenant, priced_judge: FakeJudge, work: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     point_service_at({"EVALSVC_INLINE_MAX_JUDGE_CALLS": "1"}, monkeypatch)
     seed(acme, pairs=4)
@@ -318,11 +319,11 @@ def test_max_cost_usd_holds_a_queued_evaluation_before_it_is_queued(
 
     assert response.status_code == 400, response.text
     assert work.waiting() == 0
-    assert judge.requests == []
+    assert priced_judge.requests == []
 
 
 def test_max_cost_usd_holds_a_run_handed_to_the_queue_before_its_first_call(
-    acme: Tenant, judge: FakeJudge, work: Any
+    acme: Tenant, priced_judge: FakeJudge, work: Any
 ) -> None:
     from evalsvc.scoring.llm import LATENCY
 
@@ -337,13 +338,13 @@ def test_max_cost_usd_holds_a_run_handed_to_the_queue_before_its_first_call(
     assert refused.status_code == 400, refused.text
     assert "max_cost_usd" in refused.json()["error"]
     assert allowed.status_code == 503 and "background" in allowed.json()["error"]
-    assert judge.requests == []
+    assert priced_judge.requests == []
 
 
 # ---- GET /usage --------------------------------------------------------------------------------
 
 
-def test_the_month_adds_up_every_request(acme: Tenant, judge: FakeJudge) -> None:
+def test_the_month_adds_up_every_request(acme: Tenant, priced_judge: FakeJudge) -> None:
     from evalsvc.logic.spending import this_month
 
     seed(acme)
@@ -388,7 +389,7 @@ def test_a_month_not_yyyy_mm_is_400(acme: Tenant, month: str) -> None:
 
 
 def test_another_tenants_usage_is_never_visible(
-    acme: Tenant, globex: Tenant, judge: FakeJudge
+    acme: Tenant, globex: Tenant, priced_judge: FakeJudge
 ) -> None:
     from evalsvc.logic import spending
 
@@ -404,7 +405,7 @@ def test_another_tenants_usage_is_never_visible(
 
 
 def test_a_month_with_unpriced_calls_has_a_null_cost(
-    acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+    acme: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     point_service_at({"EVALSVC_PRICES": ""}, monkeypatch)
     seed(acme)
@@ -419,7 +420,7 @@ def test_a_month_with_unpriced_calls_has_a_null_cost(
 
 
 def test_llm_tokens_and_cost_are_emitted_by_route(
-    acme: Tenant, judge: FakeJudge, capsys: pytest.CaptureFixture[str]
+    acme: Tenant, priced_judge: FakeJudge, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seed(acme)
     capsys.readouterr()
