@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from evalsvc.logic import spending
 from evalsvc.storage import ledger
+from evalsvc.usage import Usage
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, sequence
@@ -262,3 +263,29 @@ def test_a_chunk_waiting_for_room_held_by_others_is_requeued_not_failed(
     assert int(delayed) == 1  # back on the queue, after a pause of at least a minute
     assert chunks.OVER_LIMIT_PAUSE_SECONDS >= 60
     assert priced_judge.requests == []
+
+
+def test_ledger_writes_retried_after_a_lost_answer_count_once(acme: Tenant) -> None:
+    month = spending.this_month()
+    until = int(time.time()) + 600
+    spending.set_limit("acme", Decimal(1))
+
+    # The same reservation written twice (a retry whose first answer was lost)
+    assert ledger.reserve("acme", month, "rs_once", Decimal("0.4"), Decimal(1), until)
+    assert ledger.reserve("acme", month, "rs_once", Decimal("0.4"), Decimal(1), until)
+    assert ledger.read_month("acme", month).committed_usd == Decimal("0.4")
+
+    # ... and settled twice, before it could have expired
+    used = Usage(1, 0, 100, 10, "openai:fake-judge")
+    for _ in range(2):
+        ledger.settle(
+            "acme", month, used, Decimal("0.1"), ("rs_once", Decimal("0.4")), expired=False
+        )
+
+    stored = ledger.read_month("acme", month)
+    assert (stored.spent_usd, stored.committed_usd, stored.usage.llm_calls) == (
+        Decimal("0.1"),
+        Decimal("0.1"),
+        1,
+    )
+    assert stored.reservations == {}

@@ -203,3 +203,17 @@ def test_a_bound_covers_every_attempt() -> None:
     assert bound.input_tokens_max == 3 * (sent + CALL_OVERHEAD_TOKENS)
     assert bound.output_tokens_max == 3 * 64
     assert time.time() > 0
+
+
+def test_a_call_that_timed_out_after_it_was_sent_is_counted_at_its_bound() -> None:
+    provider = _Script(
+        RetryableError("throttled"),  # refused: no work was done
+        RetryableError("read timeout", billed=True),  # the model may have run
+        Answer([{"ok": True}], (10, 2)),
+    )
+    llm = _llm(provider)
+
+    llm.ask("s", "u", {}, "n", _accept, max_tokens=64)
+
+    bound = text_bytes("s", "u", "{}", "n") + CALL_OVERHEAD_TOKENS
+    assert llm.meter.usage() == Usage(3, 0, bound + 10, 64 + 2, "fake:model")

@@ -2,10 +2,11 @@
 it runs (POST /evaluate/estimate). No LLM call and no write: the dataset, the metrics set and
 the judge cache are read.
 
-A selection small enough to score inside a request is read whole: its calls are bounded from
-the very texts they would send, and the verdicts the judge cache holds are counted as cached
-(no call, no cost). A larger one is bounded without its texts: every selected pair is taken to
-be at most as large as all the dataset's pairs together, and none is taken to be cached.
+A dataset small enough to read inside a request (EVALSVC_INLINE_MAX_BYTES, and at most
+EXACT_MAX_KEYS judge cache lookups) is read: its calls are bounded from the very texts they
+would send, and the verdicts the judge cache holds are counted as cached (no call, no cost). A
+larger one is bounded without its texts: every selected pair is taken to be at most as large
+as all the dataset's pairs together, and none is taken to be cached.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from evalsvc.scoring.judges import CachedJudge, configured_judge
 from evalsvc.scoring.metric import Metrics, scorers_for
 from evalsvc.settings import get_settings
 from evalsvc.usage import Bound
+
+# The most judge cache keys an estimate looks up (100 a call): more are bounded unread.
+EXACT_MAX_KEYS = 20_000
 
 
 def bound_unread(
@@ -61,7 +65,8 @@ def selection_bound(
     """(pairs selected, bound of judging them): from their texts and the judge cache when the
     dataset can be read inside a request, else from its header."""
     whole = dataset_logic.get_header(identity, kind, dataset_id)
-    if whole.bytes is not None and whole.bytes > get_settings().inline_max_bytes:
+    too_large = whole.bytes is None or whole.bytes > get_settings().inline_max_bytes
+    if too_large or whole.pair_count * len(metrics.questions) > EXACT_MAX_KEYS:
         header, refs, _ = dataset_logic.select_pair_refs(
             identity, kind, dataset_id, query, "evaluate", keys_only=True
         )

@@ -143,9 +143,12 @@ class Spending:
             return
         cost = usage.cost()
         first = self._reservations[0] if self._reservations else None
-        ledger.settle(self.tenant, self.month, usage, cost, first)
+        expired = time.time() >= self._until
+        ledger.settle(self.tenant, self.month, usage, cost, first, expired=expired)
         for rid, held in self._reservations[1:]:
-            ledger.settle(self.tenant, self.month, Usage(), Decimal(0), (rid, held))
+            ledger.settle(
+                self.tenant, self.month, Usage(), Decimal(0), (rid, held), expired=expired
+            )
         if usage.llm_calls:
             emit(self.route, usage, cost)
 

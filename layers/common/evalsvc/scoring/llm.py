@@ -14,8 +14,9 @@ LLMOutOfTime instead. Model text is hostile: answers are read with bounds (size,
 lone surrogates in them become U+FFFD, so whatever is stored from them can be stored.
 
 Every attempt is metered (evalsvc.usage): a call, and the tokens the provider says it used;
-an answer that says nothing of its tokens counts the call's bound (what was sent, and
-max_tokens, which every call sends), so spending is never undercounted.
+an answer that says nothing of its tokens, or that timed out after the request was sent (the
+model may have run), counts the call's bound (what was sent, and max_tokens, which every call
+sends), so spending is not undercounted. A throttled or refused call costs nothing.
 """
 
 from __future__ import annotations
@@ -60,11 +61,15 @@ MIN_CALL_SECONDS = 1.0
 
 class RetryableError(Exception):
     """Throttling, a 5xx, or a timeout: worth asking again after a pause (at least
-    `retry_after` seconds when the provider said so)."""
+    `retry_after` seconds when the provider said so). `billed`: the model may have done the
+    work all the same (the answer timed out after the request was sent)."""
 
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, retry_after: float | None = None, *, billed: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.billed = billed
 
 
 class InvalidAnswer(ValueError):
@@ -222,9 +227,11 @@ class OpenAIProvider:
             headers["Authorization"] = f"Bearer {self._api_key}"
         body = json.dumps(payload).encode()
         connection: http.client.HTTPConnection | None = None
+        sent = False
         try:
             connection = self._connection(timeout)
             connection.request("POST", self._path, body=body, headers=headers)
+            sent = True
             response = connection.getresponse()
             raw = response.read(MAX_ANSWER_BYTES + 1)
             if len(raw) > MAX_ANSWER_BYTES:
@@ -236,7 +243,9 @@ class OpenAIProvider:
             if connection is not None:
                 connection.close()
             self._local.connection = None
-            raise RetryableError(f"could not reach the LLM: {exc.__class__.__name__}") from exc
+            raise RetryableError(
+                f"could not reach the LLM: {exc.__class__.__name__}", billed=sent
+            ) from exc
 
     def complete(
         self,
@@ -345,7 +354,7 @@ class BedrockProvider:
         max_tokens: int,
         timeout: float,
     ) -> Answer:
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
 
         client = self.client_for(timeout_step(timeout))
         try:
@@ -370,12 +379,17 @@ class BedrockProvider:
         except ClientError as exc:
             code = str(exc.response.get("Error", {}).get("Code", ""))
             if code in _BEDROCK_RETRYABLE:
-                raise RetryableError(f"Bedrock answered {code}") from exc
+                billed = code == "ModelTimeoutException"
+                raise RetryableError(f"Bedrock answered {code}", billed=billed) from exc
             raise ProviderUnavailable(
                 f"Bedrock refused the call ({code}); check EVALSVC_LLM and model access"
             ) from exc
         except BotoCoreError as exc:
-            raise RetryableError(f"could not reach Bedrock: {exc.__class__.__name__}") from exc
+            # A read timeout came after the request was sent: the model may have run.
+            billed = isinstance(exc, ReadTimeoutError)
+            raise RetryableError(
+                f"could not reach Bedrock: {exc.__class__.__name__}", billed=billed
+            ) from exc
         usage = response.get("usage") or {}
         tokens = reported_tokens(usage.get("inputTokens"), usage.get("outputTokens"))
         blocks = response.get("output", {}).get("message", {}).get("content", [])
@@ -561,6 +575,8 @@ class LLM:
                     system, user, schema, schema_name, max_tokens, timeout
                 )
             except RetryableError as exc:
+                if exc.billed:  # no counts came back: the attempt's bound is counted
+                    self._meter(None, sent, max_tokens)
                 problem, transient, wait = str(exc), True, exc.retry_after
                 continue
             except InvalidAnswer as exc:

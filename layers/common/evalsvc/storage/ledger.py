@@ -149,7 +149,8 @@ def reserve(
         "Key": _month_key(tenant, month),
         "UpdateExpression": "SET reservations.#r = :r ADD committed_pusd :usd, reserved_pusd :usd",
         "ConditionExpression": "(attribute_not_exists(committed_pusd) OR committed_pusd <= :room) "
-        "AND (attribute_not_exists(reservations) OR size(reservations) < :most)",
+        "AND (attribute_not_exists(reservations) OR size(reservations) < :most) "
+        "AND attribute_not_exists(reservations.#r)",
         "ExpressionAttributeNames": {"#r": reservation},
         "ExpressionAttributeValues": {
             ":r": {"M": {"pusd": _usd(usd), "until": n(until)}},
@@ -164,7 +165,8 @@ def reserve(
             return True
         except ClientError as exc:
             if dynamo.failed_conditions(exc) is not None:
-                return False
+                # A retry of a write that was applied (its answer lost) finds its own entry.
+                return reservation in read_month(tenant, month).reservations
             # A month without a reservation yet has no map to hold one: start it, once.
             if error_code(exc) != "ValidationException":
                 raise
@@ -207,9 +209,13 @@ def settle(
     usage: Usage,
     cost: Decimal | None,
     reservation: tuple[str, Decimal] | None,
+    *,
+    expired: bool = True,
 ) -> None:
     """Add what was used (`cost` None: the model has no price) to the month, and release the
-    reservation (id, amount) it was held against, if it still stands."""
+    reservation (id, amount) it was held against, if it still stands. A reservation gone
+    before it `expired` was settled by this very write (a retry whose first answer was lost):
+    nothing is added again."""
     adds = {
         "llm_calls": n(usage.llm_calls),
         "cache_hits": n(usage.cache_hits),
@@ -234,7 +240,7 @@ def settle(
             ExpressionAttributeNames={"#r": rid},
             ExpressionAttributeValues={f":{name}": value for name, value in released.items()},
         )
-        if done is not None:
+        if done is not None or not expired:
             return
         # Released meanwhile (it had expired): what was spent is added all the same.
     adds["committed_pusd"] = _usd(spent)
