@@ -289,3 +289,41 @@ def test_ledger_writes_retried_after_a_lost_answer_count_once(acme: Tenant) -> N
         1,
     )
     assert stored.reservations == {}
+
+
+def test_a_queued_run_is_held_to_what_is_left_of_its_max_cost(
+    acme: Tenant, priced_judge: FakeJudge, chunked: Work
+) -> None:
+    from evalsvc.models.jobs import JobKind
+    from evalsvc.storage import jobs as jobs_store
+
+    seed(acme, pairs=8)
+    bound = acme.post("/evaluate/estimate", {"seed_data_id": "ds"}).json()["cost_usd_max"]
+    results_id = queued(acme, {"seed_data_id": "ds", "max_cost_usd": bound})
+    # Deliveries done again already spent nearly all of it (as timeouts or throttling would).
+    job = jobs_store.get("acme", JobKind.EVALUATION, results_id, params=True)
+    assert job is not None and job.params["max_cost_usd"] == str(Decimal(str(bound)))
+    plan = jobs_store.plan(job)
+    spent = int(bound * 0.99 * 1e6 / 1.5)  # input tokens at $1.5 a million
+    jobs_store.add_spent(plan[0], Usage(3, 0, spent, 0, "openai:fake-judge"))
+
+    chunked.drain()
+
+    failed = acme.get(f"/evaluation/{results_id}").json()
+    assert failed["status"] == "failed", failed
+    assert "max_cost_usd" in failed["failure"] and "left" in failed["failure"]
+    assert priced_judge.requests == []
+
+
+def test_a_queued_run_within_its_max_cost_completes(
+    acme: Tenant, priced_judge: FakeJudge, chunked: Work
+) -> None:
+    seed(acme, pairs=8)
+    bound = acme.post("/evaluate/estimate", {"seed_data_id": "ds"}).json()["cost_usd_max"]
+    results_id = queued(acme, {"seed_data_id": "ds", "max_cost_usd": bound})
+
+    chunked.drain()
+
+    done = acme.get(f"/evaluation/{results_id}").json()
+    assert done["status"] == "complete", done
+    assert done["usage"]["llm_calls"] == 8 and done["usage"]["cost_usd"] <= bound

@@ -127,7 +127,7 @@ def augment(
         done = _augment(identity, body, deadline, respond_async, wait_seconds, request_key)
     done.usage = spend.usage()
     if done.job is not None and done.job.status is Status.COMPLETE:
-        done.usage = done.usage + jobs.spent(done.job)
+        done.usage = done.usage + jobs.spent_of(done.job)
     return done
 
 

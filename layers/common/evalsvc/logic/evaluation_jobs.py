@@ -13,6 +13,7 @@ its chunks left.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import OutOfTime, StillRunning
@@ -53,9 +54,11 @@ def start(
     header: DatasetHeader,
     ords: Sequence[str],
     labels: Sequence[str],
+    max_cost: Decimal | None = None,
 ) -> EvaluationResult:
     """Store the running result with its job and queue its chunks; the result. A result with
-    this id already started (a retry of the same request) is returned as it stands."""
+    this id already started (a retry of the same request) is returned as it stands. With
+    `max_cost` (the request's max_cost_usd), every chunk is held to what is left of it."""
     pieces = jobs.cut(
         JobKind.EVALUATION,
         result.tenant,
@@ -75,6 +78,7 @@ def start(
             "dataset_version": header.version,
             "dataset_shards": header.shards,
             "labels": list(labels),
+            **({} if max_cost is None else {jobs.MAX_COST_PARAM: str(max_cost)}),
         },
     )
     started = jobs.start(job, pieces, [results_store.running_action(result)], "evaluate again")
@@ -91,7 +95,7 @@ def current(tenant: str, results_id: str) -> EvaluationResult | None:
         job = jobs.get(tenant, JobKind.EVALUATION, results_id)
         result.pairs_done = job.pairs_done if job else 0
         if job is not None:  # the chunks' LLM usage so far
-            result.usage = result.usage + jobs.spent(job)
+            result.usage = result.usage + jobs.spent_of(job)
         if job is not None and job.status is Status.FAILED and result.status is Status.RUNNING:
             # The job ended between the two reads: its failure is the result's.
             result.status, result.failure = job.status, job.failure

@@ -225,7 +225,7 @@ class Queueing:
         # What the request used before queueing (a hand-over's verdicts so far): the chunks'
         # usage is added to it when the job completes.
         result.usage = self.spend.usage()
-        return evaluation_jobs.start(result, header, ords, self.labels)
+        return evaluation_jobs.start(result, header, ords, self.labels, self.spend.max_cost)
 
     def hand_over(self, header: DatasetHeader, ords: Sequence[str], why: str) -> DomainError:
         """The error to answer with once the evaluation is queued (StillRunning, naming the

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import partial
 from typing import Protocol
 
@@ -43,6 +44,8 @@ from evalsvc.storage.datasets import fingerprint
 from evalsvc.storage.dynamo import Item
 from evalsvc.usage import Usage
 
+# The job parameter that holds the request's max_cost_usd, which every chunk is held to.
+MAX_COST_PARAM = "max_cost_usd"
 # Times the sweeper queues a stalled job's missing chunks again before failing it.
 MAX_SWEEPS = 3
 
@@ -131,7 +134,7 @@ def get(tenant: str, kind: JobKind, job_id: str) -> Job | None:
     return jobs_store.get(tenant, kind, job_id)
 
 
-def spent(job: Job) -> Usage:
+def spent_of(job: Job) -> Usage:
     """The LLM usage of the job's chunks so far (every delivery)."""
     return jobs_store.spent(job.tenant, job.kind, job.job_id)
 
@@ -190,7 +193,8 @@ def _run(job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> None:
         _finish_if_all_counted(job)
         return
     route = f"worker {chunk.kind.value}"
-    with spending.session(chunk.tenant, route, deadline.left()) as spend:
+    cap = _cap_left(job)
+    with spending.session(chunk.tenant, route, deadline.left(), cap) as spend:
         try:
             tally = _work(chunk.kind).run(job, chunk, attempt, deadline)
         finally:
@@ -211,6 +215,18 @@ def _run(job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> None:
     done, total = counted
     if done >= total:
         finish(job.tenant, job.kind, job.job_id)
+
+
+def _cap_left(job: Job) -> Decimal | None:
+    """What is left of the job's max_cost_usd after what its chunks spent so far (None: the
+    job has no cap). Chunk deliveries done again (out of time, throttled, duplicated) spend
+    more than an uninterrupted run: the cap holds all the same."""
+    cap = job.params.get(MAX_COST_PARAM)
+    if cap is None:
+        return None
+    spent = spent_of(job).cost()
+    left = Decimal(str(cap)) - (spent or Decimal(0))
+    return max(left, Decimal(0))
 
 
 def _keep_spent(chunk: Chunk, usage: Usage) -> None:

@@ -123,6 +123,13 @@ class Spending:
                 "run's cost cannot be bounded: drop max_cost_usd, or ask the operator to price "
                 "the model (EVALSVC_PRICES)"
             )
+        if cost_max is not None and cost_max > cap and self.route.startswith("worker"):
+            raise InvalidInput(
+                f"the evaluation stopped before passing its max_cost_usd: its next chunk could "
+                f"cost up to {dollars(cost_max)}, and {dollars(cap)} of the cap is left (chunks "
+                "done again after a timeout or throttling spent more than one run); evaluate "
+                "again with a higher max_cost_usd"
+            )
         if cost_max is not None and cost_max > cap:
             raise InvalidInput(
                 f"this run could cost up to {dollars(cost_max)} (cost_usd_max), more than "
