@@ -234,8 +234,8 @@ def test_a_chunk_past_the_limit_fails_its_job_saying_why(
     acme: Tenant, priced_judge: FakeJudge, chunked: Work
 ) -> None:
     seed(acme, pairs=5)
-    spending.set_limit("acme", Decimal("0.000001"))
     results_id = queued(acme, {"seed_data_id": "ds"})
+    spending.set_limit("acme", Decimal("0.000001"))  # lowered once the job was queued
 
     chunked.drain()
 
@@ -251,8 +251,8 @@ def test_a_chunk_waiting_for_room_held_by_others_is_requeued_not_failed(
     from evalsvc.logic import chunks
 
     seed(acme, pairs=2)
-    hold("rs_other", 600)
     results_id = queued(acme, {"seed_data_id": "ds"})
+    hold("rs_other", 600)  # other work took the room once this job was queued
 
     chunked.deliver(1)
 
@@ -327,3 +327,21 @@ def test_a_queued_run_within_its_max_cost_completes(
     done = acme.get(f"/evaluation/{results_id}").json()
     assert done["status"] == "complete", done
     assert done["usage"]["llm_calls"] == 8 and done["usage"]["cost_usd"] <= bound
+
+
+def test_a_queued_run_that_cannot_fit_the_month_is_429_before_it_is_queued(
+    acme: Tenant, priced_judge: FakeJudge, chunked: Work
+) -> None:
+    seed(acme, pairs=5)
+    spending.set_limit("acme", Decimal("0.000001"))
+
+    response = acme.http.post(
+        "/v1/evaluate",
+        json={"seed_data_id": "ds"},
+        headers={**acme.headers, "Prefer": "respond-async"},
+    )
+
+    assert response.status_code == 429, response.text
+    assert "monthly limit" in response.json()["error"]
+    assert chunked.waiting() == 0
+    assert priced_judge.requests == []

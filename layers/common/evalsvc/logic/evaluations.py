@@ -145,11 +145,14 @@ def _evaluate(
         per_pair = header.bytes_per_pair
         selected_bytes = None if per_pair is None else len(refs) * per_pair
         if not runs_inline(definitions, len(refs), selected_bytes, respond_async):
-            if judge is not None and spend.max_cost is not None:
+            if judge is not None and (spend.max_cost is not None or spend.limit() is not None):
+                # Before anything is queued: within max_cost_usd and what the month's limit
+                # leaves, as POST /evaluate/estimate bounds it (each chunk reserves its own).
                 _, bound = estimates.selection_bound(
                     identity, kind, dataset_id, body.pair_query, judge, metrics_of_set
                 )
-                spend.check_cap(bound)  # as POST /evaluate/estimate bounds it
+                spend.check_cap(bound)
+                spend.check_room(bound)
             queued = queue.start(header, ords)
             if respond_async:
                 return queued

@@ -66,6 +66,13 @@ class Spending:
         self._until = int(time.time() + life)
         self._reservations: list[tuple[str, Decimal]] = []
         self._settled = False
+        self._limit: tuple[Decimal | None] | None = None
+
+    def limit(self) -> Decimal | None:
+        """The tenant's monthly limit (None: none), read once for the request or chunk."""
+        if self._limit is None:
+            self._limit = (ledger.limit_of(self.tenant),)
+        return self._limit[0]
 
     def guard(self, bound: Bound) -> None:
         """Refuse the planned calls of `bound` before any is made, or reserve their cost."""
@@ -73,23 +80,39 @@ class Spending:
         self.check_cap(bound)
         if bound.calls == 0:
             return
-        limit = ledger.limit_of(self.tenant)
+        limit = self.limit()
         if limit is None:
             return
         if cost_max is None:
-            raise SpendingUnbounded(
-                f"this tenant has a monthly limit of {dollars(limit)}, and the model "
-                f"{bound.model!r} has no price to hold LLM work to it: the operator must give "
-                "it one in EVALSVC_PRICES"
-            )
+            raise _unbounded(limit, bound.model)
         reservation = new_id("rs_")
         if self._reserve(reservation, cost_max, limit):
             self._reservations.append((reservation, cost_max))
             return
+        raise self._over_limit(cost_max, limit)
+
+    def check_room(self, bound: Bound) -> None:
+        """For work that will run later, in chunks that reserve for themselves: a 429 now when
+        its bound does not fit what the monthly limit leaves (nothing is reserved)."""
+        if bound.calls == 0:
+            return
+        limit = self.limit()
+        if limit is None:
+            return
+        cost_max = bound.cost_max()
+        if cost_max is None:
+            raise _unbounded(limit, bound.model)
         month = ledger.read_month(self.tenant, self.month)
+        if month.spent_usd + month.reserved_usd(time.time()) + cost_max > limit:
+            raise self._over_limit(cost_max, limit, month)
+
+    def _over_limit(
+        self, cost_max: Decimal, limit: Decimal, month: ledger.Month | None = None
+    ) -> OverLimit:
+        month = month or ledger.read_month(self.tenant, self.month)
         now = time.time()
         spent, reserved = month.spent_usd, month.reserved_usd(now)
-        raise OverLimit(
+        return OverLimit(
             f"this work could cost up to {dollars(cost_max)}, and this month's LLM spending "
             f"is {dollars(spent)} with {dollars(reserved)} held by work in flight, against "
             f"the monthly limit of {dollars(limit)}: "
@@ -158,6 +181,13 @@ class Spending:
             )
         if usage.llm_calls:
             emit(self.route, usage, cost)
+
+
+def _unbounded(limit: Decimal, model: str) -> SpendingUnbounded:
+    return SpendingUnbounded(
+        f"this tenant has a monthly limit of {dollars(limit)}, and the model {model!r} has no "
+        "price to hold LLM work to it: the operator must give it one in EVALSVC_PRICES"
+    )
 
 
 def emit(route: str, usage: Usage, cost: Decimal | None) -> None:
