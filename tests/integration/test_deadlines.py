@@ -157,8 +157,13 @@ def _throttled(seconds: str) -> Any:
     return (429, json.dumps({"error": "slow down"}), {"Retry-After": seconds})
 
 
-def test_retry_after_is_honoured(acme: Tenant, judge: FakeJudge) -> None:
-    # Given a throttled judge that asks for 1.5 s (its own backoff would be 10 ms)
+def test_retry_after_is_honoured(
+    acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a throttled judge that asks for 1.5 s (its own backoff would be 10 ms), and a
+    # request with room for that pause and a call after it (5 s of work: on a loaded machine
+    # the reads before the first call take a good part of a second)
+    point_service_at({"EVALSVC_REQUEST_SECONDS": "8"}, monkeypatch)
     judge.answer = sequence(_throttled("1.5"), (200, json.dumps({"reason": "ok", "score": 5})))
     seed(acme, 1, QUESTIONS[:1])
 
