@@ -30,6 +30,8 @@ OTHER_TENANT: list[tuple[str, str, Any, int]] = [
     ("POST", "/compare", {"baseline_id": RESULT, "candidate_id": RESULT}, 404),
     ("GET", f"/evaluation/{RESULT}/agreement", None, 404),
     ("GET", f"/evaluation/{RESULT}/audit_sample?metric_idx=0", None, 404),
+    ("GET", f"/evaluation/{RESULT}/report", None, 404),
+    ("GET", f"/compare/report?baseline_id={RESULT}&candidate_id={RESULT}", None, 404),
     ("GET", f"/question/{METRICS}/agreement", None, 404),
     ("GET", "/question/latest/agreement", None, 404),
     (
@@ -132,6 +134,8 @@ ROUTE_OF = {
     f"/vote_eval_pair/{RESULT}": "/vote_eval_pair/{id}",
     f"/evaluation/{RESULT}/agreement": "/evaluation/{id}/agreement",
     f"/evaluation/{RESULT}/audit_sample?metric_idx=0": "/evaluation/{id}/audit_sample",
+    f"/evaluation/{RESULT}/report": "/evaluation/{id}/report",
+    f"/compare/report?baseline_id={RESULT}&candidate_id={RESULT}": "/compare/report",
     f"/question/{METRICS}/agreement": "/question/{id}/agreement",
     "/question/latest/agreement": "/question/{id}/agreement",
 }

@@ -39,6 +39,13 @@ EXPECTED: dict[str, dict[str, str]] = {
         "IdempotencyTable": CRUD,
     },
     "compare": {"ResultsTable": READ, "JobsTable": READ},
+    "get_comparison_report": {"ResultsTable": READ, "JobsTable": READ, "DatasetsTable": READ},
+    "get_evaluation_report": {
+        "ResultsTable": READ,
+        "JobsTable": READ,
+        "CritiquesTable": READ,
+        "DatasetsTable": READ,
+    },
     "get_evaluation_agreement": {"ResultsTable": READ, "JobsTable": READ, "CritiquesTable": READ},
     "get_question_agreement": {"MetricsTable": READ, "CritiquesTable": READ},
     "get_audit_sample": {

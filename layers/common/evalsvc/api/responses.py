@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import Request, Response
@@ -55,6 +56,31 @@ def json_response(request: Request, content: Any, *, too_large: str) -> Response
     if _proxy_bytes(body, compressed) > MAX_RESPONSE_BYTES:
         raise PayloadTooLarge(too_large)
     return Response(content=body, media_type="application/json", headers=headers)
+
+
+def _encoded(body: bytes, compress: bool) -> bytes:
+    return gzip.compress(body, compresslevel=5) if compress else body
+
+
+def html_response(
+    request: Request,
+    render: Callable[[Callable[[bytes], bool]], bytes],
+    headers: Mapping[str, str],
+) -> Response:
+    """A page drawn by `render`, which is told what fits in one response (compressed when the
+    client accepts gzip) and cuts the page until it does."""
+    compress = accepts_gzip(request)
+
+    def fits(body: bytes) -> bool:
+        packed = len(body) >= GZIP_MIN_BYTES and compress
+        return _proxy_bytes(_encoded(body, packed), packed) <= MAX_RESPONSE_BYTES
+
+    body = render(fits)
+    sent = {"Vary": "Accept-Encoding", **headers}
+    if len(body) >= GZIP_MIN_BYTES and compress:
+        body = _encoded(body, True)
+        sent["Content-Encoding"] = "gzip"
+    return Response(content=body, media_type="text/html; charset=utf-8", headers=sent)
 
 
 def dataset_response(

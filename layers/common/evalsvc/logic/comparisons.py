@@ -64,15 +64,15 @@ def compare(identity: Identity, body: CompareIn, deadline: Deadline) -> Comparis
     pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="compare")
     try:
         merge(
-            _prefetched(
+            prefetched(
                 results_store.score_pages(identity.tenant, baseline.results_id), pool, deadline
             ),
-            _prefetched(
+            prefetched(
                 results_store.score_pages(identity.tenant, candidate.results_id), pool, deadline
             ),
             tally,
         )
-    except _OutOfTime:
+    except OutOfTime:
         raise PayloadTooLarge(
             f"comparing {baseline.results_id!r} ({baseline.pair_count} pairs) with "
             f"{candidate.results_id!r} ({candidate.pair_count} pairs) does not fit in one "
@@ -134,15 +134,15 @@ def match_metrics(baseline: Sequence[str], candidate: Sequence[str]) -> list[Mat
 # ---- reading both results side by side ---------------------------------------------------------
 
 
-class _OutOfTime(Exception):
+class OutOfTime(Exception):
     pass
 
 
-def _prefetched(
+def prefetched(
     pages: Iterator[list[T]], pool: ThreadPoolExecutor, deadline: Deadline
 ) -> Iterator[T]:
     """The items of `pages`, the next page asked for (on `pool`) while this one is used; stops
-    with _OutOfTime when only RESERVE_SECONDS of the deadline are left."""
+    with OutOfTime when only RESERVE_SECONDS of the deadline are left."""
     end: list[T] = []
 
     def fetch() -> list[T]:
@@ -154,11 +154,11 @@ def _prefetched(
         try:
             page = pending.result(timeout=max(0.0, wait) if math.isfinite(wait) else None)
         except FutureTimeout:
-            raise _OutOfTime from None
+            raise OutOfTime from None
         if page is end:
             return
         if deadline.left() <= RESERVE_SECONDS:
-            raise _OutOfTime
+            raise OutOfTime
         pending = pool.submit(fetch)
         yield from page
 

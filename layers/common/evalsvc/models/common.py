@@ -27,3 +27,13 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
     # any request.
     every = sorted({401, 404, 503, *codes})
     return {code: {"model": ErrorBody, "description": meaning[code]} for code in every}
+
+
+def html_page(description: str) -> dict[int | str, dict[str, object]]:
+    """The OpenAPI entry of a route answering 200 with an HTML page."""
+    return {
+        200: {
+            "description": f"{description}: one self-contained HTML page (UTF-8)",
+            "content": {"text/html": {"schema": {"type": "string"}}},
+        }
+    }

@@ -367,11 +367,8 @@ def read_range(
     return pairs
 
 
-def get_pairs(header: DatasetHeader, pair_ids: Sequence[str], max_bytes: int) -> dict[str, Pair]:
-    """The pairs among `pair_ids` in the header's version (absent ids are missing), by id; a
-    TooLarge once they take more than `max_bytes` of text (known from each pair's byte count
-    before its parts are read)."""
-    keys = [
+def _pair_keys(header: DatasetHeader, pair_ids: Sequence[str]) -> list[Item]:
+    return [
         {
             "pk": s(
                 pair_pk(
@@ -387,9 +384,15 @@ def get_pairs(header: DatasetHeader, pair_ids: Sequence[str], max_bytes: int) ->
         }
         for pid in dict.fromkeys(pair_ids)
     ]
+
+
+def get_pairs(header: DatasetHeader, pair_ids: Sequence[str], max_bytes: int) -> dict[str, Pair]:
+    """The pairs among `pair_ids` in the header's version (absent ids are missing), by id; a
+    TooLarge once they take more than `max_bytes` of text (known from each pair's byte count
+    before its parts are read)."""
     found: dict[str, Pair] = {}
     total = 0
-    for item in dynamo.batch_get(table(), keys):
+    for item in dynamo.batch_get(table(), _pair_keys(header, pair_ids)):
         total += get_n(item, "b")
         if total > max_bytes:
             raise TooLarge(header)
@@ -398,3 +401,25 @@ def get_pairs(header: DatasetHeader, pair_ids: Sequence[str], max_bytes: int) ->
             load_parts(item["pk"]["S"], pair, get_n(item, "parts"))
         found[pair.id] = pair
     return found
+
+
+def get_pairs_within(
+    header: DatasetHeader, pair_ids: Sequence[str], max_bytes: int
+) -> tuple[dict[str, Pair], set[str]]:
+    """The pairs among `pair_ids` in the header's version, by id, as far as `max_bytes` of text
+    goes: a pair that would take them past it is left out (its parts unread) and its id
+    returned in the second set. Absent ids are in neither."""
+    found: dict[str, Pair] = {}
+    skipped: set[str] = set()
+    total = 0
+    for item in dynamo.batch_get(table(), _pair_keys(header, pair_ids)):
+        size = get_n(item, "b")
+        if total + size > max_bytes:
+            skipped.add(item["sk"]["S"][2:])
+            continue
+        total += size
+        pair = pair_from_item(item)
+        if "parts" in item:
+            load_parts(item["pk"]["S"], pair, get_n(item, "parts"))
+        found[pair.id] = pair
+    return found, skipped

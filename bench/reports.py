@@ -1,0 +1,278 @@
+"""The HTML reports (E4): page sizes and times for large results, and the largest page the field
+limits allow.
+
+    .venv/bin/python bench/reports.py [--pairs 10000] [--write DIR]
+
+Two evaluation results of `--pairs` scored pairs each (one judge question with reasons of about
+160 characters, two checks; pair texts of a few hundred characters with some markup) over one
+seed dataset, with votes and comments, are stored in moto in-process. For the evaluation page
+and the comparison page it prints the time to read what the page shows (moto's, in-process: not
+DynamoDB's), the time to draw the page, and its size, plain and gzipped.
+
+Then the worst case the limits allow, drawn from a report built in memory: 50 metrics with
+2,000-character definitions, 250 listed pairs whose 100,000-character texts are 4-byte
+characters and quotes, 1,000-character reasons, 5,000 votes with 4,000-character comments.
+With `--write DIR`, the pages are saved there (for screenshots).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+# The harness sets the offline environment before any service module reads it.
+from harness import fresh_tables
+
+# isort: split
+
+from evalsvc.agreement import Agreement
+from evalsvc.api.responses import MAX_RESPONSE_BYTES, _proxy_bytes
+from evalsvc.deadlines import Deadline
+from evalsvc.identifiers import now_ms
+from evalsvc.logic import evaluations, reports
+from evalsvc.logic.judge_agreement import per_metric
+from evalsvc.logic.scored_pairs import summarize_result
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.comparisons import CompareIn
+from evalsvc.models.datasets import MAX_TEXT_CHARS, DatasetKind, Pair
+from evalsvc.models.evaluations import (
+    LOWEST_PER_METRIC,
+    MAX_COMMENT_CHARS,
+    MAX_REASON_CHARS,
+    Critique,
+    EvaluationResult,
+    ScoredPair,
+    VoteIn,
+    VoteObservation,
+)
+from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.reports import render_comparison, render_evaluation
+from evalsvc.stats import summarize
+from evalsvc.storage import datasets as datasets_store
+from evalsvc.storage import results as results_store
+from evalsvc.usage import Usage
+from moto import mock_aws
+
+DEFINITIONS = [
+    "Does the answer address the user's question directly and correctly?",
+    "check:max_words:120",
+    "check:contains:please",
+]
+WORDS = [
+    "the",
+    "answer",
+    "is",
+    "here",
+    "please",
+    "see",
+    "our",
+    "guide",
+    "for",
+    "<details>",
+    "&",
+    "more",
+    "on",
+    "it",
+]
+IDENTITY = Identity("bench", "ann", "ann@example.com", "k1")
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+def _store(results_id: str, pairs: list[Pair], rng: random.Random, shift: float) -> None:
+    scored = []
+    for k, pair in enumerate(pairs):
+        judged = min(5, max(1, round(rng.gauss(3.6 + shift, 1.1))))
+        scored.append(
+            ScoredPair(
+                pair_id=pair.id,
+                index=k,
+                scores=[
+                    float(judged),
+                    5.0 if len(pair.output.split()) <= 120 else 1.0,
+                    5.0 if "please" in pair.output else 1.0,
+                ],
+                reasons=[_text(rng, 28), "within 120 words", "says please or not"],
+            )
+        )
+    result = EvaluationResult(
+        tenant="bench",
+        results_id=results_id,
+        created_ms=now_ms(),
+        dataset_id="bench",
+        dataset_kind=DatasetKind.SEED,
+        metrics_id="m-bench",
+        definitions=DEFINITIONS,
+        system_prompt="You are a helpful support assistant.",
+        pair_count=len(scored),
+        summaries=[],
+        pairs_done=len(scored),
+        usage=Usage(len(scored), 0, 350 * len(scored), 40 * len(scored), "gpt-4o-mini"),
+    )
+    summarize_result(result, scored)
+    results_store.put(result, scored)
+
+
+def _timed(work: Callable[[], object], repeat: int) -> tuple[object, float]:
+    times = []
+    value: object = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        value = work()
+        times.append(time.perf_counter() - start)
+    return value, statistics.median(times)
+
+
+def _sizes(body: bytes) -> str:
+    packed = gzip.compress(body, compresslevel=5)
+    return f"{len(body) / 1e3:,.0f} kB plain, {len(packed) / 1e3:,.0f} kB gzipped"
+
+
+def stored(pairs: int, write: Path | None) -> None:
+    rng = random.Random(7)
+    data = [
+        Pair(
+            id=f"p{k:06d}",
+            input=f"Question {k}: " + _text(rng, 40),
+            output=_text(rng, rng.randint(20, 160)),
+        )
+        for k in range(pairs)
+    ]
+    started = time.perf_counter()
+    datasets_store.write_dataset("bench", DatasetKind.SEED, "bench", data, "")
+    _store("base", data, rng, 0.0)
+    _store("cand", data, rng, -0.15)
+    for k in range(40):
+        evaluations.vote(
+            IDENTITY,
+            "base",
+            VoteIn(
+                pair_id=data[k * 7 % pairs].id,
+                metric_idx=0,
+                vote=rng.choice([-1, 1, 1]),
+                comment=f"<b>comment</b> {k}: " + _text(rng, 12),
+            ),
+        )
+    print(f"stored 2 results of {pairs:,} pairs in {time.perf_counter() - started:.1f} s")
+
+    deadline = Deadline.after(600)
+    view, read_s = _timed(lambda: reports.evaluation_report(IDENTITY, "base", deadline), 3)
+    page, draw_s = _timed(lambda: render_evaluation(view), 5)  # type: ignore[arg-type]
+    assert isinstance(page, bytes)
+    print(
+        f"evaluation page, {pairs:,} pairs: read {read_s:.2f} s (moto), draw {draw_s * 1e3:.0f} "
+        f"ms, {_sizes(page)}"
+    )
+    body = CompareIn(baseline_id="base", candidate_id="cand")
+    compared, cmp_read_s = _timed(lambda: reports.comparison_report(IDENTITY, body, deadline), 3)
+    cmp_page, cmp_draw_s = _timed(lambda: render_comparison(compared), 5)  # type: ignore[arg-type]
+    assert isinstance(cmp_page, bytes)
+    print(
+        f"comparison page, {pairs:,} pairs each: read {cmp_read_s:.2f} s (moto), draw "
+        f"{cmp_draw_s * 1e3:.0f} ms, {_sizes(cmp_page)}"
+    )
+    if write:
+        (write / "evaluation.html").write_bytes(page)
+        (write / "comparison.html").write_bytes(cmp_page)
+
+
+def _limits_report(rng: random.Random) -> reports.EvaluationReport:
+    nasty = '🧩"<' * (MAX_TEXT_CHARS // 3)
+    definitions = [f"{m} " + "🧩" * (MAX_DEFINITION_CHARS - 4) for m in range(MAX_DEFINITIONS)]
+    critiques = [
+        Critique(
+            id=f"c{k}",
+            pair_id=f"p{k % 250:03d}",
+            metric_idx=k % MAX_DEFINITIONS,
+            comment='💬"' * (MAX_COMMENT_CHARS // 2),
+            vote=rng.choice([-1, 0, 1]),
+            user=f"user{k}",
+            user_email=f"user{k}@example.com",
+            time_ms=now_ms() - k,
+        )
+        for k in range(reports.CRITIQUE_READ_ITEMS)
+    ]
+    votes = [
+        VoteObservation(c.metric_idx, c.pair_id, rng.randint(1, 5), c.vote, "review")
+        for c in critiques
+    ]
+    agreement: dict[int, Agreement] = {
+        a.metric_idx: a.figures for a in per_metric(definitions, votes, "all")
+    }
+    sections = []
+    for m, definition in enumerate(definitions):
+        lowest = [
+            reports.ShownPair(
+                pair_id=f"p{(m * LOWEST_PER_METRIC + k):03d}",
+                score=1.0,
+                reason="🧾<" * (MAX_REASON_CHARS // 2),
+                text=reports.PairText(nasty, nasty),
+                critiques=[c for c in critiques if c.metric_idx == m][:20],
+            )
+            for k in range(LOWEST_PER_METRIC)
+        ]
+        sections.append(
+            reports.MetricSection(
+                idx=m,
+                definition=definition,
+                summary=summarize([rng.randint(1, 5) for _ in range(50)]),
+                histogram=[rng.randint(0, 10_000) for _ in range(5)],
+                lowest=lowest,
+                votes=reports.VoteCounts(30, 40, 30, 100),
+                agreement=agreement.get(m),
+            )
+        )
+    result = EvaluationResult(
+        tenant="bench",
+        results_id="r" * 64,
+        created_ms=now_ms(),
+        dataset_id="d" * 64,
+        dataset_kind=DatasetKind.SEED,
+        metrics_id="m",
+        definitions=definitions,
+        system_prompt=nasty,
+        pair_count=100_000,
+        summaries=[s.summary for s in sections if s.summary],
+        pairs_done=100_000,
+    )
+    return reports.EvaluationReport(result, sections, critiques, True)
+
+
+def limits() -> None:
+    view = _limits_report(random.Random(3))
+
+    def fits(body: bytes) -> bool:
+        return _proxy_bytes(body, False) <= MAX_RESPONSE_BYTES
+
+    page, draw_s = _timed(lambda: render_evaluation(view, fits), 3)
+    assert isinstance(page, bytes)
+    print(
+        f"evaluation page at the field limits: draw {draw_s * 1e3:.0f} ms (cutting included), "
+        f"{_sizes(page)}, {_proxy_bytes(page, False) / 1e6:.2f} MB in a Lambda response"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=10_000)
+    parser.add_argument("--write", type=Path, help="save the pages here")
+    args = parser.parse_args()
+    if args.write:
+        args.write.mkdir(parents=True, exist_ok=True)
+    with mock_aws():
+        fresh_tables()
+        stored(args.pairs, args.write)
+    limits()
+    print(json.dumps({"pairs": args.pairs}))
+
+
+if __name__ == "__main__":
+    main()

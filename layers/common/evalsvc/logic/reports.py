@@ -1,0 +1,239 @@
+"""What the HTML reports (E4) show, read within the request's time: an evaluation result with
+its score distributions, lowest pairs, votes and agreement (GET /evaluation/{id}/report), and a
+comparison with the texts of the pairs that moved (GET /compare/report).
+
+Reading is bounded whatever the result holds: scores are read a DynamoDB page at a time (the
+next page fetched while one is counted) and only counted; pair texts are read for the listed
+pairs alone, up to PAIR_TEXT_READ_BYTES; votes and comments up to CRITIQUE_READ_BYTES. What is
+not read in time or within those bounds is named on the page, never silently dropped. The pages
+themselves are drawn by `evalsvc.reports`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from evalsvc.agreement import Agreement, score_bin
+from evalsvc.deadlines import Deadline
+from evalsvc.logic import comparisons, judge_agreement
+from evalsvc.logic.evaluations import existing_result
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.comparisons import CompareIn, Comparison
+from evalsvc.models.datasets import DatasetKind, Pair
+from evalsvc.models.evaluations import Critique, EvaluationResult
+from evalsvc.models.jobs import Status
+from evalsvc.stats import Summary
+from evalsvc.storage import critiques as critiques_store
+from evalsvc.storage import datasets as datasets_store
+from evalsvc.storage import results as results_store
+
+# The most pair text (UTF-8 bytes, before cutting) one report reads for its listed pairs.
+PAIR_TEXT_READ_BYTES = 16 * 1024 * 1024
+# The most votes and comments one report reads (DynamoDB item bytes), and how many.
+CRITIQUE_READ_BYTES = 2 * 1024 * 1024
+CRITIQUE_READ_ITEMS = 5_000
+
+
+@dataclass(frozen=True, slots=True)
+class PairText:
+    """A listed pair's texts: `missing` when the pair is no longer in the dataset, `unread`
+    when reading it would have passed what one report reads."""
+
+    input: str = ""
+    output: str = ""
+    missing: bool = False
+    unread: bool = False
+
+
+@dataclass(slots=True)
+class ShownPair:
+    pair_id: str
+    score: float
+    reason: str
+    text: PairText
+    critiques: list[Critique] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class VoteCounts:
+    up: int = 0
+    down: int = 0
+    neutral: int = 0
+    comments: int = 0
+
+
+@dataclass(slots=True)
+class MetricSection:
+    idx: int
+    definition: str
+    summary: Summary | None
+    # Pairs by 1-5 score bin (round half up), None when the scores were not read.
+    histogram: list[int] | None
+    lowest: list[ShownPair]
+    votes: VoteCounts
+    agreement: Agreement | None
+
+
+@dataclass(slots=True)
+class EvaluationReport:
+    result: EvaluationResult
+    metrics: list[MetricSection]
+    # Votes and comments read, newest first; `critiques_more` when there were more than read.
+    critiques: list[Critique]
+    critiques_more: bool
+    # Why the histograms are missing ("" when drawn or not applicable).
+    histogram_note: str = ""
+
+
+@dataclass(slots=True)
+class ChangeTexts:
+    """A moved pair's input and both outputs: from the baseline's dataset and the
+    candidate's."""
+
+    baseline: PairText
+    candidate: PairText
+
+
+@dataclass(slots=True)
+class ComparisonReport:
+    comparison: Comparison
+    baseline: EvaluationResult
+    candidate: EvaluationResult
+    texts: dict[str, ChangeTexts]
+
+
+# ---- evaluation --------------------------------------------------------------------------------
+
+
+def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -> EvaluationReport:
+    result = existing_result(identity, results_id)
+    histograms: list[list[int]] | None = None
+    note = ""
+    if result.status is Status.COMPLETE:
+        try:
+            histograms = _histograms(identity.tenant, result, deadline)
+        except comparisons.OutOfTime:
+            note = (
+                f"The score distributions are not drawn: the {result.pair_count} scored pairs "
+                "could not be read in this request's time."
+            )
+    critiques, more = critiques_store.page(
+        identity.tenant, results_id, "", CRITIQUE_READ_ITEMS, CRITIQUE_READ_BYTES
+    )
+    shown = _lowest_pairs(identity.tenant, result)
+    agreement: dict[int, Agreement] = {}
+    if result.status is Status.COMPLETE and any(c.vote for c in critiques):
+        for metric in judge_agreement.for_result(identity, results_id, None).metrics:
+            if metric.figures.votes:
+                agreement[metric.metric_idx] = metric.figures
+    on_pair: dict[tuple[int, str], list[Critique]] = defaultdict(list)
+    votes = [VoteCounts() for _ in result.definitions]
+    for c in critiques:
+        on_pair[(c.metric_idx, c.pair_id)].append(c)
+        if 0 <= c.metric_idx < len(votes):
+            counts = votes[c.metric_idx]
+            if c.vote > 0:
+                counts.up += 1
+            elif c.vote < 0:
+                counts.down += 1
+            else:
+                counts.neutral += 1
+            counts.comments += bool(c.comment.strip())
+    sections = []
+    for idx, definition in enumerate(result.definitions):
+        lowest = shown[idx] if idx < len(shown) else []
+        for pair in lowest:
+            pair.critiques = sorted(on_pair.get((idx, pair.pair_id), []), key=_newest_first)
+        sections.append(
+            MetricSection(
+                idx=idx,
+                definition=definition,
+                summary=result.summaries[idx] if idx < len(result.summaries) else None,
+                histogram=histograms[idx] if histograms is not None else None,
+                lowest=lowest,
+                votes=votes[idx],
+                agreement=agreement.get(idx),
+            )
+        )
+    return EvaluationReport(
+        result=result,
+        metrics=sections,
+        critiques=sorted(critiques, key=_newest_first),
+        critiques_more=more is not None,
+        histogram_note=note,
+    )
+
+
+def _newest_first(c: Critique) -> tuple[int, str]:
+    return (-c.time_ms, c.id)
+
+
+def _histograms(tenant: str, result: EvaluationResult, deadline: Deadline) -> list[list[int]]:
+    """Per metric, how many scored pairs fall in each 1-5 bin; OutOfTime when the scores cannot
+    be read within the deadline."""
+    metrics = len(result.definitions)
+    bins = [[0] * 5 for _ in range(metrics)]
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="report")
+    try:
+        pages = results_store.score_pages(tenant, result.results_id)
+        for _, scores in comparisons.prefetched(pages, pool, deadline):
+            for m, score in enumerate(scores[:metrics]):
+                bins[m][score_bin(score) - 1] += 1
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return bins
+
+
+def _lowest_pairs(tenant: str, result: EvaluationResult) -> list[list[ShownPair]]:
+    wanted = list(dict.fromkeys(low.pair_id for metric in result.lowest for low in metric))
+    if not wanted:
+        return [[] for _ in result.lowest]
+    scored = results_store.get_scored(tenant, result.results_id, wanted)
+    texts = _pair_texts(tenant, result.dataset_kind, result.dataset_id, wanted)
+    shown = []
+    for m, metric in enumerate(result.lowest):
+        rows = []
+        for low in metric:
+            pair = scored.get(low.pair_id)
+            reason = pair.reasons[m] if pair and m < len(pair.reasons) else ""
+            rows.append(ShownPair(low.pair_id, low.score, reason, texts[low.pair_id]))
+        shown.append(rows)
+    return shown
+
+
+def _pair_texts(
+    tenant: str, kind: DatasetKind, dataset_id: str, pair_ids: Sequence[str]
+) -> dict[str, PairText]:
+    """The texts of `pair_ids` in the dataset's current version, within PAIR_TEXT_READ_BYTES."""
+    header = datasets_store.get_header(tenant, kind, dataset_id)
+    found: dict[str, Pair] = {}
+    unread: set[str] = set()
+    if header is not None:
+        found, unread = datasets_store.get_pairs_within(header, pair_ids, PAIR_TEXT_READ_BYTES)
+    texts = {}
+    for pid in pair_ids:
+        pair = found.get(pid)
+        if pair is not None:
+            texts[pid] = PairText(pair.input, pair.output)
+        else:
+            texts[pid] = PairText(missing=pid not in unread, unread=pid in unread)
+    return texts
+
+
+# ---- comparison --------------------------------------------------------------------------------
+
+
+def comparison_report(identity: Identity, body: CompareIn, deadline: Deadline) -> ComparisonReport:
+    comparison = comparisons.compare(identity, body, deadline)
+    baseline = existing_result(identity, body.baseline_id)
+    candidate = existing_result(identity, body.candidate_id)
+    moved = list(dict.fromkeys(c.pair_id for c in comparison.regressions + comparison.improvements))
+    texts: dict[str, ChangeTexts] = {}
+    if moved:
+        before = _pair_texts(identity.tenant, baseline.dataset_kind, baseline.dataset_id, moved)
+        after = _pair_texts(identity.tenant, candidate.dataset_kind, candidate.dataset_id, moved)
+        texts = {pid: ChangeTexts(before[pid], after[pid]) for pid in moved}
+    return ComparisonReport(comparison, baseline, candidate, texts)

@@ -1,0 +1,279 @@
+"""The geometry of the reports' charts: where each mark goes, computed here; the SVG markup is
+written by the templates (charts.html.j2), which escape every text in it.
+
+Coordinates are SVG user units; every chart scales with its viewBox. A value the chart cannot
+place (no interval, a NaN that should never be stored) is drawn as absent, not guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# The forest plots.
+ROW_HEIGHT = 24
+LABEL_WIDTH = 300
+PLOT_WIDTH = 420
+VALUE_WIDTH = 170
+TOP = 14
+AXIS_HEIGHT = 30
+LABEL_CHARS = 44
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    x: float
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class ForestRow:
+    label: str  # cut to LABEL_CHARS
+    title: str  # what a screen reader or a hover reads: the whole row in words
+    y: float
+    x: float | None  # the point estimate; None when there is none
+    x_low: float | None
+    x_high: float | None
+    value: str  # the estimate and its interval, as text beside the row
+    tone: str  # a CSS class: neutral, better, worse
+
+
+@dataclass(frozen=True, slots=True)
+class Forest:
+    title: str
+    description: str
+    width: float
+    height: float
+    plot_x0: float
+    plot_x1: float
+    axis_y: float
+    ticks: list[Tick]
+    reference_x: float | None  # a vertical line (0 for differences)
+    rows: list[ForestRow]
+
+
+def short(text: str, chars: int = LABEL_CHARS) -> str:
+    """`text` on one line, cut to `chars` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= chars else line[: chars - 1].rstrip() + "…"
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+class _Scale:
+    def __init__(self, low: float, high: float, x0: float, x1: float) -> None:
+        self.low, self.high, self.x0, self.x1 = low, high, x0, x1
+
+    def __call__(self, value: float | None) -> float | None:
+        value = _finite(value)
+        if value is None:
+            return None
+        clamped = min(self.high, max(self.low, value))
+        return round(
+            self.x0 + (clamped - self.low) / (self.high - self.low) * (self.x1 - self.x0), 2
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """One row of a forest plot: a label, the estimate, its interval, and how it reads."""
+
+    label: str
+    estimate: float | None
+    low: float | None
+    high: float | None
+    tone: str = "neutral"
+    note: str = ""  # added to the row's title (a verdict)
+
+
+def _fmt(value: float | None, signed: bool) -> str:
+    value = _finite(value)
+    if value is None:
+        return "—"
+    return f"{value:+.2f}" if signed else f"{value:.2f}"
+
+
+def forest(
+    estimates: Sequence[Estimate],
+    *,
+    title: str,
+    description: str,
+    low: float,
+    high: float,
+    ticks: Sequence[float],
+    reference: float | None = None,
+    signed: bool = False,
+) -> Forest:
+    """A forest plot of `estimates` on the axis `low`..`high`."""
+    x0 = LABEL_WIDTH + 10
+    x1 = x0 + PLOT_WIDTH
+    scale = _Scale(low, high, x0, x1)
+    rows = []
+    for i, e in enumerate(estimates):
+        value = _fmt(e.estimate, signed)
+        if _finite(e.low) is not None and _finite(e.high) is not None:
+            value += f" [{_fmt(e.low, signed)}, {_fmt(e.high, signed)}]"
+        words = f"{e.label}: {value}" + (f", {e.note}" if e.note else "")
+        rows.append(
+            ForestRow(
+                label=short(e.label),
+                title=words,
+                y=TOP + i * ROW_HEIGHT + ROW_HEIGHT / 2,
+                x=scale(e.estimate),
+                x_low=scale(e.low),
+                x_high=scale(e.high),
+                value=value,
+                tone=e.tone,
+            )
+        )
+    axis_y = TOP + len(rows) * ROW_HEIGHT + 4
+    return Forest(
+        title=title,
+        description=description,
+        width=x1 + VALUE_WIDTH,
+        height=axis_y + AXIS_HEIGHT,
+        plot_x0=x0,
+        plot_x1=x1,
+        axis_y=axis_y,
+        ticks=[Tick(scale(t) or x0, _tick_label(t, signed)) for t in ticks],
+        reference_x=scale(reference) if reference is not None else None,
+        rows=rows,
+    )
+
+
+def _tick_label(value: float, signed: bool) -> str:
+    text = f"{value:g}"
+    return f"+{text}" if signed and value > 0 else text
+
+
+def difference_extent(values: Sequence[float | None]) -> float:
+    """A symmetric axis half-width for differences of 1-5 scores: the largest magnitude among
+    `values`, rounded up to a half, at least 0.5 and at most 4."""
+    finite = [abs(v) for v in values if v is not None and math.isfinite(v)]
+    largest = max(finite, default=0.0)
+    return min(4.0, max(0.5, math.ceil(largest * 2) / 2))
+
+
+# ---- histograms --------------------------------------------------------------------------------
+
+HIST_WIDTH = 300
+HIST_HEIGHT = 170
+HIST_LEFT = 34
+HIST_BOTTOM = 34
+HIST_TOP = 18
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    label: str  # the bin
+    count: int
+    share: str  # "12 %"
+
+
+@dataclass(frozen=True, slots=True)
+class Histogram:
+    title: str
+    description: str
+    width: float
+    height: float
+    base_y: float
+    bars: list[Bar]
+
+
+def histogram(counts: Sequence[int], *, title: str) -> Histogram:
+    """Bars for the 1-5 score bins; heights relative to the fullest bin."""
+    total = sum(counts)
+    top = max(counts, default=0) or 1
+    plot_h = HIST_HEIGHT - HIST_TOP - HIST_BOTTOM
+    slot = (HIST_WIDTH - HIST_LEFT - 8) / max(len(counts), 1)
+    bars = []
+    for i, count in enumerate(counts):
+        h = round(plot_h * count / top, 2)
+        bars.append(
+            Bar(
+                x=round(HIST_LEFT + i * slot + slot * 0.15, 2),
+                y=round(HIST_TOP + plot_h - h, 2),
+                width=round(slot * 0.7, 2),
+                height=h,
+                label=str(i + 1),
+                count=count,
+                share=f"{100 * count / total:.0f} %" if total else "0 %",
+            )
+        )
+    words = ", ".join(f"score {b.label}: {b.count}" for b in bars)
+    return Histogram(
+        title=title,
+        description=f"{total} scored pairs by score: {words}",
+        width=HIST_WIDTH,
+        height=HIST_HEIGHT,
+        base_y=HIST_TOP + plot_h,
+        bars=bars,
+    )
+
+
+# ---- wins, ties and losses -----------------------------------------------------------------------
+
+WTL_BAR_WIDTH = 420
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    x: float
+    width: float
+    count: int
+    kind: str  # win, tie, loss
+
+
+@dataclass(frozen=True, slots=True)
+class WtlRow:
+    label: str
+    title: str
+    y: float
+    segments: list[Segment]
+
+
+@dataclass(frozen=True, slots=True)
+class WinsTiesLosses:
+    title: str
+    description: str
+    width: float
+    height: float
+    rows: list[WtlRow]
+
+
+def wins_ties_losses(rows: Sequence[tuple[str, int, int, int]], *, title: str) -> WinsTiesLosses:
+    """A stacked bar per metric: the pairs the candidate scored higher on (wins), the same
+    (ties), lower (losses), as shares of the metric's pairs."""
+    x0 = LABEL_WIDTH + 10
+    drawn = []
+    for i, (label, wins, ties, losses) in enumerate(rows):
+        total = wins + ties + losses
+        x = float(x0)
+        segments = []
+        for kind, count in (("win", wins), ("tie", ties), ("loss", losses)):
+            width = round(WTL_BAR_WIDTH * count / total, 2) if total else 0.0
+            segments.append(Segment(round(x, 2), width, count, kind))
+            x += width
+        drawn.append(
+            WtlRow(
+                label=short(label),
+                title=f"{label}: {wins} wins, {ties} ties, {losses} losses",
+                y=TOP + i * ROW_HEIGHT,
+                segments=segments,
+            )
+        )
+    return WinsTiesLosses(
+        title=title,
+        description="Per metric, the matched pairs the candidate scored higher (wins), the "
+        "same (ties) and lower (losses) than the baseline.",
+        width=x0 + WTL_BAR_WIDTH + VALUE_WIDTH,
+        height=TOP + len(drawn) * ROW_HEIGHT + 10,
+        rows=drawn,
+    )

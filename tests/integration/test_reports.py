@@ -1,0 +1,344 @@
+"""GET /evaluation/{id}/report and GET /compare/report: the pages hold what the JSON routes say
+(histograms against every scored pair, intervals, lowest pairs, votes, agreement, verdicts),
+show progress and failure, escape every text, make no request, and stay under 5 MB at the field
+limits."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+from collections import Counter
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+from evalsvc.agreement import score_bin
+from evalsvc.identifiers import now_ms
+from evalsvc.models.datasets import DatasetKind
+from evalsvc.models.evaluations import EvaluationResult
+from evalsvc.storage import dynamo
+from evalsvc.storage import results as results_store
+
+from tests.conftest import point_service_at
+from tests.fake_judge import FakeJudge
+from tests.integration.conftest import Tenant
+from tests.integration.test_usage import judge_env
+
+SCRIPT = "<script>window.__ran=1</script>"
+IMG = '<img src=x onerror="window.__ran=1">'
+QUESTION = "Is the answer <b>polite</b> & kind?"
+CHECKS = ["check:max_words:6", "check:contains:please"]
+# Elements and attributes the pages are made of; anything else came from text.
+ELEMENTS = {
+    "html", "head", "meta", "title", "style", "body", "header", "main", "footer", "h1", "h2",
+    "h3", "h4", "p", "strong", "span", "section", "dl", "dt", "dd", "div", "table", "caption",
+    "thead", "tbody", "tr", "th", "td", "article", "ul", "li", "progress", "svg", "desc", "g",
+    "line", "circle", "rect", "text",
+}  # fmt: skip
+
+
+def hostile_judge(request: dict[str, Any]) -> tuple[int, str]:
+    """Scores 1 with a reason that quotes the output, markup and all."""
+    user = request["messages"][-1]["content"]
+    output = re.search(r"<output>\n(.*?)\n</output>", user, re.DOTALL)
+    reason = f"It said {output.group(1) if output else ''!s} {SCRIPT}"
+    score = 5 if output and "please" in output.group(1) else 1
+    return 200, json.dumps({"reason": reason[:900], "score": score})
+
+
+@pytest.fixture
+def judge(monkeypatch: pytest.MonkeyPatch) -> Any:
+    fake = FakeJudge(hostile_judge)
+    with fake.running():
+        point_service_at(judge_env(fake), monkeypatch)
+        yield fake
+
+
+class Page(HTMLParser):
+    """The elements, attributes and text of a page."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: Counter[str] = Counter()
+        self.attributes: set[str] = set()
+        self.text: list[str] = []
+        self.svg_titles: list[str] = []
+        self._in_title = False
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] += 1
+        self.attributes.update(name for name, _ in attrs)
+        self._in_title = tag == "title"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_title = False
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+        if self._in_title:
+            self.svg_titles.append(data)
+
+    @property
+    def words(self) -> str:
+        return "".join(self.text)
+
+
+def assert_safe(html: str) -> Page:
+    page = Page(html)
+    assert set(page.tags) <= ELEMENTS, set(page.tags) - ELEMENTS
+    assert not [a for a in page.attributes if a.startswith("on") or a in ("src", "href")]
+    assert "<script" not in html.lower() and "<img" not in html.lower()
+    assert 'http-equiv="Content-Security-Policy"' in html
+    return page
+
+
+def seed(
+    tenant: Tenant, dataset_id: str, outputs: list[str], inputs: list[str] | None = None
+) -> None:
+    data = [
+        {
+            "id": f"p{k:02d}",
+            "input": (inputs or [f"question {k} {IMG}"] * len(outputs))[k],
+            "output": out,
+        }
+        for k, out in enumerate(outputs)
+    ]
+    response = tenant.post(f"/data/seed/{dataset_id}", {"data": data, "system_prompt": SCRIPT})
+    assert response.status_code == 200, response.text
+
+
+def metrics(tenant: Tenant, definitions: list[str]) -> str:
+    response = tenant.post("/specify_questions", {"metrics": definitions})
+    assert response.status_code == 200, response.text
+    return str(response.json()["metrics_id"])
+
+
+def evaluate(tenant: Tenant, dataset_id: str, metrics_id: str) -> dict[str, Any]:
+    response = tenant.post("/evaluate", {"seed_data_id": dataset_id, "metrics_id": metrics_id})
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def report(tenant: Tenant, results_id: str, **headers: str) -> Any:
+    return tenant.http.get(
+        f"/v1/evaluation/{results_id}/report", headers={**tenant.headers, **headers}
+    )
+
+
+OUTPUTS = [
+    f"please read {SCRIPT}",
+    f"{IMG} no",
+    "please, this is fine",
+    "a long answer of many many words without it",
+    "please " * 3,
+    "</style></svg><svg onload=alert(1)>",
+    "ok",
+]
+
+
+def test_complete_result_page_holds_what_the_json_says(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme, "hostile", OUTPUTS)
+    metrics_id = metrics(acme, [QUESTION, *CHECKS])
+    result = evaluate(acme, "hostile", metrics_id)
+    results_id = result["eval_results_id"]
+    # A vote with a hostile comment, so votes, comments and agreement are drawn.
+    lowest = [p["pair_id"] for p in result["scores"][0]["lowest_scoring_pairs"][:2]]
+    for pair_id, vote, comment in zip(lowest, (1, -1), (f"agree {SCRIPT}", IMG), strict=True):
+        voted = acme.put(
+            f"/vote_eval_pair/{results_id}",
+            {"pair_id": pair_id, "metric_idx": 0, "vote": vote, "comment": comment},
+        )
+        assert voted.status_code == 200, voted.text
+
+    response = report(acme, results_id)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert "default-src 'none'" in response.headers["content-security-policy"]
+    assert response.headers["x-content-type-options"] == "nosniff"
+    html = response.text
+    page = assert_safe(html)
+    words = page.words
+
+    # Every hostile text is on the page as text.
+    for text in (SCRIPT, IMG, QUESTION, OUTPUTS[5], f"agree {SCRIPT}"):
+        assert text in words
+    # A forest plot and one histogram per metric, each with a title.
+    assert html.count('class="forest"') == 1
+    assert html.count('class="histogram"') == 3
+    assert page.tags["svg"] == 4
+    # The histograms count every scored pair, by score bin.
+    scored = acme.get(f"/evaluation/{results_id}?includeAllScores=true").json()
+    for m, entries in enumerate(scored["all_scored_pairs"]):
+        bins = Counter(score_bin(e["score"]) for e in entries)
+        words_of_bins = ", ".join(f"score {b}: {bins.get(b, 0)}" for b in range(1, 6))
+        assert f"{len(entries)} scored pairs by score: {words_of_bins}" in words, m
+    # Means and intervals as GET /evaluation gives them.
+    body = acme.get(f"/evaluation/{results_id}").json()
+    for mean, ci in zip(body["score_means"], body["score_confidence_intervals"], strict=True):
+        assert f"{mean:.2f} [{ci['ci_low']:.2f}, {ci['ci_high']:.2f}]" in words
+    # The lowest pairs with their reasons and texts; the votes with agreement.
+    for metric in body["min_scoring_pairs"]:
+        for low in metric:
+            assert low["pair_id"] in words
+            assert low["reason"] in words
+    assert "agreement" in words and "AUC" in words
+    assert "1 +1, 1 \u22121, 0 0; 2 with a comment" in words
+    # What was run: the judge's model and calls.
+    assert "fake-judge" in words and f"{body['usage']['llm_calls']} calls" in words
+
+
+def test_a_large_page_is_sent_compressed_when_the_client_accepts_it(acme: Tenant) -> None:
+    seed(acme, "d", [f"please {'word ' * 2000}" for _ in range(3)])
+    checks = [f"check:max_words:{k}" for k in range(1, 7)]
+    result = evaluate(acme, "d", metrics(acme, checks))
+    plain = report(acme, result["eval_results_id"], **{"Accept-Encoding": "identity"})
+    packed = acme.http.get(
+        f"/v1/evaluation/{result['eval_results_id']}/report",
+        headers={**acme.headers, "Accept-Encoding": "gzip"},
+    )
+    assert "content-encoding" not in plain.headers
+    assert packed.headers["content-encoding"] == "gzip"
+    assert packed.text == plain.text
+    assert len(plain.content) > 64 * 1024
+
+
+def test_a_running_result_shows_its_progress(acme: Tenant) -> None:
+    result = EvaluationResult(
+        tenant="acme",
+        results_id="r-running",
+        created_ms=now_ms(),
+        dataset_id="d",
+        dataset_kind=DatasetKind.SEED,
+        metrics_id="m",
+        definitions=[QUESTION],
+        system_prompt="",
+        pair_count=40,
+        summaries=[],
+    )
+    assert dynamo.transact([results_store.running_action(result)])
+    response = report(acme, "r-running")
+    assert response.status_code == 200, response.text
+    page = assert_safe(response.text)
+    assert "Still running" in page.words
+    assert "0 of 40 pairs scored (0 %)" in page.words
+    assert page.tags["progress"] == 1
+    assert page.tags["svg"] == 0
+
+
+def test_a_failed_result_shows_its_failure(acme: Tenant) -> None:
+    result = EvaluationResult(
+        tenant="acme",
+        results_id="r-failed",
+        created_ms=now_ms(),
+        dataset_id="d",
+        dataset_kind=DatasetKind.SEED,
+        metrics_id="m",
+        definitions=[QUESTION],
+        system_prompt="",
+        pair_count=3,
+        summaries=[],
+    )
+    assert dynamo.transact([results_store.running_action(result)])
+    why = f"the judge failed on pair p1: {SCRIPT}"
+    assert dynamo.transact([results_store.fail_action("acme", "r-failed", why, 502)])
+    response = report(acme, "r-failed")
+    assert response.status_code == 200, response.text
+    page = assert_safe(response.text)
+    assert "This evaluation failed" in page.words
+    assert why in page.words
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "says"),
+    [
+        ("/evaluation/nope/report", 404, "no evaluation result with id 'nope'"),
+        ("/evaluation/a%20b/report", 400, "result id"),
+        ("/compare/report?baseline_id=a", 400, "candidate_id"),
+        ("/compare/report?baseline_id=a&candidate_id=b&alpha=nan", 400, "alpha"),
+        ("/compare/report?baseline_id=a&candidate_id=b&alpha=0.7", 400, "alpha"),
+        ("/compare/report?baseline_id=a&candidate_id=b&correction=bonf", 400, "correction"),
+        ("/compare/report?baseline_id=a&candidate_id=b&limit=0", 400, "limit"),
+        ("/compare/report?baseline_id=a&candidate_id=b&limit=x", 400, "limit"),
+        ("/compare/report?baseline_id=a&candidate_id=b", 404, "no evaluation result"),
+    ],
+)
+def test_bad_requests_say_what_to_fix(acme: Tenant, path: str, status: int, says: str) -> None:
+    response = acme.get(path)
+    assert response.status_code == status, response.text
+    assert says in response.json()["error"]
+
+
+def test_comparison_page_holds_the_verdicts_and_the_moved_pairs(acme: Tenant) -> None:
+    polite = [f"please answer {k} {SCRIPT}" for k in range(12)]
+    rude = [f"answer {k} {IMG}" if k < 10 else f"please answer {k}" for k in range(12)]
+    seed(acme, "base", polite)
+    seed(acme, "cand", rude)
+    metrics_id = metrics(acme, CHECKS)
+    baseline = evaluate(acme, "base", metrics_id)["eval_results_id"]
+    candidate = evaluate(acme, "cand", metrics_id)["eval_results_id"]
+    compared = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate}).json()
+
+    response = acme.get(f"/compare/report?baseline_id={baseline}&candidate_id={candidate}")
+    assert response.status_code == 200, response.text
+    page = assert_safe(response.text)
+    words = page.words
+    assert response.text.count('class="forest"') == 1
+    assert response.text.count('class="wtl"') == 1
+    verdicts = {m["metric"]: m["verdict"] for m in compared["metrics"]}
+    assert verdicts["check:contains:please"] == "regressed"
+    assert "regressed" in words
+    for m in compared["metrics"]:
+        assert f"{m['wins']} / {m['ties']} / {m['losses']}" in words
+        assert f"{m['mean_diff']:+.2f}" in words
+    assert len(compared["regressions"]) == 10
+    assert "Regressions, side by side (10)" in words
+    for change in compared["regressions"]:
+        assert change["pair_id"] in words
+    # Both outputs of a moved pair, as text.
+    assert polite[0] in words and rude[0] in words
+
+
+def _page_of(function: str, event: dict[str, Any]) -> tuple[int, str, dict[str, str]]:
+    from tests.lambda_support import LambdaContext, handler_of
+
+    response = handler_of(function)(event, LambdaContext())
+    raw = response["body"]
+    body = base64.b64decode(raw) if response.get("isBase64Encoded") else raw.encode()
+    headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
+    if headers.get("content-encoding") == "gzip":
+        body = gzip.decompress(body)
+    return response["statusCode"], body.decode(), headers
+
+
+def test_both_reports_through_their_handlers(event_key: str) -> None:
+    from tests.lambda_support import invoke, load_event, with_body, with_path
+
+    invoke("write_seed_dataset", load_event("write_seed_dataset"))
+    checks = with_body(load_event("specify_questions"), {"metrics": ["check:non_empty"]})
+    assert invoke("specify_questions", checks)[0] == 200
+    status, evaluated = invoke("evaluate", load_event("evaluate"))
+    assert status == 200, evaluated
+    results_id = evaluated["eval_results_id"]
+
+    event = with_path(load_event("get_evaluation_report"), id=results_id)
+    status, html, headers = _page_of("get_evaluation_report", event)
+    assert status == 200, html
+    assert headers["content-type"] == "text/html; charset=utf-8"
+    assert f"Result <strong>{results_id}</strong>" in html
+    assert_safe(html)
+
+    event = load_event("get_comparison_report")
+    event["queryStringParameters"] = {"baseline_id": results_id, "candidate_id": results_id}
+    event["multiValueQueryStringParameters"] = {
+        k: [v] for k, v in event["queryStringParameters"].items()
+    }
+    status, html, headers = _page_of("get_comparison_report", event)
+    assert status == 200, html
+    assert "Comparison report" in html and "no significant difference" in html
+    assert_safe(html)
+
+    status, missing, _ = _page_of("get_comparison_report", load_event("get_comparison_report"))
+    assert status == 404 and "no evaluation result" in json.loads(missing)["error"]

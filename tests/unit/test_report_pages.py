@@ -1,0 +1,270 @@
+"""The report pages drawn from reports built in memory: any text a tenant or a model can store
+stays text (hypothesis), the charts are where the figures say, and a page at the field limits
+stays under 5 MB and fits one Lambda response."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+from evalsvc.api.responses import MAX_RESPONSE_BYTES, _proxy_bytes
+from evalsvc.logic import reports
+from evalsvc.models.comparisons import (
+    CompareIn,
+    Comparison,
+    MatchedMetric,
+    MetricComparison,
+    PairChange,
+)
+from evalsvc.models.datasets import MAX_TEXT_CHARS, DatasetKind
+from evalsvc.models.evaluations import (
+    LOWEST_PER_METRIC,
+    MAX_COMMENT_CHARS,
+    MAX_REASON_CHARS,
+    Critique,
+    EvaluationResult,
+)
+from evalsvc.models.jobs import Status
+from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.reports import (
+    CONTENT_SECURITY_POLICY,
+    MAX_PAGE_BYTES,
+    charts,
+    cut,
+    render_comparison,
+    render_evaluation,
+)
+from evalsvc.stats import Paired, summarize
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markupsafe import escape
+
+from tests.integration.test_reports import ELEMENTS
+
+# Any text: every code point (lone surrogates too, as stored text may hold them).
+texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=300)
+
+
+class Parsed(HTMLParser):
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.attributes: set[str] = set()
+        self.text: list[str] = []
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attributes.update(name for name, _ in attrs)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def shown(text: str) -> str:
+    """`text` as the page carries it: a lone surrogate cannot be sent in UTF-8 and becomes
+    '?'."""
+    return text.encode("utf-8", "replace").decode()
+
+
+def result(
+    definitions: list[str], status: Status = Status.COMPLETE, **kw: object
+) -> EvaluationResult:
+    fields: dict[str, object] = {
+        "tenant": "t",
+        "results_id": "r1",
+        "created_ms": 1_790_000_000_000,
+        "dataset_id": "d1",
+        "dataset_kind": DatasetKind.SEED,
+        "metrics_id": "m1",
+        "definitions": definitions,
+        "system_prompt": "",
+        "pair_count": 10,
+        "summaries": [summarize([1, 2, 3, 4, 5]) for _ in definitions],
+        "status": status,
+        **kw,
+    }
+    return EvaluationResult(**fields)  # type: ignore[arg-type]
+
+
+def critique(comment: str, user: str, metric_idx: int = 0, pair_id: str = "p1") -> Critique:
+    return Critique("c1", pair_id, metric_idx, comment, -1, user, f"{user}@x", 1_790_000_000_000)
+
+
+def evaluation(
+    definition: str, reason: str, text: str, comment: str, pair_id: str = "p1"
+) -> reports.EvaluationReport:
+    c = critique(comment, text[:20] or "u", pair_id=pair_id)
+    section = reports.MetricSection(
+        idx=0,
+        definition=definition,
+        summary=summarize([1, 2, 3, 4, 5]),
+        histogram=[1, 2, 3, 2, 1],
+        lowest=[reports.ShownPair(pair_id, 1.0, reason, reports.PairText(text, text[::-1]), [c])],
+        votes=reports.VoteCounts(0, 1, 0, 1),
+        agreement=None,
+    )
+    return reports.EvaluationReport(
+        result([definition], system_prompt=text, failure=reason), [section], [c], False
+    )
+
+
+def assert_only_page_markup(html: str) -> Parsed:
+    page = Parsed(html)
+    assert page.tags <= ELEMENTS, page.tags - ELEMENTS
+    assert not {a for a in page.attributes if a.startswith("on") or a in ("src", "href")}
+    assert f'content="{escape(CONTENT_SECURITY_POLICY)}"' in html
+    return page
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(definition=texts, reason=texts, text=texts, comment=texts)
+def test_any_stored_text_stays_text_on_the_evaluation_page(
+    definition: str, reason: str, text: str, comment: str
+) -> None:
+    html = render_evaluation(evaluation(definition, reason, text, comment)).decode()
+    page = assert_only_page_markup(html)
+    words = "".join(page.text)
+    for value in (reason, text, text[::-1], comment):
+        assert shown(value) in words
+
+
+@settings(max_examples=60, deadline=None)
+@given(definition=texts, reason=texts, pair_id=texts)
+def test_any_stored_text_stays_text_on_the_comparison_page(
+    definition: str, reason: str, pair_id: str
+) -> None:
+    html = render_comparison(comparison(definition, reason, pair_id)).decode()
+    page = assert_only_page_markup(html)
+    words = "".join(page.text)
+    assert shown(reason) in words and shown(pair_id) in words
+
+
+def comparison(
+    definition: str, reason: str, pair_id: str, changes: int = 1
+) -> reports.ComparisonReport:
+    paired = Paired(40, -0.5, -0.5, 1.0, -0.8, -0.2, -3.1, 0.004, 0.01, 0.02, 5, 20, 15, -0.5)
+    metric = MetricComparison(MatchedMetric(definition, 0, 0), 3.5, 3.0, paired, 0.004, "regressed")
+    moved = [
+        PairChange(f"{pair_id}{k}" if k else pair_id, 0, 5.0, 1.0, reason, reason)
+        for k in range(changes)
+    ]
+    body = CompareIn(baseline_id="a", candidate_id="b")
+    texts = {
+        c.pair_id: reports.ChangeTexts(
+            reports.PairText(reason, reason), reports.PairText(reason, reason[::-1])
+        )
+        for c in moved
+    }
+    return reports.ComparisonReport(
+        Comparison(body, 40, 0, 0, [metric], moved, []),
+        result([definition]),
+        result([definition]),
+        texts,
+    )
+
+
+def test_long_texts_are_cut_with_their_length() -> None:
+    assert str(cut("<" * 10, 3)) == (
+        '&lt;&lt;&lt;<span class="cut">… cut: the first 3 of 10 characters</span>'
+    )
+    assert str(cut("<ok>", 4)) == "&lt;ok&gt;"
+
+
+def test_the_histogram_bars_follow_the_counts() -> None:
+    chart = charts.histogram([0, 10, 5, 0, 20], title="t")
+    heights = [b.height for b in chart.bars]
+    assert heights[0] == heights[3] == 0
+    assert heights[4] == max(heights) and heights[1] == pytest.approx(2 * heights[2])
+    assert (
+        chart.description
+        == "35 scored pairs by score: score 1: 0, score 2: 10, score 3: 5, score 4: 0, score 5: 20"
+    )
+    # Every bar stands on the same base line.
+    assert {round(b.y + b.height, 2) for b in chart.bars} == {chart.base_y}
+
+
+def test_the_forest_plot_places_means_and_intervals_on_the_axis() -> None:
+    plot = charts.forest(
+        [charts.Estimate("a", 3.0, 2.0, 4.0), charts.Estimate("b", None, None, None)],
+        title="t",
+        description="d",
+        low=1.0,
+        high=5.0,
+        ticks=[1, 2, 3, 4, 5],
+    )
+    first, second = plot.rows
+    middle = (plot.plot_x0 + plot.plot_x1) / 2
+    assert first.x == pytest.approx(middle)
+    assert first.x_low == pytest.approx(plot.plot_x0 + (plot.plot_x1 - plot.plot_x0) / 4)
+    assert first.title == "a: 3.00 [2.00, 4.00]"
+    assert second.x is None and second.value == "—"
+    # Differences: a symmetric axis around a zero line.
+    assert charts.difference_extent([-0.3, 1.2, None]) == 1.5
+    assert charts.difference_extent([float("nan")]) == 0.5
+
+
+def limits_report() -> reports.EvaluationReport:
+    """Everything at its field limit, in the characters that take the most bytes escaped."""
+    worst = '😀"<&' * (MAX_TEXT_CHARS // 4)
+    definitions = ['🧩"' * (MAX_DEFINITION_CHARS // 2) for _ in range(MAX_DEFINITIONS)]
+    comments = [
+        critique('💬"' * (MAX_COMMENT_CHARS // 2), "u" * 64, k % MAX_DEFINITIONS, f"p{k % 250}")
+        for k in range(reports.CRITIQUE_READ_ITEMS)
+    ]
+    sections = [
+        reports.MetricSection(
+            idx=m,
+            definition=definition,
+            summary=summarize([1, 5]),
+            histogram=[100_000, 0, 0, 0, 0],
+            lowest=[
+                reports.ShownPair(
+                    f"p{m * LOWEST_PER_METRIC + k}",
+                    1.0,
+                    '🧾"' * (MAX_REASON_CHARS // 2),
+                    reports.PairText(worst, worst),
+                    [c for c in comments if c.metric_idx == m],
+                )
+                for k in range(LOWEST_PER_METRIC)
+            ],
+            votes=reports.VoteCounts(),
+            agreement=None,
+        )
+        for m, definition in enumerate(definitions)
+    ]
+    return reports.EvaluationReport(
+        result(definitions, system_prompt=worst, pair_count=100_000), sections, comments, True
+    )
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_page_at_the_field_limits_stays_under_5_mb_and_fits_a_response(
+    compressed: bool,
+) -> None:
+    import gzip
+
+    def fits(body: bytes) -> bool:
+        sent = gzip.compress(body) if compressed else body
+        return _proxy_bytes(sent, compressed) <= MAX_RESPONSE_BYTES
+
+    html = render_evaluation(limits_report(), fits)
+    assert len(html) <= MAX_PAGE_BYTES
+    assert fits(html)
+    text = html.decode()
+    assert re.search(r"cut: the first [\d,]+ of 100,000 characters", text)
+    assert_only_page_markup(text)
+
+
+def test_a_comparison_at_its_largest_stays_under_5_mb_and_fits_a_response() -> None:
+    worst = '😀"<&' * (MAX_TEXT_CHARS // 4)
+    report = comparison('🧩"' * (MAX_DEFINITION_CHARS // 2), worst, "p", changes=400)
+
+    def fits(body: bytes) -> bool:
+        return _proxy_bytes(body, False) <= MAX_RESPONSE_BYTES
+
+    html = render_comparison(report, fits)
+    assert len(html) <= MAX_PAGE_BYTES and fits(html)
+    assert "cut: the first" in html.decode()
