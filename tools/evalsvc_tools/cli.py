@@ -1,4 +1,4 @@
-"""`evalsvc`: the operator's command line.
+"""`evalsvc`: the operator's and the user's command line.
 
     evalsvc serve                         the local API on 127.0.0.1:3000/v1
     evalsvc keys create --tenant T --user U --email E
@@ -8,8 +8,17 @@
     evalsvc tenants set-limit --tenant T (--monthly-usd X | --clear)
     evalsvc tenants usage --tenant T [--month YYYY-MM]
 
-Every command but `serve` targets AWS DynamoDB (table names from --stack-name outputs, from
+Every command above but `serve` targets AWS DynamoDB (table names from --stack-name outputs, from
 flags, or from the environment) or, with --local, the local embedded store.
+
+The user's commands talk to any deployment over HTTP (user_commands.py), with the API's base
+URL and a key from --url/--key or EVALSVC_URL/EVALSVC_API_KEY:
+
+    evalsvc push FILE.jsonl|FILE.csv --seed ID [--system-prompt TEXT]
+    evalsvc evaluate (--seed ID | --synthetic ID) [--metrics ID] [--label L]... [--latest-n N]
+                     [--json]
+    evalsvc compare BASELINE_ID CANDIDATE_ID [--fail-on-regression] [--json]
+    evalsvc report ID [--compare OTHER_ID] [-o FILE]
 """
 
 from __future__ import annotations
@@ -28,6 +37,9 @@ from evalsvc.errors import DomainError
 from evalsvc.identifiers import format_ms
 from evalsvc.models.datasets import MAX_PAIRS, MAX_TEXT_CHARS
 from evalsvc.pricing import PricesInvalid
+
+from evalsvc_tools import user_commands
+from evalsvc_tools.client import ClientError, terminal_safe
 
 DEFAULT_DATA_DIR = ".evalsvc"
 # The largest monthly limit the operator may set, in dollars.
@@ -256,6 +268,25 @@ def _add_target_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--usage-table", help="usage table name")
 
 
+def _add_service_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("service")
+    group.add_argument("--url", help="the API's base URL, ending in /v1 (default: $EVALSVC_URL)")
+    group.add_argument(
+        "--key",
+        help="an API key (default: $EVALSVC_API_KEY, which keeps it out of the process list)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= MAX_PAIRS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not from 1 to {MAX_PAIRS}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evalsvc", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -311,6 +342,59 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--system-prompt", help="the dataset's system prompt")
     _add_target_flags(imp)
     imp.set_defaults(run=_synthetic_import)
+
+    push = commands.add_parser(
+        "push", help="write a JSON Lines or CSV file of pairs as a seed dataset (replacing it)"
+    )
+    push.add_argument("file", type=Path, help="FILE.jsonl (or .json, .ndjson) or FILE.csv")
+    push.add_argument("--seed", required=True, metavar="ID", help="the seed dataset's id")
+    push.add_argument("--system-prompt", help="the dataset's system prompt")
+    _add_service_flags(push)
+    push.set_defaults(run=user_commands.push)
+
+    evaluate = commands.add_parser(
+        "evaluate", help="evaluate a dataset, following its progress; a table of the result"
+    )
+    dataset = evaluate.add_mutually_exclusive_group(required=True)
+    dataset.add_argument("--seed", metavar="ID", help="a seed dataset (or latest)")
+    dataset.add_argument("--synthetic", metavar="ID", help="a synthetic dataset (or latest)")
+    evaluate.add_argument("--metrics", metavar="ID", help="a metrics set; default: the latest")
+    evaluate.add_argument(
+        "--label", action="append", metavar="L", help="only pairs carrying this label (repeat: all)"
+    )
+    evaluate.add_argument(
+        "--latest-n", type=_positive_int, metavar="N", help="only the N most recent pairs"
+    )
+    evaluate.add_argument("--json", action="store_true", help="print the result's JSON body")
+    _add_service_flags(evaluate)
+    evaluate.set_defaults(run=user_commands.evaluate)
+
+    compare = commands.add_parser("compare", help="compare two evaluations pair by pair")
+    compare.add_argument("baseline", metavar="BASELINE", help="the baseline evaluation's id")
+    compare.add_argument("candidate", metavar="CANDIDATE", help="the candidate evaluation's id")
+    compare.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when any metric's verdict is regressed",
+    )
+    compare.add_argument("--alpha", type=float, help="significance level (default 0.05)")
+    compare.add_argument("--limit", type=int, help="regressions listed at most (default 20)")
+    compare.add_argument("--json", action="store_true", help="print the comparison's JSON body")
+    _add_service_flags(compare)
+    compare.set_defaults(run=user_commands.compare)
+
+    report = commands.add_parser("report", help="save an evaluation's (or comparison's) report")
+    report.add_argument("id", metavar="ID", help="an evaluation id (the baseline with --compare)")
+    report.add_argument("--compare", metavar="OTHER", help="the candidate evaluation's id")
+    report.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="where to save the HTML (- for stdout); default report-ID.html or "
+        "compare-ID-OTHER.html",
+    )
+    _add_service_flags(report)
+    report.set_defaults(run=user_commands.report)
     return parser
 
 
@@ -320,6 +404,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
+    except ClientError as exc:
+        print(f"evalsvc: {terminal_safe(exc.message)}", file=sys.stderr)
+        return exc.exit_code
     except DomainError as exc:
         print(f"evalsvc: {exc.message}", file=sys.stderr)
         return 2

@@ -1,0 +1,980 @@
+"""The user's commands (`evalsvc push|evaluate|compare|report`): reading and checking files,
+rendering, exit codes and error messages, against a scripted HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from evalsvc.api.middleware import MAX_BODY_BYTES
+from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
+from evalsvc_tools import user_commands
+from evalsvc_tools.cli import main
+from evalsvc_tools.client import Client, ClientError, normalise_base_url
+from evalsvc_tools.user_commands import BadFile, read_pairs, render_comparison, render_evaluation
+from rich.console import Console
+
+from tests.conftest import ROOT
+
+KEY = "evk_unit_test_key_0000000000000000000000000000"
+EMOJI = "\U0001f389"  # 4 bytes in UTF-8, one character
+
+# (status, headers, body): what the scripted server answers; a callable answers per request.
+Answer = tuple[int, dict[str, str], bytes]
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Scripted:
+    """Answers by (method, path without query): a list is answered in order (the last one
+    again once used up)."""
+
+    url: str
+    answers: dict[tuple[str, str], list[Answer | Callable[[Seen], Answer]]] = field(
+        default_factory=dict
+    )
+    seen: list[Seen] = field(default_factory=list)
+
+    def on(self, method: str, path: str, *answers: Answer | Callable[[Seen], Answer]) -> None:
+        self.answers[(method, path)] = list(answers)
+
+    def answer(self, request: Seen) -> Answer:
+        queue = self.answers.get((request.method, request.path.split("?")[0]))
+        if not queue:
+            return 404, {}, json.dumps({"error": f"no route {request.path}"}).encode()
+        found = queue.pop(0) if len(queue) > 1 else queue[0]
+        return found(request) if callable(found) else found
+
+
+def as_json(status: int, body: Any, **headers: str) -> Answer:
+    return status, {"Content-Type": "application/json", **headers}, json.dumps(body).encode()
+
+
+@pytest.fixture
+def service() -> Iterator[Scripted]:
+    scripted = Scripted(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            request = Seen(
+                self.command,
+                self.path,
+                {k.lower(): v for k, v in self.headers.items()},
+                self.rfile.read(length),
+            )
+            scripted.seen.append(request)
+            status, headers, body = scripted.answer(request)
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_PUT = _serve
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    scripted.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield scripted
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EVALSVC_URL", raising=False)
+    monkeypatch.delenv("EVALSVC_API_KEY", raising=False)
+    monkeypatch.setenv("EVALSVC_POLL_SECONDS", "0.01")
+    monkeypatch.delenv("COLUMNS", raising=False)
+    for proxy in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
+        monkeypatch.delenv(proxy, raising=False)
+
+
+def run(service: Scripted, *args: str) -> int:
+    return main([*args, "--url", service.url, "--key", KEY])
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def lines(*records: Any) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+
+
+# ---- reading and checking files ----------------------------------------------------------------
+
+
+def test_json_lines_are_read_with_ids_labels_and_blank_lines_skipped(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "pairs.jsonl",
+        "\ufeff"
+        + lines({"id": "q1", "input": "a", "output": "b", "labels": ["x", "y"], "extra": 1})
+        + "\n"
+        + lines({"input": "c", "output": "", "labels": [], "id": None}),
+    )
+
+    assert read_pairs(path) == [
+        {"id": "q1", "input": "a", "output": "b", "labels": ["x", "y"]},
+        {"input": "c", "output": ""},
+    ]
+
+
+def test_every_bad_json_line_is_reported_by_its_number(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "pairs.jsonl",
+        lines({"id": "ok", "input": "a", "output": "b"})
+        + "{nope\n"
+        + "[1, 2]\n"
+        + lines(
+            {"input": 5, "output": "x"},
+            {"input": "x"},
+            {"id": "bad id", "input": "x", "output": "y"},
+            {"id": "ok", "input": "x", "output": "y"},
+            {"input": "x", "output": "y", "labels": "one"},
+            {"input": "x", "output": "y", "labels": ["l"] * (MAX_LABELS + 1)},
+            {"input": "x", "output": "y", "labels": ["", "z" * (MAX_LABEL_CHARS + 1)]},
+            {"input": "x" * (MAX_TEXT_CHARS + 1), "output": "y"},
+            {"input": "fine", "output": "fine"},
+        ),
+    )
+
+    with pytest.raises(BadFile) as caught:
+        read_pairs(path)
+
+    problems = caught.value.problems
+    name = str(path)
+    assert [p.split(": ", 1)[0] for p in problems] == [
+        f"{name}:2",
+        f"{name}:3",
+        f"{name}:4",
+        f"{name}:5",
+        f"{name}:6",
+        f"{name}:7",
+        f"{name}:8",
+        f"{name}:9",
+        f"{name}:10",
+        f"{name}:10",
+        f"{name}:11",
+    ]
+    text = "\n".join(problems)
+    assert "not valid JSON" in problems[0]
+    assert "expected an object" in problems[1]
+    assert "input must be a string" in problems[2]
+    assert "output is missing" in problems[3]
+    assert "id 'bad id' is not valid" in problems[4]
+    assert "id 'ok' is also on line 1" in problems[5]
+    assert "labels must be a list of strings" in problems[6]
+    assert f"{MAX_LABELS + 1} labels, over the limit of {MAX_LABELS}" in problems[7]
+    assert "a label is empty" in problems[8]
+    assert f"over the limit of {MAX_LABEL_CHARS}" in problems[9]
+    assert f"input has {MAX_TEXT_CHARS + 1:,} characters, over the limit of" in text
+
+
+def test_a_json_array_file_is_read_and_its_items_placed_by_line(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "pairs.json",
+        '[\n  {"input": "a", "output": "b"},\n\n  {"input": "c",\n   "output": 3}\n]\n',
+    )
+    with pytest.raises(BadFile) as caught:
+        read_pairs(path)
+    assert caught.value.problems == [f"{path}:4: output must be a string"]
+
+
+def test_csv_rows_with_quoted_commas_newlines_and_labels(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "pairs.csv",
+        "ID,Input,Output,Labels,notes\n"
+        'q1,"How, now?","Line one\nline two",a; b ;,ignored\n'
+        ',plain,text,"[""x;y"", ""z""]",\n'
+        "q3,x,y,,\n",
+    )
+
+    assert read_pairs(path) == [
+        {"id": "q1", "input": "How, now?", "output": "Line one\nline two", "labels": ["a", "b"]},
+        {"input": "plain", "output": "text", "labels": ["x;y", "z"]},
+        {"id": "q3", "input": "x", "output": "y"},
+    ]
+
+
+def test_every_bad_csv_row_is_reported_by_the_line_it_starts_on(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "pairs.csv",
+        "id,input,output,labels\n"
+        'q1,"multi\nline",ok,\n'  # lines 2-3
+        "q2,too,many,fields,here\n"  # 4
+        "q3,only input\n"  # 5
+        "q1,again,dup,\n"  # 6
+        "-x,a,b,\n"  # 7
+        'q8,a,b,"[not json"\n'  # 8
+        f"q9,{EMOJI * (MAX_TEXT_CHARS + 1)},b,\n",  # 9
+    )
+
+    with pytest.raises(BadFile) as caught:
+        read_pairs(path)
+
+    problems = caught.value.problems
+    assert [p.split(": ", 1)[0].rsplit(":", 1)[1] for p in problems] == [
+        "4",
+        "5",
+        "6",
+        "7",
+        "8",
+        "9",
+    ]
+    assert "5 fields, but the header has 4" in problems[0]
+    assert "output is missing" in problems[1]
+    assert "id 'q1' is also on line 2" in problems[2]
+    assert "id '-x' is not valid" in problems[3]
+    assert "labels look like a JSON list but are not valid JSON" in problems[4]
+    assert f"input has {MAX_TEXT_CHARS + 1:,} characters" in problems[5]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("question,answer\nx,y\n", "pairs.csv:1: the header row has no input or output column"),
+        ("input,output,input\nx,y,z\n", "column input appears more than once"),
+        ("", "pairs.csv:1: no header row"),
+        ("input,output\n", "pairs.csv: no pairs in the file"),
+    ],
+)
+def test_a_csv_header_must_name_input_and_output(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path / "pairs.csv", text)
+    with pytest.raises(BadFile) as caught:
+        read_pairs(path)
+    assert message in caught.value.problems[0]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_four_byte_characters_count_as_one_up_to_the_limit(tmp_path: Path, suffix: str) -> None:
+    at_limit = EMOJI * MAX_TEXT_CHARS
+    if suffix == ".csv":
+        path = write(tmp_path / f"pairs{suffix}", f"input,output\n{at_limit},{at_limit}\n")
+    else:
+        path = write(tmp_path / f"pairs{suffix}", lines({"input": at_limit, "output": at_limit}))
+
+    assert read_pairs(path) == [{"input": at_limit, "output": at_limit}]
+
+    if suffix == ".csv":
+        write(path, f"input,output\n{at_limit},{at_limit}{EMOJI}\n")
+    else:
+        write(path, lines({"input": at_limit, "output": at_limit + EMOJI}))
+    with pytest.raises(BadFile) as caught:
+        read_pairs(path)
+    assert caught.value.problems == [
+        f"{path}:2: output has 100,001 characters, over the limit of 100,000"
+        if suffix == ".csv"
+        else f"{path}:1: output has 100,001 characters, over the limit of 100,000"
+    ]
+
+
+def test_escaped_surrogate_pairs_in_json_count_as_one_character(tmp_path: Path) -> None:
+    escaped = "\\ud83c\\udf89" * MAX_TEXT_CHARS
+    path = write(tmp_path / "pairs.jsonl", f'{{"input": "{escaped}", "output": "x"}}\n')
+    assert read_pairs(path) == [{"input": EMOJI * MAX_TEXT_CHARS, "output": "x"}]
+
+
+def test_text_that_is_not_utf8_is_reported_by_line(tmp_path: Path) -> None:
+    path = tmp_path / "pairs.csv"
+    path.write_bytes(b"input,output\nok,ok\nbad,\xff\xfe\n")
+    with pytest.raises(BadFile) as caught:
+        read_pairs(path)
+    assert caught.value.problems == [f"{path}:3: not UTF-8 text (byte 23)"]
+
+
+# ---- push --------------------------------------------------------------------------------------
+
+
+def test_push_writes_the_whole_file_in_one_request(
+    service: Scripted, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/data/seed/faq", as_json(200, {"id": "faq"}))
+    path = write(
+        tmp_path / "pairs.csv", f"id,input,output,labels\nq1,hi {EMOJI},hello,a;b\n,x,y,\n"
+    )
+
+    assert run(service, "push", str(path), "--seed", "faq", "--system-prompt", "Be kind.") == 0
+
+    (request,) = service.seen
+    assert request.headers["authorization"] == KEY
+    assert request.headers["content-type"] == "application/json"
+    assert request.json() == {
+        "data": [
+            {"id": "q1", "input": f"hi {EMOJI}", "output": "hello", "labels": ["a", "b"]},
+            {"input": "x", "output": "y"},
+        ],
+        "system_prompt": "Be kind.",
+    }
+    assert EMOJI.encode() in request.body  # sent as UTF-8, not as escapes
+    assert "wrote 2 pairs to seed dataset faq" in capsys.readouterr().out
+
+
+def test_a_bad_file_sends_nothing_and_lists_every_bad_row(
+    service: Scripted, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path / "pairs.jsonl", lines({"input": "x"}, {"input": "a", "output": "b"}, 7))
+
+    assert run(service, "push", str(path), "--seed", "faq") == 2
+
+    assert service.seen == []
+    err = capsys.readouterr().err
+    assert f"{path}:1: output is missing\n{path}:3: expected an object" in err
+    assert f"evalsvc: {path}: 2 bad rows (listed above); nothing was sent" in err
+
+
+def test_a_file_over_the_request_limit_is_refused_before_sending(
+    service: Scripted, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = MAX_BODY_BYTES // MAX_TEXT_CHARS + 1
+    path = write(
+        tmp_path / "pairs.jsonl", lines(*[{"input": "x" * MAX_TEXT_CHARS, "output": ""}] * rows)
+    )
+
+    assert run(service, "push", str(path), "--seed", "faq") == 2
+
+    assert service.seen == []
+    err = capsys.readouterr().err
+    assert f"over the {MAX_BODY_BYTES:,} one request to the service may carry" in err
+    assert "Nothing was sent." in err
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("pairs.txt", "x", "cannot tell the format from the extension '.txt'"),
+        ("missing.jsonl", None, "missing.jsonl: no such file"),
+    ],
+)
+def test_push_says_what_is_wrong_with_the_file_itself(
+    service: Scripted,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    content: str | None,
+    message: str,
+) -> None:
+    path = tmp_path / name
+    if content is not None:
+        write(path, content)
+    assert run(service, "push", str(path), "--seed", "faq") == 2
+    assert message in capsys.readouterr().err
+    assert service.seen == []
+
+
+@pytest.mark.parametrize("seed", ["latest", "bad id", "-x"])
+def test_push_refuses_a_dataset_id_the_service_would(
+    service: Scripted, tmp_path: Path, capsys: pytest.CaptureFixture[str], seed: str
+) -> None:
+    path = write(tmp_path / "pairs.jsonl", lines({"input": "a", "output": "b"}))
+    assert run(service, "push", str(path), f"--seed={seed}") == 2
+    assert f"seed dataset id {seed!r}" in capsys.readouterr().err
+    assert service.seen == []
+
+
+# ---- settings and errors -----------------------------------------------------------------------
+
+
+def test_the_url_and_key_come_from_the_environment_or_flags(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/compare", as_json(200, {"metrics": []}))
+
+    assert main(["compare", "a", "b", "--json"]) == 2
+    assert "evalsvc: set EVALSVC_URL or pass --url" in capsys.readouterr().err
+    monkeypatch.setenv("EVALSVC_URL", service.url + "/")
+    assert main(["compare", "a", "b", "--json"]) == 2
+    assert "evalsvc: set EVALSVC_API_KEY or pass --key" in capsys.readouterr().err
+
+    monkeypatch.setenv("EVALSVC_API_KEY", "evk_from_the_environment")
+    assert main(["compare", "a", "b", "--json"]) == 0
+    assert service.seen[-1].headers["authorization"] == "evk_from_the_environment"
+    assert main(["compare", "a", "b", "--json", "--key", KEY]) == 0  # the flag wins
+    assert service.seen[-1].headers["authorization"] == KEY
+    assert [s.path for s in service.seen] == ["/v1/compare", "/v1/compare"]
+
+
+@pytest.mark.parametrize(
+    ("given", "base"),
+    [
+        ("http://h:3000/v1", "http://h:3000/v1"),
+        ("http://h:3000/v1/", "http://h:3000/v1"),
+        (
+            "https://x.execute-api.eu-west-1.amazonaws.com/v1//",
+            "https://x.execute-api.eu-west-1.amazonaws.com/v1",
+        ),
+        ("http://h:3000", "http://h:3000/v1"),
+        (" http://h:3000/ ", "http://h:3000/v1"),
+    ],
+)
+def test_the_base_url_is_taken_with_or_without_a_trailing_slash(given: str, base: str) -> None:
+    assert normalise_base_url(given) == base
+
+
+@pytest.mark.parametrize(
+    "url", ["127.0.0.1:3000/v1", "ftp://h/v1", "http:///v1", "http://h/v1?x=1"]
+)
+def test_a_url_that_is_not_a_base_url_is_refused(url: str) -> None:
+    with pytest.raises(ClientError) as caught:
+        Client(url, KEY)
+    assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (
+            as_json(404, {"error": "no evaluation result with id 'nope'"}),
+            "evalsvc: HTTP 404: no evaluation result with id 'nope'",
+        ),
+        (
+            as_json(403, {"message": "Missing Authentication Token"}),
+            "evalsvc: HTTP 403: Missing Authentication Token",
+        ),
+        (
+            (502, {"Content-Type": "text/html"}, b"<html>Bad Gateway</html>"),
+            "evalsvc: HTTP 502: <html>Bad Gateway</html>",
+        ),
+        ((500, {}, b""), "evalsvc: HTTP 500: Internal Server Error"),
+    ],
+)
+def test_errors_print_what_the_service_said_with_the_status(
+    service: Scripted, capsys: pytest.CaptureFixture[str], answer: Answer, expected: str
+) -> None:
+    service.on("POST", "/v1/compare", answer)
+
+    assert run(service, "compare", "a", "b") == 1
+
+    err = capsys.readouterr().err
+    assert err.strip() == expected
+    assert KEY not in err
+
+
+def test_a_redirect_is_reported_not_followed_with_the_key(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elsewhere = service.url + "/elsewhere"
+    service.on("POST", "/v1/compare", (302, {"Location": elsewhere}, b""))
+    service.on("GET", "/v1/elsewhere", as_json(200, {}))
+
+    assert run(service, "compare", "a", "b") == 1
+
+    assert [s.path for s in service.seen] == ["/v1/compare"]
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        f"evalsvc: HTTP 302: the service redirects to {elsewhere}: give the API's base URL "
+        "there (EVALSVC_URL or --url)"
+    )
+
+
+def test_a_404_from_a_url_without_v1_hints_at_the_base(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = service.url.removesuffix("/v1") + "/api"
+    assert main(["compare", "a", "b", "--url", url, "--key", KEY]) == 1
+    assert "it usually ends in /v1" in capsys.readouterr().err
+
+
+def test_a_slow_service_is_a_timeout_message(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def slow(_: Seen) -> Answer:
+        time.sleep(1.0)
+        return as_json(200, {})
+
+    service.on("POST", "/v1/compare", slow)
+    monkeypatch.setenv("EVALSVC_TIMEOUT", "0.2")
+
+    assert run(service, "compare", "a", "b") == 1
+    assert capsys.readouterr().err.strip() == f"evalsvc: no answer from {service.url} within 0.2 s"
+
+
+def test_a_key_a_header_cannot_carry_is_refused_without_showing_it(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = "evk_secret\nInjected: yes"
+    assert main(["compare", "a", "b", "--url", service.url, "--key", secret]) == 2
+    err = capsys.readouterr().err
+    assert "the API key holds characters an HTTP header cannot carry" in err
+    assert "evk_secret" not in err
+    assert service.seen == []
+
+
+def test_the_client_never_shows_its_key() -> None:
+    client = Client("http://127.0.0.1:9/v1", KEY)
+    assert KEY not in repr(client) and KEY not in str(vars(client).get("base_url"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_connection_refused_and_a_bad_key_print_one_line_and_no_traceback(
+    service: Scripted,
+) -> None:
+    service.on("POST", "/v1/compare", as_json(401, {"error": "missing or unknown API key"}))
+    nobody = f"http://127.0.0.1:{free_port()}/v1"
+    env = {"PATH": "/usr/bin:/bin", "EVALSVC_API_KEY": KEY}
+
+    refused = subprocess.run(
+        [sys.executable, "-m", "evalsvc_tools.cli", "compare", "a", "b", "--url", nobody],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    unknown = subprocess.run(
+        [sys.executable, "-m", "evalsvc_tools.cli", "compare", "a", "b", "--url", service.url],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        f"evalsvc: cannot connect to {nobody}: connection refused (is the service running?)\n"
+    )
+    assert (unknown.returncode, unknown.stdout) == (1, "")
+    assert unknown.stderr == "evalsvc: HTTP 401: missing or unknown API key\n"
+    assert KEY not in refused.stderr + unknown.stderr
+
+
+def test_ctrl_c_is_exit_130_with_a_line_saying_so(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Client, "request", interrupted)
+    assert run(service, "compare", "a", "b") == 130
+    assert capsys.readouterr().err == "evalsvc: interrupted\n"
+
+
+def test_ctrl_c_while_following_says_the_evaluation_goes_on(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(user_commands, "follow", interrupted)
+    assert run(service, "evaluate", "--seed", "faq") == 130
+    assert "interrupted; evaluation ev_1 goes on in the service" in capsys.readouterr().err
+
+
+def test_a_missing_rich_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "rich.console", None)
+    with pytest.raises(ClientError, match=r"pip install 'evalsvc\[cli\]'"):
+        user_commands._rich_console()
+
+
+# ---- evaluate ----------------------------------------------------------------------------------
+
+
+def queued(results_id: str, done: int, total: int, status: str = "running") -> dict[str, Any]:
+    return {
+        "eval_results_id": results_id,
+        "status": status,
+        "pairs_done": done,
+        "pairs_total": total,
+    }
+
+
+def result(results_id: str = "ev_1", status: str = "complete", **more: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "status": status,
+        "pairs_done": 10,
+        "pairs_total": 10,
+        "results_id": results_id,
+        "created_at": "2026-11-26T00:36:07.123Z",
+        "dataset_id": "faq",
+        "metrics_id": "m_1",
+        "metrics_definitions": [
+            "check:regex:[a-z]+ please",
+            "Is the answer polite, friendly, accurate and short enough for a support chat "
+            "window on a phone?",
+        ],
+        "pair_count": 10,
+        "system_prompt": "",
+        "score_means": [4.2, 2.5],
+        "score_medians": [5.0, 2.0],
+        "score_mins": [1.0, 1.0],
+        "score_maxes": [5.0, 5.0],
+        "score_std_devs": [1.0, 1.2],
+        "score_confidence_intervals": [
+            {"ci_low": 3.5, "ci_high": 4.9, "ci_confidence": 0.95},
+            {"ci_low": 1.64, "ci_high": 3.36, "ci_confidence": 0.95},
+        ],
+        "min_scoring_pairs": [
+            [{"reason": "r", "pair_id": "q7", "score": 1.0}],
+            [{"reason": "r", "pair_id": f"q{k}", "score": 1.0 + k / 10} for k in range(5)],
+        ],
+        "human_critique": [],
+        "usage": {
+            "llm_calls": 10,
+            "cache_hits": 2,
+            "input_tokens": 2000,
+            "output_tokens": 150,
+            "cost_usd": 0.0012,
+            "model": "openai:gpt-4o-mini",
+        },
+    }
+    body.update(more)
+    return body
+
+
+def test_evaluate_queues_follows_progress_and_prints_a_table(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on(
+        "POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10), Location="evaluation/ev_1")
+    )
+    service.on(
+        "GET",
+        "/v1/evaluation/ev_1",
+        as_json(200, result(status="running", pairs_done=3, score_means=[])),
+        as_json(503, {"error": "busy"}, **{"Retry-After": "0"}),
+        as_json(200, result(status="running", pairs_done=7, score_means=[])),
+        as_json(200, result()),
+    )
+
+    code = run(
+        service,
+        "evaluate",
+        "--seed",
+        "faq",
+        "--metrics",
+        "m_1",
+        "--label",
+        "a",
+        "--label",
+        "b",
+        "--latest-n",
+        "50",
+    )
+
+    assert code == 0
+    post = service.seen[0]
+    assert post.headers["prefer"] == "respond-async"
+    assert post.json() == {
+        "seed_data_id": "faq",
+        "metrics_id": "m_1",
+        "pair_query": {"pair_labels": ["a", "b"], "latest_n_pairs": 50},
+    }
+    assert [s.path for s in service.seen[1:]] == ["/v1/evaluation/ev_1"] * 4
+    out, err = capsys.readouterr()
+    # Off a terminal: plain lines at each tenth, no escape codes.
+    assert err.splitlines() == [
+        "evaluation ev_1: 0/10 pairs (0%)",
+        "evaluation ev_1: 3/10 pairs (30%)",
+        "evaluation ev_1: 7/10 pairs (70%)",
+        "evaluation ev_1: 10/10 pairs (100%)",
+    ]
+    assert "\x1b" not in out + err
+    assert "evaluation ev_1: 10 pairs of dataset faq" in out
+    assert "LLM: 10 calls, 2 cache hits, 2000 input and 150 output tokens, $0.001200" in out
+    assert "check:regex:[a-z]+ please" in out  # markup characters shown as they are
+    assert "Is the answer polite, friendly, accurat…" in out  # cut to a readable width
+    assert "[3.50, 4.90]" in out and "4.20" in out and "95% interval" in out
+    assert "q0 1.0, q1 1.1, q2 1.2 (+2)" in out
+
+
+def test_evaluate_json_prints_the_result_body(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, result()))
+
+    assert run(service, "evaluate", "--synthetic", "latest", "--json") == 0
+
+    assert service.seen[0].json() == {"synthetic_data_id": "latest"}
+    assert json.loads(capsys.readouterr().out) == result()
+
+
+def test_a_failed_evaluation_exits_1_with_its_reason(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    failed = result(status="failed", failure="the judge answered nonsense for pair q3")
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, failed))
+
+    assert run(service, "evaluate", "--seed", "faq") == 1
+    err = capsys.readouterr().err
+    assert "evalsvc: evaluation ev_1 failed: the judge answered nonsense for pair q3" in err
+
+
+def test_an_evaluation_answered_at_once_is_read_and_shown(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    v1 = {"eval_results_id": "ev_1", "dataset_id": "faq", "pair_count": 10, "scores": []}
+    service.on("POST", "/v1/evaluate", as_json(200, v1))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, result()))
+
+    assert run(service, "evaluate", "--seed", "faq") == 0
+
+    assert [s.method for s in service.seen] == ["POST", "GET"]
+    out, err = capsys.readouterr()
+    assert "4.20" in out and err == ""
+
+
+def test_a_plain_503_naming_the_result_is_followed(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    still = {"error": "evaluation 'ev_9' is still running"}
+    service.on("POST", "/v1/evaluate", as_json(503, still, Location="evaluation/ev_9"))
+    service.on("GET", "/v1/evaluation/ev_9", as_json(200, result("ev_9")))
+
+    assert run(service, "evaluate", "--seed", "faq") == 0
+    assert "evaluation ev_9" in capsys.readouterr().out
+
+
+def test_following_gives_up_after_repeated_failures(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on(
+        "GET", "/v1/evaluation/ev_1", as_json(503, {"error": "down"}, **{"Retry-After": "0"})
+    )
+
+    assert run(service, "evaluate", "--seed", "faq") == 1
+    assert "evalsvc: HTTP 503: down" in capsys.readouterr().err
+    assert len(service.seen) == 1 + 1 + user_commands.MAX_POLL_FAILURES
+
+
+def test_an_error_that_is_not_transient_stops_following_at_once(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(404, {"error": "no evaluation result"}))
+
+    assert run(service, "evaluate", "--seed", "faq") == 1
+    assert len(service.seen) == 2
+
+
+def test_evaluate_needs_one_dataset(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["evaluate", "--seed", "a", "--synthetic", "b"])
+    assert caught.value.code == 2
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--seed", "a", "--latest-n", "0"])
+
+
+# ---- compare -----------------------------------------------------------------------------------
+
+
+def comparison(verdict: str = "regressed") -> dict[str, Any]:
+    return {
+        "baseline_id": "ev_a",
+        "candidate_id": "ev_b",
+        "alpha": 0.05,
+        "correction": "holm",
+        "pairs_matched": 10,
+        "only_in_baseline": 0,
+        "only_in_candidate": 1,
+        "metrics": [
+            {
+                "metric": "check:max_words:8",
+                "n": 10,
+                "baseline_mean": 5.0,
+                "candidate_mean": 3.4,
+                "mean_diff": -1.6,
+                "ci_low": -2.7,
+                "ci_high": -0.5,
+                "p_value": 0.0004,
+                "p_adjusted": 0.0008,
+                "wins": 0,
+                "ties": 6,
+                "losses": 4,
+                "verdict": verdict,
+            },
+            {
+                "metric": "check:contains:please",
+                "n": 1,
+                "baseline_mean": 1.0,
+                "candidate_mean": 5.0,
+                "mean_diff": None,
+                "ci_low": None,
+                "ci_high": None,
+                "p_value": None,
+                "p_adjusted": None,
+                "wins": 1,
+                "ties": 0,
+                "losses": 0,
+                "verdict": "insufficient_data",
+            },
+        ],
+        "regressions": [
+            {
+                "pair_id": f"q{k}",
+                "metric": "check:max_words:8",
+                "baseline_score": 5.0,
+                "candidate_score": 1.0,
+                "diff": -4.0,
+                "baseline_reason": "output has 3 words, within 8",
+                "candidate_reason": "output has 13 words, over the maximum 8",
+            }
+            for k in range(12)
+        ],
+        "improvements": [],
+    }
+
+
+def test_a_comparison_renders_a_table_and_the_regressions() -> None:
+    out = io.StringIO()
+    render_comparison(comparison(), Console(file=out, width=160))
+    text = out.getvalue()
+
+    assert "10 pairs matched (0 only in the baseline, 1 only in the candidate)" in text
+    assert "-1.60 [-2.70, -0.50]" in text
+    assert "0.001" in text and "0/6/4" in text and "regressed" in text
+    assert "- [-, -]" in text and "too few pairs" in text  # nulls shown as "-"
+    assert "q0  check:max_words:8  5.00 → 1.00 (-4.00)  output has 13 words" in text
+    assert "… and 2 more (--json shows all)" in text
+
+
+def test_an_evaluation_renders_null_statistics_as_dashes() -> None:
+    out = io.StringIO()
+    body = result(score_means=[], score_confidence_intervals=[], min_scoring_pairs=[], usage=None)
+    render_evaluation(body, Console(file=out, width=160))
+    assert "[-, -]" in out.getvalue()
+
+
+def test_fail_on_regression_exits_1_naming_the_metric(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/compare", as_json(200, comparison()))
+
+    assert run(service, "compare", "ev_a", "ev_b") == 0
+    capsys.readouterr()
+    assert run(service, "compare", "ev_a", "ev_b", "--fail-on-regression", "--alpha", "0.01") == 1
+
+    assert service.seen[-1].json() == {"baseline_id": "ev_a", "candidate_id": "ev_b", "alpha": 0.01}
+    out, err = capsys.readouterr()
+    assert "check:max_words:8" in out
+    assert "evalsvc: regressed: check:max_words:8: mean diff -1.60 [-2.70, -0.50]" in err
+    assert "evalsvc: the candidate ev_b regressed on 1 of 2 metrics against ev_a" in err
+
+
+def test_fail_on_regression_passes_without_a_regressed_verdict(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/compare", as_json(200, comparison("no_significant_difference")))
+
+    assert run(service, "compare", "ev_a", "ev_b", "--fail-on-regression", "--json") == 0
+    assert json.loads(capsys.readouterr().out) == comparison("no_significant_difference")
+
+
+# ---- report ------------------------------------------------------------------------------------
+
+HTML = "<!DOCTYPE html><title>r</title><p>é</p>".encode()
+
+
+def test_a_report_is_saved_to_its_default_file(
+    service: Scripted,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    html = (200, {"Content-Type": "text/html; charset=utf-8"}, HTML)
+    service.on("GET", "/v1/evaluation/ev_1/report", html)
+    service.on("GET", "/v1/compare/report", html)
+    monkeypatch.chdir(tmp_path)
+
+    assert run(service, "report", "ev_1") == 0
+    assert run(service, "report", "ev_1", "--compare", "ev/2") == 0
+    assert run(service, "report", "ev_1", "-o", str(tmp_path / "out.html")) == 0
+
+    assert capsys.readouterr().out.splitlines() == [
+        "report-ev_1.html",
+        "compare-ev_1-ev_2.html",
+        str(tmp_path / "out.html"),
+    ]
+    assert (tmp_path / "report-ev_1.html").read_bytes() == HTML
+    assert (tmp_path / "compare-ev_1-ev_2.html").read_bytes() == HTML
+    assert service.seen[1].path == "/v1/compare/report?baseline_id=ev_1&candidate_id=ev%2F2"
+    assert service.seen[0].headers["accept"] == "text/html"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "compare-ev_1-ev_2.html",
+        "out.html",
+        "report-ev_1.html",
+    ]
+
+
+def test_a_report_goes_to_stdout_with_a_dash(
+    service: Scripted, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    service.on("GET", "/v1/evaluation/ev_1/report", (200, {"Content-Type": "text/html"}, HTML))
+    assert run(service, "report", "ev_1", "-o", "-") == 0
+    assert capsysbinary.readouterr().out == HTML
+
+
+def test_a_report_that_is_not_html_or_not_found_is_an_error(
+    service: Scripted, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("GET", "/v1/evaluation/ev_1/report", as_json(200, {"x": 1}))
+    out = tmp_path / "r.html"
+
+    assert run(service, "report", "ev_1", "-o", str(out)) == 1
+    assert run(service, "report", "ev_2", "-o", str(out)) == 1
+
+    err = capsys.readouterr().err.splitlines()
+    assert (
+        err[0] == "evalsvc: GET /evaluation/ev_1/report answered application/json, not an HTML page"
+    )
+    assert err[1].startswith("evalsvc: HTTP 404: ")
+    assert not out.exists()
+
+
+def test_text_from_the_service_cannot_drive_the_terminal(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u202eevil"
+    body = comparison()
+    body["metrics"][0]["metric"] = hostile
+    body["regressions"][0]["candidate_reason"] = hostile
+    out = io.StringIO()
+    render_comparison(body, Console(file=out, width=160, force_terminal=True))
+    assert "\x1b]52" not in out.getvalue() and "\x1b[2J" not in out.getvalue()
+    assert "\u202e" not in out.getvalue()
+
+    service.on("POST", "/v1/compare", as_json(404, {"error": f"no result {hostile}"}))
+    assert run(service, "compare", "a", "b") == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\u202e" not in err and "\x07" not in err
+    assert "no result \ufffd]52;c;cm0gLXJmIH4=" in err
