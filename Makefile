@@ -9,11 +9,12 @@ PORT ?= 3000
 # The Lambda runtime is python3.13: `sam build` needs that interpreter on PATH.
 PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$(dirname "$$(command -v python3.13 2>/dev/null)" 2>/dev/null); do "$$d/python3.13" --version >/dev/null 2>&1 && { echo "$$d"; break; }; done)
 
-.PHONY: help venv run test test-unit test-integration test-e2e fuzz lint template-check build openapi bench lock clean
+.PHONY: help venv run test test-unit test-integration test-e2e fuzz lint template-check build browser openapi bench lock clean
 
 help:
 	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB and SQS, queue workers)"
-	@echo "make test   lint (ruff, mypy --strict), unit, integration, e2e and fuzz tests, template checks, sam build"
+	@echo "make test   lint (ruff, mypy --strict), unit, integration, e2e, fuzz and browser tests, template checks, sam build"
+	@echo "make browser install Debian's chromium for the browser tests (tests/browser) unless it is there"
 	@echo "make bench  print the DynamoDB call counts, cold import and queued-work figures"
 	@echo "make fuzz   a longer, randomised schemathesis run (make test runs a fixed-seed one)"
 	@echo "make openapi regenerate docs/openapi.json"
@@ -64,8 +65,34 @@ test-e2e: venv
 fuzz: venv
 	FUZZ_RANDOM=1 FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-400} $(BIN)/pytest tests/fuzz -q
 
-test: lint venv template-check build
-	$(BIN)/pytest -q -n 2
+# The browser tests (tests/browser) drive Debian's chromium through Playwright; Playwright's own
+# browser download is never used. As root with apt-get, a missing chromium is installed; fonts are
+# named because --no-install-recommends would leave out fonts-liberation (DejaVu comes anyway, as
+# fontconfig's dependency), and screenshots need real glyphs. $EVALSVC_CHROMIUM overrides.
+CHROMIUM_PACKAGES := chromium fonts-dejavu-core fonts-liberation
+APT_GET := DEBIAN_FRONTEND=noninteractive apt-get -qq -o DPkg::Lock::Timeout=300
+browser:
+	@if [ -n "$$EVALSVC_CHROMIUM" ]; then \
+		[ -x "$$EVALSVC_CHROMIUM" ] && exit 0; \
+		echo "EVALSVC_CHROMIUM=$$EVALSVC_CHROMIUM is not an executable file"; exit 1; \
+	fi; \
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "Installing Debian's chromium for the browser tests: $(CHROMIUM_PACKAGES)"; \
+		if ! ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1; then $(APT_GET) update; fi; \
+		{ $(APT_GET) install -y --no-install-recommends $(CHROMIUM_PACKAGES) >/dev/null 2>&1 \
+			|| { echo "Retrying after apt-get update"; $(APT_GET) update && \
+			     $(APT_GET) install -y --no-install-recommends $(CHROMIUM_PACKAGES) >/dev/null; }; \
+		} && command -v chromium >/dev/null && exit 0; \
+	fi; \
+	echo "The browser tests need Chromium, and none is on PATH. On Debian or Ubuntu, as root:"; \
+	echo "  apt-get update && apt-get install -y --no-install-recommends $(CHROMIUM_PACKAGES)"; \
+	echo "(make browser does this itself when run as root), or point EVALSVC_CHROMIUM at a"; \
+	echo "Chromium or Chrome executable. Playwright's own browser download is not used."; \
+	exit 1
+
+test: lint venv template-check build browser
+	EVALSVC_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n 2
 
 openapi: venv
 	$(BIN)/python -m evalsvc.api.openapi > docs/openapi.json

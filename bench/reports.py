@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 # The harness sets the offline environment before any service module reads it.
-from harness import fresh_tables
+from harness import CallCounter, fresh_tables, shown
 
 # isort: split
 
@@ -64,30 +64,42 @@ DEFINITIONS = [
     "check:max_words:120",
     "check:contains:please",
 ]
-WORDS = [
-    "the",
-    "answer",
-    "is",
-    "here",
-    "please",
-    "see",
-    "our",
-    "guide",
-    "for",
-    "<details>",
-    "&",
-    "more",
-    "on",
-    "it",
+QUESTIONS = [
+    "How do I reset my password?",
+    "Can I change the email address on my account?",
+    "Why was my card declined when I tried to upgrade?",
+    "How do I export my data as CSV?",
+    "Is there a way to pause my subscription for a month?",
+    "What does the <beta> badge next to a feature mean?",
 ]
+SENTENCES = [
+    "Please open Settings, then Account.",
+    "Choose Reset password and follow the link we email you.",
+    "The link expires after 30 minutes.",
+    "If the card was declined, your bank may have blocked a foreign payment.",
+    "You can export any table from its menu with Export → CSV.",
+    "Subscriptions can be paused for up to 3 months from the Billing page.",
+    "Features marked <beta> may change before they are final.",
+    "Contact support@example.com if anything is unclear.",
+]
+REASONS = {
+    1: "The answer does not address the question at all; it talks about {topic} instead.",
+    2: "The answer is mostly off-topic and misses the step the user asked about ({topic}).",
+    3: "The answer is partly relevant but leaves out how to {topic}.",
+    4: "The answer is relevant and correct, with one unnecessary detail about {topic}.",
+    5: "The answer addresses the question directly and correctly.",
+}
+TOPICS = ["billing", "password resets", "exports", "the <beta> badge", "account email"]
 IDENTITY = Identity("bench", "ann", "ann@example.com", "k1")
 
 
-def _text(rng: random.Random, words: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(words))
+def _answer(rng: random.Random, sentences: int) -> str:
+    return " ".join(rng.choice(SENTENCES) for _ in range(sentences))
 
 
-def _store(results_id: str, pairs: list[Pair], rng: random.Random, shift: float) -> None:
+def _store(
+    results_id: str, dataset_id: str, pairs: list[Pair], rng: random.Random, shift: float
+) -> None:
     scored = []
     for k, pair in enumerate(pairs):
         judged = min(5, max(1, round(rng.gauss(3.6 + shift, 1.1))))
@@ -98,16 +110,20 @@ def _store(results_id: str, pairs: list[Pair], rng: random.Random, shift: float)
                 scores=[
                     float(judged),
                     5.0 if len(pair.output.split()) <= 120 else 1.0,
-                    5.0 if "please" in pair.output else 1.0,
+                    5.0 if "please" in pair.output.lower() else 1.0,
                 ],
-                reasons=[_text(rng, 28), "within 120 words", "says please or not"],
+                reasons=[
+                    REASONS[judged].format(topic=rng.choice(TOPICS)),
+                    "within 120 words" if len(pair.output.split()) <= 120 else "over 120 words",
+                    "says please" if "please" in pair.output.lower() else "never says please",
+                ],
             )
         )
     result = EvaluationResult(
         tenant="bench",
         results_id=results_id,
         created_ms=now_ms(),
-        dataset_id="bench",
+        dataset_id=dataset_id,
         dataset_kind=DatasetKind.SEED,
         metrics_id="m-bench",
         definitions=DEFINITIONS,
@@ -115,7 +131,7 @@ def _store(results_id: str, pairs: list[Pair], rng: random.Random, shift: float)
         pair_count=len(scored),
         summaries=[],
         pairs_done=len(scored),
-        usage=Usage(len(scored), 0, 350 * len(scored), 40 * len(scored), "gpt-4o-mini"),
+        usage=Usage(len(scored), 0, 350 * len(scored), 40 * len(scored), "openai:gpt-4o-mini"),
     )
     summarize_result(result, scored)
     results_store.put(result, scored)
@@ -141,15 +157,23 @@ def stored(pairs: int, write: Path | None) -> None:
     data = [
         Pair(
             id=f"p{k:06d}",
-            input=f"Question {k}: " + _text(rng, 40),
-            output=_text(rng, rng.randint(20, 160)),
+            input=rng.choice(QUESTIONS),
+            output=_answer(rng, rng.randint(1, 14)),
         )
         for k in range(pairs)
     ]
     started = time.perf_counter()
+    # The candidate's answers: the same questions (pair ids), four in ten answered anew.
+    changed = [
+        Pair(id=p.id, input=p.input, output=_answer(rng, rng.randint(1, 14)))
+        if rng.random() < 0.4
+        else p
+        for p in data
+    ]
     datasets_store.write_dataset("bench", DatasetKind.SEED, "bench", data, "")
-    _store("base", data, rng, 0.0)
-    _store("cand", data, rng, -0.15)
+    datasets_store.write_dataset("bench", DatasetKind.SEED, "bench-v2", changed, "")
+    _store("base", "bench", data, rng, 0.0)
+    _store("cand", "bench-v2", changed, rng, -0.15)
     for k in range(40):
         evaluations.vote(
             IDENTITY,
@@ -158,12 +182,22 @@ def stored(pairs: int, write: Path | None) -> None:
                 pair_id=data[k * 7 % pairs].id,
                 metric_idx=0,
                 vote=rng.choice([-1, 1, 1]),
-                comment=f"<b>comment</b> {k}: " + _text(rng, 12),
+                comment=rng.choice(
+                    ["Agree: off-topic.", "The judge is too harsh here.", "<b>Wrong</b> link.", ""]
+                ),
             ),
         )
     print(f"stored 2 results of {pairs:,} pairs in {time.perf_counter() - started:.1f} s")
 
     deadline = Deadline.after(600)
+    counter = CallCounter()
+    reports.evaluation_report(IDENTITY, "base", deadline)
+    evaluation_calls = shown(counter.take())
+    reports.comparison_report(
+        IDENTITY, CompareIn(baseline_id="base", candidate_id="cand"), deadline
+    )
+    comparison_calls = shown(counter.take())
+    print(f"DynamoDB calls: evaluation page {evaluation_calls}; comparison page {comparison_calls}")
     view, read_s = _timed(lambda: reports.evaluation_report(IDENTITY, "base", deadline), 3)
     page, draw_s = _timed(lambda: render_evaluation(view), 5)  # type: ignore[arg-type]
     assert isinstance(page, bytes)

@@ -1,0 +1,200 @@
+"""The report pages as a browser sees them: made by the service's routes (moto, the fake judge)
+from datasets, metrics, reasons and comments holding `<script>` and `<img onerror>`, then loaded
+in headless Chromium with the network cut off. Each page renders with no console message, asks
+for nothing, runs nothing, applies its stylesheet (the CSP lets it in by its hash), has its
+charts with their titles, and prints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from evalsvc.api.app import create_versioned_app
+from evalsvc.api.routes import all_routers
+from evalsvc.identifiers import now_ms
+from evalsvc.logic import api_keys
+from evalsvc.models.datasets import DatasetKind
+from evalsvc.models.evaluations import EvaluationResult
+from evalsvc.storage import dynamo
+from evalsvc.storage import results as results_store
+from evalsvc_tools.local.tables import create_tables
+from fastapi.testclient import TestClient
+from moto import mock_aws
+
+from tests.browser.chromium import Browser, pdf_pages
+from tests.conftest import point_service_at
+from tests.fake_judge import FakeJudge
+from tests.integration.test_reports import IMG, OUTPUTS, QUESTION, SCRIPT, hostile_judge
+from tests.integration.test_usage import judge_env
+
+# What a script in the page would set if any ran.
+RAN = "window.__ran === undefined && window.__evalsvc_ran === undefined"
+HOSTILE_CHECK = "check:contains:<script>window.__evalsvc_ran=1</script>"
+
+
+@pytest.fixture(scope="module")
+def pages() -> Iterator[dict[str, tuple[str, dict[str, str]]]]:
+    """Each kind of page, with the headers the service sent it with."""
+    with pytest.MonkeyPatch.context() as patch, mock_aws():
+        env = create_tables(boto3.client("dynamodb", region_name="us-east-1"), "browser")
+        point_service_at(env, patch)
+        judge = FakeJudge(hostile_judge)
+        with judge.running(), TestClient(create_versioned_app(all_routers())) as client:
+            point_service_at(judge_env(judge), patch)
+            key, _ = api_keys.create_key("acme", f"ann {SCRIPT}", "ann@acme.test")
+            yield _make_pages(client, key)
+
+
+def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, str]]]:
+    auth = {"Authorization": key}
+
+    def post(path: str, body: Any) -> Any:
+        response = client.post(f"/v1{path}", json=body, headers=auth)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def seed(dataset_id: str, outputs: list[str]) -> None:
+        data = [
+            {"id": f"p{k:02d}", "input": f"question {k} {IMG}", "output": out}
+            for k, out in enumerate(outputs)
+        ]
+        post(f"/data/seed/{dataset_id}", {"data": data, "system_prompt": SCRIPT})
+
+    metrics_id = post(
+        "/specify_questions", {"metrics": [QUESTION, "check:max_words:6", HOSTILE_CHECK]}
+    )["metrics_id"]
+    seed("base", [*OUTPUTS, *(f"please {k}" for k in range(8))])
+    seed("cand", [*reversed(OUTPUTS), *(f"no {k} {SCRIPT}" for k in range(8))])
+    base = post("/evaluate", {"seed_data_id": "base", "metrics_id": metrics_id})
+    cand = post("/evaluate", {"seed_data_id": "cand", "metrics_id": metrics_id})
+    lowest = base["scores"][0]["lowest_scoring_pairs"]
+    for pair, vote, comment in zip(lowest, (1, -1, 0), (SCRIPT, IMG, "ok"), strict=False):
+        response = client.put(
+            f"/v1/vote_eval_pair/{base['eval_results_id']}",
+            json={"pair_id": pair["pair_id"], "metric_idx": 0, "vote": vote, "comment": comment},
+            headers=auth,
+        )
+        assert response.status_code == 200, response.text
+
+    for status in ("running", "failed"):
+        result = EvaluationResult(
+            tenant="acme",
+            results_id=f"r-{status}",
+            created_ms=now_ms(),
+            dataset_id="base",
+            dataset_kind=DatasetKind.SEED,
+            metrics_id=metrics_id,
+            definitions=[QUESTION],
+            system_prompt=SCRIPT,
+            pair_count=40,
+            summaries=[],
+        )
+        assert dynamo.transact([results_store.running_action(result)])
+    failure = f"the judge answered nonsense for pair p01: {IMG}"
+    assert dynamo.transact([results_store.fail_action("acme", "r-failed", failure, 502)])
+
+    def page(path: str) -> tuple[str, dict[str, str]]:
+        response = client.get(f"/v1{path}", headers=auth)
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"] == "text/html; charset=utf-8"
+        return response.text, {
+            "Content-Security-Policy": response.headers["content-security-policy"]
+        }
+
+    return {
+        "evaluation": page(f"/evaluation/{base['eval_results_id']}/report"),
+        "comparison": page(
+            f"/compare/report?baseline_id={base['eval_results_id']}"
+            f"&candidate_id={cand['eval_results_id']}"
+        ),
+        "running": page("/evaluation/r-running/report"),
+        "failed": page("/evaluation/r-failed/report"),
+    }
+
+
+# Charts each page holds: (selector, how many).
+CHARTS = {
+    "evaluation": [("svg.forest", 1), ("svg.histogram", 3)],
+    "comparison": [("svg.forest", 1), ("svg.wtl", 1)],
+    "running": [],
+    "failed": [],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CHARTS))
+@pytest.mark.parametrize("with_header", [False, True], ids=["meta-only", "with-header"])
+def test_a_report_loads_clean_asks_for_nothing_and_runs_nothing(
+    browser: Browser, pages: dict[str, tuple[str, dict[str, str]]], kind: str, with_header: bool
+) -> None:
+    html, headers = pages[kind]
+    loaded = browser.load(html, headers=headers if with_header else None)
+
+    assert loaded.problems() == []
+    assert loaded.requests == []
+    assert loaded.evaluate(RAN)
+    # The stylesheet applied: the CSP let it in by its hash.
+    assert loaded.evaluate("getComputedStyle(document.querySelector('h1')).fontSize") == "25.6px"
+    # Every hostile text is there, as text.
+    text = loaded.inner_text()
+    assert SCRIPT in text
+    for selector, expected in CHARTS[kind]:
+        assert loaded.count(selector) == expected, selector
+    # Every chart has a title and a description, and every mark of it a title.
+    assert loaded.count("svg") == sum(n for _, n in CHARTS[kind])
+    assert loaded.count("svg > title") == loaded.count("svg") == loaded.count("svg > desc")
+    assert all(t.strip() for t in loaded.texts("svg title"))
+
+
+def test_the_charts_say_what_the_json_says(
+    browser: Browser, pages: dict[str, tuple[str, dict[str, str]]]
+) -> None:
+    loaded = browser.load(pages["evaluation"][0])
+    descriptions = loaded.texts("svg.histogram > desc")
+    assert len(descriptions) == 3
+    for description in descriptions:
+        assert description.startswith("15 scored pairs by score: score 1: ")
+    # The forest plot draws a dot per metric, each inside the axis.
+    dots = loaded.evaluate(
+        "[...document.querySelectorAll('svg.forest circle')].map(c => +c.getAttribute('cx'))"
+    )
+    axis = loaded.evaluate(
+        "(() => { const l = document.querySelector('svg.forest line.axis');"
+        " return [+l.getAttribute('x1'), +l.getAttribute('x2')]; })()"
+    )
+    assert len(dots) == 3 and all(axis[0] <= x <= axis[1] for x in dots)
+    # Headings and table headers for a screen reader.
+    assert loaded.count("h1") == 1 and loaded.count("h2") >= 3
+    assert loaded.count("th[scope='col']") >= 9
+
+
+def test_the_failed_and_running_pages_say_so(
+    browser: Browser, pages: dict[str, tuple[str, dict[str, str]]]
+) -> None:
+    running = browser.load(pages["running"][0])
+    assert "0 of 40 pairs scored" in running.inner_text()
+    assert running.evaluate("document.querySelector('progress').max") == 40
+    failed = browser.load(pages["failed"][0])
+    assert f"the judge answered nonsense for pair p01: {IMG}" in failed.inner_text()
+
+
+@pytest.mark.parametrize("kind", ["evaluation", "comparison"])
+def test_a_report_prints(
+    browser: Browser, pages: dict[str, tuple[str, dict[str, str]]], kind: str
+) -> None:
+    loaded = browser.load(pages[kind][0], media="print")
+    assert loaded.problems() == [] and loaded.requests == []
+    # The scroll boxes open up in print: no text is hidden behind a scroll bar.
+    hidden = loaded.evaluate(
+        "[...document.querySelectorAll('.text')].filter(e => e.scrollHeight > e.clientHeight + 1)"
+        ".length"
+    )
+    assert hidden == 0
+    assert pdf_pages(loaded.pdf()) >= 1
+
+
+def test_the_pages_are_what_the_service_sent(pages: dict[str, tuple[str, dict[str, str]]]) -> None:
+    for html, headers in pages.values():
+        assert "default-src 'none'" in headers["Content-Security-Policy"]
+        assert "<script" not in html.lower() and "<img" not in html.lower()
