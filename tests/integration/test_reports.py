@@ -342,3 +342,26 @@ def test_both_reports_through_their_handlers(event_key: str) -> None:
 
     status, missing, _ = _page_of("get_comparison_report", load_event("get_comparison_report"))
     assert status == 404 and "no evaluation result" in json.loads(missing)["error"]
+
+
+def test_out_of_time_the_page_is_drawn_without_the_histograms_and_says_why(
+    acme: Tenant,
+) -> None:
+    from evalsvc.deadlines import Deadline
+    from evalsvc.logic import reports
+    from evalsvc.models.api_keys import Identity
+    from evalsvc.reports import render_evaluation
+    from markupsafe import escape
+
+    seed(acme, "d", OUTPUTS)
+    results_id = evaluate(acme, "d", metrics(acme, CHECKS))["eval_results_id"]
+    identity = Identity("acme", "ann", "ann@acme.test", "k")
+
+    report = reports.evaluation_report(identity, results_id, Deadline.after(0))
+
+    assert all(m.histogram is None for m in report.metrics)
+    assert report.histogram_note.startswith("The score distributions are not drawn")
+    assert all(m.lowest for m in report.metrics)  # what is bounded is still read
+    html = render_evaluation(report).decode()
+    assert str(escape(report.histogram_note)) in html and 'class="histogram"' not in html
+    assert 'class="forest"' in html

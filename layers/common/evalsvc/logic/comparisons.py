@@ -46,6 +46,13 @@ ScoredIds = tuple[str, list[float]]
 
 
 def compare(identity: Identity, body: CompareIn, deadline: Deadline) -> Comparison:
+    return compare_results(identity, body, deadline)[0]
+
+
+def compare_results(
+    identity: Identity, body: CompareIn, deadline: Deadline
+) -> tuple[Comparison, EvaluationResult, EvaluationResult]:
+    """The comparison, with the baseline and candidate results it compared."""
     check_client_id(body.baseline_id, "baseline_id")
     check_client_id(body.candidate_id, "candidate_id")
     baseline = _complete_result(identity, body.baseline_id, "baseline_id")
@@ -99,7 +106,7 @@ def compare(identity: Identity, body: CompareIn, deadline: Deadline) -> Comparis
             "metrics": len(matched),
         },
     )
-    return comparison
+    return comparison, baseline, candidate
 
 
 def _complete_result(identity: Identity, results_id: str, field: str) -> EvaluationResult:

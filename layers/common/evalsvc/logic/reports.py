@@ -110,6 +110,17 @@ class ComparisonReport:
 
 def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -> EvaluationReport:
     result = existing_result(identity, results_id)
+    # The bounded reads first; the scores, whose reading grows with the result, last, for
+    # as long as the deadline allows.
+    critiques, more = critiques_store.page(
+        identity.tenant, results_id, "", CRITIQUE_READ_ITEMS, CRITIQUE_READ_BYTES
+    )
+    shown = _lowest_pairs(identity.tenant, result)
+    agreement: dict[int, Agreement] = {}
+    if result.status is Status.COMPLETE and any(c.vote for c in critiques):
+        for metric in judge_agreement.for_result(identity, results_id, None).metrics:
+            if metric.figures.votes:
+                agreement[metric.metric_idx] = metric.figures
     histograms: list[list[int]] | None = None
     note = ""
     if result.status is Status.COMPLETE:
@@ -120,15 +131,6 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
                 f"The score distributions are not drawn: the {result.pair_count} scored pairs "
                 "could not be read in this request's time."
             )
-    critiques, more = critiques_store.page(
-        identity.tenant, results_id, "", CRITIQUE_READ_ITEMS, CRITIQUE_READ_BYTES
-    )
-    shown = _lowest_pairs(identity.tenant, result)
-    agreement: dict[int, Agreement] = {}
-    if result.status is Status.COMPLETE and any(c.vote for c in critiques):
-        for metric in judge_agreement.for_result(identity, results_id, None).metrics:
-            if metric.figures.votes:
-                agreement[metric.metric_idx] = metric.figures
     on_pair: dict[tuple[int, str], list[Critique]] = defaultdict(list)
     votes = [VoteCounts() for _ in result.definitions]
     for c in critiques:
@@ -227,9 +229,7 @@ def _pair_texts(
 
 
 def comparison_report(identity: Identity, body: CompareIn, deadline: Deadline) -> ComparisonReport:
-    comparison = comparisons.compare(identity, body, deadline)
-    baseline = existing_result(identity, body.baseline_id)
-    candidate = existing_result(identity, body.candidate_id)
+    comparison, baseline, candidate = comparisons.compare_results(identity, body, deadline)
     moved = list(dict.fromkeys(c.pair_id for c in comparison.regressions + comparison.improvements))
     texts: dict[str, ChangeTexts] = {}
     if moved:
