@@ -226,7 +226,7 @@ def render_evaluation(
         forest=_evaluation_forest(report),
         histograms=histograms,
         critiques_per_pair=CRITIQUES_PER_PAIR,
-        listed=[c for c in report.critiques][:LISTED_CRITIQUES],
+        listed=report.critiques[:LISTED_CRITIQUES],
         definitions={m.idx: m.definition for m in report.metrics},
     )
 
