@@ -1,13 +1,15 @@
 """The HTML reports (E4): page sizes and times for large results, and the largest page the field
 limits allow.
 
-    .venv/bin/python bench/reports.py [--pairs 10000] [--write DIR]
+    .venv/bin/python bench/reports.py [--pairs 10000] [--write DIR] [--embedded]
 
 Two evaluation results of `--pairs` scored pairs each (one judge question with reasons of about
-160 characters, two checks; pair texts of a few hundred characters with some markup) over one
-seed dataset, with votes and comments, are stored in moto in-process. For the evaluation page
-and the comparison page it prints the time to read what the page shows (moto's, in-process: not
-DynamoDB's), the time to draw the page, and its size, plain and gzipped.
+80 characters, two checks) over two seed datasets of support questions and answers (the
+candidate's answers four in ten new), with votes and comments, are stored in moto in-process,
+or with --embedded in the embedded store of `evalsvc serve` (over HTTP, in its own process, as
+`make run` has it). For the evaluation page and the comparison page it prints the DynamoDB calls
+of the read, the time to read what the page shows (the store's, not DynamoDB's), the time to
+draw the page, and its size, plain and gzipped.
 
 Then the worst case the limits allow, drawn from a report built in memory: 50 metrics with
 2,000-character definitions, 250 listed pairs whose 100,000-character texts are 4-byte
@@ -18,12 +20,15 @@ With `--write DIR`, the pages are saved there (for screenshots).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import random
+import shutil
 import statistics
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 # The harness sets the offline environment before any service module reads it.
@@ -280,6 +285,29 @@ def _limits_report(rng: random.Random) -> reports.EvaluationReport:
     return reports.EvaluationReport(result, sections, critiques, True)
 
 
+@contextlib.contextmanager
+def _embedded_store() -> Iterator[None]:
+    """`evalsvc serve` on free ports with a fresh data directory; the service pointed at its
+    DynamoDB endpoint."""
+    import boto3
+    from evalsvc_tools.local.server import apply_environment
+    from evalsvc_tools.local.store import TABLE_PREFIX
+    from evalsvc_tools.local.tables import create_tables
+    from local_store import Server
+
+    server = Server(Path(tempfile.mkdtemp(prefix="reports-bench-")) / "data")
+    server.start()
+    endpoint = f"http://127.0.0.1:{server.dynamodb_port}"
+    try:
+        client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=endpoint)
+        env = create_tables(client, TABLE_PREFIX)
+        apply_environment({**env, "DYNAMODB_ENDPOINT_URL": endpoint})
+        yield
+    finally:
+        server.kill()
+        shutil.rmtree(server.data_dir.parent, ignore_errors=True)
+
+
 def limits() -> None:
     view = _limits_report(random.Random(3))
 
@@ -298,12 +326,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=10_000)
     parser.add_argument("--write", type=Path, help="save the pages here")
+    parser.add_argument(
+        "--embedded",
+        action="store_true",
+        help="store and read in the embedded store of `evalsvc serve` (over HTTP, in its own "
+        "process) rather than moto in-process",
+    )
     args = parser.parse_args()
     if args.write:
         args.write.mkdir(parents=True, exist_ok=True)
-    with mock_aws():
-        fresh_tables()
-        stored(args.pairs, args.write)
+    if args.embedded:
+        with _embedded_store():
+            stored(args.pairs, args.write)
+    else:
+        with mock_aws():
+            fresh_tables()
+            stored(args.pairs, args.write)
     limits()
     print(json.dumps({"pairs": args.pairs}))
 

@@ -6,11 +6,13 @@ charts with their titles, and prints."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
+from evalsvc.agreement import score_bin
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
 from evalsvc.identifiers import now_ms
@@ -32,6 +34,8 @@ from tests.integration.test_usage import judge_env
 # What a script in the page would set if any ran.
 RAN = "window.__ran === undefined && window.__evalsvc_ran === undefined"
 HOSTILE_CHECK = "check:contains:<script>window.__evalsvc_ran=1</script>"
+# What the histograms must say, from the scored pairs GET /evaluation lists (set by `pages`).
+HISTOGRAMS: list[str] = []
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +73,13 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
     seed("cand", [*reversed(OUTPUTS), *(f"no {k} {SCRIPT}" for k in range(8))])
     base = post("/evaluate", {"seed_data_id": "base", "metrics_id": metrics_id})
     cand = post("/evaluate", {"seed_data_id": "cand", "metrics_id": metrics_id})
+    scored = client.get(
+        f"/v1/evaluation/{base['eval_results_id']}?includeAllScores=true", headers=auth
+    ).json()["all_scored_pairs"]
+    for entries in scored:
+        bins = Counter(score_bin(e["score"]) for e in entries)
+        words = ", ".join(f"score {b}: {bins.get(b, 0)}" for b in range(1, 6))
+        HISTOGRAMS.append(f"{len(entries)} scored pairs by score: {words}")
     lowest = base["scores"][0]["lowest_scoring_pairs"]
     for pair, vote, comment in zip(lowest, (1, -1, 0), (SCRIPT, IMG, "ok"), strict=False):
         response = client.put(
@@ -151,10 +162,17 @@ def test_the_charts_say_what_the_json_says(
     browser: Browser, pages: dict[str, tuple[str, dict[str, str]]]
 ) -> None:
     loaded = browser.load(pages["evaluation"][0])
-    descriptions = loaded.texts("svg.histogram > desc")
-    assert len(descriptions) == 3
-    for description in descriptions:
-        assert description.startswith("15 scored pairs by score: score 1: ")
+    # The histograms count every scored pair GET /evaluation lists, by score bin.
+    assert loaded.texts("svg.histogram > desc") == HISTOGRAMS
+    assert len(HISTOGRAMS) == 3
+    heights = loaded.evaluate(
+        "[...document.querySelectorAll('svg.histogram')].map(s =>"
+        " [...s.querySelectorAll('rect')].map(r => +r.getAttribute('height')))"
+    )
+    for description, bars in zip(HISTOGRAMS, heights, strict=True):
+        counts = [int(part.rsplit(": ", 1)[1]) for part in description.split(", ")]
+        tallest = max(counts)
+        assert [round(h / max(bars), 3) for h in bars] == [round(c / tallest, 3) for c in counts]
     # The forest plot draws a dot per metric, each inside the axis.
     dots = loaded.evaluate(
         "[...document.querySelectorAll('svg.forest circle')].map(c => +c.getAttribute('cx'))"

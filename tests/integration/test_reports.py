@@ -64,22 +64,14 @@ class Page(HTMLParser):
         self.tags: Counter[str] = Counter()
         self.attributes: set[str] = set()
         self.text: list[str] = []
-        self.svg_titles: list[str] = []
-        self._in_title = False
         self.feed(html)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags[tag] += 1
         self.attributes.update(name for name, _ in attrs)
-        self._in_title = tag == "title"
-
-    def handle_endtag(self, tag: str) -> None:
-        self._in_title = False
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
-        if self._in_title:
-            self.svg_titles.append(data)
 
     @property
     def words(self) -> str:
@@ -184,7 +176,9 @@ def test_complete_result_page_holds_what_the_json_says(acme: Tenant, judge: Fake
         for low in metric:
             assert low["pair_id"] in words
             assert low["reason"] in words
-    assert "agreement" in words and "AUC" in words
+    agreement = acme.get(f"/evaluation/{results_id}/agreement").json()["metrics"][0]
+    assert f"AUC{agreement['auc']:.3f}" in words.replace(" ", "")
+    assert f"{agreement['votes']} votes ({agreement['positive']} +1" in words
     assert "1 +1, 1 \u22121, 0 0; 2 with a comment" in words
     # What was run: the judge's model and calls.
     assert "fake-judge" in words and f"{body['usage']['llm_calls']} calls" in words
@@ -365,3 +359,49 @@ def test_out_of_time_the_page_is_drawn_without_the_histograms_and_says_why(
     html = render_evaluation(report).decode()
     assert str(escape(report.histogram_note)) in html and 'class="histogram"' not in html
     assert 'class="forest"' in html
+
+
+def test_a_pair_written_again_after_the_evaluation_is_not_shown_as_what_was_scored(
+    acme: Tenant,
+) -> None:
+    seed(acme, "faq", [f"OLD please {k}" for k in range(6)])
+    metrics_id = metrics(acme, CHECKS)
+    before = evaluate(acme, "faq", metrics_id)["eval_results_id"]
+    seed(acme, "faq", [f"NEW rude {k} with many more words than six" for k in range(6)])
+    after = evaluate(acme, "faq", metrics_id)["eval_results_id"]
+
+    old_page = Page(report(acme, before).text).words
+    assert "NEW rude" not in old_page
+    assert "written again after this evaluation" in old_page
+    new_page = Page(report(acme, after).text).words
+    assert "NEW rude" in new_page and "written again" not in new_page
+
+    compared = acme.get(f"/compare/report?baseline_id={before}&candidate_id={after}")
+    assert compared.status_code == 200, compared.text
+    words = Page(compared.text).words
+    # 6 pairs regressed on both metrics: 12 listed.
+    assert "Regressions, side by side (12)" in words
+    assert "OLD" not in words  # gone with the old version: not shown as the baseline's
+    assert words.count("written again after this evaluation") == 12  # each baseline side
+    assert words.count("NEW rude") == 12  # each candidate side
+
+
+def test_past_what_one_report_reads_the_votes_are_not_counted_on_the_page(
+    acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.logic import reports
+
+    seed(acme, "d", OUTPUTS)
+    result = evaluate(acme, "d", metrics(acme, [QUESTION]))
+    results_id = result["eval_results_id"]
+    for low in result["scores"][0]["lowest_scoring_pairs"][:3]:
+        body = {"pair_id": low["pair_id"], "metric_idx": 0, "vote": 1, "comment": "ok"}
+        assert acme.put(f"/vote_eval_pair/{results_id}", body).status_code == 200
+    monkeypatch.setattr(reports, "CRITIQUE_READ_ITEMS", 2)
+
+    words = Page(report(acme, results_id).text).words
+
+    assert "more votes and comments than one report reads" in words
+    assert "the newest 2 of the first 2 read are listed" in words
+    assert f"GET /evaluation/{results_id}/agreement counts them" in words
+    assert "AUC" not in words

@@ -978,3 +978,54 @@ def test_text_from_the_service_cannot_drive_the_terminal(
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\u202e" not in err and "\x07" not in err
     assert "no result \ufffd]52;c;cm0gLXJmIH4=" in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'input,output\nq1,"unterminated\nq2,a2\nq3,a3\n',
+        'input,output\nq0,a0\nq1,"he said "hi" to me\n',
+    ],
+)
+def test_a_stray_quote_in_a_csv_is_an_error_not_a_swallowed_file(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path / "pairs.csv", text)
+
+    with pytest.raises(BadFile) as caught:
+        read_pairs(path)
+
+    assert any("not valid CSV" in p for p in caught.value.problems)
+
+
+def test_a_retry_after_of_zero_does_not_spin(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalsvc_tools import user_commands
+
+    pauses: list[float] = []
+    answers = iter(
+        [
+            {"status": "running", "pairs_done": 1, "pairs_total": 2},
+            {"status": "complete", "pairs_done": 2, "pairs_total": 2},
+        ]
+    )
+
+    class Answer:
+        retry_after = 0.0
+
+        def json(self) -> Any:
+            return next(answers)
+
+    class Quiet:
+        def update(self, done: int, total: int) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    class Service:
+        def request(self, method: str, path: str) -> Answer:
+            return Answer()
+
+    monkeypatch.setattr(user_commands.time, "sleep", pauses.append)
+    body = user_commands.follow(Service(), "ev_1", Quiet(), 1.0)  # type: ignore[arg-type]
+
+    assert body["status"] == "complete"
+    assert pauses == [user_commands.MIN_POLL_SECONDS]

@@ -67,6 +67,12 @@ MISSING = "-"
 Command = Callable[[argparse.Namespace], int]
 
 
+# The shortest pause between two reads of a running evaluation, whatever Retry-After says.
+MIN_POLL_SECONDS = 0.2
+# What a result id looks like (the service's own ids); anything else in an answer is refused.
+RESULT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+
+
 def user_command(run: Command) -> Command:
     """A user command: Ctrl-C is exit 130 with a line saying so, and a closed stdout (`| head`)
     ends it quietly."""
@@ -197,7 +203,8 @@ CSV_COLUMNS = "the columns: input, output, and optionally id and labels"
 
 def _csv_rows(text: str) -> Iterator[Row | Problem]:
     csv.field_size_limit(2**31 - 1)  # an overlong text is reported by its size, below
-    reader = csv.reader(io.StringIO(text, newline=""))
+    # strict: a stray quote is an error on its line, not a field that swallows the lines after.
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     start = 1
     try:
@@ -406,6 +413,7 @@ def push(args: argparse.Namespace) -> int:
         )
     answer = client.request("POST", f"/data/seed/{segment(dataset_id)}", data=data).json()
     written = answer.get("id", dataset_id) if isinstance(answer, dict) else dataset_id
+    written = terminal_safe(str(written))
     print(f"wrote {len(pairs):,} pairs to seed dataset {written} (it holds exactly these now)")
     return 0
 
@@ -518,26 +526,30 @@ def follow(
         if body.get("status", "complete") != "running":
             return body
         pause = response.retry_after
-        time.sleep(min(pause, 60.0) if pause is not None else interval)
+        time.sleep(max(MIN_POLL_SECONDS, min(pause, 60.0)) if pause is not None else interval)
 
 
 def _results_id(body: Any, status: int) -> str:
     if isinstance(body, dict):
         found = body.get("eval_results_id") or body.get("results_id")
-        if isinstance(found, str) and found:
+        if isinstance(found, str) and RESULT_ID.fullmatch(found):
             return found
     raise ClientError(f"POST /evaluate answered HTTP {status} without an eval_results_id")
 
 
 def _location_id(location: str | None) -> str | None:
     match = re.search(r"evaluation/([^/?#]+)$", location or "")
-    return match.group(1) if match else None
+    return match.group(1) if match and RESULT_ID.fullmatch(match.group(1)) else None
 
 
 def _lowest(pairs: Any) -> str:
     if not isinstance(pairs, list) or not pairs:
         return MISSING
-    shown = [f"{p.get('pair_id')} {_num(p.get('score'), 1)}" for p in pairs[:LOWEST_SHOWN] if p]
+    shown = [
+        f"{terminal_safe(str(p.get('pair_id')))} {_num(p.get('score'), 1)}"
+        for p in pairs[:LOWEST_SHOWN]
+        if p
+    ]
     more = len(pairs) - LOWEST_SHOWN
     return ", ".join(shown) + (f" (+{more})" if more > 0 else "")
 

@@ -18,7 +18,7 @@ from evalsvc.errors import InvalidInput
 from evalsvc.logic import metrics as metrics_logic
 from evalsvc.logic.evaluations import existing_result
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.evaluations import VoteObservation
+from evalsvc.models.evaluations import EvaluationResult, VoteObservation
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import results as results_store
 
@@ -55,9 +55,18 @@ def for_result(identity: Identity, results_id: str, source: str | None) -> Agree
     chosen = check_source(source)
     result = existing_result(identity, results_id, require_complete=True)
     votes = list(critiques_store.votes_of_result(identity.tenant, results_id))
+    return of_votes(identity.tenant, result, votes, chosen)
+
+
+def of_votes(
+    tenant: str, result: EvaluationResult, votes: list[VoteObservation], source: str
+) -> AgreementReport:
+    """Agreement per metric of `result` from `votes` (a vote stored without the judge's score
+    takes the pair's stored score)."""
+    results_id = result.results_id
     unscored = [v.pair_id for v in votes if v.score is None]
     if unscored:
-        scored = results_store.get_scored(identity.tenant, results_id, unscored)
+        scored = results_store.get_scored(tenant, results_id, unscored)
         votes = [
             v
             if v.score is not None or v.pair_id not in scored
@@ -70,7 +79,7 @@ def for_result(identity: Identity, results_id: str, source: str | None) -> Agree
             )
             for v in votes
         ]
-    return AgreementReport(results_id, chosen, per_metric(result.definitions, votes, chosen))
+    return AgreementReport(results_id, source, per_metric(result.definitions, votes, source))
 
 
 def for_metrics_set(identity: Identity, metrics_id: str, source: str | None) -> AgreementReport:

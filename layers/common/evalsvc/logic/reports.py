@@ -22,8 +22,8 @@ from evalsvc.logic import comparisons, judge_agreement
 from evalsvc.logic.evaluations import existing_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import CompareIn, Comparison
-from evalsvc.models.datasets import DatasetKind, Pair
-from evalsvc.models.evaluations import Critique, EvaluationResult
+from evalsvc.models.datasets import Pair
+from evalsvc.models.evaluations import Critique, EvaluationResult, VoteObservation
 from evalsvc.models.jobs import Status
 from evalsvc.stats import Summary
 from evalsvc.storage import critiques as critiques_store
@@ -39,12 +39,14 @@ CRITIQUE_READ_ITEMS = 5_000
 
 @dataclass(frozen=True, slots=True)
 class PairText:
-    """A listed pair's texts: `missing` when the pair is no longer in the dataset, `unread`
-    when reading it would have passed what one report reads."""
+    """A listed pair's texts: `missing` when the pair is no longer in the dataset, `changed`
+    when it was written again after the evaluation (its text now is not what was scored),
+    `unread` when reading it would have passed what one report reads."""
 
     input: str = ""
     output: str = ""
     missing: bool = False
+    changed: bool = False
     unread: bool = False
 
 
@@ -81,7 +83,8 @@ class MetricSection:
 class EvaluationReport:
     result: EvaluationResult
     metrics: list[MetricSection]
-    # Votes and comments read, newest first; `critiques_more` when there were more than read.
+    # Votes and comments read, newest first; `critiques_more` when there were more than read
+    # (then the counts and agreement are not drawn from them).
     critiques: list[Critique]
     critiques_more: bool
     # Why the histograms are missing ("" when drawn or not applicable).
@@ -117,8 +120,11 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
     )
     shown = _lowest_pairs(identity.tenant, result)
     agreement: dict[int, Agreement] = {}
-    if result.status is Status.COMPLETE and any(c.vote for c in critiques):
-        for metric in judge_agreement.for_result(identity, results_id, None).metrics:
+    if result.status is Status.COMPLETE and critiques and more is None:
+        observed = [
+            VoteObservation(c.metric_idx, c.pair_id, c.score, c.vote, c.source) for c in critiques
+        ]
+        for metric in judge_agreement.of_votes(identity.tenant, result, observed, "all").metrics:
             if metric.figures.votes:
                 agreement[metric.metric_idx] = metric.figures
     histograms: list[list[int]] | None = None
@@ -194,7 +200,7 @@ def _lowest_pairs(tenant: str, result: EvaluationResult) -> list[list[ShownPair]
     if not wanted:
         return [[] for _ in result.lowest]
     scored = results_store.get_scored(tenant, result.results_id, wanted)
-    texts = _pair_texts(tenant, result.dataset_kind, result.dataset_id, wanted)
+    texts = _pair_texts(tenant, result, wanted)
     shown = []
     for m, metric in enumerate(result.lowest):
         rows = []
@@ -207,10 +213,12 @@ def _lowest_pairs(tenant: str, result: EvaluationResult) -> list[list[ShownPair]
 
 
 def _pair_texts(
-    tenant: str, kind: DatasetKind, dataset_id: str, pair_ids: Sequence[str]
+    tenant: str, result: EvaluationResult, pair_ids: Sequence[str]
 ) -> dict[str, PairText]:
-    """The texts of `pair_ids` in the dataset's current version, within PAIR_TEXT_READ_BYTES."""
-    header = datasets_store.get_header(tenant, kind, dataset_id)
+    """The texts `result` scored of `pair_ids`, within PAIR_TEXT_READ_BYTES: those of the
+    dataset's current version, unless written after the evaluation began (the dataset was
+    replaced, or the pair added again)."""
+    header = datasets_store.get_header(tenant, result.dataset_kind, result.dataset_id)
     found: dict[str, Pair] = {}
     unread: set[str] = set()
     if header is not None:
@@ -218,10 +226,12 @@ def _pair_texts(
     texts = {}
     for pid in pair_ids:
         pair = found.get(pid)
-        if pair is not None:
-            texts[pid] = PairText(pair.input, pair.output)
-        else:
+        if pair is None:
             texts[pid] = PairText(missing=pid not in unread, unread=pid in unread)
+        elif pair.created_ms > result.created_ms:
+            texts[pid] = PairText(changed=True)
+        else:
+            texts[pid] = PairText(pair.input, pair.output)
     return texts
 
 
@@ -233,7 +243,7 @@ def comparison_report(identity: Identity, body: CompareIn, deadline: Deadline) -
     moved = list(dict.fromkeys(c.pair_id for c in comparison.regressions + comparison.improvements))
     texts: dict[str, ChangeTexts] = {}
     if moved:
-        before = _pair_texts(identity.tenant, baseline.dataset_kind, baseline.dataset_id, moved)
-        after = _pair_texts(identity.tenant, candidate.dataset_kind, candidate.dataset_id, moved)
+        before = _pair_texts(identity.tenant, baseline, moved)
+        after = _pair_texts(identity.tenant, candidate, moved)
         texts = {pid: ChangeTexts(before[pid], after[pid]) for pid in moved}
     return ComparisonReport(comparison, baseline, candidate, texts)

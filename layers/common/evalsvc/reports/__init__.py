@@ -247,7 +247,7 @@ def _comparison_forest(comparison: Comparison) -> charts.Forest:
     extent = charts.difference_extent(
         [v for f in figures for v in (f.mean_diff, f.ci_low, f.ci_high)]
     )
-    confidence = 100 * (1 - comparison.request.alpha)
+    confidence = f"{100 * (1 - comparison.request.alpha):.10g}"
     return charts.forest(
         [
             charts.Estimate(
@@ -260,7 +260,7 @@ def _comparison_forest(comparison: Comparison) -> charts.Forest:
             )
             for i, m in enumerate(comparison.metrics)
         ],
-        title=f"Mean paired difference (candidate minus baseline) per metric, {confidence:g} % "
+        title=f"Mean paired difference (candidate minus baseline) per metric, {confidence} % "
         "interval",
         description="For each metric, a dot at the mean of candidate minus baseline over the "
         "matched pairs and a line across its confidence interval; right of the zero line the "

@@ -408,7 +408,8 @@ def get_pairs_within(
 ) -> tuple[dict[str, Pair], set[str]]:
     """The pairs among `pair_ids` in the header's version, by id, as far as `max_bytes` of text
     goes: a pair that would take them past it is left out (its parts unread) and its id
-    returned in the second set. Absent ids are in neither."""
+    returned in the second set. Absent ids are in neither, nor is a pair whose parts went with
+    its version while it was read."""
     found: dict[str, Pair] = {}
     skipped: set[str] = set()
     total = 0
@@ -420,6 +421,9 @@ def get_pairs_within(
         total += size
         pair = pair_from_item(item)
         if "parts" in item:
-            load_parts(item["pk"]["S"], pair, get_n(item, "parts"))
+            try:
+                load_parts(item["pk"]["S"], pair, get_n(item, "parts"))
+            except TornRead:
+                continue  # its version is being replaced: the pair is on its way out
         found[pair.id] = pair
     return found, skipped
