@@ -104,6 +104,7 @@ bench: venv
 	$(BIN)/python bench/fanout.py throughput
 	$(BIN)/python bench/fanout.py checks --pairs 10000
 	$(BIN)/python bench/appends.py --clients 64 --each 4
+	$(BIN)/python bench/reports.py --pairs 10000
 
 lock: venv
 	$(BIN)/uv pip compile --quiet pyproject.toml --extra dev --extra local --python-version 3.11 -o requirements/dev.txt

@@ -207,15 +207,15 @@ def stored(pairs: int, write: Path | None) -> None:
     page, draw_s = _timed(lambda: render_evaluation(view), 5)  # type: ignore[arg-type]
     assert isinstance(page, bytes)
     print(
-        f"evaluation page, {pairs:,} pairs: read {read_s:.2f} s (moto), draw {draw_s * 1e3:.0f} "
-        f"ms, {_sizes(page)}"
+        f"evaluation page, {pairs:,} pairs: read {read_s:.2f} s (the store's), "
+        f"draw {draw_s * 1e3:.0f} ms, {_sizes(page)}"
     )
     body = CompareIn(baseline_id="base", candidate_id="cand")
     compared, cmp_read_s = _timed(lambda: reports.comparison_report(IDENTITY, body, deadline), 3)
     cmp_page, cmp_draw_s = _timed(lambda: render_comparison(compared), 5)  # type: ignore[arg-type]
     assert isinstance(cmp_page, bytes)
     print(
-        f"comparison page, {pairs:,} pairs each: read {cmp_read_s:.2f} s (moto), draw "
+        f"comparison page, {pairs:,} pairs each: read {cmp_read_s:.2f} s (the store's), draw "
         f"{cmp_draw_s * 1e3:.0f} ms, {_sizes(cmp_page)}"
     )
     if write:
