@@ -3,6 +3,14 @@ cut off (e.g. for the report screenshots in docs/):
 
     .venv/bin/python -m tests.browser.screenshot report.html docs/report.png [--width 1200]
 
+The README's screenshots (docs/screenshots/) are the top of the pages `bench/reports.py` writes:
+
+    .venv/bin/python bench/reports.py --pairs 10000 --embedded --write /tmp/pages
+    .venv/bin/python -m tests.browser.screenshot /tmp/pages/evaluation.html \
+        docs/screenshots/evaluation-report.png --width 1100 --height 1700 --top --strict
+    .venv/bin/python -m tests.browser.screenshot /tmp/pages/comparison.html \
+        docs/screenshots/comparison-report.png --width 1100 --height 1500 --top --strict
+
 Run from the repository root. The page is served alone: anything it links to (images, style
 sheets, fonts) is cut off, as in the tests, and listed on stderr with every other problem
 (console errors, script errors, dialogs); --strict turns those into exit status 1. The PNG is
@@ -38,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="screen",
         help="emulate print media",
     )
+    parser.add_argument(
+        "--top", action="store_true", help="only the top of the page: the viewport, not all of it"
+    )
     parser.add_argument("--pdf", action="store_true", help="also write PNG-path.pdf")
     parser.add_argument("--strict", action="store_true", help="exit 1 if the page had problems")
     options = parser.parse_args(argv)
@@ -56,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             scale=options.scale,
             media=options.media,
         )
-        loaded.screenshot(options.png)
+        loaded.screenshot(options.png, full_page=not options.top)
         print(f"wrote {options.png}")
         if options.pdf:
             pdf = options.png.with_suffix(".pdf")

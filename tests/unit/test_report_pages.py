@@ -268,3 +268,27 @@ def test_a_comparison_at_its_largest_stays_under_5_mb_and_fits_a_response() -> N
     html = render_comparison(report, fits)
     assert len(html) <= MAX_PAGE_BYTES and fits(html)
     assert "cut: the first" in html.decode()
+
+
+@pytest.mark.parametrize(
+    ("cost", "shown"),
+    [
+        ("0.765000", "$0.765"),
+        ("0", "$0"),
+        ("0.0000004", "less than $0.000001"),
+        ("0.000042", "$0.000042"),
+        ("12.3456", "$12.35"),
+        ("1234567", "$1,234,567.00"),
+        (None, "not known (no price for the model)"),
+    ],
+)
+def test_costs_read_as_money(cost: str | None, shown: str) -> None:
+    from decimal import Decimal
+
+    from evalsvc.reports import usd
+
+    class Priced:
+        def cost(self) -> Decimal | None:
+            return None if cost is None else Decimal(cost)
+
+    assert usd(Priced()) == shown  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,11 @@ def usd(usage: Usage) -> str:
     cost = usage.cost()
     if cost is None:
         return "not known (no price for the model)"
-    return f"${cost:,.6f}" if cost < 1 else f"${cost:,.2f}"
+    if cost >= 1:
+        return f"${cost:,.2f}"
+    if 0 < cost < Decimal("0.000001"):
+        return "less than $0.000001"
+    return "$" + f"{cost:.6f}".rstrip("0").rstrip(".")  # $0.765, $0.000042, $0
 
 
 def when(ms: int) -> str:
