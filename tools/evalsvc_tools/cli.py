@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
 from collections.abc import Iterator
@@ -277,6 +278,16 @@ def _add_service_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -377,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit 1 when any metric's verdict is regressed",
     )
-    compare.add_argument("--alpha", type=float, help="significance level (default 0.05)")
+    compare.add_argument("--alpha", type=_finite_float, help="significance level (default 0.05)")
     compare.add_argument("--limit", type=int, help="regressions listed at most (default 20)")
     compare.add_argument("--json", action="store_true", help="print the comparison's JSON body")
     _add_service_flags(compare)

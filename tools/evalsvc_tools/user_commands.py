@@ -720,7 +720,7 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
     metrics = comparison.get("metrics")
     for metric in metrics if isinstance(metrics, list) else []:
         verdict = str(metric.get("verdict"))
-        shown, style = VERDICTS.get(verdict, (verdict, ""))
+        shown, style = VERDICTS.get(verdict, (escape(_cut(verdict, 30)), ""))
         table.add_row(
             escape(_cut(str(metric.get("metric")), METRIC_WIDTH)),
             str(metric.get("n")),
