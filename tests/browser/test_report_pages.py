@@ -15,10 +15,7 @@ import pytest
 from evalsvc.agreement import score_bin
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
-from evalsvc.identifiers import now_ms
 from evalsvc.logic import api_keys
-from evalsvc.models.datasets import DatasetKind
-from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.storage import dynamo
 from evalsvc.storage import results as results_store
 from evalsvc_tools.local.tables import create_tables
@@ -28,7 +25,14 @@ from moto import mock_aws
 from tests.browser.chromium import Browser, pdf_pages
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge
-from tests.integration.test_reports import IMG, OUTPUTS, QUESTION, SCRIPT, hostile_judge
+from tests.integration.test_reports import (
+    IMG,
+    OUTPUTS,
+    QUESTION,
+    SCRIPT,
+    hostile_judge,
+    start_running,
+)
 from tests.integration.test_usage import judge_env
 
 # What a script in the page would set if any ran.
@@ -90,19 +94,7 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
         assert response.status_code == 200, response.text
 
     for status in ("running", "failed"):
-        result = EvaluationResult(
-            tenant="acme",
-            results_id=f"r-{status}",
-            created_ms=now_ms(),
-            dataset_id="base",
-            dataset_kind=DatasetKind.SEED,
-            metrics_id=metrics_id,
-            definitions=[QUESTION],
-            system_prompt=SCRIPT,
-            pair_count=40,
-            summaries=[],
-        )
-        assert dynamo.transact([results_store.running_action(result)])
+        start_running(f"r-{status}", 40, "base")
     failure = f"the judge answered nonsense for pair p01: {IMG}"
     assert dynamo.transact([results_store.fail_action("acme", "r-failed", failure, 502)])
 

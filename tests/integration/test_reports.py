@@ -199,20 +199,25 @@ def test_a_large_page_is_sent_compressed_when_the_client_accepts_it(acme: Tenant
     assert len(plain.content) > 64 * 1024
 
 
-def test_a_running_result_shows_its_progress(acme: Tenant) -> None:
+def start_running(results_id: str, pair_count: int, dataset_id: str = "d") -> None:
+    """A result stored as a queued evaluation starts it (no job: no pair scored yet)."""
     result = EvaluationResult(
         tenant="acme",
-        results_id="r-running",
+        results_id=results_id,
         created_ms=now_ms(),
-        dataset_id="d",
+        dataset_id=dataset_id,
         dataset_kind=DatasetKind.SEED,
         metrics_id="m",
         definitions=[QUESTION],
-        system_prompt="",
-        pair_count=40,
+        system_prompt=SCRIPT,
+        pair_count=pair_count,
         summaries=[],
     )
     assert dynamo.transact([results_store.running_action(result)])
+
+
+def test_a_running_result_shows_its_progress(acme: Tenant) -> None:
+    start_running("r-running", 40)
     response = report(acme, "r-running")
     assert response.status_code == 200, response.text
     page = assert_safe(response.text)
@@ -223,19 +228,7 @@ def test_a_running_result_shows_its_progress(acme: Tenant) -> None:
 
 
 def test_a_failed_result_shows_its_failure(acme: Tenant) -> None:
-    result = EvaluationResult(
-        tenant="acme",
-        results_id="r-failed",
-        created_ms=now_ms(),
-        dataset_id="d",
-        dataset_kind=DatasetKind.SEED,
-        metrics_id="m",
-        definitions=[QUESTION],
-        system_prompt="",
-        pair_count=3,
-        summaries=[],
-    )
-    assert dynamo.transact([results_store.running_action(result)])
+    start_running("r-failed", 3)
     why = f"the judge failed on pair p1: {SCRIPT}"
     assert dynamo.transact([results_store.fail_action("acme", "r-failed", why, 502)])
     response = report(acme, "r-failed")
