@@ -16,9 +16,10 @@ from evalsvc.logic import reports
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses, html_page
 from evalsvc.models.comparisons import CompareIn
-from evalsvc.reports import HEADERS, render_comparison
+from evalsvc.reports import COMPARISON_PAGE, HEADERS, compile_page, render_comparison
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["reports"])
+compile_page(COMPARISON_PAGE)
 
 
 @router.get(
