@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evalsvc.api.middleware import MAX_BODY_BYTES
-from evalsvc.identifiers import CLIENT_ID_RULE, RESERVED_DATASET_IDS, is_client_id
+from evalsvc.errors import InvalidInput
+from evalsvc.identifiers import CLIENT_ID_RULE, check_dataset_id, is_client_id
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS, MAX_TEXT_CHARS
 
 from evalsvc_tools.client import (
@@ -69,8 +70,6 @@ Command = Callable[[argparse.Namespace], int]
 
 # The shortest pause between two reads of a running evaluation, whatever Retry-After says.
 MIN_POLL_SECONDS = 0.2
-# What a result id looks like (the service's own ids); anything else in an answer is refused.
-RESULT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
 
 def user_command(run: Command) -> Command:
@@ -370,22 +369,14 @@ def read_pairs(path: Path) -> list[dict[str, Any]]:
     return pairs
 
 
-def check_dataset_id(value: str) -> str:
-    if not is_client_id(value):
-        raise ClientError(f"seed dataset id {value[:140]!r} is not valid: use {CLIENT_ID_RULE}")
-    if value in RESERVED_DATASET_IDS:
-        raise ClientError(f"seed dataset id {value!r} is reserved; choose another id")
-    return value
-
-
 @user_command
 def push(args: argparse.Namespace) -> int:
     """Write FILE as seed dataset ID in one request: the service replaces the dataset
     atomically, so a failed push leaves what was there."""
     try:
         dataset_id = check_dataset_id(args.seed)
-    except ClientError as exc:
-        raise ClientError(exc.message, EXIT_USAGE) from None
+    except InvalidInput as exc:  # "dataset id ... is not valid ..." or "... is reserved ..."
+        raise ClientError(f"seed {exc.message}", EXIT_USAGE) from None
     prompt = args.system_prompt
     if prompt is not None and len(prompt) > MAX_TEXT_CHARS:
         raise ClientError(
@@ -532,14 +523,14 @@ def follow(
 def _results_id(body: Any, status: int) -> str:
     if isinstance(body, dict):
         found = body.get("eval_results_id") or body.get("results_id")
-        if isinstance(found, str) and RESULT_ID.fullmatch(found):
+        if isinstance(found, str) and is_client_id(found):  # a result id, nothing else
             return found
     raise ClientError(f"POST /evaluate answered HTTP {status} without an eval_results_id")
 
 
 def _location_id(location: str | None) -> str | None:
     match = re.search(r"evaluation/([^/?#]+)$", location or "")
-    return match.group(1) if match and RESULT_ID.fullmatch(match.group(1)) else None
+    return match.group(1) if match and is_client_id(match.group(1)) else None
 
 
 def _lowest(pairs: Any) -> str:
