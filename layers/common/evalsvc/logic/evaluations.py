@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -333,15 +333,9 @@ def read_evaluation(
         all_scored = results_store.list_scored(identity.tenant, results_id)
     elif include_all:
         all_scored = []
-    if all_scored:
-        by_id = {p.pair_id: p for p in all_scored}
-    else:
-        wanted = [low.pair_id for metric in result.lowest for low in metric]
-        by_id = results_store.get_scored(identity.tenant, results_id, wanted)
-    for m, metric in enumerate(result.lowest):
-        for low in metric:
-            pair = by_id.get(low.pair_id)
-            low.reason = pair.reasons[m] if pair else ""
+    fill_lowest_reasons(
+        identity.tenant, result, {p.pair_id: p for p in all_scored} if all_scored else None
+    )
     if critique_sample:
         sample, _ = critiques_store.page(
             identity.tenant, results_id, "", MAX_PAGE_SIZE, IMPROVEMENT_CRITIQUE_BYTES
@@ -357,6 +351,20 @@ def read_evaluation(
             "holds: " + _page_hint(result, include_all)
         ) from None
     return StoredEvaluation(result, critiques, all_scored)
+
+
+def fill_lowest_reasons(
+    tenant: str, result: EvaluationResult, scored: Mapping[str, ScoredPair] | None = None
+) -> None:
+    """Set the reason of each of the result's lowest pairs: from `scored` (by pair id) when
+    given, else read for them alone."""
+    if scored is None:
+        wanted = [low.pair_id for metric in result.lowest for low in metric]
+        scored = results_store.get_scored(tenant, result.results_id, wanted)
+    for m, metric in enumerate(result.lowest):
+        for low in metric:
+            pair = scored.get(low.pair_id)
+            low.reason = pair.reasons[m] if pair else ""
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from evalsvc.agreement import Agreement, score_bin
 from evalsvc.deadlines import Deadline
 from evalsvc.logic import comparisons, judge_agreement
-from evalsvc.logic.evaluations import existing_result
+from evalsvc.logic.evaluations import existing_result, fill_lowest_reasons
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import CompareIn, Comparison
 from evalsvc.models.datasets import Pair
@@ -196,20 +196,13 @@ def _histograms(tenant: str, result: EvaluationResult, deadline: Deadline) -> li
 
 
 def _lowest_pairs(tenant: str, result: EvaluationResult) -> list[list[ShownPair]]:
+    fill_lowest_reasons(tenant, result)
     wanted = list(dict.fromkeys(low.pair_id for metric in result.lowest for low in metric))
-    if not wanted:
-        return [[] for _ in result.lowest]
-    scored = results_store.get_scored(tenant, result.results_id, wanted)
-    texts = _pair_texts(tenant, result, wanted)
-    shown = []
-    for m, metric in enumerate(result.lowest):
-        rows = []
-        for low in metric:
-            pair = scored.get(low.pair_id)
-            reason = pair.reasons[m] if pair and m < len(pair.reasons) else ""
-            rows.append(ShownPair(low.pair_id, low.score, reason, texts[low.pair_id]))
-        shown.append(rows)
-    return shown
+    texts = _pair_texts(tenant, result, wanted) if wanted else {}
+    return [
+        [ShownPair(low.pair_id, low.score, low.reason, texts[low.pair_id]) for low in metric]
+        for metric in result.lowest
+    ]
 
 
 def _pair_texts(
