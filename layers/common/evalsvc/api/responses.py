@@ -45,21 +45,33 @@ def _proxy_bytes(body: bytes, compressed: bool) -> int:
     return len(json.dumps(body.decode()))
 
 
+def _encoded(request: Request, body: bytes) -> tuple[bytes, bool]:
+    """`body` as sent to `request`: gzipped when it is large and the client accepts gzip; and
+    whether it was."""
+    compressed = len(body) >= GZIP_MIN_BYTES and accepts_gzip(request)
+    return (gzip.compress(body, compresslevel=5) if compressed else body), compressed
+
+
+def _fits(sent: bytes, compressed: bool) -> bool:
+    return _proxy_bytes(sent, compressed) <= MAX_RESPONSE_BYTES
+
+
+def _response(
+    sent: bytes, compressed: bool, media_type: str, headers: Mapping[str, str] | None = None
+) -> Response:
+    fields = {"Vary": "Accept-Encoding", **(headers or {})}
+    if compressed:
+        fields["Content-Encoding"] = "gzip"
+    return Response(content=sent, media_type=media_type, headers=fields)
+
+
 def json_response(request: Request, content: Any, *, too_large: str) -> Response:
     """`content` as JSON; a 413 saying `too_large` if it cannot be returned in one response."""
     body = json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
-    headers = {"Vary": "Accept-Encoding"}
-    compressed = len(body) >= GZIP_MIN_BYTES and accepts_gzip(request)
-    if compressed:
-        body = gzip.compress(body, compresslevel=5)
-        headers["Content-Encoding"] = "gzip"
-    if _proxy_bytes(body, compressed) > MAX_RESPONSE_BYTES:
+    sent, compressed = _encoded(request, body)
+    if not _fits(sent, compressed):
         raise PayloadTooLarge(too_large)
-    return Response(content=body, media_type="application/json", headers=headers)
-
-
-def _encoded(body: bytes, compress: bool) -> bytes:
-    return gzip.compress(body, compresslevel=5) if compress else body
+    return _response(sent, compressed, "application/json")
 
 
 def html_response(
@@ -69,18 +81,18 @@ def html_response(
 ) -> Response:
     """A page drawn by `render`, which is told what fits in one response (compressed when the
     client accepts gzip) and cuts the page until it does."""
-    compress = accepts_gzip(request)
+    last: list[tuple[bytes, bytes, bool]] = []  # the page last checked, as it would be sent
 
     def fits(body: bytes) -> bool:
-        packed = len(body) >= GZIP_MIN_BYTES and compress
-        return _proxy_bytes(_encoded(body, packed), packed) <= MAX_RESPONSE_BYTES
+        last[:] = [(body, *_encoded(request, body))]
+        return _fits(*last[0][1:])
 
     body = render(fits)
-    sent = {"Vary": "Accept-Encoding", **headers}
-    if len(body) >= GZIP_MIN_BYTES and compress:
-        body = _encoded(body, True)
-        sent["Content-Encoding"] = "gzip"
-    return Response(content=body, media_type="text/html; charset=utf-8", headers=sent)
+    if last and last[0][0] is body:
+        _, sent, compressed = last[0]
+    else:
+        sent, compressed = _encoded(request, body)
+    return _response(sent, compressed, "text/html; charset=utf-8", headers)
 
 
 def dataset_response(
