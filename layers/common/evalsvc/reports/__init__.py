@@ -29,6 +29,7 @@ from evalsvc.identifiers import format_ms
 from evalsvc.logic.reports import ComparisonReport, EvaluationReport, PairText
 from evalsvc.models.comparisons import Comparison
 from evalsvc.reports import charts
+from evalsvc.stats import SCALE_MAX, SCALE_MIN
 from evalsvc.usage import Usage
 
 MAX_PAGE_BYTES = 5_000_000
@@ -126,10 +127,6 @@ def usd(usage: Usage) -> str:
     return "$" + f"{cost:.6f}".rstrip("0").rstrip(".")  # $0.765, $0.000042, $0
 
 
-def when(ms: int) -> str:
-    return format_ms(ms)
-
-
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(_TEMPLATES),
@@ -139,7 +136,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(
-        cut=cut, number=number, signed=signed, p_value=p_value, count=count, usd=usd, when=when
+        cut=cut, number=number, signed=signed, p_value=p_value, count=count, usd=usd, when=format_ms
     )
     env.globals["short"] = charts.short
     return env
@@ -216,8 +213,8 @@ def _evaluation_forest(report: EvaluationReport) -> charts.Forest | None:
         title="Mean score per metric with its 95 % confidence interval",
         description="For each metric, a dot at the mean score (1 to 5) and a line across its "
         "95 % confidence interval.",
-        low=1.0,
-        high=5.0,
+        low=SCALE_MIN,
+        high=SCALE_MAX,
         ticks=[1, 2, 3, 4, 5],
     )
 
@@ -242,7 +239,6 @@ def render_evaluation(
         histograms=histograms,
         critiques_per_pair=CRITIQUES_PER_PAIR,
         listed=report.critiques[:LISTED_CRITIQUES],
-        definitions={m.idx: m.definition for m in report.metrics},
     )
 
 
@@ -288,10 +284,6 @@ def _comparison_forest(comparison: Comparison) -> charts.Forest:
     )
 
 
-def _text_of(text: PairText | None) -> PairText:
-    return text if text is not None else PairText(missing=True)
-
-
 def render_comparison(
     report: ComparisonReport, fits: Callable[[bytes], bool] = lambda _: True
 ) -> bytes:
@@ -317,6 +309,6 @@ def render_comparison(
         wtl=wtl,
         verdict_words=VERDICT_WORDS,
         tones=_TONES,
-        text_of=lambda pid: report.texts.get(pid),
-        missing=_text_of(None),
+        moved_texts=report.texts,
+        missing=PairText(missing=True),
     )
