@@ -137,6 +137,7 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
                 f"The score distributions are not drawn: the {result.pair_count} scored pairs "
                 "could not be read in this request's time."
             )
+    critiques.sort(key=_newest_first)  # and so each pair's, grouped below
     on_pair: dict[tuple[int, str], list[Critique]] = defaultdict(list)
     votes = [VoteCounts() for _ in result.definitions]
     for c in critiques:
@@ -154,7 +155,7 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
     for idx, definition in enumerate(result.definitions):
         lowest = shown[idx] if idx < len(shown) else []
         for pair in lowest:
-            pair.critiques = sorted(on_pair.get((idx, pair.pair_id), []), key=_newest_first)
+            pair.critiques = on_pair.get((idx, pair.pair_id), [])
         sections.append(
             MetricSection(
                 idx=idx,
@@ -169,7 +170,7 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
     return EvaluationReport(
         result=result,
         metrics=sections,
-        critiques=sorted(critiques, key=_newest_first),
+        critiques=critiques,
         critiques_more=more is not None,
         histogram_note=note,
     )
