@@ -1029,3 +1029,47 @@ def test_a_retry_after_of_zero_does_not_spin(monkeypatch: pytest.MonkeyPatch) ->
 
     assert body["status"] == "complete"
     assert pauses == [user_commands.MIN_POLL_SECONDS]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("deep.jsonl", "[" * 100_000 + "]" * 100_000 + "\n", "nested 100000 levels deep"),
+        ("deep.json", "[" * 100_000 + "]" * 100_000, "nested 100000 levels deep"),
+        (
+            "deep.jsonl",
+            '{"input": ' + "[" * 100_000 + "]" * 100_000 + ', "output": "o"}\n',
+            "nested 100001 levels deep",
+        ),
+        ("big.jsonl", '{"input": "i", "output": "o", "n": ' + "9" * 5_000 + "}\n", "digits"),
+        ("nan.jsonl", '{"input": "i", "output": NaN}\n', "NaN is not a JSON value"),
+        ("deep.csv", 'input,output,labels\ni,o,"' + "[" * 100_000 + '"\n', "levels deep"),
+    ],
+)
+def test_json_nested_too_deep_or_too_long_is_a_bad_row_not_a_traceback(
+    service: Scripted,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    content: str,
+    says: str,
+) -> None:
+    path = write(tmp_path / name, content)
+
+    assert run(service, "push", str(path), "--seed", "faq") == 2
+
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+    assert service.seen == []
+
+
+def test_a_service_answer_nested_too_deep_is_an_error_not_a_traceback(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = ("[" * 100_000 + "]" * 100_000).encode()
+    service.on("POST", "/v1/compare", (200, {"Content-Type": "application/json"}, deep))
+
+    assert run(service, "compare", "a", "b") == 1
+
+    err = capsys.readouterr().err
+    assert "body that is not JSON" in err and "Traceback" not in err

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalsvc.scoring import bounded_json
+
 URL_VARIABLE = "EVALSVC_URL"
 KEY_VARIABLE = "EVALSVC_API_KEY"
 TIMEOUT_VARIABLE = "EVALSVC_TIMEOUT"
@@ -79,8 +81,8 @@ class Response:
 
     def json(self) -> Any:
         try:
-            return json.loads(self.body)
-        except ValueError:
+            return bounded_json.loads(self.body.decode("utf-8", "replace"))
+        except ValueError:  # not JSON, or nested or sized beyond what is read
             raise ClientError(
                 f"the service answered HTTP {self.status} with a body that is not JSON: "
                 f"{_shown(self.body)}"
@@ -123,7 +125,7 @@ def error_message(status: int, body: bytes, reason: str = "") -> str:
     """What the service said in an error body: its `error` (the service's own shape), a
     gateway's `message`, or the start of whatever else came back."""
     try:
-        parsed: Any = json.loads(body)
+        parsed: Any = bounded_json.loads(body.decode("utf-8", "replace"))
     except ValueError:
         parsed = None
     if isinstance(parsed, dict):

@@ -31,6 +31,7 @@ from evalsvc.api.middleware import MAX_BODY_BYTES
 from evalsvc.errors import InvalidInput
 from evalsvc.identifiers import CLIENT_ID_RULE, check_dataset_id, is_client_id
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS, MAX_TEXT_CHARS
+from evalsvc.scoring import bounded_json
 
 from evalsvc_tools.client import (
     EXIT_FAILED,
@@ -168,23 +169,32 @@ def _text(raw: bytes, path: Path) -> str:
         raise BadFile(path, [f"{path}:{line}: not UTF-8 text (byte {exc.start})"], 1) from None
 
 
+def _not_json(exc: bounded_json.NotJson) -> str:
+    cause = exc.__cause__
+    if isinstance(cause, json.JSONDecodeError):
+        return f"not valid JSON ({cause.msg}, column {cause.colno})"
+    return f"not valid JSON ({exc})"  # nested too deep, an overlong integer, NaN
+
+
 def _json_lines(text: str) -> Iterator[Row | Problem]:
     # Lines end at \n only: JSON text may hold other line separators (U+2028) as they are.
+    # Read as the service's checks read JSON: strictly, and bounded in depth and digits.
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            yield Row(number, json.loads(line))
-        except json.JSONDecodeError as exc:
-            yield number, f"not valid JSON ({exc.msg}, column {exc.colno})"
+            yield Row(number, bounded_json.loads(line))
+        except bounded_json.NotJson as exc:
+            yield number, _not_json(exc)
 
 
 def _json_array(text: str) -> Iterator[Row | Problem]:
     """A .json file holding one array of objects; each item is placed at the line it starts."""
     try:
-        items = json.loads(text)
-    except json.JSONDecodeError as exc:
-        yield exc.lineno, f"not valid JSON ({exc.msg}, column {exc.colno})"
+        items = bounded_json.loads(text)
+    except bounded_json.NotJson as exc:
+        cause = exc.__cause__
+        yield (cause.lineno if isinstance(cause, json.JSONDecodeError) else 1), _not_json(exc)
         return
     decoder = json.JSONDecoder()
     position, line, counted = text.index("[") + 1, 1, 0
@@ -248,10 +258,12 @@ def _csv_labels(cell: str) -> Any:
     cell = cell.strip()
     if cell.startswith("["):
         try:
-            return json.loads(cell)
-        except json.JSONDecodeError as exc:
+            return bounded_json.loads(cell)
+        except bounded_json.NotJson as exc:
+            cause = exc.__cause__
+            detail = cause.msg if isinstance(cause, json.JSONDecodeError) else str(exc)
             raise ValueError(
-                f"labels look like a JSON list but are not valid JSON ({exc.msg})"
+                f"labels look like a JSON list but are not valid JSON ({detail})"
             ) from None
     return [label.strip() for label in cell.split(LABEL_SEPARATOR) if label.strip()]
 
