@@ -398,3 +398,24 @@ def test_past_what_one_report_reads_the_votes_are_not_counted_on_the_page(
     assert "the newest 2 of the first 2 read are listed" in words
     assert f"GET /evaluation/{results_id}/agreement counts them" in words
     assert "AUC" not in words
+
+
+def test_a_comparison_out_of_time_for_the_texts_is_drawn_without_them(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.logic import reports
+
+    seed(acme, "base", [f"please {k}" for k in range(4)])
+    seed(acme, "cand", [f"no {k} {SCRIPT}" for k in range(4)])
+    metrics_id = metrics(acme, CHECKS)
+    baseline = evaluate(acme, "base", metrics_id)["eval_results_id"]
+    candidate = evaluate(acme, "cand", metrics_id)["eval_results_id"]
+    monkeypatch.setattr(reports, "TEXT_READ_SECONDS", 10_000.0)  # never time enough
+
+    response = acme.get(f"/compare/report?baseline_id={baseline}&candidate_id={candidate}")
+
+    assert response.status_code == 200, response.text
+    words = Page(response.text).words
+    assert "Regressions, side by side (4)" in words
+    assert words.count("ran out of time to read them") == 8  # both sides of each
+    assert SCRIPT not in words  # the candidate's outputs were not read

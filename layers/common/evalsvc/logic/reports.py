@@ -35,13 +35,15 @@ PAIR_TEXT_READ_BYTES = 16 * 1024 * 1024
 # The most votes and comments one report reads (DynamoDB item bytes), and how many.
 CRITIQUE_READ_BYTES = 2 * 1024 * 1024
 CRITIQUE_READ_ITEMS = 5_000
+# The time a comparison page keeps, after comparing, to read the moved pairs' texts and answer.
+TEXT_READ_SECONDS = 4.0
 
 
 @dataclass(frozen=True, slots=True)
 class PairText:
     """A listed pair's texts: `missing` when the pair is no longer in the dataset, `changed`
     when it was written again after the evaluation (its text now is not what was scored),
-    `unread` when reading it would have passed what one report reads."""
+    `unread` when reading it would have passed what one report reads, or its time."""
 
     input: str = ""
     output: str = ""
@@ -236,7 +238,11 @@ def comparison_report(identity: Identity, body: CompareIn, deadline: Deadline) -
     comparison, baseline, candidate = comparisons.compare_results(identity, body, deadline)
     moved = list(dict.fromkeys(c.pair_id for c in comparison.regressions + comparison.improvements))
     texts: dict[str, ChangeTexts] = {}
-    if moved:
+    if moved and deadline.left() < TEXT_READ_SECONDS:
+        # The comparison took the request's time: the page goes without the texts.
+        unread = ChangeTexts(PairText(unread=True), PairText(unread=True))
+        texts = dict.fromkeys(moved, unread)
+    elif moved:
         before = _pair_texts(identity.tenant, baseline, moved)
         after = _pair_texts(identity.tenant, candidate, moved)
         texts = {pid: ChangeTexts(before[pid], after[pid]) for pid in moved}
