@@ -21,7 +21,7 @@ from harness import fresh_tables
 
 import boto3
 from evalsvc.deadlines import Deadline
-from evalsvc.logic import evaluation_jobs, evaluations, jobs, spending
+from evalsvc.logic import evaluations, jobs, results, spending
 from evalsvc.logic import metrics as metrics_logic
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, Pair
@@ -139,7 +139,7 @@ def main() -> None:
                     chunk_totals.update(extra)
                     chunk_other += other
                     deliveries += 1
-            done = evaluation_jobs.current("bench", result.results_id)
+            done = results.current("bench", result.results_id)
             assert done is not None and done.status.value == "complete", done
             print(
                 f"  {deliveries} chunks: accounting {shown(chunk_totals)} in all, "
@@ -148,7 +148,7 @@ def main() -> None:
             )
             print(f"  usage of the result: {done.usage}")
             counter.take()
-            evaluation_jobs.current("bench", result.results_id)
+            results.current("bench", result.results_id)
             extra, other = counter.take()
             print(f"  reading the complete result: accounting {shown(extra)}; the rest: {other}")
 

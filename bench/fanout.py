@@ -36,11 +36,12 @@ from harness import CallCounter, fresh_tables, shown, stored_bytes, version_page
 
 import boto3
 from evalsvc.deadlines import Deadline
-from evalsvc.logic import datasets, evaluation_jobs, evaluations, jobs, metrics
+from evalsvc.logic import datasets, evaluations, jobs, metrics
+from evalsvc.logic.kinds import evaluation as evaluation_kind
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import EvaluateIn
-from evalsvc.models.jobs import JobKind, Status
+from evalsvc.models.jobs import Status
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import dynamo, work_queue
@@ -251,7 +252,7 @@ def checks(n: int) -> None:
         chunk_dynamo.update(dynamo_calls.take())
         worker_sqs = sqs_calls.take()
         poller_sqs = receive_calls.take()
-        tallies = jobs_store.tallies(IDENTITY.tenant, JobKind.EVALUATION, done.results_id)
+        tallies = jobs_store.tallies(IDENTITY.tenant, evaluation_kind.EVALUATION, done.results_id)
         result = results_store.get(IDENTITY.tenant, done.results_id)
         assert result is not None and result.status is Status.COMPLETE, result
         scored_bytes = sum(
@@ -264,7 +265,7 @@ def checks(n: int) -> None:
                 },
             )
         )
-        size = evaluation_jobs.pairs_per_chunk(CHECKS, None)
+        size = evaluation_kind.pairs_per_chunk(CHECKS, None)
         chunk_count = math.ceil(n / size)
         print(
             f"  request (select keys, queue {chunk_count} chunks of {size}): {queued:.1f} s; "

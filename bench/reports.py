@@ -40,7 +40,7 @@ from evalsvc.agreement import Agreement
 from evalsvc.api.responses import MAX_RESPONSE_BYTES, _proxy_bytes
 from evalsvc.deadlines import Deadline
 from evalsvc.identifiers import now_ms
-from evalsvc.logic import evaluations, reports
+from evalsvc.logic import reports, votes
 from evalsvc.logic.judge_agreement import per_metric
 from evalsvc.logic.scored_pairs import summarize_result
 from evalsvc.models.api_keys import Identity
@@ -180,7 +180,7 @@ def stored(pairs: int, write: Path | None) -> None:
     _store("base", "bench", data, rng, 0.0)
     _store("cand", "bench-v2", changed, rng, -0.15)
     for k in range(40):
-        evaluations.vote(
+        votes.vote(
             IDENTITY,
             "base",
             VoteIn(

@@ -46,6 +46,23 @@ class Work:
     def drain(self) -> int:
         return drain(self.consumers())
 
+    def lose_visible(self) -> int:
+        """Delete every message waiting on the work queue without delivering it, as a local
+        server killed with its queue loses them (SQS allows one PurgeQueue a minute); how many
+        were lost."""
+        lost = 0
+        while True:
+            messages = self.client.receive_message(
+                QueueUrl=self.queue_url, MaxNumberOfMessages=10
+            ).get("Messages", [])
+            if not messages:
+                return lost
+            for message in messages:
+                self.client.delete_message(
+                    QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"]
+                )
+            lost += len(messages)
+
     def waiting(self, url: str | None = None) -> int:
         attributes = self.client.get_queue_attributes(
             QueueUrl=url or self.queue_url,

@@ -15,9 +15,10 @@ import pytest
 from evalsvc.agreement import score_bin
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
+from evalsvc.errors import Failure, ModelFailed
 from evalsvc.logic import api_keys
-from evalsvc.storage import dynamo
 from evalsvc.storage import results as results_store
+from evalsvc.storage.writes import commit
 from evalsvc_tools.local.tables import create_tables
 from fastapi.testclient import TestClient
 from moto import mock_aws
@@ -96,7 +97,7 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
     for status in ("running", "failed"):
         start_running(f"r-{status}", 40, "base")
     failure = f"the judge answered nonsense for pair p01: {IMG}"
-    assert dynamo.transact([results_store.fail_action("acme", "r-failed", failure, 502)])
+    assert commit(results_store.failing("acme", "r-failed", Failure.of(ModelFailed(failure))))
 
     def page(path: str) -> tuple[str, dict[str, str]]:
         response = client.get(f"/v1{path}", headers=auth)

@@ -81,9 +81,11 @@ class LocalServer:
                     f"server exited: {self.process.stdout.read() if self.process.stdout else ''}"
                 )
             try:
-                if requests.get(f"{self.base_url}/openapi.json", timeout=1).status_code == 200:
+                if requests.get(f"{self.base_url}/openapi.json", timeout=5).status_code == 200:
                     return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
+                # Not listening yet, or listening but slow to answer on a loaded machine (its
+                # first request imports the routes): ask again until the minute is up.
                 time.sleep(0.2)
         raise RuntimeError("server did not start within 60 s")
 

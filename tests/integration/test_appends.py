@@ -7,8 +7,8 @@ import threading
 
 import pytest
 from evalsvc.logic import jobs
+from evalsvc.logic.kinds.evaluation import EVALUATION
 from evalsvc.models.datasets import DatasetKind, Pair
-from evalsvc.models.jobs import JobKind
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as store
 from evalsvc.storage import dynamo
@@ -122,8 +122,9 @@ def test_a_pair_appended_late_into_a_chunks_key_range_stays_out_of_the_chunk(
     for ms, pair_id in [(1000, "a"), (2000, "c"), (3000, "e")]:
         monkeypatch.setattr(appends, "now_ms", lambda ms=ms: ms)
         store.add_pair("acme", SEED, "ds", _pair(pair_id, ["x"]))
-    header, refs, ords = store.select_pairs("acme", SEED, "ds", labels=["x"], keys_only=True)
-    [chunk] = jobs.cut(JobKind.EVALUATION, "acme", "ev_1", ords, 10)
+    selected = store.select_pairs("acme", SEED, "ds", labels=["x"], keys_only=True)
+    header, ords = selected.header, selected.ords
+    [chunk] = jobs.cut(EVALUATION, "acme", "ev_1", ords, 10)
     # And an append that took its time (1500 ms) before the selection and landed after it
     monkeypatch.setattr(appends, "now_ms", lambda: 1500)
     store.add_pair("acme", SEED, "ds", _pair("b", ["x"]))
@@ -137,7 +138,7 @@ def test_a_pair_appended_late_into_a_chunks_key_range_stays_out_of_the_chunk(
     )
 
     # Then the chunk reads what it was given, though its key range now holds one more
-    assert [p.id for p in refs] == ["a", "c", "e"]
+    assert [p.id for p in selected.pairs] == ["a", "c", "e"]
     assert [p.id for p in read] == ["a", "c", "e"]
     assert [p.id for p in whole_range] == ["a", "b", "c", "e"]
 

@@ -323,12 +323,13 @@ def test_a_queued_result_compares_with_an_inline_one(
 def test_a_failed_result_is_409_naming_it_and_its_failure(
     acme: Tenant, two_versions: tuple[str, str]
 ) -> None:
-    from evalsvc.storage import dynamo
+    from evalsvc.errors import Failure, ModelFailed
     from evalsvc.storage import results as results_store
+    from evalsvc.storage.writes import commit
 
     baseline, candidate = two_versions
-    action = results_store.fail_action("acme", baseline, "the judge gave up", 502)
-    dynamo.call("transact_write_items", TransactItems=[action])
+    failure = Failure.of(ModelFailed("the judge gave up"))
+    assert commit(results_store.failing("acme", baseline, failure))
 
     response = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate})
 

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 from evalsvc.identifiers import now_ms
 from evalsvc.logic import jobs
-from evalsvc.models.jobs import JobKind, Status
+from evalsvc.logic.kinds.augmentation import AUGMENTATION
+from evalsvc.logic.kinds.evaluation import EVALUATION
+from evalsvc.models.jobs import Status
 from evalsvc.settings import get_settings
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import work_queue
@@ -54,7 +56,7 @@ def started_and_killed(tenant: Tenant, monkeypatch: pytest.MonkeyPatch, key: str
     died = tenant.http.post("/v1/evaluate", json={"seed_data_id": "big"}, headers=headers)
     assert died.status_code == 500
     (stalled,) = list(jobs_store.stalled(stalled_since_now()))
-    assert stalled[1] is JobKind.EVALUATION
+    assert stalled[1] == EVALUATION
     return stalled[2]
 
 
@@ -88,6 +90,38 @@ def test_a_job_killed_between_stored_and_queued_is_queued_again_and_completes(
     assert retry.json()["eval_results_id"] == results_id
     assert retry.json()["status"] == "complete"
     assert_same_statistics(done, inline_twin(acme, monkeypatch))
+
+
+def test_restarts_in_a_row_each_take_every_running_job_again(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a queued job, one of its chunks done, and then a local server killed and started
+    # five times in a row, each time before any chunk finished (its queue is not kept)
+    seed(acme, 1500)
+    results_id = queue_async(acme)
+    work.deliver(1)
+    for _ in range(5):
+        work.lose_visible()
+
+        # When the server starts
+        report = jobs.sweep(restart=True)
+
+        # Then the job is taken again at once, its progress the time it was taken (never a
+        # time to come), and a restart does not count as one of its sweeps
+        assert (report.resumed_jobs, report.requeued_chunks) == (1, 2)
+        job = jobs_store.get("acme", EVALUATION, results_id)
+        assert job is not None and job.progress_ms <= now_ms() and job.sweeps == 0
+        # and the periodic sweeper sees it as stalled one stall time later, not an hour
+        assert jobs.sweep().resumed_jobs == 0
+
+    stall_ms = int(get_settings().job_stall_seconds * 1000)
+    work.lose_visible()
+    assert jobs.sweep(at_ms=now_ms() + stall_ms + 1).resumed_jobs == 1
+
+    # And after the last start, the workers finish it
+    work.drain()
+    done = read(acme, results_id)
+    assert (done["status"], done["pairs_done"]) == ("complete", 1500)
 
 
 def test_only_the_missing_chunks_are_queued_again(
@@ -161,7 +195,7 @@ def test_an_augmentation_killed_between_stored_and_queued_completes_after_a_swee
     )
     assert died.status_code == 500
     (stalled,) = list(jobs_store.stalled(stalled_since_now()))
-    assert stalled[1] is JobKind.AUGMENTATION
+    assert stalled[1] == AUGMENTATION
     assert acme.get(f"/data/synthetic/{stalled[2]}").status_code == 503
 
     jobs.sweep(at_ms=stalled_since_now())
@@ -170,5 +204,5 @@ def test_an_augmentation_killed_between_stored_and_queued_completes_after_a_swee
     done = acme.get(f"/data/synthetic/{stalled[2]}")
     assert done.status_code == 200, done.text
     assert len(done.json()["data"]) == 20
-    job = jobs.get("acme", JobKind.AUGMENTATION, stalled[2])
+    job = jobs.get("acme", AUGMENTATION, stalled[2])
     assert job is not None and job.status is Status.COMPLETE

@@ -183,11 +183,11 @@ def test_a_worker_that_dies_after_counting_is_not_counted_twice(
 def test_a_failure_while_installing_the_dataset_leaves_it_absent_until_the_retry(
     acme: Tenant, work: Work, llm: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalsvc.storage import jobs as jobs_store
+    from evalsvc.logic import jobs
 
     seed(acme)
-    install = FailsFirst(jobs_store.end, "connection reset")
-    monkeypatch.setattr(jobs_store, "end", install)
+    install = FailsFirst(jobs.commit, "connection reset")
+    monkeypatch.setattr(jobs, "commit", install)
     dataset_id = augment_async(acme)
 
     work.deliver(4)  # every chunk once: the last one's install fails
@@ -268,19 +268,19 @@ def test_an_install_that_committed_but_lost_its_answer_keeps_the_dataset_whole(
     acme: Tenant, work: Work, llm: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from evalsvc.errors import StorageUnavailable
-    from evalsvc.storage import jobs as jobs_store
+    from evalsvc.logic import jobs
 
-    real = jobs_store.end
+    real = jobs.commit
     lost: list[bool] = []
 
-    def commits_then_times_out(actions: Any) -> bool:
-        committed = real(actions)
+    def commits_then_times_out(writes: Any) -> bool:
+        committed = real(writes)
         if not lost:
             lost.append(committed)
             raise StorageUnavailable("the answer was lost (a timeout)")
         return committed
 
-    monkeypatch.setattr(jobs_store, "end", commits_then_times_out)
+    monkeypatch.setattr(jobs, "commit", commits_then_times_out)
     seed(acme)
     dataset_id = augment_async(acme)
 

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from evalsvc.logic import evaluation_jobs, jobs
+from evalsvc.logic import jobs
+from evalsvc.logic.kinds import evaluation as evaluation_kind
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import results as results_store
 from evalsvc_tools.local.workers import QueueConsumer, drain
@@ -258,7 +259,7 @@ def test_a_poison_chunk_goes_to_the_dead_letter_queue_and_fails_the_result(
 ) -> None:
     # Given a chunk whose pairs can never be scored
     seed(acme, 1500)
-    real = evaluation_jobs.score_pairs
+    real = evaluation_kind.score_pairs
     attempts = []
 
     def poisoned(metrics: Any, pairs: Any, system_prompt: str, *args: Any) -> Any:
@@ -268,7 +269,7 @@ def test_a_poison_chunk_goes_to_the_dead_letter_queue_and_fails_the_result(
             raise ValueError("cannot score this chunk")
         return real(metrics, pairs, system_prompt, *args)
 
-    monkeypatch.setattr(evaluation_jobs, "score_pairs", poisoned)
+    monkeypatch.setattr(evaluation_kind, "score_pairs", poisoned)
     results_id = queue_async(acme)
 
     # When the queues are worked until empty
@@ -286,7 +287,7 @@ def test_a_poison_chunk_goes_to_the_dead_letter_queue_and_fails_the_result(
     assert work.waiting() == 0 and work.waiting(work.dead_letter_url) == 0
     # A caller still waiting on it would be told the same
     stored = results_store.get("acme", results_id)
-    assert stored is not None and stored.failure_status == 500
+    assert stored is not None and stored.failure_error == "InternalError"
     # And a failed result cannot be voted on
     vote = acme.put(
         f"/vote_eval_pair/{results_id}", {"pair_id": "p00000", "metric_idx": 0, "vote": 1}

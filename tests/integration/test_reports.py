@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 from evalsvc.agreement import score_bin
+from evalsvc.errors import Failure, ModelFailed
 from evalsvc.identifiers import now_ms
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult
-from evalsvc.storage import dynamo
 from evalsvc.storage import results as results_store
+from evalsvc.storage.writes import commit
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge
@@ -213,7 +214,7 @@ def start_running(results_id: str, pair_count: int, dataset_id: str = "d") -> No
         pair_count=pair_count,
         summaries=[],
     )
-    assert dynamo.transact([results_store.running_action(result)])
+    assert commit(results_store.running(result))
 
 
 def test_a_running_result_shows_its_progress(acme: Tenant) -> None:
@@ -230,7 +231,7 @@ def test_a_running_result_shows_its_progress(acme: Tenant) -> None:
 def test_a_failed_result_shows_its_failure(acme: Tenant) -> None:
     start_running("r-failed", 3)
     why = f"the judge failed on pair p1: {SCRIPT}"
-    assert dynamo.transact([results_store.fail_action("acme", "r-failed", why, 502)])
+    assert commit(results_store.failing("acme", "r-failed", Failure.of(ModelFailed(why))))
     response = report(acme, "r-failed")
     assert response.status_code == 200, response.text
     page = assert_safe(response.text)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from evalsvc.logic import evaluations
+from evalsvc.logic import results
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import datasets as datasets_store
@@ -137,13 +137,13 @@ def test_improve_prompt_reads_a_bounded_sample_of_critiques(acme: Tenant) -> Non
             vote = {"pair_id": f"p{i:04d}", "metric_idx": metric, "vote": -1, "comment": comment}
             assert acme.put(f"/vote_eval_pair/{results_id}", vote).status_code == 200
 
-    stored = evaluations.read_evaluation(
+    stored = results.read_evaluation(
         _identity(), results_id, include_all=False, critique_sample=True
     )
 
     assert 0 < len(stored.critiques) < 80
     taken = sum(len(c.comment) for c in stored.critiques)
-    assert taken <= evaluations.IMPROVEMENT_CRITIQUE_BYTES
+    assert taken <= results.IMPROVEMENT_CRITIQUE_BYTES
 
 
 def _identity() -> Any:

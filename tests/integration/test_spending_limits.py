@@ -1,5 +1,6 @@
 """E3: queued results sum their chunks' usage, and a tenant's monthly limit holds every
-request and chunk, reserved before any call and settled after (moto tables, the fake judge)."""
+request and chunk, reserved before any call and settled after; work that dies before it
+settles is charged in full (moto tables, the fake judge)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 from evalsvc.logic import spending
 from evalsvc.storage import ledger
-from evalsvc.usage import Usage
+from evalsvc.usage import Bound, Usage
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, sequence
@@ -91,6 +92,59 @@ def test_a_retried_delivery_counts_what_each_delivery_spent(
     assert (done["usage"]["input_tokens"], done["usage"]["output_tokens"]) == reported(priced_judge)
 
 
+class Killed(BaseException):
+    """The worker's process stopped here: nothing after it runs (no finally block either)."""
+
+
+def test_a_delivery_killed_mid_chunk_is_counted_at_the_most_it_could_have_used(
+    acme: Tenant, priced_judge: FakeJudge, chunked: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.storage import jobs as jobs_store
+
+    # Given a chunk whose first delivery is killed after the judge served its calls, before
+    # it could write what it used anywhere (its chunk's usage, the month)
+    seed(acme, pairs=4)
+    results_id = queued(acme, {"seed_data_id": "ds"})
+    real_add, real_settle = jobs_store.add_spent, ledger.settle
+    killed: list[int] = []
+
+    def die(*args: Any, **kwargs: Any) -> None:
+        killed.append(len(priced_judge.requests))
+        raise Killed
+
+    monkeypatch.setattr(jobs_store, "add_spent", die)
+    monkeypatch.setattr(ledger, "settle", lambda *args, **kwargs: None)
+    with pytest.raises(Killed):
+        chunked.deliver(1)
+    assert killed == [4]
+    monkeypatch.setattr(jobs_store, "add_spent", real_add)
+    monkeypatch.setattr(ledger, "settle", real_settle)
+
+    # When its message comes back and the job completes
+    chunked.client.purge_queue(QueueUrl=chunked.queue_url)
+    from evalsvc.logic import jobs
+
+    jobs.sweep(restart=True)
+    chunked.drain()
+
+    # Then the result's usage is at least every call the judge served: the killed delivery's
+    # hold counts in full (4 calls, up to 4 attempts each), the next delivery's as made
+    done = acme.get(f"/evaluation/{results_id}").json()
+    assert done["status"] == "complete", done
+    served = len(priced_judge.requests)
+    assert served == 4  # the next delivery found every verdict cached
+    assert done["usage"]["llm_calls"] >= served
+    assert done["usage"]["llm_calls"] == 4 * 4
+    input_tokens, output_tokens = reported(priced_judge)
+    assert done["usage"]["input_tokens"] >= input_tokens
+    assert done["usage"]["output_tokens"] >= output_tokens
+    # and the month holds the killed delivery's reservation until it expires, then charges it
+    stored = ledger.read_month("acme", spending.this_month())
+    assert len(stored.reservations) == 1
+    later = time.time() + spending.MAX_WORK_SECONDS + spending.RESERVATION_GRACE_SECONDS + 1
+    assert stored.charged(later).usage.llm_calls >= served
+
+
 # ---- monthly limits ----------------------------------------------------------------------------
 
 
@@ -162,13 +216,16 @@ def test_spending_up_to_the_limit_refuses_what_would_pass_it(
     assert "Retry-After" not in response.headers
 
 
+# What the held work could use at most: 4 attempts, their tokens.
+HELD = Usage(4, 0, 1_000, 100, "openai:fake-judge")
+
+
 def hold(reservation: str, seconds: int) -> None:
     """A limit of $1, and $0.9999 of it held by other work, for `seconds` from now (in the
     past: work that died)."""
     spending.set_limit("acme", Decimal(1))
-    until = int(time.time()) + seconds
-    month = spending.this_month()
-    assert ledger.reserve("acme", month, reservation, Decimal("0.9999"), Decimal(1), until)
+    held = ledger.Reservation(Decimal("0.9999"), int(time.time()) + seconds, HELD)
+    assert ledger.reserve("acme", spending.this_month(), reservation, held, Decimal(1))
 
 
 def test_room_held_by_work_in_flight_is_a_429_to_retry(
@@ -185,17 +242,57 @@ def test_room_held_by_work_in_flight_is_a_429_to_retry(
     assert month(acme)["reserved_usd"] == pytest.approx(0.9999)
 
 
-def test_a_crashed_workers_reservation_expires(acme: Tenant, priced_judge: FakeJudge) -> None:
+def test_a_crashed_workers_reservation_is_charged_in_full_when_it_expires(
+    acme: Tenant, priced_judge: FakeJudge
+) -> None:
     seed(acme)
     hold("rs_dead", -1)  # a reservation whose work died: it expired a second ago
-    assert month(acme)["reserved_usd"] == 0.0  # expired: not shown as held
+    # Expired: no longer held, but spent, with the most calls and tokens it could have used
+    figures = month(acme)
+    assert figures["reserved_usd"] == 0.0
+    assert figures["cost_usd"] == pytest.approx(0.9999)
+    assert (figures["llm_calls"], figures["input_tokens"], figures["output_tokens"]) == (
+        4,
+        1_000,
+        100,
+    )
 
+    # So no room is left for more work, and the refused reservation wrote the charge
     response = acme.post("/evaluate", {"seed_data_id": "ds"})
 
-    assert response.status_code == 200, response.text
+    assert response.status_code == 429, response.text
+    assert "raise the limit" in response.json()["error"]
     stored = ledger.read_month("acme", spending.this_month())
     assert stored.reservations == {}
-    assert stored.committed_usd == stored.spent_usd
+    assert stored.spent_usd == stored.committed_usd == Decimal("0.9999")
+    assert stored.usage.llm_calls == 4
+    assert priced_judge.requests == []
+
+
+def test_work_killed_before_it_settles_is_charged_without_a_limit_too(
+    acme: Tenant, priced_judge: FakeJudge
+) -> None:
+    # Given a tenant with no limit, and work that reserved its bound and was killed mid-call
+    bound = Bound(
+        calls=2,
+        input_tokens_max=2_000,
+        output_tokens_max=300,
+        model="openai:fake-judge",
+        attempts_max=8,
+    )
+    killed = spending.Spending("acme", "POST /evaluate", 0.0)
+    killed.guard(bound)  # reserved; nothing after it runs, so nothing settles
+    assert month(acme)["llm_calls"] == 0 and month(acme)["reserved_usd"] > 0
+
+    # When its reservation has expired (its work's time and the grace are over)
+    later = time.time() + spending.RESERVATION_GRACE_SECONDS + 1
+    figures = ledger.read_month("acme", spending.this_month()).charged(later)
+
+    # Then it counts as spent at the most it could have used
+    assert figures.usage.llm_calls == 8
+    assert (figures.usage.input_tokens, figures.usage.output_tokens) == (2_000, 300)
+    assert figures.spent_usd == bound.cost_max()
+    assert figures.reservations == {}
 
 
 def test_a_limit_with_a_model_without_a_price_is_503_before_any_call(
@@ -271,16 +368,15 @@ def test_ledger_writes_retried_after_a_lost_answer_count_once(acme: Tenant) -> N
     spending.set_limit("acme", Decimal(1))
 
     # The same reservation written twice (a retry whose first answer was lost)
-    assert ledger.reserve("acme", month, "rs_once", Decimal("0.4"), Decimal(1), until)
-    assert ledger.reserve("acme", month, "rs_once", Decimal("0.4"), Decimal(1), until)
+    held = ledger.Reservation(Decimal("0.4"), until, HELD)
+    assert ledger.reserve("acme", month, "rs_once", held, Decimal(1))
+    assert ledger.reserve("acme", month, "rs_once", held, Decimal(1))
     assert ledger.read_month("acme", month).committed_usd == Decimal("0.4")
 
-    # ... and settled twice, before it could have expired
+    # ... and settled twice
     used = Usage(1, 0, 100, 10, "openai:fake-judge")
     for _ in range(2):
-        ledger.settle(
-            "acme", month, used, Decimal("0.1"), ("rs_once", Decimal("0.4")), expired=False
-        )
+        ledger.settle("acme", month, used, Decimal("0.1"), ("rs_once", Decimal("0.4")))
 
     stored = ledger.read_month("acme", month)
     assert (stored.spent_usd, stored.committed_usd, stored.usage.llm_calls) == (
@@ -294,14 +390,14 @@ def test_ledger_writes_retried_after_a_lost_answer_count_once(acme: Tenant) -> N
 def test_a_queued_run_is_held_to_what_is_left_of_its_max_cost(
     acme: Tenant, priced_judge: FakeJudge, chunked: Work
 ) -> None:
-    from evalsvc.models.jobs import JobKind
+    from evalsvc.logic.kinds.evaluation import EVALUATION
     from evalsvc.storage import jobs as jobs_store
 
     seed(acme, pairs=8)
     bound = acme.post("/evaluate/estimate", {"seed_data_id": "ds"}).json()["cost_usd_max"]
     results_id = queued(acme, {"seed_data_id": "ds", "max_cost_usd": bound})
     # Deliveries done again already spent nearly all of it (as timeouts or throttling would).
-    job = jobs_store.get("acme", JobKind.EVALUATION, results_id, params=True)
+    job = jobs_store.get("acme", EVALUATION, results_id, params=True)
     assert job is not None and job.params["max_cost_usd"] == str(Decimal(str(bound)))
     plan = jobs_store.plan(job)
     spent = int(bound * 0.99 * 1e6 / 1.5)  # input tokens at $1.5 a million

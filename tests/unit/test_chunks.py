@@ -10,9 +10,9 @@ import pytest
 from evalsvc.api.prefer import preferences, wait_budget
 from evalsvc.deadlines import Deadline
 from evalsvc.logic import chunks, jobs
-from evalsvc.logic.augment_jobs import seeds_per_chunk
-from evalsvc.logic.evaluation_jobs import pairs_per_chunk
-from evalsvc.models.jobs import Chunk, JobKind
+from evalsvc.logic.kinds.augmentation import AUGMENTATION, seeds_per_chunk
+from evalsvc.logic.kinds.evaluation import EVALUATION, pairs_per_chunk
+from evalsvc.models.jobs import Chunk
 from evalsvc.settings import get_settings
 from evalsvc.storage import work_queue
 from evalsvc.storage.datasets.keys import append_ord, fingerprint, make_ord
@@ -25,7 +25,7 @@ ORDS = [f"1795660800000#{i:08d}" for i in range(7)]
 
 
 def test_cut_makes_consecutive_chunks_covering_every_pair_once() -> None:
-    pieces = jobs.cut(JobKind.EVALUATION, "acme", "ev_1", ORDS, 3)
+    pieces = jobs.cut(EVALUATION, "acme", "ev_1", ORDS, 3)
 
     assert [(c.index, c.start, c.count) for c in pieces] == [(0, 0, 3), (1, 3, 3), (2, 6, 1)]
     assert [(c.first_ord, c.last_ord) for c in pieces] == [
@@ -36,7 +36,7 @@ def test_cut_makes_consecutive_chunks_covering_every_pair_once() -> None:
 
 
 def test_cut_of_fewer_pairs_than_a_chunk_is_one_chunk() -> None:
-    (only,) = jobs.cut(JobKind.AUGMENTATION, "acme", "ds", ORDS[:2], 100)
+    (only,) = jobs.cut(AUGMENTATION, "acme", "ds", ORDS[:2], 100)
 
     assert (only.start, only.count, only.first_ord, only.last_ord) == (0, 2, ORDS[0], ORDS[1])
 
@@ -88,7 +88,7 @@ def test_a_chunk_is_the_largest_within_every_limit(
         }
     )
     limits = {"checks": chunk_checks, "calls": chunk_calls, "bytes": chunk_bytes}
-    with patch("evalsvc.logic.evaluation_jobs.get_settings", return_value=settings_now):
+    with patch("evalsvc.logic.kinds.evaluation.get_settings", return_value=settings_now):
         size = pairs_per_chunk(definitions, bytes_per_pair)
 
     def cost(pairs: int) -> dict[str, float]:
@@ -128,14 +128,14 @@ def test_seeds_per_chunk_is_one_call_each_with_an_llm_else_within_pairs_and_byte
 
 
 def test_a_chunk_message_round_trips() -> None:
-    chunk = Chunk(JobKind.AUGMENTATION, "acme", "ds_1", 4, 12, 3, ORDS[0], ORDS[2], requeues=2)
+    chunk = Chunk(AUGMENTATION, "acme", "ds_1", 4, 12, 3, ORDS[0], ORDS[2], requeues=2)
 
     assert work_queue.decode(work_queue.encode(chunk)) == chunk
 
 
 def test_a_chunk_names_its_pairs_and_its_message_carries_them() -> None:
     ords = [make_ord(1000, k) for k in range(5)] + [append_ord(2000, "late-id")]
-    first, second = jobs.cut(JobKind.EVALUATION, "acme", "ev_1", ords, 4)
+    first, second = jobs.cut(EVALUATION, "acme", "ev_1", ords, 4)
 
     assert (first.count, second.count) == (4, 2)
     assert first.member_set() == {fingerprint(o) for o in ords[:4]}
@@ -150,7 +150,7 @@ def test_a_chunk_names_its_pairs_and_its_message_carries_them() -> None:
 
 def test_the_largest_chunk_fits_one_message_and_batches_stay_under_the_limit() -> None:
     ords = [append_ord(1_795_000_000_000 + k, "p" * 128) for k in range(10_000)]
-    [chunk] = jobs.cut(JobKind.EVALUATION, "t" * 64, "ev_" + "x" * 60, ords, 10_000)
+    [chunk] = jobs.cut(EVALUATION, "t" * 64, "ev_" + "x" * 60, ords, 10_000)
     body = work_queue.encode(chunk)
     assert len(body.encode()) < 256 * 1024 - 1024
 
@@ -171,7 +171,7 @@ def test_the_largest_chunk_fits_one_message_and_batches_stay_under_the_limit() -
         "[]",
         '{"v": 2, "kind": "evaluation"}',
         '{"v": 1, "kind": "evaluation", "tenant": "acme"}',
-        '{"v": 1, "kind": "nonsense", "tenant": "a", "job": "j", "chunk": 0, "start": 0, '
+        '{"v": 1, "kind": "No such kind", "tenant": "a", "job": "j", "chunk": 0, "start": 0, '
         '"count": 1, "first_ord": "a", "last_ord": "b"}',
         '{"v": 1, "kind": "evaluation", "tenant": "a", "job": "j", "chunk": "x", "start": 0, '
         '"count": 1, "first_ord": "a", "last_ord": "b"}',

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 from evalsvc.deadlines import Deadline
+from evalsvc.errors import ModelFailed
 from evalsvc.logic import chunks
-from evalsvc.models.jobs import Chunk, JobKind
+from evalsvc.models.jobs import Chunk
 from evalsvc.scoring.llm import (
     LATENCY,
     LLM,
@@ -140,9 +141,9 @@ def test_a_throttled_chunk_waits_at_least_what_the_provider_asked(
     monkeypatch.setattr(
         chunks.work_queue, "send", lambda pieces, delay_seconds=0: sent.append(delay_seconds)
     )
-    chunk = Chunk(JobKind.EVALUATION, "t", "ev_1", 0, 0, 10, "a", "b")
-    chunks._requeue_throttled(chunk, "throttled", _NoRecord(), retry_after=120.4)
-    chunks._requeue_throttled(chunk, "throttled", _NoRecord(), retry_after=5000)
+    chunk = Chunk("evaluation", "t", "ev_1", 0, 0, 10, "a", "b")
+    chunks._requeue_throttled(chunk, ModelFailed("throttled"), _NoRecord(), retry_after=120.4)
+    chunks._requeue_throttled(chunk, ModelFailed("throttled"), _NoRecord(), retry_after=5000)
     assert sent[0] >= 121 and sent[1] == 900
 
 

@@ -1,5 +1,10 @@
 """Domain exceptions. Logic and storage raise these; the API maps them to HTTP in one place
-(`evalsvc.api.errors`)."""
+(`evalsvc.api.errors`). Work that fails later (a queued job) keeps its Failure: the message and
+the class of error a caller waiting for it gets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 class DomainError(Exception):
@@ -29,6 +34,11 @@ class Conflict(DomainError):
     status_code = 409
 
 
+class Unrecoverable(Conflict):
+    """No later attempt can do this piece of queued work (what it reads was overwritten, what
+    it completes is gone): its job fails with this message."""
+
+
 class Unprocessable(DomainError):
     """Well-formed, but in conflict with what the service already holds (an Idempotency-Key
     reused with another body)."""
@@ -48,7 +58,7 @@ class OverLimit(Throttled):
     """LLM work refused before any call: its bound does not fit the tenant's monthly limit.
     `transient`: it would fit once the work in flight settles (its reservations are bounds)."""
 
-    def __init__(self, message: str, *, transient: bool) -> None:
+    def __init__(self, message: str, *, transient: bool = False) -> None:
         super().__init__(message)
         self.transient = transient
         if transient:
@@ -118,3 +128,38 @@ class OutOfTime(DomainError):
     def __init__(self, message: str, retry_after_seconds: int = 1) -> None:
         super().__init__(message)
         self.headers = {"Retry-After": str(retry_after_seconds)}
+
+
+class InternalError(DomainError):
+    """Queued work failed for a reason the service could not name better (a worker's crash,
+    an unexpected error): the message says what is known."""
+
+    status_code = 500
+
+
+def _named(cls: type[DomainError]) -> dict[str, type[DomainError]]:
+    found = {cls.__name__: cls}
+    for sub in cls.__subclasses__():
+        found.update(_named(sub))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why work failed, as it is kept with the work: the message, and the name of the class of
+    domain error a caller waiting for the work is answered with."""
+
+    message: str
+    error: str = InternalError.__name__
+
+    @classmethod
+    def of(cls, exc: DomainError) -> Failure:
+        return cls(exc.message, type(exc).__name__)
+
+    def exception(self) -> DomainError:
+        """The error to raise for this failure (an unknown class name: InternalError)."""
+        error_class = _named(DomainError).get(self.error, InternalError)
+        try:
+            return error_class(self.message)
+        except TypeError:  # an error that needs more than a message is never a failure
+            return InternalError(self.message)

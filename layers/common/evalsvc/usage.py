@@ -96,6 +96,8 @@ class Bound:
     input_tokens_expected: int = 0
     output_tokens_expected: int = 0
     model: str = ""
+    # The most attempts the calls can make (each one a billed call), retries included.
+    attempts_max: int = 0
 
     def __add__(self, other: Bound) -> Bound:
         return Bound(
@@ -106,6 +108,13 @@ class Bound:
             self.input_tokens_expected + other.input_tokens_expected,
             self.output_tokens_expected + other.output_tokens_expected,
             self.model or other.model,
+            self.attempts_max + other.attempts_max,
+        )
+
+    def most(self) -> Usage:
+        """The most the calls can use, as usage: every attempt made, every token asked for."""
+        return Usage(
+            self.attempts_max, 0, self.input_tokens_max, self.output_tokens_max, self.model
         )
 
     def cost_max(self) -> Decimal | None:
@@ -136,6 +145,7 @@ def calls_bound(
         output_tokens_max=attempts * calls * max_tokens,
         input_tokens_expected=-(-sent_bytes // EXPECTED_BYTES_PER_TOKEN),
         output_tokens_expected=calls * min(max_tokens, expected_output),
+        attempts_max=attempts * calls,
     )
 
 

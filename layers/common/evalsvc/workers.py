@@ -18,11 +18,15 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from evalsvc.deadlines import Deadline, lambda_remaining
-from evalsvc.logic import chunks, jobs
+from evalsvc.errors import Failure
+from evalsvc.logic import chunks, jobs, kinds
 from evalsvc.observability import logger, metrics, tracer
 from evalsvc.storage import work_queue
 
 LambdaHandler = Any
+
+# A worker does chunks of every kind of queued work.
+kinds.load_all()
 
 
 def _receives(record: SQSRecord) -> int:
@@ -54,6 +58,8 @@ def score_record(record: SQSRecord, lambda_context: Any = None) -> None:
     queue's maxReceiveCount."""
     try:
         chunk = work_queue.decode(record.body)
+        if not jobs.is_known(chunk.kind):
+            raise work_queue.BadMessage(f"no kind of queued work is called {chunk.kind!r}")
     except work_queue.BadMessage:
         # No attempt can read it: straight back, so it reaches the dead-letter queue soon.
         logger.error("unreadable message on the work queue", extra={"id": record.message_id})
@@ -82,7 +88,7 @@ def fail_record(record: SQSRecord) -> None:
         if named is not None:
             kind, tenant, job_id = named
             reason = f"a chunk of its work could not be read by the worker ({exc}); start it again"
-            jobs.fail(tenant, kind, job_id, reason, chunks.INTERNAL)
+            jobs.fail(tenant, kind, job_id, Failure(reason))
         return
     jobs.give_up(chunk)
 

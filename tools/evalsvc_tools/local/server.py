@@ -14,9 +14,8 @@ from pathlib import Path
 import uvicorn
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
-from evalsvc.identifiers import now_ms
 from evalsvc.logic import api_keys, jobs
-from evalsvc.settings import get_settings, reset_settings
+from evalsvc.settings import reset_settings
 from evalsvc.storage import work_queue
 from evalsvc.storage.dynamo import reset_clients
 
@@ -100,10 +99,11 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
     )
     sweeper = Sweeper(float(os.environ.get("EVALSVC_SWEEP_SECONDS", "60")))
     try:
-        # The queue is not kept with the tables: every job left running at the last stop is
-        # stalled, and has its unfinished chunks queued again from its own state; then stalled
-        # jobs are swept on a timer, as the scheduled sweeper does deployed.
-        resumed = jobs.sweep(at_ms=now_ms() + int(get_settings().job_stall_seconds * 1000) + 1)
+        # The queue is not kept with the tables: every job left running at the last stop has
+        # its unfinished chunks queued again from its own state (however many restarts came
+        # in a row); then stalled jobs are swept on a timer, as the scheduled sweeper does
+        # deployed.
+        resumed = jobs.sweep(restart=True)
         if resumed.resumed_jobs:
             print(
                 f"{resumed.resumed_jobs} job(s) left running at the last stop queued again",

@@ -15,7 +15,7 @@ import heapq
 from dataclasses import dataclass
 
 from evalsvc.errors import InvalidInput, PayloadTooLarge
-from evalsvc.logic.evaluations import check_metric_idx, existing_result
+from evalsvc.logic.results import check_metric_idx, existing_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import Pair
 from evalsvc.storage import critiques as critiques_store

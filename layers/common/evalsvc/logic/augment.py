@@ -1,30 +1,30 @@
 """Synthetic data from seed pairs (POST /augment): `multiple` variants of each selected seed
 pair (logic.variants), aimed at a target metric, stored as a new synthetic dataset. Inside the
-request, or on the work queue when the LLM work is large (logic.augment_jobs)."""
+request, or as a job of the augmentation kind (logic.kinds.augmentation) when the LLM work is
+large; where it runs is logic.dispatch's decision."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import (
     DomainError,
+    Failure,
     InvalidInput,
     NotFound,
     OutOfTime,
     PayloadTooLarge,
     StillRunning,
+    StorageUnavailable,
 )
 from evalsvc.identifiers import check_client_id, job_id
-from evalsvc.logic import augment_jobs, jobs, spending
-from evalsvc.logic.datasets import (
-    get_header,
-    new_dataset_id,
-    resolve_dataset_id,
-    select_pair_refs,
-)
-from evalsvc.logic.evaluations import ensure_complete, storing_seconds
+from evalsvc.logic import datasets as dataset_logic
+from evalsvc.logic import dispatch, jobs, spending
+from evalsvc.logic.datasets import Selection, new_dataset_id
+from evalsvc.logic.dispatch import HandOver, storing_seconds
+from evalsvc.logic.kinds import augmentation as augmentation_kind
+from evalsvc.logic.results import ensure_complete
 from evalsvc.logic.variants import llm_variants, perturbed_variants
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind
@@ -93,22 +93,6 @@ def _check_size(seed_count: int, multiple: int) -> None:
         )
 
 
-def _fits_inline(
-    seed_count: int, multiple: int, bytes_per_seed: float | None, with_llm: bool
-) -> bool:
-    """Whether generating runs inside the request: with an LLM, at most so many calls (one per
-    seed pair); without one, at most so many pairs and bytes written (the perturbed variants
-    are about as large as their seeds)."""
-    settings = get_settings()
-    if with_llm:
-        return seed_count <= settings.inline_max_generation_calls
-    written = seed_count * multiple * (bytes_per_seed or 0)
-    return (
-        seed_count * multiple <= settings.inline_max_synthetic_pairs
-        and written <= settings.inline_max_bytes
-    )
-
-
 def augment(
     identity: Identity,
     body: AugmentIn,
@@ -118,123 +102,172 @@ def augment(
     wait_seconds: float = 0.0,
     request_key: str | None = None,
 ) -> Augmentation:
-    """A new synthetic dataset of `body.multiple` variants of each selected seed pair. Large
-    work is queued (augment_jobs) and, unless `respond_async`, waited for up to
-    `wait_seconds`; the Augmentation then carries the running job. LLM work done here that does
-    not fit `deadline` (the request's) is handed to the queue. Its LLM work is held to the
-    tenant's monthly limit before any call (logic.spending)."""
+    """A new synthetic dataset of `body.multiple` variants of each selected seed pair, made
+    inside the request (against `deadline`) or queued (logic.dispatch); the Augmentation
+    carries the running job when the caller asked to be answered at once (`respond_async`).
+    Its LLM work is held to the tenant's monthly limit before any call. A retry of the request
+    (same Idempotency-Key `request_key` and body) finds the same queued job."""
     with spending.session(identity.tenant, "POST /augment", deadline.left()) as spend:
-        done = _augment(identity, body, deadline, respond_async, wait_seconds, request_key)
-    done.usage = spend.usage()
-    if done.job is not None and done.job.status is Status.COMPLETE:
-        done.usage = done.usage + jobs.spent_of(done.job)
-    return done
-
-
-def _augment(
-    identity: Identity,
-    body: AugmentIn,
-    deadline: Deadline,
-    respond_async: bool,
-    wait_seconds: float,
-    request_key: str | None,
-) -> Augmentation:
-    seed_id = resolve_dataset_id(identity, DatasetKind.SEED, body.seed_data_id or "latest")
-    queue = _Queueing(identity, body, request_key)
-    with_llm = configured_llm() is not None
-    # The seed dataset's size bounds the selection's: small, it is read whole at once; large,
-    # by keys first, to cut it into chunks (unless its selection turns out small).
-    queued = get_settings().work_queue_url is not None
-    whole = get_header(identity, DatasetKind.SEED, seed_id) if queued else None
-    per_seed = whole.bytes_per_pair if whole else None
-    if whole is not None and (
-        respond_async or not _fits_inline(whole.pair_count, body.multiple, per_seed, with_llm)
-    ):
-        seed_header, refs, ords = select_pair_refs(
-            identity, DatasetKind.SEED, seed_id, body.pair_query, "augment", keys_only=True
+        # Made inside the session: the LLM it configures meters there.
+        work = _Augmenting(identity, body, request_key)
+        return dispatch.submit(
+            work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
         )
-        _check_size(len(refs), body.multiple)
-        if respond_async or not _fits_inline(len(refs), body.multiple, per_seed, with_llm):
-            target = target_metric(identity, body, seed_id)
-            job = queue.start(seed_header, ords, target)
-            if not respond_async:
-                job = augment_jobs.wait(job, wait_seconds)
-            return Augmentation(
-                header=datasets_store.get_header(identity.tenant, DatasetKind.SYNTHETIC, job.job_id)
-                if job.status is Status.COMPLETE
-                else None,
-                seed_size=augment_jobs.seed_count(job),
-                target_metrics=[target] if target else [],
-                job=job,
-            )
-    seed_header, seeds, ords = select_pair_refs(
-        identity, DatasetKind.SEED, seed_id, body.pair_query, "augment"
-    )
-    _check_size(len(seeds), body.multiple)
-    target = target_metric(identity, body, seed_id)
-    count = len(seeds) * body.multiple
-    llm = configured_llm(deadline.earlier(storing_seconds(count)))
-    if llm:
-        try:
-            pairs = llm_variants(llm, seeds, body.multiple, seed_header.system_prompt, target)
-        except LLMOutOfTime:
-            raise queue.hand_over(seed_header, ords, target) from None
-    else:
-        pairs = [variant for seed in seeds for variant in perturbed_variants(seed, body.multiple)]
-    header = datasets_store.write_dataset(
-        identity.tenant,
-        DatasetKind.SYNTHETIC,
-        new_dataset_id(),
-        pairs,
-        seed_header.system_prompt,
-        is_new=True,
-    )
-    metrics.add_metric(name="SyntheticPairs", unit="Count", value=len(pairs))
-    logger.info(
-        "synthetic dataset made",
-        extra={
-            "seed": seed_id,
-            "synthetic": header.dataset_id,
-            "pairs": len(pairs),
-            "by": "llm" if llm else "rules",
-        },
-    )
-    return Augmentation(header, len(seeds), [target] if target else [])
 
 
-class _Queueing:
-    """How an augmentation goes onto the work queue: at once when it is large, or handed over
-    when its LLM work does not fit the request. A retry of the request (same Idempotency-Key
-    and body) finds the same job."""
+class _Augmenting:
+    """One POST /augment as dispatch runs it."""
 
     def __init__(self, identity: Identity, body: AugmentIn, key: str | None) -> None:
         self.identity = identity
-        self.multiple = body.multiple
-        self.labels = (body.pair_query.pair_labels if body.pair_query else None) or []
+        self.body = body
         self.key = key
+        self.seed_id = dataset_logic.resolve_dataset_id(
+            identity, DatasetKind.SEED, body.seed_data_id or "latest"
+        )
+        self.with_llm = configured_llm() is not None
+        self._header: DatasetHeader | None = None
+        self._target: tuple[str | None] | None = None
 
-    def start(self, seed_header: DatasetHeader, ords: Sequence[str], target: str | None) -> Job:
-        dataset_id = job_id("ds_", self.identity.tenant, self.key)
-        return augment_jobs.start(
-            self.identity, dataset_id, seed_header, ords, self.labels, self.multiple, target
+    def target(self) -> str | None:
+        """The metric the variants aim at, found once."""
+        if self._target is None:
+            self._target = (target_metric(self.identity, self.body, self.seed_id),)
+        return self._target[0]
+
+    # ---- what dispatch reads -------------------------------------------------------------------
+
+    def size(self) -> tuple[int, int | None]:
+        self._header = dataset_logic.get_header(self.identity, DatasetKind.SEED, self.seed_id)
+        return self._header.pair_count, self._header.bytes
+
+    def fits_inline(self, pair_count: int, pair_bytes: int | None) -> bool:
+        """With an LLM, at most so many generation calls (one per seed pair); without one, at
+        most so many pairs and bytes written (perturbed variants are about as large as their
+        seeds)."""
+        settings = get_settings()
+        multiple = self.body.multiple
+        if self.with_llm:
+            return pair_count <= settings.inline_max_generation_calls
+        return (
+            pair_count * multiple <= settings.inline_max_synthetic_pairs
+            and (pair_bytes or 0) * multiple <= settings.inline_max_bytes
         )
 
-    def hand_over(
-        self, seed_header: DatasetHeader, ords: Sequence[str], target: str | None
-    ) -> DomainError:
-        """The error to answer with once the work is queued (StillRunning, naming the dataset
-        to poll), or, with no queue, OutOfTime."""
-        if get_settings().work_queue_url is None:
-            return OutOfTime(
-                "the LLM could not write the variants within the request's time limit; nothing "
-                "was stored: retry, or narrow pair_query or lower multiple",
-                retry_after_seconds=1,
-            )
-        job = self.start(seed_header, ords, target)
+    def select(self, *, keys_only: bool) -> Selection:
+        header, self._header = self._header, None
+        selection = dataset_logic.select(
+            self.identity,
+            DatasetKind.SEED,
+            self.seed_id,
+            self.body.pair_query,
+            "augment",
+            keys_only=keys_only,
+            header=header,
+        )
+        _check_size(len(selection.pairs), self.body.multiple)
+        return selection
+
+    def with_texts(self, selection: Selection) -> Selection:
+        return dataset_logic.with_texts(self.identity, selection, self.body.pair_query, "augment")
+
+    # ---- inside the request --------------------------------------------------------------------
+
+    def run_inline(
+        self, selection: Selection, deadline: Deadline, spend: spending.Spending
+    ) -> Augmentation:
+        seeds, seed_header = selection.pairs, selection.header
+        target = self.target()
+        multiple = self.body.multiple
+        llm = configured_llm(deadline.earlier(storing_seconds(len(seeds) * multiple)))
+        if llm:
+            try:
+                pairs = llm_variants(llm, seeds, multiple, seed_header.system_prompt, target)
+            except LLMOutOfTime:
+                raise HandOver("the LLM did not write its variants within this request") from None
+        else:
+            pairs = [variant for seed in seeds for variant in perturbed_variants(seed, multiple)]
+        header = datasets_store.write_dataset(
+            self.identity.tenant,
+            DatasetKind.SYNTHETIC,
+            new_dataset_id(),
+            pairs,
+            seed_header.system_prompt,
+            is_new=True,
+        )
+        metrics.add_metric(name="SyntheticPairs", unit="Count", value=len(pairs))
+        logger.info(
+            "synthetic dataset made",
+            extra={
+                "seed": self.seed_id,
+                "synthetic": header.dataset_id,
+                "pairs": len(pairs),
+                "by": "llm" if llm else "rules",
+            },
+        )
+        return Augmentation(header, len(seeds), [target] if target else [], usage=spend.usage())
+
+    def out_of_time(self, why: str) -> DomainError:
+        return OutOfTime(
+            "the LLM could not write the variants within the request's time limit; nothing "
+            "was stored: retry, or narrow pair_query or lower multiple",
+            retry_after_seconds=1,
+        )
+
+    # ---- queued --------------------------------------------------------------------------------
+
+    def before_queueing(self, selection: Selection, spend: spending.Spending) -> None:
+        """Each chunk reserves its own LLM work against the monthly limit."""
+
+    def start(self, selection: Selection, spend: spending.Spending) -> Job:
+        labels = (self.body.pair_query.pair_labels if self.body.pair_query else None) or []
+        return augmentation_kind.queued(
+            self.identity.tenant,
+            job_id("ds_", self.identity.tenant, self.key),
+            selection.header,
+            selection.ords,
+            labels,
+            self.body.multiple,
+            self.target(),
+        )
+
+    def answer(self, job: Job, spend: spending.Spending) -> Augmentation:
+        target = self.target()
+        done = Augmentation(
+            header=None,
+            seed_size=augmentation_kind.seed_count(job),
+            target_metrics=[target] if target else [],
+            job=job,
+            usage=spend.usage(),
+        )
+        if job.status is Status.COMPLETE:
+            tenant = self.identity.tenant
+            header = datasets_store.get_header(tenant, DatasetKind.SYNTHETIC, job.job_id)
+            if header is None:
+                raise StorageUnavailable(
+                    f"synthetic dataset {job.job_id!r} was made but is not readable yet"
+                )
+            done.header = header
+            done.usage = done.usage + jobs.spent_of(job)
+        return done
+
+    def still_running(self, job: Job) -> DomainError:
         return StillRunning(
-            f"synthetic dataset {job.job_id!r} goes on in the background because the LLM "
-            f"did not write its variants within this request: GET /data/synthetic/"
-            f"{job.job_id} answers once it is complete",
+            f"synthetic dataset {job.job_id!r} is still being generated ({job.pairs_done} of "
+            f"{job.pairs_total} pairs written) and goes on in the background: GET "
+            f"/data/synthetic/{job.job_id} answers once it is complete",
+            retry_after_seconds=10,
+            location=f"data/synthetic/{job.job_id}",
+        )
+
+    def failed(self, job: Job, failure: Failure) -> DomainError:
+        message = f"generating synthetic dataset {job.job_id!r} failed: {failure.message}"
+        return Failure(message, failure.error).exception()
+
+    def handed_over(self, job: Job, why: str) -> DomainError:
+        return StillRunning(
+            f"synthetic dataset {job.job_id!r} goes on in the background because {why}: GET "
+            f"/data/synthetic/{job.job_id} answers once it is complete",
             retry_after_seconds=10,
             location=f"data/synthetic/{job.job_id}",
         )

@@ -24,12 +24,15 @@ from typing import Protocol, TypeVar
 from evalsvc.backoff import delay as backoff_delay
 from evalsvc.errors import (
     DomainError,
+    Failure,
+    InternalError,
     InvalidInput,
     ModelFailed,
     OutOfTime,
     OverLimit,
     ProviderUnavailable,
     SpendingUnbounded,
+    Unrecoverable,
 )
 from evalsvc.models.jobs import Chunk
 from evalsvc.observability import logger, metrics
@@ -43,8 +46,6 @@ S = TypeVar("S")
 MAX_REQUEUES = 24
 # A chunk past the monthly limit while other work holds its room waits at least this long.
 OVER_LIMIT_PAUSE_SECONDS = 60.0
-# The HTTP status a waiting caller is answered with when a job fails for no better-known reason.
-INTERNAL = 500
 
 
 class RetryChunk(Exception):
@@ -55,18 +56,12 @@ class RetryChunk(Exception):
         self.delay = delay
 
 
-class Unrecoverable(DomainError):
-    """No later attempt can do this chunk: its job fails with this message."""
-
-    status_code = 409
-
-
 class JobRecord(Protocol):
     """How the rules record an outcome on the chunk's job (a result, a generation)."""
 
-    def fail(self, chunk: Chunk, reason: str, http_status: int) -> None: ...
+    def fail(self, chunk: Chunk, failure: Failure) -> None: ...
 
-    def note_error(self, chunk: Chunk, text: str, http_status: int) -> None: ...
+    def note_error(self, chunk: Chunk, error: Failure) -> None: ...
 
     def requeued(self, chunk: Chunk) -> None: ...
 
@@ -94,23 +89,17 @@ def poll(
         pause = min(2.0, pause * 1.5)
 
 
-def failure(message: str, http_status: int) -> DomainError:
-    """The error a caller waiting on a failed job gets."""
-    error = DomainError(message)
-    error.status_code = http_status or INTERNAL
-    return error
-
-
 def describe(chunk: Chunk) -> str:
     return f"chunk {chunk.index} (pairs {chunk.start + 1}-{chunk.start + chunk.count})"
 
 
-def give_up_reason(chunk: Chunk, last_error: str, last_status: int) -> tuple[str, int]:
-    """Why a job fails when `chunk` reaches the dead-letter queue, and the HTTP status for it."""
-    error = last_error or (
+def give_up_reason(chunk: Chunk, last_error: Failure | None) -> Failure:
+    """Why a job fails when `chunk` reaches the dead-letter queue."""
+    error = last_error or Failure(
         f"{describe(chunk)}: the worker stopped without reporting an error (out of time or memory)"
     )
-    return f"a chunk kept failing and was set aside; last error: {error}", last_status or INTERNAL
+    reason = f"a chunk kept failing and was set aside; last error: {error.message}"
+    return Failure(reason, error.error)
 
 
 def run(chunk: Chunk, attempt: int, work: Callable[[], None], record: JobRecord) -> None:
@@ -121,56 +110,52 @@ def run(chunk: Chunk, attempt: int, work: Callable[[], None], record: JobRecord)
     except OutOfTime as exc:
         # Progress was kept (the verdicts given are cached): go again at once, not counting it
         # as an attempt.
-        _requeue(chunk, exc.message, record, delay=0)
+        _requeue(chunk, exc, record, delay=0)
     except ModelFailed as exc:
         if exc.transient:
-            _requeue_throttled(chunk, exc.message, record, exc.retry_after)
+            _requeue_throttled(chunk, exc, record, exc.retry_after)
             return
-        _note_and_retry(chunk, exc.message, exc.status_code, attempt, record)
+        _note_and_retry(chunk, exc, attempt, record)
     except OverLimit as exc:
         if exc.transient:
-            _requeue_throttled(chunk, exc.message, record, OVER_LIMIT_PAUSE_SECONDS)
+            _requeue_throttled(chunk, exc, record, OVER_LIMIT_PAUSE_SECONDS)
             return
-        record.fail(chunk, exc.message, exc.status_code)
+        record.fail(chunk, Failure.of(exc))
         logger.warning("job failed", extra={"job": chunk.job_id, "why": exc.message})
     except (InvalidInput, ProviderUnavailable, SpendingUnbounded, Unrecoverable) as exc:
-        record.fail(chunk, exc.message, exc.status_code)
+        record.fail(chunk, Failure.of(exc))
         logger.warning("job failed", extra={"job": chunk.job_id, "why": exc.message})
     except DomainError as exc:
-        _note_and_retry(chunk, exc.message, exc.status_code, attempt, record)
+        _note_and_retry(chunk, exc, attempt, record)
     except Exception as exc:
         logger.exception("chunk failed", extra={"job": chunk.job_id})
-        message = f"internal error ({exc.__class__.__name__})"
-        _note_and_retry(chunk, message, INTERNAL, attempt, record)
+        _note_and_retry(
+            chunk, InternalError(f"internal error ({exc.__class__.__name__})"), attempt, record
+        )
 
 
-def _note_and_retry(
-    chunk: Chunk, message: str, status: int, attempt: int, record: JobRecord
-) -> None:
-    text = f"{describe(chunk)}, attempt {attempt}: {message}"
-    record.note_error(chunk, text, status)
+def _note_and_retry(chunk: Chunk, error: DomainError, attempt: int, record: JobRecord) -> None:
+    text = f"{describe(chunk)}, attempt {attempt}: {error.message}"
+    record.note_error(chunk, Failure(text, type(error).__name__))
     raise RetryChunk(text, backoff(attempt))
 
 
 def _requeue_throttled(
-    chunk: Chunk, message: str, record: JobRecord, retry_after: float | None
+    chunk: Chunk, error: DomainError, record: JobRecord, retry_after: float | None
 ) -> None:
     """Later, by the backoff, and not before the provider's Retry-After (SQS delays at most
     15 minutes)."""
     delay = max(backoff(chunk.requeues + 1), min(900, math.ceil(retry_after or 0)))
-    _requeue(chunk, message, record, delay=delay)
+    _requeue(chunk, error, record, delay=delay)
 
 
-def _requeue(chunk: Chunk, message: str, record: JobRecord, *, delay: int) -> None:
+def _requeue(chunk: Chunk, error: DomainError, record: JobRecord, *, delay: int) -> None:
     """A fresh copy of the chunk back on the queue after `delay` seconds (its attempts
-    untouched); after MAX_REQUEUES the job fails."""
+    untouched); after MAX_REQUEUES the job fails with the last error's class."""
+    message = error.message
     if chunk.requeues >= MAX_REQUEUES:
-        record.fail(
-            chunk,
-            f"{describe(chunk)} could not be done through {MAX_REQUEUES} delayed retries: "
-            f"{message}",
-            503,
-        )
+        text = f"{describe(chunk)} could not be done through {MAX_REQUEUES} delayed retries: "
+        record.fail(chunk, Failure(text + message, type(error).__name__))
         return
     work_queue.send([dataclasses.replace(chunk, requeues=chunk.requeues + 1)], delay_seconds=delay)
     record.requeued(chunk)

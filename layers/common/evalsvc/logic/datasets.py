@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from evalsvc.errors import InvalidInput, NotFound, PayloadTooLarge, StorageUnavailable
 from evalsvc.identifiers import check_dataset_id, new_id, now_ms
@@ -156,11 +157,12 @@ def read_dataset(
         if kind is DatasetKind.SYNTHETIC:
             # Imported on this rare path only: it brings the LLM modules, which would
             # otherwise add to the cold start of every dataset read.
-            from evalsvc.logic import augment_jobs
+            from evalsvc.logic import jobs
+            from evalsvc.logic.kinds import augmentation
 
-            job = augment_jobs.get(identity.tenant, resolved)
+            job = jobs.get(identity.tenant, augmentation.AUGMENTATION, resolved)
             if job is not None:
-                augment_jobs.check_ended(job)
+                augmentation.check_ended(job)
         raise
 
 
@@ -188,16 +190,21 @@ def _read_dataset(
     return Dataset(header=header, pairs=pairs, next_cursor=next_cursor)
 
 
-def select_pairs(
-    identity: Identity, kind: DatasetKind, dataset_id: str, query: PairQuery | None, purpose: str
-) -> tuple[DatasetHeader, list[Pair]]:
-    """The pairs `query` selects (filters combined with AND), in dataset order; a 400 saying
-    why when none is left to `purpose` ("evaluate", "augment")."""
-    header, pairs, _ = select_pair_refs(identity, kind, dataset_id, query, purpose)
-    return header, pairs
+@dataclass(slots=True)
+class Selection:
+    """The pairs a request's work takes (POST /evaluate, POST /augment), in dataset order with
+    their ords, from the dataset version of `header`. `keys_only`: the pairs carry ids alone
+    (their texts were not read); `bytes` is their texts' size all the same (None: the dataset
+    was stored before sizes were kept)."""
+
+    header: DatasetHeader
+    pairs: list[Pair]
+    ords: list[str]
+    keys_only: bool
+    bytes: int | None
 
 
-def select_pair_refs(
+def select(
     identity: Identity,
     kind: DatasetKind,
     dataset_id: str,
@@ -205,10 +212,13 @@ def select_pair_refs(
     purpose: str,
     *,
     keys_only: bool = False,
-) -> tuple[DatasetHeader, list[Pair], list[str]]:
-    """As select_pairs, with the ords of the pairs; `keys_only` reads no texts."""
+    header: DatasetHeader | None = None,
+) -> Selection:
+    """The pairs `query` selects (filters combined with AND), in dataset order; a 400 saying
+    why when none is left to `purpose` ("evaluate", "augment"). `keys_only` reads no texts;
+    `header`, the dataset's header just read (get_header), is not read again."""
     query = query or PairQuery()
-    header, pairs, ords = store.select_pairs(
+    selected = store.select_pairs(
         identity.tenant,
         kind,
         dataset_id,
@@ -216,11 +226,39 @@ def select_pair_refs(
         since_ms=now_ms() - query.last_n_seconds * 1000 if query.last_n_seconds else None,
         latest_n=query.latest_n_pairs,
         keys_only=keys_only,
+        header=header,
     )
-    if not pairs:
-        what = "the dataset is empty" if header.pair_count == 0 else "no pair matches pair_query"
+    if not selected.pairs:
+        empty = selected.header.pair_count == 0
+        what = "the dataset is empty" if empty else "no pair matches pair_query"
         raise InvalidInput(f"nothing to {purpose} in {kind.value} dataset {dataset_id!r}: {what}")
-    return header, pairs, ords
+    known = selected.header.bytes is not None
+    return Selection(
+        selected.header,
+        selected.pairs,
+        selected.ords,
+        keys_only,
+        selected.bytes if known else None,
+    )
+
+
+def with_texts(
+    identity: Identity, selection: Selection, query: PairQuery | None, purpose: str
+) -> Selection:
+    """The keys-only `selection` with its pairs' texts, read by key from its version; when that
+    version was replaced meanwhile (its pairs are going), the selection is made again."""
+    if not selection.keys_only:
+        return selection
+    header = selection.header
+    wanted = [pair.id for pair in selection.pairs]
+    try:
+        found = store.get_pairs(header, wanted, max_bytes=2**62)
+    except store.TornRead:
+        found = {}
+    if len(found) == len(wanted):
+        pairs = [found[pair_id] for pair_id in wanted]
+        return Selection(header, pairs, selection.ords, False, selection.bytes)
+    return select(identity, header.kind, header.dataset_id, query, purpose)
 
 
 def import_synthetic_dataset(

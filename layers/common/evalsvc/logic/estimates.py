@@ -5,17 +5,18 @@ the judge cache are read.
 A dataset small enough to read inside a request (EVALSVC_INLINE_MAX_BYTES, and at most
 EXACT_MAX_KEYS judge cache lookups) is read: its calls are bounded from the very texts they
 would send, and the verdicts the judge cache holds are counted as cached (no call, no cost). A
-larger one is bounded without its texts: every selected pair is taken to be at most as large
-as all the dataset's pairs together, and none is taken to be cached.
+larger one is bounded without its texts, from the sizes the selection's keys carry (each pair's
+bytes), and none is taken to be cached.
 """
 
 from __future__ import annotations
 
 from evalsvc.logic import datasets as dataset_logic
 from evalsvc.logic import metrics as metrics_logic
+from evalsvc.logic.datasets import Selection
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.datasets import MAX_TEXT_CHARS, DatasetHeader, DatasetKind
-from evalsvc.models.evaluations import EvaluateIn, PairQuery
+from evalsvc.models.datasets import MAX_TEXT_CHARS
+from evalsvc.models.evaluations import EvaluateIn
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import CachedJudge, configured_judge
 from evalsvc.scoring.metric import Metrics, scorers_for
@@ -26,51 +27,45 @@ from evalsvc.usage import Bound
 EXACT_MAX_KEYS = 20_000
 
 
-def bound_unread(
-    judge: CachedJudge, metrics: Metrics, header: DatasetHeader, pair_count: int
-) -> Bound:
-    """The bound of judging `pair_count` pairs of the dataset of `header`, texts unread."""
+def texts_worth_reading(metrics: Metrics, pair_count: int, pair_bytes: int | None) -> bool:
+    """Whether a selection of that many pairs (and bytes: None, unknown) is bounded from its
+    texts and the judge cache: small enough to read inside a request, and to look up."""
+    return (
+        pair_bytes is not None
+        and pair_bytes <= get_settings().inline_max_bytes
+        and pair_count * len(metrics.questions) <= EXACT_MAX_KEYS
+    )
+
+
+def selection_bound(judge: CachedJudge, metrics: Metrics, selection: Selection) -> Bound:
+    """The bound of judging the selection: from its texts and the judge cache when it holds
+    them, else from its size (every call counted; a dataset stored before sizes were kept
+    bounded as if each pair were as large as pairs can be)."""
     questions = [question for _, question in metrics.questions]
-    # A dataset stored before its size was kept: its pairs may be as large as pairs can be.
-    largest = pair_count * 2 * MAX_TEXT_CHARS * 4
-    pair_bytes = largest if header.bytes is None else header.bytes
-    return judge.bound_unread(questions, header.system_prompt, pair_count, pair_bytes)
+    header, count = selection.header, len(selection.pairs)
+    if not selection.keys_only:
+        return judge.plan(questions, selection.pairs, header.system_prompt).bound
+    pair_bytes = selection.bytes
+    if pair_bytes is None:
+        pair_bytes = count * 2 * MAX_TEXT_CHARS * 4
+    return judge.bound_unread(questions, header.system_prompt, count, pair_bytes)
 
 
 def estimate(identity: Identity, body: EvaluateIn) -> tuple[int, Bound]:
     """(pairs selected, bound of their judge calls) of POST /evaluate with `body`. A question
-    with no judge configured is a 400, as it is for the evaluation."""
+    with no judge configured is a 400, as it is for the evaluation. The dataset's header is
+    read once, and its selection once (keys only when its texts are not worth reading)."""
     kind, reference = body.dataset
     dataset_id = dataset_logic.resolve_dataset_id(identity, kind, reference)
     definitions = metrics_logic.get_metrics_set(identity, body.metrics_id).definitions
     needs_judge = any(not checks.is_check(d) for d in definitions)
     judge = configured_judge(identity.tenant) if needs_judge else None
     metrics = scorers_for(definitions, judge)
+    header = dataset_logic.get_header(identity, kind, dataset_id)
+    keys_only = judge is None or not texts_worth_reading(metrics, header.pair_count, header.bytes)
+    selection = dataset_logic.select(
+        identity, kind, dataset_id, body.pair_query, "evaluate", keys_only=keys_only, header=header
+    )
     if judge is None:
-        _, refs, _ = dataset_logic.select_pair_refs(
-            identity, kind, dataset_id, body.pair_query, "evaluate", keys_only=True
-        )
-        return len(refs), Bound()
-    return selection_bound(identity, kind, dataset_id, body.pair_query, judge, metrics)
-
-
-def selection_bound(
-    identity: Identity,
-    kind: DatasetKind,
-    dataset_id: str,
-    query: PairQuery | None,
-    judge: CachedJudge,
-    metrics: Metrics,
-) -> tuple[int, Bound]:
-    """(pairs selected, bound of judging them): from their texts and the judge cache when the
-    dataset can be read inside a request, else from its header."""
-    whole = dataset_logic.get_header(identity, kind, dataset_id)
-    too_large = whole.bytes is None or whole.bytes > get_settings().inline_max_bytes
-    if too_large or whole.pair_count * len(metrics.questions) > EXACT_MAX_KEYS:
-        header, refs, _ = dataset_logic.select_pair_refs(
-            identity, kind, dataset_id, query, "evaluate", keys_only=True
-        )
-        return len(refs), bound_unread(judge, metrics, header, len(refs))
-    header, pairs, _ = dataset_logic.select_pair_refs(identity, kind, dataset_id, query, "evaluate")
-    questions = [question for _, question in metrics.questions]
-    return len(pairs), judge.plan(questions, pairs, header.system_prompt).bound
+        return len(selection.pairs), Bound()
+    return len(selection.pairs), selection_bound(judge, metrics, selection)

@@ -12,8 +12,8 @@ from typing import Any
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import InvalidInput, NotFound
 from evalsvc.logic import datasets as dataset_logic
-from evalsvc.logic import evaluations as evaluation_logic
 from evalsvc.logic import metrics as metrics_logic
+from evalsvc.logic import results as evaluation_logic
 from evalsvc.logic import spending
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind

@@ -1,6 +1,8 @@
-"""The job engine: every kind of queued work (evaluations, augmentations) starts, runs its
-chunks, finishes, fails and is swept the same way; a kind (a `Work`) says only how to do one
-chunk and what completing or failing the job changes besides the job itself.
+"""The job engine: every kind of queued work (evaluations, augmentations, ...) starts, runs its
+chunks, finishes, fails and is swept the same way; a kind (a `Kind`, registered by its module
+in logic.kinds) says only how to do one chunk and what completing or failing the job changes
+besides the job itself. How a request's work comes here (inside the request, or queued, then
+waited for) is logic.dispatch.
 
     start      the request: the job (and whatever the kind creates with it, in one
                transaction), then one message per chunk on the work queue
@@ -14,7 +16,8 @@ chunk and what completing or failing the job changes besides the job itself.
                transaction
     give_up    the dead-letter worker: a chunk that kept failing fails the job
     sweep      on a schedule: a running job with no progress for EVALSVC_JOB_STALL_SECONDS has
-               its missing chunks queued again (MAX_SWEEPS times), then fails, saying why
+               its missing chunks queued again (MAX_SWEEPS times), then fails, saying why; at
+               a local server's start, every running job (its queue was not kept)
 
 Every step may run twice (SQS delivers at least once, a worker or a request may die
 anywhere): chunk writes are idempotent, a chunk is counted once, and ending a job is
@@ -32,16 +35,16 @@ from functools import partial
 from typing import Protocol
 
 from evalsvc.deadlines import Deadline
-from evalsvc.errors import DomainError
+from evalsvc.errors import Failure, StorageUnavailable, Unrecoverable
 from evalsvc.identifiers import now_ms
 from evalsvc.logic import chunks, spending
-from evalsvc.models.jobs import Chunk, Job, JobKind, Status, Tally
+from evalsvc.models.jobs import Chunk, Job, Status, Tally
 from evalsvc.observability import logger, metrics
 from evalsvc.settings import get_settings
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import work_queue
 from evalsvc.storage.datasets import fingerprint
-from evalsvc.storage.dynamo import Item
+from evalsvc.storage.writes import Writes, commit
 from evalsvc.usage import Usage
 
 # The job parameter that holds the request's max_cost_usd, which every chunk is held to.
@@ -50,26 +53,27 @@ MAX_COST_PARAM = "max_cost_usd"
 MAX_SWEEPS = 3
 
 
-class Work(Protocol):
-    """One kind of queued work."""
+class Kind(Protocol):
+    """One kind of queued work, as the engine runs it (docs/design.md, "The job engine")."""
 
-    kind: JobKind
+    # Its name: part of every job's key and chunk's message; never changes once jobs exist.
+    name: str
     # The metric counted when a job of this kind completes.
     completed_metric: str
 
     def run(self, job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> Tally | None:
-        """Do `chunk` (delivery `attempt`) before `deadline`; its tally to count, or None when
-        it must not be counted (another delivery counted it meanwhile)."""
+        """Do `chunk` (delivery `attempt`) before `deadline`, idempotently; its tally to count,
+        or None when it must not be counted (another delivery counted it meanwhile)."""
         ...
 
-    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> list[Item]:
-        """The transaction actions that make what the job produced exist, from the tallies of
-        all its chunks and the LLM usage of their deliveries. Raises chunks.Unrecoverable when
-        the job must fail instead."""
+    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> Writes:
+        """The writes that make what the job produced exist, from the tallies of all its
+        chunks and the LLM usage of their deliveries (committed with the job's end). Raises
+        Unrecoverable when the job must fail instead."""
         ...
 
-    def failed(self, job: Job, reason: str, http_status: int) -> list[Item]:
-        """The transaction actions that record the failure besides the job's own."""
+    def failed(self, job: Job, failure: Failure) -> Writes:
+        """The writes that record the failure besides the job's own."""
         ...
 
     def discard(self, job: Job) -> None:
@@ -77,18 +81,30 @@ class Work(Protocol):
         ...
 
 
-def _work(kind: JobKind) -> Work:
-    # Imported here: the kinds import this engine.
-    if kind is JobKind.EVALUATION:
-        from evalsvc.logic.evaluation_jobs import EVALUATIONS
-
-        return EVALUATIONS
-    from evalsvc.logic.augment_jobs import AUGMENTATIONS
-
-    return AUGMENTATIONS
+_KINDS: dict[str, Kind] = {}
 
 
-def cut(kind: JobKind, tenant: str, job_id: str, ords: Sequence[str], size: int) -> list[Chunk]:
+def register(kind: Kind) -> Kind:
+    """Make `kind` known to the engine (its module does this on import)."""
+    known = _KINDS.setdefault(kind.name, kind)
+    if known is not kind:
+        raise ValueError(f"two kinds of queued work are named {kind.name!r}")
+    return kind
+
+
+def is_known(name: str) -> bool:
+    return name in _KINDS
+
+
+def kind_named(name: str) -> Kind:
+    """The registered kind called `name` (logic.kinds.load_all registers every one)."""
+    kind = _KINDS.get(name)
+    if kind is None:
+        raise Unrecoverable(f"no kind of queued work is called {name!r} in this version")
+    return kind
+
+
+def cut(kind: str, tenant: str, job_id: str, ords: Sequence[str], size: int) -> list[Chunk]:
     """Consecutive chunks of `size` pairs (the last may be smaller) of the selection whose ords,
     in dataset order, are `ords`; each names its pairs by their ords' fingerprints."""
     return [
@@ -107,35 +123,34 @@ def cut(kind: JobKind, tenant: str, job_id: str, ords: Sequence[str], size: int)
     ]
 
 
-def start(job: Job, pieces: Sequence[Chunk], also: Sequence[Item], again: str) -> Job:
-    """Store the job (with the actions `also`) and queue its chunks; the job. A job with its id
+def start(job: Job, pieces: Sequence[Chunk], also: Writes, again: str) -> Job:
+    """Store the job (with the writes `also`) and queue its chunks; the job. A job with its id
     already stored (a retry of the same request) is returned as it is. If the chunks cannot be
     queued the job fails, saying to `again` (what to do), and the error is raised; a request
     that dies before queueing leaves the job to the sweeper."""
     if not jobs_store.create(job, pieces, also):
         existing = jobs_store.get(job.tenant, job.kind, job.job_id, params=True)
         if existing is None:
-            raise chunks.failure(f"the {job.kind.value} changed while it was started; retry", 503)
+            raise StorageUnavailable(f"the {job.kind} changed while it was started; retry")
         return existing
     try:
         work_queue.send(pieces)
     except BaseException:
-        fail(job.tenant, job.kind, job.job_id, f"the work could not be queued: {again}", 503)
+        failure = Failure.of(StorageUnavailable(f"the work could not be queued: {again}"))
+        fail(job.tenant, job.kind, job.job_id, failure)
         raise
-    metrics.add_metric(name=f"{job.kind.value.title()}sQueued", unit="Count", value=1)
-    logger.info(
-        "job queued",
-        extra={"kind": job.kind.value, "job": job.job_id, "chunks": len(pieces)},
-    )
+    metrics.add_metric(name=f"{job.kind.title()}sQueued", unit="Count", value=1)
+    logger.info("job queued", extra={"kind": job.kind, "job": job.job_id, "chunks": len(pieces)})
     return job
 
 
-def get(tenant: str, kind: JobKind, job_id: str) -> Job | None:
+def get(tenant: str, kind: str, job_id: str) -> Job | None:
     return jobs_store.get(tenant, kind, job_id)
 
 
 def spent_of(job: Job) -> Usage:
-    """The LLM usage of the job's chunks so far (every delivery)."""
+    """The LLM usage of the job's chunks so far (every delivery; one in flight or killed
+    counted at the most it could use)."""
     return jobs_store.spent(job.tenant, job.kind, job.job_id)
 
 
@@ -158,11 +173,11 @@ def wait(job: Job, seconds: float) -> Job:
 class _Record:
     """How the failure rules (logic.chunks) record an outcome on a chunk's job."""
 
-    def fail(self, chunk: Chunk, reason: str, http_status: int) -> None:
-        fail(chunk.tenant, chunk.kind, chunk.job_id, reason, http_status)
+    def fail(self, chunk: Chunk, failure: Failure) -> None:
+        fail(chunk.tenant, chunk.kind, chunk.job_id, failure)
 
-    def note_error(self, chunk: Chunk, text: str, http_status: int) -> None:
-        jobs_store.note_error(chunk, text, http_status, now_ms())
+    def note_error(self, chunk: Chunk, error: Failure) -> None:
+        jobs_store.note_error(chunk, error, now_ms())
 
     def requeued(self, chunk: Chunk) -> None:
         jobs_store.touch(chunk, now_ms())
@@ -192,14 +207,18 @@ def _run(job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> None:
         # duplicate first delivery does the chunk again, and its count is refused.)
         _finish_if_all_counted(job)
         return
-    route = f"worker {chunk.kind.value}"
+    kind = kind_named(chunk.kind)
+    route = f"worker {chunk.kind}"
     cap = _cap_left(job)
-    with spending.session(chunk.tenant, route, deadline.left(), cap) as spend:
+    # Every hold of LLM work is kept on the chunk before the calls (and on the month): a
+    # delivery killed mid-call leaves it there, counted in full.
+    hold = partial(jobs_store.hold_spent, chunk)
+    with spending.session(chunk.tenant, route, deadline.left(), cap, hold) as spend:
         try:
-            tally = _work(chunk.kind).run(job, chunk, attempt, deadline)
+            tally = kind.run(job, chunk, attempt, deadline)
         finally:
             # Before the chunk is counted: the finish that counting may trigger sums it.
-            _keep_spent(chunk, spend.usage())
+            _keep_spent(chunk, spend.usage(), spend.holds())
     if tally is None:
         _finish_if_all_counted(jobs_store.get(job.tenant, job.kind, job.job_id))
         return
@@ -209,7 +228,7 @@ def _run(job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> None:
         # failed, what this delivery just wrote goes with the rest of what it wrote.
         again = jobs_store.get(job.tenant, job.kind, job.job_id, params=True)
         if again is not None and again.status is Status.FAILED:
-            _work(chunk.kind).discard(again)
+            kind.discard(again)
         _finish_if_all_counted(again)
         return
     done, total = counted
@@ -229,11 +248,13 @@ def _cap_left(job: Job) -> Decimal | None:
     return max(left, Decimal(0))
 
 
-def _keep_spent(chunk: Chunk, usage: Usage) -> None:
-    if usage.empty:
+def _keep_spent(chunk: Chunk, usage: Usage, holds: Sequence[str]) -> None:
+    """What the delivery used, in place of its holds (which stay, counted in full, if this
+    write fails)."""
+    if usage.empty and not holds:
         return
     try:
-        jobs_store.add_spent(chunk, usage)
+        jobs_store.add_spent(chunk, usage, holds)
     except Exception:
         logger.exception("a chunk's LLM usage could not be kept", extra={"job": chunk.job_id})
 
@@ -243,7 +264,7 @@ def _finish_if_all_counted(job: Job | None) -> None:
         finish(job.tenant, job.kind, job.job_id)
 
 
-def finish(tenant: str, kind: JobKind, job_id: str) -> None:
+def finish(tenant: str, kind: str, job_id: str) -> None:
     """End the job complete from its chunks' tallies (a no-op if it has ended)."""
     job = jobs_store.get(tenant, kind, job_id, params=True)
     if job is None or job.status is not Status.RUNNING:
@@ -251,34 +272,28 @@ def finish(tenant: str, kind: JobKind, job_id: str) -> None:
     tallies = jobs_store.tallies(tenant, kind, job_id)
     if len(tallies) < job.chunk_count:
         return  # not every chunk is counted yet
-    work = _work(kind)
+    work = kind_named(kind)
     try:
-        actions = work.complete(job, tallies, jobs_store.spent(tenant, kind, job_id))
-    except chunks.Unrecoverable as exc:
-        fail(tenant, kind, job_id, exc.message, chunks.INTERNAL)
+        made = work.complete(job, tallies, jobs_store.spent(tenant, kind, job_id))
+    except Unrecoverable as exc:
+        fail(tenant, kind, job_id, Failure(exc.message))
         return
-    if jobs_store.end([jobs_store.complete_action(job, now_ms()), *actions]):
+    if commit(jobs_store.completing(job, now_ms()) + made):
         metrics.add_metric(name=work.completed_metric, unit="Count", value=1)
-        logger.info(
-            "job complete", extra={"kind": kind.value, "job": job_id, "pairs": job.pairs_done}
-        )
+        logger.info("job complete", extra={"kind": kind, "job": job_id, "pairs": job.pairs_done})
 
 
-def fail(tenant: str, kind: JobKind, job_id: str, reason: str, http_status: int) -> bool:
+def fail(tenant: str, kind: str, job_id: str, failure: Failure) -> bool:
     """Fail a running job, saying why, and remove what it wrote; False when it had ended."""
     job = jobs_store.get(tenant, kind, job_id, params=True)
     if job is None or job.status is not Status.RUNNING:
         return False
-    work = _work(kind)
-    actions = [
-        jobs_store.fail_action(job, reason, http_status),
-        *work.failed(job, reason, http_status),
-    ]
-    if not jobs_store.end(actions):
+    work = kind_named(kind)
+    if not commit(jobs_store.failing(job, failure) + work.failed(job, failure)):
         return False
     work.discard(job)
-    metrics.add_metric(name=f"{kind.value.title()}sFailed", unit="Count", value=1)
-    logger.warning("job failed", extra={"kind": kind.value, "job": job_id, "why": reason})
+    metrics.add_metric(name=f"{kind.title()}sFailed", unit="Count", value=1)
+    logger.warning("job failed", extra={"kind": kind, "job": job_id, "why": failure.message})
     return True
 
 
@@ -290,13 +305,7 @@ def give_up(chunk: Chunk) -> None:
     if jobs_store.is_counted(chunk):
         _finish_if_all_counted(job)  # a copy of a chunk already counted
         return
-    reason, status = chunks.give_up_reason(chunk, job.last_error, job.last_error_status)
-    fail(chunk.tenant, chunk.kind, chunk.job_id, reason, status)
-
-
-def failure_error(job: Job, message: str) -> DomainError:
-    """The error a caller waiting on the failed job gets."""
-    return chunks.failure(message, job.failure_status)
+    fail(chunk.tenant, chunk.kind, chunk.job_id, chunks.give_up_reason(chunk, job.last_error))
 
 
 # ---- the sweeper -------------------------------------------------------------------------------
@@ -312,16 +321,25 @@ class Sweep:
     failed_jobs: int = 0
 
 
-def sweep(at_ms: int | None = None) -> Sweep:
+def sweep(at_ms: int | None = None, *, restart: bool = False) -> Sweep:
     """Find the running jobs that made no progress for EVALSVC_JOB_STALL_SECONDS before
     `at_ms` (now) and get each moving again: finish it when every chunk is counted, queue its
-    missing chunks again, or, after MAX_SWEEPS such requeues, fail it saying why."""
-    now = now_ms() if at_ms is None else at_ms
+    missing chunks again, or, after MAX_SWEEPS such requeues, fail it saying why.
+
+    `restart`: a local server starts, and its queue was not kept: every running job is taken
+    again, whatever its last progress, and this does not count as one of its MAX_SWEEPS (a
+    restart is not a stall; however many restarts come in a row, each takes every job again).
+
+    Taking a job stores the time it was taken (now, never `at_ms`) as its progress: a job
+    taken and then left again (its worker died) is stalled one stall time later."""
+    now = now_ms()
+    as_of = now if at_ms is None else at_ms
     stall_ms = int(get_settings().job_stall_seconds * 1000)
+    stalled_before = now + 1 if restart else as_of - stall_ms
     report = Sweep()
-    for tenant, kind, job_id in list(jobs_store.stalled(now - stall_ms)):
+    for tenant, kind, job_id in list(jobs_store.stalled(stalled_before)):
         try:
-            _sweep_one(tenant, kind, job_id, now, stall_ms, report)
+            _sweep_one(tenant, kind, job_id, stalled_before, stall_ms, report, restart)
         except Exception:
             logger.exception("a stalled job could not be swept", extra={"job": job_id})
     if report.resumed_jobs or report.finished_jobs or report.failed_jobs:
@@ -331,25 +349,33 @@ def sweep(at_ms: int | None = None) -> Sweep:
 
 
 def _sweep_one(
-    tenant: str, kind: JobKind, job_id: str, now: int, stall_ms: int, report: Sweep
+    tenant: str,
+    kind: str,
+    job_id: str,
+    stalled_before: int,
+    stall_ms: int,
+    report: Sweep,
+    restart: bool,
 ) -> None:
     job = jobs_store.get(tenant, kind, job_id)
-    if job is None or job.status is not Status.RUNNING or job.progress_ms >= now - stall_ms:
+    if job is None or job.status is not Status.RUNNING or job.progress_ms >= stalled_before:
         return  # ended or moved since the index was read
     minutes = max(1, stall_ms // 60_000)
     if job.chunks_done >= job.chunk_count:
         finish(tenant, kind, job_id)
         report.finished_jobs += 1
         return
-    if job.sweeps >= MAX_SWEEPS:
+    if job.sweeps >= MAX_SWEEPS and not restart:
+        last = job.last_error
         reason = (
             f"no progress for {minutes} minutes, after its unfinished chunks were queued again "
-            f"{job.sweeps} times" + (f"; last error: {job.last_error}" if job.last_error else "")
+            f"{job.sweeps} times" + (f"; last error: {last.message}" if last else "")
         )
-        if fail(tenant, kind, job_id, reason, job.last_error_status or chunks.INTERNAL):
+        failure = Failure(reason, last.error) if last else Failure(reason)
+        if fail(tenant, kind, job_id, failure):
             report.failed_jobs += 1
         return
-    if not jobs_store.claim_sweep(job, now):
+    if not jobs_store.claim_sweep(job, now_ms(), count=not restart):
         return
     counted = jobs_store.counted_indexes(job)
     missing = [
@@ -362,5 +388,5 @@ def _sweep_one(
     report.requeued_chunks += len(missing)
     logger.warning(
         "stalled job queued again",
-        extra={"kind": kind.value, "job": job_id, "chunks": len(missing), "sweep": job.sweeps + 1},
+        extra={"kind": kind, "job": job_id, "chunks": len(missing), "sweep": job.sweeps + 1},
     )

@@ -4,31 +4,36 @@
     with spending.session(tenant, "POST /evaluate", seconds) as spend:
         ...                     every LLM made here meters into spend.meter; before each batch
                                 of calls, its bound is shown to spend.guard, which refuses it
-                                (400 over max_cost_usd, 429 past the monthly limit) or, when
-                                the tenant has a limit, reserves its cost_usd_max
-    (on leaving)                what was used is added to the month and the reservations
-                                released, whatever happened; LLM metrics are emitted by route
+                                (400 over max_cost_usd, 429 past the monthly limit) or
+                                reserves the most it can use (with or without a limit), and
+                                tells `on_hold` (a job's chunk keeps the same hold)
+    (on leaving)                what was used is added to the month in place of the
+                                reservations, whatever happened; LLM metrics by route
 
-A reservation outlives dead work by at most its `seconds` plus RESERVATION_GRACE_SECONDS
-(storage.ledger releases expired ones).
+Work killed before it leaves (a process killed mid-call) settles nothing: its reservations are
+charged in full once they expire, at most its `seconds` plus RESERVATION_GRACE_SECONDS later
+(storage.ledger), so no call the provider served goes unrecorded.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
 
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-from evalsvc.errors import InvalidInput, OverLimit, SpendingUnbounded
+from evalsvc.errors import InvalidInput, OverLimit, SpendingUnbounded, Throttled
 from evalsvc.identifiers import new_id
 from evalsvc.models.usage import MonthUsageOut
 from evalsvc.observability import logger
 from evalsvc.storage import ledger
 from evalsvc.usage import Bound, Meter, Usage, metering
+
+# Told of every hold before its calls are made: (reservation id, the most the calls can use).
+OnHold = Callable[[str, Usage], None]
 
 # How long a reservation outlives the work it was made for, when that work dies unsettled.
 RESERVATION_GRACE_SECONDS = 300.0
@@ -55,16 +60,23 @@ class Spending:
     """The usage of one request or chunk: its meter, its guard, its reservations."""
 
     def __init__(
-        self, tenant: str, route: str, seconds: float, max_cost: Decimal | None = None
+        self,
+        tenant: str,
+        route: str,
+        seconds: float,
+        max_cost: Decimal | None = None,
+        on_hold: OnHold | None = None,
     ) -> None:
         self.tenant = tenant
         self.route = route
         self.max_cost = max_cost
+        self.on_hold = on_hold
         self.month = this_month()
         self.meter = Meter()
         life = min(max(seconds, 0.0), MAX_WORK_SECONDS) + RESERVATION_GRACE_SECONDS
         self._until = int(time.time() + life)
         self._reservations: list[tuple[str, Decimal]] = []
+        self._holds: list[str] = []
         self._settled = False
         self._limit: tuple[Decimal | None] | None = None
 
@@ -75,21 +87,32 @@ class Spending:
         return self._limit[0]
 
     def guard(self, bound: Bound) -> None:
-        """Refuse the planned calls of `bound` before any is made, or reserve their cost."""
+        """Refuse the planned calls of `bound` before any is made, or reserve the most they
+        can use (a tenant with a limit: only within it)."""
         cost_max = bound.cost_max()
         self.check_cap(bound)
         if bound.calls == 0:
             return
         limit = self.limit()
-        if limit is None:
-            return
-        if cost_max is None:
+        if limit is not None and cost_max is None:
             raise _unbounded(limit, bound.model)
         reservation = new_id("rs_")
-        if self._reserve(reservation, cost_max, limit):
-            self._reservations.append((reservation, cost_max))
-            return
-        raise self._over_limit(cost_max, limit)
+        held = ledger.Reservation(cost_max, self._until, bound.most())
+        if not self._reserve(reservation, held, limit):
+            if limit is None:
+                raise Throttled(
+                    f"this tenant has {ledger.MAX_RESERVATIONS} pieces of LLM work in flight: "
+                    "retry once some of it is done"
+                )
+            raise self._over_limit(cost_max or Decimal(0), limit)
+        self._reservations.append((reservation, cost_max or Decimal(0)))
+        self._holds.append(reservation)
+        if self.on_hold is not None:
+            self.on_hold(reservation, held.most)
+
+    def holds(self) -> list[str]:
+        """The ids of the reservations made so far."""
+        return list(self._holds)
 
     def check_room(self, bound: Bound) -> None:
         """For work that will run later, in chunks that reserve for themselves: a 429 now when
@@ -102,15 +125,16 @@ class Spending:
         cost_max = bound.cost_max()
         if cost_max is None:
             raise _unbounded(limit, bound.model)
-        month = ledger.read_month(self.tenant, self.month)
-        if month.spent_usd + month.reserved_usd(time.time()) + cost_max > limit:
+        now = time.time()
+        month = ledger.read_month(self.tenant, self.month).charged(now)
+        if month.spent_usd + month.reserved_usd(now) + cost_max > limit:
             raise self._over_limit(cost_max, limit, month)
 
     def _over_limit(
         self, cost_max: Decimal, limit: Decimal, month: ledger.Month | None = None
     ) -> OverLimit:
-        month = month or ledger.read_month(self.tenant, self.month)
         now = time.time()
+        month = (month or ledger.read_month(self.tenant, self.month)).charged(now)
         spent, reserved = month.spent_usd, month.reserved_usd(now)
         return OverLimit(
             f"this work could cost up to {dollars(cost_max)}, and this month's LLM spending "
@@ -124,14 +148,14 @@ class Spending:
             transient=spent + cost_max <= limit,
         )
 
-    def _reserve(self, reservation: str, usd: Decimal, limit: Decimal) -> bool:
-        if ledger.reserve(self.tenant, self.month, reservation, usd, limit, self._until):
+    def _reserve(self, reservation: str, held: ledger.Reservation, limit: Decimal | None) -> bool:
+        if ledger.reserve(self.tenant, self.month, reservation, held, limit):
             return True
         expired = ledger.read_month(self.tenant, self.month).expired(time.time())
         if not expired:
             return False
-        ledger.release_expired(self.tenant, self.month, expired)
-        return ledger.reserve(self.tenant, self.month, reservation, usd, limit, self._until)
+        ledger.charge_expired(self.tenant, self.month, expired)
+        return ledger.reserve(self.tenant, self.month, reservation, held, limit)
 
     def check_cap(self, bound: Bound) -> None:
         """A 400 when the calls of `bound` could cost more than max_cost_usd, or have no
@@ -173,12 +197,9 @@ class Spending:
             return
         cost = usage.cost()
         first = self._reservations[0] if self._reservations else None
-        expired = time.time() >= self._until
-        ledger.settle(self.tenant, self.month, usage, cost, first, expired=expired)
+        ledger.settle(self.tenant, self.month, usage, cost, first)
         for rid, held in self._reservations[1:]:
-            ledger.settle(
-                self.tenant, self.month, Usage(), Decimal(0), (rid, held), expired=expired
-            )
+            ledger.settle(self.tenant, self.month, Usage(), Decimal(0), (rid, held))
         if usage.llm_calls:
             emit(self.route, usage, cost)
 
@@ -220,6 +241,10 @@ def month_usage(tenant: str, month: str | None) -> MonthUsageOut:
         shown = month if len(month) <= 20 else month[:17] + "..."
         raise InvalidInput(f"month {shown!r} is not a month: give it as YYYY-MM, e.g. 2026-11")
     limit, stored = ledger.limit_and_month(tenant, month)
+    now = time.time()
+    # Work that died is charged in full when its reservation expires: counted as spent from
+    # then on, whether or not the next reservation has written it yet.
+    stored = stored.charged(now)
     cost = None if stored.unpriced_calls else float(stored.spent_usd)
     return MonthUsageOut(
         month=month,
@@ -228,16 +253,21 @@ def month_usage(tenant: str, month: str | None) -> MonthUsageOut:
         output_tokens=stored.usage.output_tokens,
         cost_usd=cost,
         limit_usd=None if limit is None else float(limit),
-        reserved_usd=float(stored.reserved_usd(time.time())),
+        reserved_usd=float(stored.reserved_usd(now)),
     )
 
 
 @contextmanager
 def session(
-    tenant: str, route: str, seconds: float, max_cost: Decimal | None = None
+    tenant: str,
+    route: str,
+    seconds: float,
+    max_cost: Decimal | None = None,
+    on_hold: OnHold | None = None,
 ) -> Iterator[Spending]:
-    """Meter and guard the LLM work of the block; settle it on leaving, whatever happened."""
-    spend = Spending(tenant, route, seconds, max_cost)
+    """Meter and guard the LLM work of the block; settle it on leaving, whatever happened.
+    `on_hold` is told of every reservation as it is made."""
+    spend = Spending(tenant, route, seconds, max_cost, on_hold)
     try:
         with metering(spend.meter, spend.guard):
             yield spend

@@ -177,6 +177,7 @@ def variants_bound(
             output_tokens_max=asks * ask.output_tokens_max,
             input_tokens_expected=ask.input_tokens_expected,
             output_tokens_expected=ask.output_tokens_expected,
+            attempts_max=asks * ask.attempts_max,
         )
     return bound
 

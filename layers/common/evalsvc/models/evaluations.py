@@ -126,8 +126,9 @@ class EvaluationResult:
     status: Status = Status.COMPLETE
     pairs_done: int = 0
     failure: str = ""
-    # The HTTP status a caller waiting on a failed job is answered with.
-    failure_status: int = 0
+    # The class of domain error a caller waiting on a failed result is answered with
+    # (errors.Failure).
+    failure_error: str = ""
     # listed_bytes of the scored pairs stored so far; None for a result stored before it was
     # kept.
     scored_bytes: int | None = None

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from evalsvc.errors import Failure
+
 
 class Status(StrEnum):
     RUNNING = "running"
@@ -15,9 +17,9 @@ class Status(StrEnum):
     FAILED = "failed"
 
 
-class JobKind(StrEnum):
-    EVALUATION = "evaluation"  # job id: the evaluation result's
-    AUGMENTATION = "augmentation"  # job id: the synthetic dataset's
+# A kind of queued work is named by the module that defines it (logic.kinds), which registers
+# it with the engine (logic.jobs): "evaluation", "augmentation", ... The name is part of a job's
+# key and of every chunk's message.
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +29,7 @@ class Chunk:
     `last_ord` whose ords' fingerprints are in `members` (8 bytes each: a pair appended after
     the selection can fall in the range; None, from a plan cut before, takes the range)."""
 
-    kind: JobKind
+    kind: str
     tenant: str
     job_id: str
     index: int
@@ -60,7 +62,7 @@ class Job:
     """The state of one queued job: small, whatever the job's size. `params` are what the
     job's kind needs to do a chunk (a dataset version, a label filter…)."""
 
-    kind: JobKind
+    kind: str
     tenant: str
     job_id: str
     chunk_count: int
@@ -75,11 +77,10 @@ class Job:
     progress_ms: int = 0
     # Times the sweeper queued its missing chunks again.
     sweeps: int = 0
-    failure: str = ""
-    # The HTTP status a caller waiting on a failed job is answered with.
-    failure_status: int = 0
-    last_error: str = ""
-    last_error_status: int = 0
+    failure: Failure | None = None
+    # The latest error of a chunk that will be tried again (what the job fails with if the
+    # chunk is given up).
+    last_error: Failure | None = None
 
 
 @dataclass(slots=True)

@@ -3,7 +3,8 @@
     pk                               sk            what
     T#<tenant>#J#<kind>#<job_id>     job           status, counters, progress time, params, plan
     T#<tenant>#J#<kind>#<job_id>     chunk#<k>     chunk k counted: its pairs, bytes and totals
-    T#<tenant>#J#<kind>#<job_id>     spent#<k>     LLM usage of every delivery of chunk k
+    T#<tenant>#J#<kind>#<job_id>     spent#<k>     LLM usage of every delivery of chunk k, and
+                                                   the holds of deliveries not yet settled
     T#<tenant>#text#<sha256>         part#<k>      long params or plans (storage.texts)
 
 The job item stays small: counters and a reference to its chunk plan (the chunks' boundaries,
@@ -18,10 +19,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 
+from evalsvc.errors import Failure
 from evalsvc.models.jobs import (
     Chunk,
     Job,
-    JobKind,
     Status,
     Tally,
     members_from_text,
@@ -30,6 +31,7 @@ from evalsvc.models.jobs import (
 from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo, texts
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
+from evalsvc.storage.writes import Writes
 from evalsvc.usage import Usage
 
 JOB_SK = "job"
@@ -49,23 +51,23 @@ def _table() -> str:
     return get_settings().jobs_table
 
 
-def _pk(tenant: str, kind: JobKind, job_id: str) -> str:
-    return f"T#{tenant}#J#{kind.value}#{job_id}"
+def _pk(tenant: str, kind: str, job_id: str) -> str:
+    return f"T#{tenant}#J#{kind}#{job_id}"
 
 
-def key(tenant: str, kind: JobKind, job_id: str) -> Item:
+def key(tenant: str, kind: str, job_id: str) -> Item:
     return {"pk": s(_pk(tenant, kind, job_id)), "sk": s(JOB_SK)}
 
 
-def _chunk_key(tenant: str, kind: JobKind, job_id: str, index: int) -> Item:
+def _chunk_key(tenant: str, kind: str, job_id: str, index: int) -> Item:
     return {"pk": s(_pk(tenant, kind, job_id)), "sk": s(f"{CHUNK_PREFIX}{index:06d}")}
 
 
-def _parse_pk(pk: str) -> tuple[str, JobKind, str]:
+def _parse_pk(pk: str) -> tuple[str, str, str]:
     """(tenant, kind, job id) of a job's partition key."""
     tenant_part, rest = pk[2:].split("#J#", 1)
     kind, job_id = rest.split("#", 1)
-    return tenant_part, JobKind(kind), job_id
+    return tenant_part, kind, job_id
 
 
 def _json(value: object) -> str:
@@ -77,7 +79,7 @@ def _plan(pieces: Sequence[Chunk]) -> str:
     return _json(rows)
 
 
-def create_action(job: Job, pieces: Sequence[Chunk]) -> Item:
+def _create_action(job: Job, pieces: Sequence[Chunk]) -> Item:
     """The transaction action that makes the job exist, running, with its chunk plan (long
     params or plans are written apart first); it fails when the job exists already."""
     table = _table()
@@ -103,13 +105,21 @@ def create_action(job: Job, pieces: Sequence[Chunk]) -> Item:
     }
 
 
-def create(job: Job, pieces: Sequence[Chunk], also: Sequence[Item] = ()) -> bool:
-    """Make the job exist (with the actions `also`, in one transaction); False, changing
+def create(job: Job, pieces: Sequence[Chunk], also: Writes | None = None) -> bool:
+    """Make the job exist (with the writes `also`, in one transaction); False, changing
     nothing, when it exists already or a condition of `also` fails."""
-    return dynamo.transact([create_action(job, pieces), *also])
+    actions = [_create_action(job, pieces), *(also.actions() if also else [])]
+    return dynamo.transact(actions)
 
 
-def _from_item(tenant: str, kind: JobKind, job_id: str, item: Item, params: bool) -> Job:
+def _failure(item: Item, message: str, error: str) -> Failure | None:
+    text = get_s(item, message, "") or ""
+    if not text:
+        return None
+    return Failure(text, get_s(item, error, "") or Failure(text).error)
+
+
+def _from_item(tenant: str, kind: str, job_id: str, item: Item, params: bool) -> Job:
     return Job(
         kind=kind,
         tenant=tenant,
@@ -126,14 +136,12 @@ def _from_item(tenant: str, kind: JobKind, job_id: str, item: Item, params: bool
         bytes_done=get_n(item, "bytes_done"),
         progress_ms=get_n(item, "progress_ms"),
         sweeps=get_n(item, "sweeps"),
-        failure=get_s(item, "failure", "") or "",
-        failure_status=get_n(item, "failure_status"),
-        last_error=get_s(item, "last_error", "") or "",
-        last_error_status=get_n(item, "last_error_status"),
+        failure=_failure(item, "failure", "failure_error"),
+        last_error=_failure(item, "last_error", "last_error_class"),
     )
 
 
-def get(tenant: str, kind: JobKind, job_id: str, *, params: bool = False) -> Job | None:
+def get(tenant: str, kind: str, job_id: str, *, params: bool = False) -> Job | None:
     """The job's state; with `params`, what its kind needs to do its work too (a long prompt
     among them is read from where it is kept apart: pollers and sweepers go without)."""
     item = dynamo.get_item(_table(), key(tenant, kind, job_id))
@@ -221,7 +229,7 @@ def count(chunk: Chunk, tally: Tally, now_ms: int) -> tuple[int, int] | None:
     return (job.chunks_done, job.chunk_count) if job else None
 
 
-def tallies(tenant: str, kind: JobKind, job_id: str) -> list[Tally]:
+def tallies(tenant: str, kind: str, job_id: str) -> list[Tally]:
     """What every counted chunk of the job left, by chunk index: one item per chunk."""
     items = dynamo.query_items(
         TableName=_table(),
@@ -258,18 +266,44 @@ def counted_indexes(job: Job) -> set[int]:
 # ---- LLM usage ---------------------------------------------------------------------------------
 
 
-def add_spent(chunk: Chunk, usage: Usage) -> None:
-    """Add one delivery's LLM usage to its chunk's (each delivery's, counted or not: every
-    call was made), apart from the job item, which stays cool."""
+# A hold is kept as a top-level attribute of its chunk's spent item (no map to create first).
+HOLD_PREFIX = "hold_"
+
+
+def _spent_key(chunk: Chunk) -> Item:
+    return {
+        "pk": s(_pk(chunk.tenant, chunk.kind, chunk.job_id)),
+        "sk": s(f"{SPENT_PREFIX}{chunk.index:06d}"),
+    }
+
+
+def hold_spent(chunk: Chunk, reservation: str, most: Usage) -> None:
+    """Before a delivery of `chunk` makes LLM calls: keep the most they can use, under the
+    reservation's id, until the delivery settles it (add_spent). A delivery killed mid-call
+    never settles: its hold counts in full."""
     dynamo.call(
         "update_item",
         TableName=_table(),
-        Key={
-            "pk": s(_pk(chunk.tenant, chunk.kind, chunk.job_id)),
-            "sk": s(f"{SPENT_PREFIX}{chunk.index:06d}"),
-        },
+        Key=_spent_key(chunk),
+        UpdateExpression="SET #hold = :hold",
+        ExpressionAttributeNames={"#hold": HOLD_PREFIX + reservation},
+        ExpressionAttributeValues={":hold": s(json.dumps(most.as_dict()))},
+    )
+
+
+def add_spent(chunk: Chunk, usage: Usage, holds: Sequence[str] = ()) -> None:
+    """Add one delivery's LLM usage to its chunk's (each delivery's, counted or not: every
+    call was made), in place of the delivery's `holds`, apart from the job item, which stays
+    cool."""
+    names = {f"#h{k}": HOLD_PREFIX + rid for k, rid in enumerate(holds)}
+    dynamo.call(
+        "update_item",
+        TableName=_table(),
+        Key=_spent_key(chunk),
         UpdateExpression="SET model = :model "
-        "ADD llm_calls :calls, cache_hits :hits, input_tokens :input, output_tokens :output",
+        "ADD llm_calls :calls, cache_hits :hits, input_tokens :input, output_tokens :output"
+        + (" REMOVE " + ", ".join(names) if names else ""),
+        **({"ExpressionAttributeNames": names} if names else {}),
         ExpressionAttributeValues={
             ":model": s(usage.model),
             ":calls": n(usage.llm_calls),
@@ -280,8 +314,9 @@ def add_spent(chunk: Chunk, usage: Usage) -> None:
     )
 
 
-def spent(tenant: str, kind: JobKind, job_id: str) -> Usage:
-    """The LLM usage of every chunk of the job so far: one item per chunk that used any."""
+def spent(tenant: str, kind: str, job_id: str) -> Usage:
+    """The LLM usage of every chunk of the job so far, with every hold not settled counted in
+    full (a delivery still running, or killed): one item per chunk that used any."""
     total = Usage()
     for item in dynamo.query_items(
         TableName=_table(),
@@ -296,48 +331,44 @@ def spent(tenant: str, kind: JobKind, job_id: str) -> Usage:
             get_n(item, "output_tokens"),
             get_s(item, "model") or "",
         )
+        for name, value in item.items():
+            if name.startswith(HOLD_PREFIX):
+                total += Usage.from_dict(json.loads(value["S"]))
     return total
 
 
 # ---- ending and noting -------------------------------------------------------------------------
 
 
-def complete_action(job: Job, now_ms: int) -> Item:
-    """The transaction action that marks the running job complete."""
-    return _end_action(job, Status.COMPLETE, "completed_ms = :now", {":now": n(now_ms)})
+def completing(job: Job, now_ms: int) -> Writes:
+    """The write that marks the running job complete (refused once it has ended)."""
+    return _ending(job, Status.COMPLETE, "completed_ms = :now", {":now": n(now_ms)})
 
 
-def fail_action(job: Job, reason: str, http_status: int) -> Item:
-    """The transaction action that marks the running job failed, saying why."""
-    return _end_action(
+def failing(job: Job, failure: Failure) -> Writes:
+    """The write that marks the running job failed, saying why (refused once it has ended)."""
+    return _ending(
         job,
         Status.FAILED,
-        "failure = :reason, failure_status = :code",
-        {":reason": s(reason), ":code": n(http_status)},
+        "failure = :reason, failure_error = :error",
+        {":reason": s(failure.message), ":error": s(failure.error)},
     )
 
 
-def _end_action(job: Job, status: Status, set_expression: str, values: Item) -> Item:
-    return {
-        "Update": {
-            "TableName": _table(),
-            "Key": key(job.tenant, job.kind, job.job_id),
-            "UpdateExpression": f"SET #status = :ended, {set_expression} REMOVE sweep",
-            "ConditionExpression": "#status = :running",
-            "ExpressionAttributeNames": _STATUS,
-            "ExpressionAttributeValues": {":ended": s(status.value), **_RUNNING, **values},
-        }
+def _ending(job: Job, status: Status, set_expression: str, values: Item) -> Writes:
+    update = {
+        "TableName": _table(),
+        "Key": key(job.tenant, job.kind, job.job_id),
+        "UpdateExpression": f"SET #status = :ended, {set_expression} REMOVE sweep",
+        "ConditionExpression": "#status = :running",
+        "ExpressionAttributeNames": _STATUS,
+        "ExpressionAttributeValues": {":ended": s(status.value), **_RUNNING, **values},
     }
-
-
-def end(actions: Sequence[Item]) -> bool:
-    """Run the transaction that ends a job; False when it had ended already (or a condition of
-    another action failed)."""
-    return dynamo.transact(actions)
+    return Writes([{"Update": update}])
 
 
 def _update_running(
-    tenant: str, kind: JobKind, job_id: str, update: str, values: Item, condition: str = ""
+    tenant: str, kind: str, job_id: str, update: str, values: Item, condition: str = ""
 ) -> bool:
     """One update of a job item, only while the job runs (and `condition` holds); whether it
     was made."""
@@ -353,15 +384,15 @@ def _update_running(
     return updated is not None
 
 
-def note_error(chunk: Chunk, message: str, http_status: int, now_ms: int) -> None:
+def note_error(chunk: Chunk, error: Failure, now_ms: int) -> None:
     """Remember the latest chunk failure of a running job (the reason it fails with if the
     chunk is given up); a failure is progress too (the job is being worked on)."""
     _update_running(
         chunk.tenant,
         chunk.kind,
         chunk.job_id,
-        "SET last_error = :message, last_error_status = :code, progress_ms = :now",
-        {":message": s(message), ":code": n(http_status), ":now": n(now_ms)},
+        "SET last_error = :message, last_error_class = :error, progress_ms = :now",
+        {":message": s(error.message), ":error": s(error.error), ":now": n(now_ms)},
     )
 
 
@@ -375,7 +406,7 @@ def touch(chunk: Chunk, now_ms: int) -> None:
 # ---- the sweeper -------------------------------------------------------------------------------
 
 
-def stalled(before_ms: int) -> Iterator[tuple[str, JobKind, str]]:
+def stalled(before_ms: int) -> Iterator[tuple[str, str, str]]:
     """(tenant, kind, job id) of every running job whose last progress was before
     `before_ms` (the sparse index: running jobs only)."""
     items = dynamo.query_items(
@@ -388,14 +419,15 @@ def stalled(before_ms: int) -> Iterator[tuple[str, JobKind, str]]:
         yield _parse_pk(item["pk"]["S"])
 
 
-def claim_sweep(job: Job, now_ms: int) -> bool:
-    """Take the stalled job for this sweep (one sweeper wins when two see it): count the sweep
-    and mark it as moved now. False when it moved or ended meanwhile."""
+def claim_sweep(job: Job, now_ms: int, *, count: bool = True) -> bool:
+    """Take the stalled job for this sweep (one sweeper wins when two see it): mark it as moved
+    at `now_ms` (the time it is taken, never later), counting the sweep unless not `count`.
+    False when it moved or ended meanwhile."""
     return _update_running(
         job.tenant,
         job.kind,
         job.job_id,
         "SET progress_ms = :now ADD sweeps :one",
-        {":now": n(now_ms), ":one": n(1), ":seen": n(job.progress_ms)},
+        {":now": n(now_ms), ":one": n(1 if count else 0), ":seen": n(job.progress_ms)},
         condition="progress_ms = :seen",
     )

@@ -6,16 +6,21 @@ limit, and the reservations of work in flight.
     T#<tenant>  M#<YYYY-MM>         llm_calls, cache_hits, input_tokens, output_tokens,
                                     spent_pusd, unpriced_calls (calls of a model with no price),
                                     reserved_pusd, committed_pusd (spent + reserved), and
-                                    reservations: {<id>: {"pusd": amount, "until": epoch s}}
+                                    reservations: {<id>: {"pusd": amount, "until": epoch s,
+                                    "calls", "in", "out": the most the work can use,
+                                    "unpriced": 1 for a model with no price}}
 
 Amounts are whole pico-dollars (10^-12 USD, what a cost is rounded up to): sums stay exact.
 
-A reservation is one conditional update of the month: it adds its amount to committed_pusd only
-while committed_pusd stays within the limit, so spending cannot pass the limit however many
-workers reserve at once. Settling removes the reservation and adds what was spent. A
-reservation whose work died is released when it has expired (`until`), by the next reservation
-that finds no room, or by the next read of the month. The map of reservations is bounded
-(MAX_RESERVATIONS), and so is the item.
+Every piece of LLM work reserves the most it can use before its first call, with or without a
+limit. A reservation is one conditional update of the month: with a limit, it adds its amount
+to committed_pusd only while committed_pusd stays within the limit, so spending cannot pass the
+limit however many workers reserve at once. Settling replaces the reservation with what was
+used. A reservation whose work died (killed mid-call: nothing settles it) is charged in full
+when it has expired (`until`): what the provider may have served is never left uncounted. The
+next reservation that finds no room charges expired ones, and a read of the month counts them
+as spent before they are. The map of reservations is bounded (MAX_RESERVATIONS), and so is the
+item.
 """
 
 from __future__ import annotations
@@ -59,6 +64,16 @@ def _get_usd(item: Item, name: str) -> Decimal:
     return Decimal(value["N"]) * COST_QUANTUM if value is not None else Decimal(0)
 
 
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """The most a piece of LLM work in flight can use (`usd` None: its model has no price),
+    held until `until` (epoch seconds)."""
+
+    usd: Decimal | None
+    until: int
+    most: Usage = field(default_factory=Usage)
+
+
 @dataclass(slots=True)
 class Month:
     """A tenant's month as stored."""
@@ -68,22 +83,41 @@ class Month:
     spent_usd: Decimal = Decimal(0)
     unpriced_calls: int = 0
     committed_usd: Decimal = Decimal(0)
-    # Unexpired reservations, and expired ones not yet released: id -> (usd, until).
-    reservations: dict[str, tuple[Decimal, int]] = field(default_factory=dict)
+    # Unexpired reservations, and expired ones not yet charged.
+    reservations: dict[str, Reservation] = field(default_factory=dict)
 
     def reserved_usd(self, now: float) -> Decimal:
         """What unexpired reservations hold."""
-        return sum((usd for usd, until in self.reservations.values() if until > now), Decimal(0))
+        held = (r.usd or Decimal(0) for r in self.reservations.values() if r.until > now)
+        return sum(held, Decimal(0))
 
-    def expired(self, now: float) -> dict[str, Decimal]:
-        return {rid: usd for rid, (usd, until) in self.reservations.items() if until <= now}
+    def expired(self, now: float) -> dict[str, Reservation]:
+        """Reservations of work that died, to be charged in full."""
+        return {rid: r for rid, r in self.reservations.items() if r.until <= now}
+
+    def charged(self, now: float) -> Month:
+        """The month as it stands once its expired reservations are charged (as a read sees it,
+        whether or not they were written yet)."""
+        month = Month(
+            self.month, self.usage, self.spent_usd, self.unpriced_calls, self.committed_usd
+        )
+        for rid, reservation in self.reservations.items():
+            if reservation.until > now:
+                month.reservations[rid] = reservation
+                continue
+            month.usage = month.usage + reservation.most
+            if reservation.usd is None:
+                month.unpriced_calls += reservation.most.llm_calls
+            else:
+                month.spent_usd += reservation.usd
+        return month
 
 
 def _month_from(month: str, item: Item | None) -> Month:
     if item is None:
         return Month(month)
     reservations = {
-        rid: (Decimal(value["M"]["pusd"]["N"]) * COST_QUANTUM, int(value["M"]["until"]["N"]))
+        rid: _reservation_from(value["M"])
         for rid, value in item.get("reservations", {}).get("M", {}).items()
     }
     return Month(
@@ -98,6 +132,20 @@ def _month_from(month: str, item: Item | None) -> Month:
         dynamo.get_n(item, "unpriced_calls"),
         _get_usd(item, "committed_pusd"),
         reservations,
+    )
+
+
+def _reservation_from(value: Item) -> Reservation:
+    unpriced = "unpriced" in value
+    return Reservation(
+        None if unpriced else Decimal(value["pusd"]["N"]) * COST_QUANTUM,
+        int(value["until"]["N"]),
+        Usage(
+            dynamo.get_n(value, "calls"),
+            0,
+            dynamo.get_n(value, "in"),
+            dynamo.get_n(value, "out"),
+        ),
     )
 
 
@@ -136,28 +184,40 @@ def limit_of(tenant: str) -> Decimal | None:
 
 
 def reserve(
-    tenant: str, month: str, reservation: str, usd: Decimal, limit: Decimal, until: int
+    tenant: str,
+    month: str,
+    reservation: str,
+    held: Reservation,
+    limit: Decimal | None,
 ) -> bool:
-    """Hold `usd` of the month for `reservation` until `until` (epoch seconds), if it stays
-    within `limit` with everything committed; False when it would not (or MAX_RESERVATIONS
-    are in flight)."""
-    headroom = limit - usd
-    if headroom < 0:
-        return False
+    """Hold `held` of the month for `reservation`: with a `limit`, only if it stays within it
+    with everything committed. False when it would not, or MAX_RESERVATIONS are in flight."""
+    usd = held.usd or Decimal(0)
+    entry: Item = {
+        "pusd": _usd(usd),
+        "until": n(held.until),
+        "calls": n(held.most.llm_calls),
+        "in": n(held.most.input_tokens),
+        "out": n(held.most.output_tokens),
+        **({"unpriced": n(1)} if held.usd is None else {}),
+    }
+    room = ""
+    values: Item = {":r": {"M": entry}, ":usd": _usd(usd), ":most": n(MAX_RESERVATIONS)}
+    if limit is not None:
+        headroom = limit - usd
+        if headroom < 0:
+            return False
+        room = "(attribute_not_exists(committed_pusd) OR committed_pusd <= :room) AND "
+        values[":room"] = _usd(headroom)
     kwargs: Item = {
         "TableName": _table(),
         "Key": _month_key(tenant, month),
         "UpdateExpression": "SET reservations.#r = :r ADD committed_pusd :usd, reserved_pusd :usd",
-        "ConditionExpression": "(attribute_not_exists(committed_pusd) OR committed_pusd <= :room) "
-        "AND (attribute_not_exists(reservations) OR size(reservations) < :most) "
+        "ConditionExpression": room
+        + "(attribute_not_exists(reservations) OR size(reservations) < :most) "
         "AND attribute_not_exists(reservations.#r)",
         "ExpressionAttributeNames": {"#r": reservation},
-        "ExpressionAttributeValues": {
-            ":r": {"M": {"pusd": _usd(usd), "until": n(until)}},
-            ":usd": _usd(usd),
-            ":room": _usd(headroom),
-            ":most": n(MAX_RESERVATIONS),
-        },
+        "ExpressionAttributeValues": values,
     }
     for _ in range(2):
         try:
@@ -180,18 +240,30 @@ def reserve(
     return False
 
 
-def release_expired(tenant: str, month: str, expired: Mapping[str, Decimal]) -> None:
-    """Release reservations that expired (their work died), each once."""
-    for rid, usd in expired.items():
+def charge_expired(tenant: str, month: str, expired: Mapping[str, Reservation]) -> None:
+    """Charge in full reservations that expired (their work died before it settled), each
+    once: what they held moves from reserved to spent, with the most calls and tokens."""
+    for rid, reservation in expired.items():
+        most = reservation.most
+        adds = {
+            "llm_calls": n(most.llm_calls),
+            "input_tokens": n(most.input_tokens),
+            "output_tokens": n(most.output_tokens),
+            "reserved_pusd": _usd(-(reservation.usd or Decimal(0))),
+        }
+        if reservation.usd is None:
+            adds["unpriced_calls"] = n(most.llm_calls)
+        else:
+            adds["spent_pusd"] = _usd(reservation.usd)
         dynamo.conditional(
             "update_item",
             TableName=_table(),
             Key=_month_key(tenant, month),
-            UpdateExpression="REMOVE reservations.#r "
-            "ADD committed_pusd :minus, reserved_pusd :minus",
+            UpdateExpression="REMOVE reservations.#r ADD "
+            + ", ".join(f"{name} :{name}" for name in adds),
             ConditionExpression="attribute_exists(reservations.#r)",
             ExpressionAttributeNames={"#r": rid},
-            ExpressionAttributeValues={":minus": _usd(-usd)},
+            ExpressionAttributeValues={f":{name}": value for name, value in adds.items()},
         )
 
 
@@ -209,13 +281,11 @@ def settle(
     usage: Usage,
     cost: Decimal | None,
     reservation: tuple[str, Decimal] | None,
-    *,
-    expired: bool = True,
 ) -> None:
-    """Add what was used (`cost` None: the model has no price) to the month, and release the
-    reservation (id, amount) it was held against, if it still stands. A reservation gone
-    before it `expired` was settled by this very write (a retry whose first answer was lost):
-    nothing is added again."""
+    """Add what was used (`cost` None: the model has no price) to the month in place of the
+    reservation (id, amount) it was held against. A reservation gone already was charged in
+    full when it expired (its bound, at least what was used), or settled by this very write (a
+    retry whose first answer was lost): nothing is added again."""
     adds = {
         "llm_calls": n(usage.llm_calls),
         "cache_hits": n(usage.cache_hits),
@@ -230,7 +300,7 @@ def settle(
     if reservation is not None:
         rid, held = reservation
         released = {**adds, "reserved_pusd": _usd(-held), "committed_pusd": _usd(spent - held)}
-        done = dynamo.conditional(
+        dynamo.conditional(
             "update_item",
             TableName=_table(),
             Key=_month_key(tenant, month),
@@ -240,9 +310,7 @@ def settle(
             ExpressionAttributeNames={"#r": rid},
             ExpressionAttributeValues={f":{name}": value for name, value in released.items()},
         )
-        if done is not None or not expired:
-            return
-        # Released meanwhile (it had expired): what was spent is added all the same.
+        return
     adds["committed_pusd"] = _usd(spent)
     dynamo.call(
         "update_item",

@@ -25,6 +25,7 @@ import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
+from evalsvc.errors import Failure
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult, LowScore, ScoredPair
 from evalsvc.models.jobs import Status
@@ -33,6 +34,7 @@ from evalsvc.settings import get_settings
 from evalsvc.stats import Summary
 from evalsvc.storage import dynamo, texts
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
+from evalsvc.storage.writes import Writes
 from evalsvc.usage import Usage
 
 HEADER_SK = "result"
@@ -129,7 +131,7 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         status=Status(get_s(item, "status") or Status.COMPLETE.value),
         pairs_done=get_n(item, "pairs_done", get_n(item, "pair_count")),
         failure=get_s(item, "failure", "") or "",
-        failure_status=get_n(item, "failure_status"),
+        failure_error=get_s(item, "failure_error", "") or "",
         scored_bytes=get_n(item, "bytes_done") if "bytes_done" in item else None,
         usage=Usage.from_dict(json.loads(get_s(item, "usage") or "{}")),
     )
@@ -288,17 +290,12 @@ def _header_key(tenant: str, results_id: str) -> Item:
     return {"pk": s(result_pk(tenant, results_id)), "sk": s(HEADER_SK)}
 
 
-def running_action(result: EvaluationResult) -> Item:
-    """The transaction action that makes the result exist, running (with its job)."""
+def running(result: EvaluationResult) -> Writes:
+    """The write that makes the result exist, running (with its job); refused when it exists."""
     item = _header_item(result)
     item["status"] = s(Status.RUNNING.value)
-    return {
-        "Put": {
-            "TableName": _table(),
-            "Item": item,
-            "ConditionExpression": "attribute_not_exists(pk)",
-        }
-    }
+    put = {"TableName": _table(), "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}
+    return Writes([{"Put": put}])
 
 
 def put_scored(tenant: str, results_id: str, scored: Sequence[ScoredPair]) -> None:
@@ -309,9 +306,9 @@ def put_scored(tenant: str, results_id: str, scored: Sequence[ScoredPair]) -> No
     )
 
 
-def complete_actions(result: EvaluationResult) -> list[Item]:
-    """The transaction actions that store the statistics, mark the result complete and make it
-    the dataset's newest."""
+def completing(result: EvaluationResult) -> Writes:
+    """The writes that store the statistics, mark the result complete and make it the
+    dataset's newest."""
     pointer = {
         "pk": s(latest_pk(result.tenant, result.dataset_kind, result.dataset_id)),
         "sk": s(POINTER_SK),
@@ -332,21 +329,20 @@ def complete_actions(result: EvaluationResult) -> list[Item]:
             ":bytes": n(result.scored_bytes or 0),
         },
     }
-    return [{"Update": update}, {"Put": {"TableName": _table(), "Item": pointer}}]
+    return Writes([{"Update": update}, {"Put": {"TableName": _table(), "Item": pointer}}])
 
 
-def fail_action(tenant: str, results_id: str, reason: str, http_status: int) -> Item:
-    """The transaction action that marks the result failed, saying why."""
-    return {
-        "Update": {
-            "TableName": _table(),
-            "Key": _header_key(tenant, results_id),
-            "UpdateExpression": "SET #status = :failed, failure = :reason, failure_status = :code",
-            "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": {
-                ":failed": s(Status.FAILED.value),
-                ":reason": s(reason),
-                ":code": n(http_status),
-            },
-        }
+def failing(tenant: str, results_id: str, failure: Failure) -> Writes:
+    """The write that marks the result failed, saying why."""
+    update = {
+        "TableName": _table(),
+        "Key": _header_key(tenant, results_id),
+        "UpdateExpression": "SET #status = :failed, failure = :reason, failure_error = :error",
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": {
+            ":failed": s(Status.FAILED.value),
+            ":reason": s(failure.message),
+            ":error": s(failure.error),
+        },
     }
+    return Writes([{"Update": update}])

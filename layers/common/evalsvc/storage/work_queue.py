@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import binascii
 import json
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
@@ -20,7 +21,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from evalsvc.errors import StorageUnavailable
-from evalsvc.models.jobs import Chunk, JobKind, members_from_text, members_text
+from evalsvc.models.jobs import Chunk, members_from_text, members_text
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 
@@ -29,6 +30,7 @@ SEND_BATCH_MAX = 10
 SEND_BATCH_BYTES = 250_000
 MAX_DELAY_SECONDS = 900
 MESSAGE_VERSION = 1
+_KIND = re.compile(r"\A[a-z][a-z_]{0,31}\Z")
 
 
 @cache
@@ -59,7 +61,7 @@ def encode(chunk: Chunk) -> str:
     return json.dumps(
         {
             "v": MESSAGE_VERSION,
-            "kind": chunk.kind.value,
+            "kind": chunk.kind,
             "tenant": chunk.tenant,
             "job": chunk.job_id,
             "chunk": chunk.index,
@@ -88,7 +90,7 @@ def decode(body: str) -> Chunk:
         if members is not None and len(members) != 8 * count:
             raise BadMessage("the chunk's members do not match its count")
         return Chunk(
-            kind=JobKind(value["kind"]),
+            kind=_kind(value["kind"]),
             tenant=str(value["tenant"]),
             job_id=str(value["job"]),
             index=int(value["chunk"]),
@@ -105,12 +107,19 @@ def decode(body: str) -> Chunk:
         raise BadMessage(f"not a chunk message: {exc.__class__.__name__}") from exc
 
 
-def job_of(body: str) -> tuple[JobKind, str, str] | None:
+def _kind(value: object) -> str:
+    """A kind's name as a message carries it (which kinds exist is the engine's to say)."""
+    if not isinstance(value, str) or not _KIND.match(value):
+        raise BadMessage("the message names no kind of work")
+    return value
+
+
+def job_of(body: str) -> tuple[str, str, str] | None:
     """The kind, tenant and job id a message names, read leniently (for a message `decode`
     refuses, e.g. one of another version); None when it names none."""
     try:
         value = json.loads(body)
-        return JobKind(value["kind"]), str(value["tenant"]), str(value["job"])
+        return _kind(value["kind"]), str(value["tenant"]), str(value["job"])
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
 

@@ -12,7 +12,7 @@ from evalsvc.api import replays
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.prefer import PreferHeader, async_answer, queue_options
 from evalsvc.identifiers import format_ms
-from evalsvc.logic import evaluations
+from evalsvc.logic import evaluations, results
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.evaluations import (
@@ -98,7 +98,7 @@ def evaluate(
 def _replay(request: Request, identity: Identity, results_id: str) -> JSONResponse:
     """The answer to an evaluation, again (for a retry with its Idempotency-Key): its result
     as stored, with the reasons of its lowest-scoring pairs."""
-    stored = evaluations.read_evaluation(identity, results_id, include_all=False)
+    stored = results.read_evaluation(identity, results_id, include_all=False)
     return JSONResponse(v1_body(stored.result).model_dump(mode="json"))
 
 

@@ -11,7 +11,7 @@ from evalsvc.api.params import PageCursorParam
 from evalsvc.api.responses import json_response, readable_bytes
 from evalsvc.errors import InvalidInput
 from evalsvc.identifiers import format_ms
-from evalsvc.logic import evaluations
+from evalsvc.logic import results
 from evalsvc.logic.datasets import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
@@ -81,7 +81,7 @@ def get_evaluation(
 ) -> Response:
     include_all = parse_flag("includeAllScores", include_all_scores)
     if limit is not None or cursor is not None:
-        page = evaluations.read_evaluation_page(
+        page = results.read_evaluation_page(
             identity,
             results_id,
             include_all=include_all,
@@ -99,7 +99,7 @@ def get_evaluation(
         return json_response(
             request, paged, too_large="this page is too large: ask for a smaller limit"
         )
-    stored = evaluations.read_evaluation(
+    stored = results.read_evaluation(
         identity, results_id, include_all=include_all, max_bytes=readable_bytes(request)
     )
     result = stored.result

@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.logic import evaluations
+from evalsvc.logic import votes
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.evaluations import VoteIn, VoteOut
@@ -21,5 +21,5 @@ def vote_eval_pair(
     body: VoteIn,
     identity: Identity = Depends(current_identity),
 ) -> VoteOut:
-    critique = evaluations.vote(identity, results_id, body)
+    critique = votes.vote(identity, results_id, body)
     return VoteOut(success=True, results_id=results_id, pair_id=critique.pair_id)

@@ -30,6 +30,7 @@ versions (the one write-flip-discard path) and appends (one pair at a time).
 """
 
 from evalsvc.storage.datasets.appends import PromptMismatch, add_pair, create_for_prompt
+from evalsvc.storage.datasets.codec import TornRead
 from evalsvc.storage.datasets.keys import (
     dataset_pk,
     fingerprint,
@@ -40,6 +41,7 @@ from evalsvc.storage.datasets.keys import (
 from evalsvc.storage.datasets.pointers import dataset_id_for_prompt, latest_dataset_id
 from evalsvc.storage.datasets.reads import (
     OverBudget,
+    Selected,
     TooLarge,
     current_version,
     get_header,
@@ -52,7 +54,7 @@ from evalsvc.storage.datasets.reads import (
 )
 from evalsvc.storage.datasets.versions import (
     discard_version,
-    install_actions,
+    installing,
     put_version_pairs,
     write_dataset,
 )
@@ -60,7 +62,9 @@ from evalsvc.storage.datasets.versions import (
 __all__ = [
     "OverBudget",
     "PromptMismatch",
+    "Selected",
     "TooLarge",
+    "TornRead",
     "add_pair",
     "create_for_prompt",
     "current_version",
@@ -71,7 +75,7 @@ __all__ = [
     "get_header",
     "get_pairs",
     "get_pairs_within",
-    "install_actions",
+    "installing",
     "latest_dataset_id",
     "make_ord",
     "new_shards",

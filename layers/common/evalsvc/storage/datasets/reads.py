@@ -5,6 +5,7 @@ newer one is installed)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from evalsvc.errors import Conflict, NotFound, StorageUnavailable
@@ -122,6 +123,7 @@ def _query_pairs(
     page_bytes: int | None = None,
     budget_bytes: int | None = None,
     members: Collection[bytes] | None = None,
+    sizes: list[int] | None = None,
 ) -> tuple[list[Pair], list[str], bool]:
     """Pairs of `header`'s version (from `since_ord` on and up to `until_ord`, when given; only
     those carrying every one of `labels`, and with `members` only those whose ord's fingerprint
@@ -189,6 +191,8 @@ def _query_pairs(
         pair = pair_from_item(item)
         pairs.append(pair)
         ords.append(_ord(item))
+        if sizes is not None:
+            sizes.append(get_n(item, "b"))
         if "parts" in item and not keys_only:
             large.append((pair, item["pk"]["S"], get_n(item, "parts")))
     for pair, pk, part_count in large:
@@ -236,15 +240,18 @@ def _read_one_version(
     *,
     version: str | None = None,
     counted: bool = True,
+    first: DatasetHeader | None = None,
 ) -> tuple[DatasetHeader, T]:
     """Run `read` against the current version and return its result once the header still
     names that version afterwards (a version's pairs are deleted only after a newer one is
-    installed, so the read was whole). With `version`, a newer version is a 409."""
+    installed, so the read was whole). With `version`, a newer version is a 409. `first`: the
+    header as the caller just read it, taken for the first try instead of reading it again."""
     overwritten = Conflict(
         f"dataset {dataset_id!r} was overwritten since the first page; read it again from the start"
     )
     for _ in range(COMMIT_ATTEMPTS):
-        header = existing_header(tenant, kind, dataset_id, counted=counted)
+        header = first or existing_header(tenant, kind, dataset_id, counted=counted)
+        first = None
         if version is not None and header.version != version:
             raise overwritten
         try:
@@ -295,6 +302,17 @@ def read_page(
     return header, pairs, PageCursor(header.version, ords[-1], pairs[-1].id) if more else None
 
 
+@dataclass(slots=True)
+class Selected:
+    """A selection as read: the header of the version it came from, the pairs in dataset order
+    (ids alone when read keys only), their ords, and their pair_bytes in all."""
+
+    header: DatasetHeader
+    pairs: list[Pair]
+    ords: list[str]
+    bytes: int
+
+
 def select_pairs(
     tenant: str,
     kind: DatasetKind,
@@ -304,15 +322,18 @@ def select_pairs(
     since_ms: int | None = None,
     latest_n: int | None = None,
     keys_only: bool = False,
-) -> tuple[DatasetHeader, list[Pair], list[str]]:
+    header: DatasetHeader | None = None,
+) -> Selected:
     """The pairs an evaluation scores, in dataset order, and their ords: those carrying all
     `labels`, created at or after `since_ms`, then the `latest_n` most recent of what remains.
     Key-range queries on the order index; labels are a filter on what that range reads.
-    `keys_only`: ids and ords alone, without the texts."""
+    `keys_only`: ids and ords alone, without the texts. `header`: the dataset's header as the
+    caller just read it (counted), not read again."""
 
-    def select(header: DatasetHeader) -> tuple[list[Pair], list[str]]:
+    def select(header: DatasetHeader) -> tuple[list[Pair], list[str], list[int]]:
         if _empty(header):
-            return [], []
+            return [], [], []
+        sizes: list[int] = []
         pairs, ords, _ = _query_pairs(
             header,
             limit=latest_n,
@@ -320,14 +341,15 @@ def select_pairs(
             labels=labels,
             newest_first=latest_n is not None,
             keys_only=keys_only,
+            sizes=sizes,
         )
         if latest_n is not None:
             pairs.reverse()
             ords.reverse()
-        return pairs, ords
+        return pairs, ords, sizes
 
-    header, (pairs, ords) = _read_one_version(tenant, kind, dataset_id, select)
-    return header, pairs, ords
+    read, (pairs, ords, sizes) = _read_one_version(tenant, kind, dataset_id, select, first=header)
+    return Selected(read, pairs, ords, sum(sizes))
 
 
 def read_range(

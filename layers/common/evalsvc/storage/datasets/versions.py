@@ -33,6 +33,7 @@ from evalsvc.storage.datasets.keys import (
 from evalsvc.storage.datasets.pointers import latest_pointer, prompt_pointer
 from evalsvc.storage.datasets.reads import current_version, get_header
 from evalsvc.storage.dynamo import Item, s
+from evalsvc.storage.writes import Writes
 
 
 def _delete_version(
@@ -118,7 +119,7 @@ def put_version_pairs(
     dynamo.batch_write(table(), requests, on_progress=on_progress)
 
 
-def install_actions(
+def installing(
     tenant: str,
     kind: DatasetKind,
     dataset_id: str,
@@ -127,8 +128,8 @@ def install_actions(
     pair_bytes: int,
     system_prompt: str,
     ms: int,
-) -> list[Item]:
-    """The transaction actions that make the new dataset of the `pair_count` pairs
+) -> Writes:
+    """The writes that make the new dataset of the `pair_count` pairs
     (`pair_bytes` in all) put under a version (`stored`: its id and shards; put_version_pairs)
     exist, as the tenant's latest of its kind; they fail when the dataset exists already."""
     version, shards = stored
@@ -149,7 +150,7 @@ def install_actions(
         "Item": header_item(header),
         "ConditionExpression": "attribute_not_exists(pk)",
     }
-    return [{"Put": put}, {"Put": latest_pointer(tenant, kind, dataset_id, ms)}]
+    return Writes([{"Put": put}, {"Put": latest_pointer(tenant, kind, dataset_id, ms)}])
 
 
 def discard_version(

@@ -1,9 +1,8 @@
-"""Queued augmentations, one kind of work of the job engine (logic.jobs): POST /augment when
-its LLM work is too large for one request.
+"""Queued augmentations, one kind of work of the job engine (logic.jobs): POST /augment
+(logic.augment) when its LLM work is too large for one request.
 
-    start     the request: a job for a new synthetic dataset, one chunk of seed pairs per
+    queued    the request: a job for a new synthetic dataset, one chunk of seed pairs per
               message
-    wait      the request, for a plain POST
     run       a worker: variants of the chunk's seeds, written under the dataset's version
     complete  whoever counts the last chunk: install the version (the dataset now exists, and
               is the tenant's latest synthetic dataset), with the job's end
@@ -15,20 +14,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalsvc.deadlines import Deadline
-from evalsvc.errors import OutOfTime, StillRunning
+from evalsvc.errors import Failure, OutOfTime, StillRunning, Unrecoverable
 from evalsvc.identifiers import new_id, now_ms
 from evalsvc.logic import chunks, jobs
 from evalsvc.logic.variants import llm_variants, perturbed_variants
-from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader, DatasetKind, Pair, pair_bytes
-from evalsvc.models.jobs import Chunk, Job, JobKind, Status, Tally
+from evalsvc.models.jobs import Chunk, Job, Status, Tally
 from evalsvc.observability import metrics
 from evalsvc.scoring.llm import LLMOutOfTime, configured_llm
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import jobs as jobs_store
-from evalsvc.storage.dynamo import Item
+from evalsvc.storage.writes import NONE, Writes
 from evalsvc.usage import Usage
+
+# The kind's name (job id: the synthetic dataset's).
+AUGMENTATION = "augmentation"
 
 
 def seeds_per_chunk(multiple: int, with_llm: bool, bytes_per_seed: float | None) -> int:
@@ -43,8 +44,8 @@ def seeds_per_chunk(multiple: int, with_llm: bool, bytes_per_seed: float | None)
     return max(1, min(limits))
 
 
-def start(
-    identity: Identity,
+def queued(
+    tenant: str,
     dataset_id: str,
     seed_header: DatasetHeader,
     seed_ords: Sequence[str],
@@ -56,15 +57,15 @@ def start(
     for that dataset already started (a retry of the same request) is returned as it is."""
     with_llm = configured_llm() is not None
     pieces = jobs.cut(
-        JobKind.AUGMENTATION,
-        identity.tenant,
+        AUGMENTATION,
+        tenant,
         dataset_id,
         seed_ords,
         seeds_per_chunk(multiple, with_llm, seed_header.bytes_per_pair),
     )
     job = Job(
-        kind=JobKind.AUGMENTATION,
-        tenant=identity.tenant,
+        kind=AUGMENTATION,
+        tenant=tenant,
         job_id=dataset_id,
         chunk_count=len(pieces),
         pairs_total=len(seed_ords) * multiple,
@@ -82,49 +83,36 @@ def start(
             "shards": datasets_store.new_shards(),
         },
     )
-    return jobs.start(job, pieces, [], "augment again")
-
-
-def get(tenant: str, dataset_id: str) -> Job | None:
-    """The job generating synthetic dataset `dataset_id` (its id is the dataset's)."""
-    return jobs.get(tenant, JobKind.AUGMENTATION, dataset_id)
+    return jobs.start(job, pieces, NONE, "augment again")
 
 
 def seed_count(job: Job) -> int:
     return int(job.params["seed_count"])
 
 
-def progress_message(job: Job) -> str:
-    return (
-        f"synthetic dataset {job.job_id!r} is still being generated ({job.pairs_done} of "
-        f"{job.pairs_total} pairs written) and goes on in the background: GET "
-        f"/data/synthetic/{job.job_id} answers once it is complete"
-    )
-
-
-def failure_message(job: Job) -> str:
-    return f"generating synthetic dataset {job.job_id!r} failed: {job.failure}"
-
-
-def wait(job: Job, seconds: float) -> Job:
-    """The job once complete; its failure raised, or StillRunning after `seconds`."""
-    current = jobs.wait(job, seconds)
-    check_ended(current, location=f"data/synthetic/{job.job_id}")
-    return current
-
-
 def check_ended(job: Job, location: str | None = None) -> None:
-    """Raise what a reader of an unfinished synthetic dataset is told."""
+    """Raise what a reader of an unfinished synthetic dataset is told: its failure, or its
+    progress (StillRunning)."""
     if job.status is Status.FAILED:
-        raise chunks.failure(failure_message(job), job.failure_status)
+        failure = job.failure or Failure("")
+        raise Failure(
+            f"generating synthetic dataset {job.job_id!r} failed: {failure.message}",
+            failure.error,
+        ).exception()
     if job.status is Status.RUNNING:
-        raise StillRunning(progress_message(job), retry_after_seconds=10, location=location)
+        raise StillRunning(
+            f"synthetic dataset {job.job_id!r} is still being generated ({job.pairs_done} of "
+            f"{job.pairs_total} pairs written) and goes on in the background: GET "
+            f"/data/synthetic/{job.job_id} answers once it is complete",
+            retry_after_seconds=10,
+            location=location,
+        )
 
 
 class Augmentations:
     """Queued augmentations as the job engine runs them."""
 
-    kind = JobKind.AUGMENTATION
+    name = AUGMENTATION
     completed_metric = "SyntheticDatasets"
 
     def run(self, job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> Tally | None:
@@ -148,16 +136,16 @@ class Augmentations:
         metrics.add_metric(name="SyntheticPairs", unit="Count", value=len(pairs))
         return Tally(chunk.index, len(pairs), sum(pair_bytes(pair) for pair in pairs))
 
-    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> list[Item]:
+    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> Writes:
         written = sum(tally.pairs for tally in tallies)
         if written != job.pairs_total:
-            raise chunks.Unrecoverable(
+            raise Unrecoverable(
                 f"{written} synthetic pairs were written for {job.pairs_total} wanted; "
                 "augment again"
             )
         # The dataset appears (and becomes the latest) in the same transaction that completes
         # the job, so a job is complete exactly when its dataset exists.
-        return datasets_store.install_actions(
+        return datasets_store.installing(
             job.tenant,
             DatasetKind.SYNTHETIC,
             job.job_id,
@@ -168,8 +156,8 @@ class Augmentations:
             job.created_ms,
         )
 
-    def failed(self, job: Job, reason: str, http_status: int) -> list[Item]:
-        return []
+    def failed(self, job: Job, failure: Failure) -> Writes:
+        return NONE
 
     def discard(self, job: Job) -> None:
         datasets_store.discard_version(
@@ -177,7 +165,7 @@ class Augmentations:
         )
 
 
-AUGMENTATIONS = Augmentations()
+AUGMENTATIONS = jobs.register(Augmentations())
 
 
 def _shards(job: Job) -> int:
@@ -199,7 +187,7 @@ def _variants(chunk: Chunk, job: Job, deadline: Deadline) -> list[Pair]:
         [str(label) for label in params.get("labels", [])],
     )
     if len(seeds) != chunk.count:
-        raise chunks.Unrecoverable(
+        raise Unrecoverable(
             f"seed dataset {params['seed_id']!r} was overwritten while variants of it were "
             "being generated; augment again"
         )

@@ -1,13 +1,13 @@
 """Queued evaluations, one kind of work of the job engine (logic.jobs): an evaluation too large
-for one request is cut into chunks of pairs, scored by workers, and completed from the totals
-its chunks left.
+for one request (logic.evaluations) is cut into chunks of pairs, scored by workers, and
+completed from the totals its chunks left.
 
-    start     the request: the result (running) and its job in one transaction, then chunks
-    wait      the request, for a plain POST: until complete, failed, or out of time
+    queued    the request: the result (running) and its job in one transaction, then chunks
     run       a worker: score one chunk's pairs and store them; its totals (score counts and
               lowest pairs per metric) are counted with the chunk
     complete  whoever counts the last chunk: statistics from the chunks' totals, result
               complete and the dataset's newest, with the job's end
+    failed    the result failed, saying why (its scored pairs stay: they explain it)
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from evalsvc.deadlines import Deadline
-from evalsvc.errors import OutOfTime, StillRunning
+from evalsvc.errors import Failure, OutOfTime, Unrecoverable
 from evalsvc.logic import chunks, jobs
 from evalsvc.logic.scored_pairs import score_pairs, summarize_totals, totals
 from evalsvc.models.datasets import DatasetHeader, Pair
 from evalsvc.models.evaluations import EvaluationResult, ScoredPair
-from evalsvc.models.jobs import Chunk, Job, JobKind, Status, Tally
+from evalsvc.models.jobs import Chunk, Job, Status, Tally
 from evalsvc.observability import metrics
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import configured_judge
@@ -29,8 +29,11 @@ from evalsvc.scoring.metric import scorers_for
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
-from evalsvc.storage.dynamo import Item
+from evalsvc.storage.writes import Writes
 from evalsvc.usage import Usage
+
+# The kind's name (job id: the evaluation result's).
+EVALUATION = "evaluation"
 
 
 def pairs_per_chunk(definitions: Sequence[str], bytes_per_pair: float | None) -> int:
@@ -49,18 +52,19 @@ def pairs_per_chunk(definitions: Sequence[str], bytes_per_pair: float | None) ->
     return max(1, min(limits, default=1))
 
 
-def start(
+def queued(
     result: EvaluationResult,
     header: DatasetHeader,
     ords: Sequence[str],
     labels: Sequence[str],
     max_cost: Decimal | None = None,
-) -> EvaluationResult:
-    """Store the running result with its job and queue its chunks; the result. A result with
-    this id already started (a retry of the same request) is returned as it stands. With
-    `max_cost` (the request's max_cost_usd), every chunk is held to what is left of it."""
+) -> Job:
+    """Start the job of scoring `result` (running, stored with its job) over the selection
+    whose ords are `ords`; the job as started, or as it stands when a retry of the same request
+    started it before. With `max_cost` (the request's max_cost_usd), every chunk is held to
+    what is left of it."""
     pieces = jobs.cut(
-        JobKind.EVALUATION,
+        EVALUATION,
         result.tenant,
         result.results_id,
         ords,
@@ -68,7 +72,7 @@ def start(
     )
     result.status, result.pairs_done = Status.RUNNING, 0
     job = Job(
-        kind=JobKind.EVALUATION,
+        kind=EVALUATION,
         tenant=result.tenant,
         job_id=result.results_id,
         chunk_count=len(pieces),
@@ -81,66 +85,19 @@ def start(
             **({} if max_cost is None else {jobs.MAX_COST_PARAM: str(max_cost)}),
         },
     )
-    started = jobs.start(job, pieces, [results_store.running_action(result)], "evaluate again")
-    if started is not job:
-        return current(result.tenant, result.results_id) or result
-    return result
-
-
-def current(tenant: str, results_id: str) -> EvaluationResult | None:
-    """The result as it stands; a queued one not complete with its job's progress and the
-    LLM usage of its chunks so far."""
-    result = results_store.get(tenant, results_id)
-    if result is not None and result.status is not Status.COMPLETE:
-        job = jobs.get(tenant, JobKind.EVALUATION, results_id)
-        result.pairs_done = job.pairs_done if job else 0
-        if job is not None:  # the chunks' LLM usage so far
-            result.usage = result.usage + jobs.spent_of(job)
-        if job is not None and job.status is Status.FAILED and result.status is Status.RUNNING:
-            # The job ended between the two reads: its failure is the result's.
-            result.status, result.failure = job.status, job.failure
-            result.failure_status = job.failure_status
-    return result
-
-
-def progress_message(result: EvaluationResult) -> str:
-    return (
-        f"evaluation {result.results_id!r} is still running ({result.pairs_done} of "
-        f"{result.pair_count} pairs scored) and goes on in the background: follow it with "
-        f"GET /evaluation/{result.results_id}"
-    )
-
-
-def wait(result: EvaluationResult, seconds: float) -> EvaluationResult:
-    """The result once complete. A failed job raises its failure; one still running after
-    `seconds` raises StillRunning naming the id to poll."""
-    job = jobs.get(result.tenant, JobKind.EVALUATION, result.results_id)
-    if job is not None:
-        job = jobs.wait(job, seconds)
-    if job is not None and job.status is Status.FAILED:
-        raise chunks.failure(
-            f"evaluation {result.results_id!r} failed: {job.failure}", job.failure_status
-        )
-    if job is not None and job.status is Status.RUNNING:
-        result.pairs_done = job.pairs_done
-        raise StillRunning(
-            progress_message(result),
-            retry_after_seconds=10,
-            location=f"evaluation/{result.results_id}",
-        )
-    return current(result.tenant, result.results_id) or result
+    return jobs.start(job, pieces, results_store.running(result), "evaluate again")
 
 
 class Evaluations:
     """Queued evaluations as the job engine runs them."""
 
-    kind = JobKind.EVALUATION
+    name = EVALUATION
     completed_metric = "Evaluations"  # as an evaluation scored inside its request counts
 
     def run(self, job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> Tally | None:
         result = results_store.get(chunk.tenant, chunk.job_id)
         if result is None:
-            raise chunks.Unrecoverable(f"evaluation result {chunk.job_id!r} is missing")
+            raise Unrecoverable(f"evaluation result {chunk.job_id!r} is missing")
         pairs = _read(chunk, result, job)
         positions: Sequence[int] = range(chunk.start, chunk.start + len(pairs))
         stored: dict[str, ScoredPair] = {}
@@ -169,13 +126,13 @@ class Evaluations:
             totals=totals(everything, len(result.definitions)),
         )
 
-    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> list[Item]:
+    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> Writes:
         result = results_store.get(job.tenant, job.job_id)
         if result is None:
-            raise chunks.Unrecoverable(f"evaluation result {job.job_id!r} is missing")
+            raise Unrecoverable(f"evaluation result {job.job_id!r} is missing")
         scored = sum(tally.pairs for tally in tallies)
         if scored != job.pairs_total:
-            raise chunks.Unrecoverable(
+            raise Unrecoverable(
                 f"{scored} scored pairs were counted for {job.pairs_total} selected; evaluate again"
             )
         summarize_totals(result, [tally.totals for tally in tallies])
@@ -183,16 +140,16 @@ class Evaluations:
         result.scored_bytes = sum(tally.bytes for tally in tallies)
         # What the request used before it queued the rest, and every delivery of every chunk.
         result.usage = result.usage + spent
-        return results_store.complete_actions(result)
+        return results_store.completing(result)
 
-    def failed(self, job: Job, reason: str, http_status: int) -> list[Item]:
-        return [results_store.fail_action(job.tenant, job.job_id, reason, http_status)]
+    def failed(self, job: Job, failure: Failure) -> Writes:
+        return results_store.failing(job.tenant, job.job_id, failure)
 
     def discard(self, job: Job) -> None:
         """The scored pairs of a failed result stay: they cost nothing to keep and explain it."""
 
 
-EVALUATIONS = Evaluations()
+EVALUATIONS = jobs.register(Evaluations())
 
 
 def _read(chunk: Chunk, result: EvaluationResult, job: Job) -> list[Pair]:
@@ -207,7 +164,7 @@ def _read(chunk: Chunk, result: EvaluationResult, job: Job) -> list[Pair]:
         [str(label) for label in job.params.get("labels", [])],
     )
     if len(pairs) != chunk.count:
-        raise chunks.Unrecoverable(
+        raise Unrecoverable(
             f"{result.dataset_kind.value} dataset {result.dataset_id!r} was overwritten while "
             "it was being evaluated; evaluate it again"
         )

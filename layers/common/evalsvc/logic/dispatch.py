@@ -1,0 +1,177 @@
+"""Dispatch: where a request's work runs. Small work runs inside the request, against its
+deadline; large work goes to the job engine (logic.jobs) as a job of its kind and, unless the
+caller asked to be answered at once, is waited for while the request safely can. Work begun
+inside the request that turns out not to fit it (a judge slower than expected) is handed to the
+queue, what it did so far kept. Every kind of request-started work goes through `submit`: the
+flow is written once.
+
+What is read, once each (docs/performance.md counts the calls):
+
+    the source's size    one read (a dataset's header), only when there is a queue to choose
+    the selection        one read: the pairs with their texts when the size says the work fits;
+                         else their keys (and each one's bytes), and, when the selection turns
+                         out to fit, their texts by key
+    the job's end        one read of what it made, when it completes while the request waits
+
+The LLM work of the whole request is metered and held to its cap and the tenant's monthly
+limit in one session (logic.spending), which the use case opens before it makes its work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from evalsvc.deadlines import Deadline
+from evalsvc.errors import DomainError, Failure
+from evalsvc.logic import jobs, spending
+from evalsvc.logic.datasets import Selection
+from evalsvc.models.jobs import Job, Status
+from evalsvc.observability import metrics
+from evalsvc.settings import get_settings
+
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+# What storing costs in the plan of work done inside a request: DynamoDB takes ~25 items per
+# batch write, 8 in flight; the base covers the commit, the answer, and queueing instead.
+STORING_BASE_SECONDS = 3.0
+STORED_PAIRS_PER_SECOND = 2_000.0
+
+
+def storing_seconds(pair_count: int) -> float:
+    """Time kept back from a request's deadline to store what `pair_count` pairs of work made
+    (or to queue it instead) and answer: a few seconds, and more for large outputs."""
+    return STORING_BASE_SECONDS + pair_count / STORED_PAIRS_PER_SECOND
+
+
+class HandOver(Exception):
+    """Work begun inside the request will not fit it: the rest goes to the queue, what was done
+    kept. `why` finishes the sentence "... because" for the caller."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+class Work(Protocol[R_co]):
+    """One request's work of some kind, as dispatch runs it."""
+
+    def size(self) -> tuple[int, int | None]:
+        """How many pairs the work could take at most, and their bytes: from the source's
+        header (one read, kept for `select`)."""
+        ...
+
+    def fits_inline(self, pair_count: int, pair_bytes: int | None) -> bool:
+        """Whether work over that many pairs (and bytes, None: unknown) runs inside a request."""
+        ...
+
+    def select(self, *, keys_only: bool) -> Selection:
+        """The selected pairs (a 400 when there are none)."""
+        ...
+
+    def with_texts(self, selection: Selection) -> Selection:
+        """A keys-only selection with its pairs' texts (read by key)."""
+        ...
+
+    def run_inline(
+        self, selection: Selection, deadline: Deadline, spend: spending.Spending
+    ) -> R_co:
+        """Do the work inside the request, before `deadline`; HandOver when it will not fit."""
+        ...
+
+    def before_queueing(self, selection: Selection, spend: spending.Spending) -> None:
+        """Refuse now what the job could not be allowed to do (its cap, the month's limit)."""
+        ...
+
+    def start(self, selection: Selection, spend: spending.Spending) -> Job:
+        """Start the job (logic.kinds) over the selection; the job, or the one a retry of the
+        same request started."""
+        ...
+
+    def answer(self, job: Job, spend: spending.Spending) -> R_co:
+        """The answer for the job: running (the caller asked to be answered at once) or
+        complete (what it made, read once)."""
+        ...
+
+    def still_running(self, job: Job) -> DomainError:
+        """What a caller who waited is told of a job still running (StillRunning)."""
+        ...
+
+    def failed(self, job: Job, failure: Failure) -> DomainError:
+        """What a caller is told of a job that failed."""
+        ...
+
+    def handed_over(self, job: Job, why: str) -> DomainError:
+        """What the caller is told when the work was handed to the queue (StillRunning)."""
+        ...
+
+    def out_of_time(self, why: str) -> DomainError:
+        """What the caller is told when the work did not fit and there is no queue."""
+        ...
+
+
+def queue_available() -> bool:
+    return get_settings().work_queue_url is not None
+
+
+@dataclass(slots=True)
+class _Dispatch(Generic[R]):
+    work: Work[R]
+    deadline: Deadline
+    spend: spending.Spending
+    respond_async: bool
+    wait_seconds: float
+
+    def run(self) -> R:
+        work = self.work
+        if not queue_available():
+            return self._inline(work.select(keys_only=False), queue=False)
+        pair_count, pair_bytes = work.size()
+        if not self.respond_async and work.fits_inline(pair_count, pair_bytes):
+            return self._inline(work.select(keys_only=False), queue=True)
+        selection = work.select(keys_only=True)
+        if self.respond_async or not work.fits_inline(len(selection.ords), selection.bytes):
+            return self._queued(selection)
+        return self._inline(work.with_texts(selection), queue=True)
+
+    def _queued(self, selection: Selection) -> R:
+        self.work.before_queueing(selection, self.spend)
+        job = self.work.start(selection, self.spend)
+        if not self.respond_async:
+            job = jobs.wait(job, self.wait_seconds)
+        return self._answer(job)
+
+    def _answer(self, job: Job) -> R:
+        if job.status is Status.FAILED:
+            raise self.work.failed(job, job.failure or Failure("no reason was kept"))
+        if job.status is Status.RUNNING and not self.respond_async:
+            raise self.work.still_running(job)
+        return self.work.answer(job, self.spend)
+
+    def _inline(self, selection: Selection, *, queue: bool) -> R:
+        try:
+            return self.work.run_inline(selection, self.deadline, self.spend)
+        except HandOver as over:
+            if not queue:
+                raise self.work.out_of_time(over.why) from None
+            job = self.work.start(selection, self.spend)
+            metrics.add_metric(name="WorkHandedOver", unit="Count", value=1)
+            raise self.work.handed_over(job, over.why) from None
+
+
+def submit(
+    work: Work[R],
+    spend: spending.Spending,
+    deadline: Deadline,
+    *,
+    respond_async: bool = False,
+    wait_seconds: float = 0.0,
+) -> R:
+    """Run `work` inside the request (before `deadline`) or as a queued job: at once when it
+    is large or `respond_async` (then the answer is the running job), handed over when it turns
+    out not to fit. A plain request waits up to `wait_seconds` for a queued job; one still
+    running then is a StillRunning naming what to poll. `spend` is the request's spending
+    session (logic.spending), open before the work was made: every LLM made for it meters
+    there."""
+    return _Dispatch(work, deadline, spend, respond_async, wait_seconds).run()

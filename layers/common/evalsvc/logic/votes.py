@@ -1,0 +1,36 @@
+"""Human votes on scored pairs: one per person, pair and metric, replacing their earlier one."""
+
+from __future__ import annotations
+
+from evalsvc.errors import NotFound
+from evalsvc.identifiers import new_id, now_ms
+from evalsvc.logic.results import check_metric_idx, existing_result
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.evaluations import Critique, VoteIn
+from evalsvc.observability import metrics
+from evalsvc.storage import critiques as critiques_store
+from evalsvc.storage import results as results_store
+
+
+def vote(identity: Identity, results_id: str, body: VoteIn) -> Critique:
+    """Record the caller's vote on one scored pair and metric (replacing their earlier one)."""
+    result = existing_result(identity, results_id, require_complete=True)
+    check_metric_idx(result, body.metric_idx)
+    scored = results_store.get_scored(identity.tenant, results_id, [body.pair_id])
+    if body.pair_id not in scored:
+        raise NotFound(f"pair {body.pair_id!r} was not scored in evaluation result {results_id!r}")
+    critique = Critique(
+        id=new_id("cr_"),
+        pair_id=body.pair_id,
+        metric_idx=body.metric_idx,
+        comment=body.comment or "",
+        vote=body.vote,
+        user=identity.user,
+        user_email=identity.user_email,
+        time_ms=now_ms(),
+        source=body.source,
+        score=scored[body.pair_id].scores[body.metric_idx],
+    )
+    stored = critiques_store.upsert(identity.tenant, results_id, result.metrics_id, critique)
+    metrics.add_metric(name="Votes", unit="Count", value=1)
+    return stored
