@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evalsvc.api.middleware import MAX_BODY_BYTES
+from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
 from evalsvc_tools import user_commands
 from evalsvc_tools.cli import main

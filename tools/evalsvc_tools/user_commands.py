@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from evalsvc.api.middleware import MAX_BODY_BYTES
 from evalsvc.errors import InvalidInput
 from evalsvc.identifiers import CLIENT_ID_RULE, check_dataset_id, is_client_id
+from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS, MAX_TEXT_CHARS
 from evalsvc.scoring import bounded_json
 
