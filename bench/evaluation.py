@@ -26,7 +26,8 @@ from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, Pair, PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import EvaluateIn
 from evalsvc.scoring.judges import CachedJudge
-from evalsvc.scoring.llm import LLM, OpenAIProvider
+from evalsvc.scoring.llm import LLM
+from evalsvc.scoring.llm.openai import OpenAIProvider
 from evalsvc.settings import get_settings
 from moto import mock_aws
 

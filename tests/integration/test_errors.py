@@ -170,7 +170,7 @@ def test_missing_dataset_is_404(seeded: Tenant) -> None:
 
 
 def test_a_body_larger_than_the_gateway_carries_is_413(seeded: Tenant) -> None:
-    from evalsvc.api.middleware import MAX_BODY_BYTES
+    from evalsvc.models.common import MAX_BODY_BYTES
 
     raw = json.dumps({"data": [{"input": "x" * 90_000, "output": "y"} for _ in range(52)]}).encode()
     assert MAX_BODY_BYTES < len(raw) < 6 * 1024 * 1024
@@ -182,7 +182,7 @@ def test_a_body_larger_than_the_gateway_carries_is_413(seeded: Tenant) -> None:
 
 
 def test_the_largest_body_accepted_fits_lambdas_event_limit_base64_encoded() -> None:
-    from evalsvc.api.middleware import LAMBDA_EVENT_BYTES, MAX_BODY_BYTES
+    from evalsvc.models.common import LAMBDA_EVENT_BYTES, MAX_BODY_BYTES
 
     from tests.lambda_support import load_event, with_body
 

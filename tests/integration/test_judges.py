@@ -204,7 +204,7 @@ def _converse_response(reason: str, score: int) -> dict[str, object]:
 
 
 def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalsvc.scoring import llm
+    from evalsvc.scoring.llm import bedrock
 
     seed(acme)
     client = boto3.client("bedrock-runtime", region_name="us-east-1")
@@ -214,7 +214,7 @@ def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.Monk
     )
     for score in (5, 2, 5):
         stubber.add_response("converse", _converse_response(f"scored {score}", score))
-    monkeypatch.setattr(llm, "_bedrock_client", lambda region, read_timeout: client)
+    monkeypatch.setattr(bedrock, "_bedrock_client", lambda region, read_timeout: client)
     point_service_at(
         {
             "EVALSVC_LLM": "bedrock:anthropic.claude-3-haiku",
@@ -245,14 +245,14 @@ def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.Monk
 def test_bedrock_usage_is_priced_from_the_built_in_table(
     acme: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalsvc.scoring import llm
+    from evalsvc.scoring.llm import bedrock
 
     seed(acme)
     client = boto3.client("bedrock-runtime", region_name="us-east-1")
     stubber = Stubber(client)
     for score in (5, 2, 5):
         stubber.add_response("converse", _converse_response(f"scored {score}", score))
-    monkeypatch.setattr(llm, "_bedrock_client", lambda region, read_timeout: client)
+    monkeypatch.setattr(bedrock, "_bedrock_client", lambda region, read_timeout: client)
     point_service_at(
         {"EVALSVC_LLM": "bedrock:anthropic.claude-3-haiku-20240307-v1:0", "JUDGE_CONCURRENCY": "1"},
         monkeypatch,
@@ -267,7 +267,7 @@ def test_bedrock_usage_is_priced_from_the_built_in_table(
 
 
 def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalsvc.scoring import llm
+    from evalsvc.scoring.llm import bedrock
 
     acme.post(
         "/data/seed/one",
@@ -281,7 +281,7 @@ def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) ->
         "before-parameter-build.bedrock-runtime.Converse", lambda params, **_: seen.append(params)
     )
     stubber.add_response("converse", _converse_response("ok", 5))
-    monkeypatch.setattr(llm, "_bedrock_client", lambda region, read_timeout: client)
+    monkeypatch.setattr(bedrock, "_bedrock_client", lambda region, read_timeout: client)
     point_service_at({"EVALSVC_LLM": "bedrock:model-x"}, monkeypatch)
 
     with stubber:

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evalsvc.api.middleware import MAX_BODY_BYTES
+from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
-from evalsvc_tools import user_commands
+from evalsvc_tools import terminal, user_commands
 from evalsvc_tools.cli import main
 from evalsvc_tools.client import Client, ClientError, normalise_base_url
-from evalsvc_tools.user_commands import BadFile, read_pairs, render_comparison, render_evaluation
+from evalsvc_tools.pair_files import BadFile, read_pairs
+from evalsvc_tools.tables import render_comparison, render_evaluation
 from rich.console import Console
 
 from tests.conftest import ROOT
@@ -367,6 +368,27 @@ def test_a_file_over_the_request_limit_is_refused_before_sending(
     assert "Nothing was sent." in err
 
 
+def test_the_command_line_loads_nothing_of_the_servers_http_layer() -> None:
+    # Given a fresh interpreter, When it loads the command line as `evalsvc` does
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, evalsvc_tools.cli; "
+            "print(*sorted(m for m in sys.modules if m.startswith(('evalsvc.api', 'fastapi'))))",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+    # Then neither the API's modules (routes, middleware) nor FastAPI are among its modules:
+    # the limits the CLI checks before sending live in evalsvc.models
+    assert loaded.stdout.strip() == ""
+
+
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
@@ -601,7 +623,7 @@ def test_ctrl_c_while_following_says_the_evaluation_goes_on(
 def test_a_missing_rich_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "rich.console", None)
     with pytest.raises(ClientError, match=r"pip install 'evalsvc\[cli\]'"):
-        user_commands._rich_console()
+        terminal.rich_console()
 
 
 # ---- evaluate ----------------------------------------------------------------------------------

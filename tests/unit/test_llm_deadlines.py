@@ -20,9 +20,9 @@ from evalsvc.scoring.llm import (
     LLMOutOfTime,
     RetryableError,
     json_objects,
-    retry_after,
-    timeout_step,
 )
+from evalsvc.scoring.llm.bedrock import timeout_step
+from evalsvc.scoring.llm.openai import retry_after
 from evalsvc.settings import Settings
 
 

@@ -40,7 +40,8 @@ from evalsvc.models.datasets import MAX_PAIRS, MAX_TEXT_CHARS
 from evalsvc.pricing import PricesInvalid
 
 from evalsvc_tools import user_commands
-from evalsvc_tools.client import ClientError, terminal_safe
+from evalsvc_tools.client import ClientError
+from evalsvc_tools.terminal import terminal_safe
 
 DEFAULT_DATA_DIR = ".evalsvc"
 # The largest monthly limit the operator may set, in dollars.

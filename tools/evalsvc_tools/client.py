@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import ssl
-import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -102,16 +101,6 @@ def parse_retry_after(value: str | None) -> float | None:
     except ValueError:
         return None
     return seconds if 0 <= seconds < 3600 else None
-
-
-def terminal_safe(text: str) -> str:
-    """`text` with what a terminal would obey rather than show (escape sequences and other
-    control characters, bidirectional overrides, lone surrogates) replaced by U+FFFD: a
-    service's message or a dataset's text is shown, never run."""
-    return "".join(
-        "\ufffd" if ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cf", "Cs") else ch
-        for ch in text
-    )
 
 
 def _shown(body: bytes) -> str:

@@ -5,33 +5,31 @@
     evalsvc compare BASELINE CANDIDATE ...              POST /compare, as a table; a CI gate
     evalsvc report ID [--compare OTHER] [-o FILE]       the HTML report of a result or comparison
 
-The URL and key come from --url/--key or EVALSVC_URL/EVALSVC_API_KEY. `rich` (the `cli` extra)
-draws the tables and the progress bar; it is imported only here, when a command needs it.
+The URL and key come from --url/--key or EVALSVC_URL/EVALSVC_API_KEY. Beside this module:
+pair_files.py reads and checks what push sends; tables.py and progress.py draw the tables and
+the progress bar with `rich` (the `cli` extra, imported only when a command draws); terminal.py
+makes text safe to show.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import functools
-import io
 import json
 import os
 import re
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
-from evalsvc.api.middleware import MAX_BODY_BYTES
 from evalsvc.errors import InvalidInput
-from evalsvc.identifiers import CLIENT_ID_RULE, check_dataset_id, is_client_id
-from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS, MAX_TEXT_CHARS
-from evalsvc.scoring import bounded_json
+from evalsvc.identifiers import check_dataset_id, is_client_id
+from evalsvc.models.common import MAX_BODY_BYTES
+from evalsvc.models.datasets import MAX_TEXT_CHARS
 
 from evalsvc_tools.client import (
     EXIT_FAILED,
@@ -42,12 +40,16 @@ from evalsvc_tools.client import (
     HttpError,
     encode_json,
     segment,
-    terminal_safe,
 )
-
-if TYPE_CHECKING:
-    from rich.console import Console
-    from rich.progress import Progress as RichProgress
+from evalsvc_tools.pair_files import BadFile, read_pairs
+from evalsvc_tools.progress import PlainLines, ProgressDisplay, RichBar
+from evalsvc_tools.tables import (
+    format_p_value,
+    format_signed,
+    render_comparison,
+    render_evaluation,
+)
+from evalsvc_tools.terminal import cut, rich_console, terminal_safe
 
 EXIT_INTERRUPTED = 130
 POLL_VARIABLE = "EVALSVC_POLL_SECONDS"
@@ -55,16 +57,6 @@ DEFAULT_POLL_SECONDS = 1.0
 # Statuses worth asking again about while following an evaluation, and how many times in a row.
 TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_POLL_FAILURES = 5
-# How much of a metric's definition a table shows, and how many regressions are listed.
-METRIC_WIDTH = 40
-LOWEST_SHOWN = 3
-REGRESSIONS_SHOWN = 10
-REASON_WIDTH = 60
-JSON_LINES_SUFFIXES = (".jsonl", ".ndjson", ".json")
-# CSV: the separator of labels in one cell, when the cell is not a JSON list.
-LABEL_SEPARATOR = ";"
-# A figure the service gave as null (too few pairs for it).
-MISSING = "-"
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -96,289 +88,7 @@ def _client(args: argparse.Namespace) -> Client:
     return Client.from_settings(args.url, args.key)
 
 
-def _rich_console(*, stderr: bool = False) -> Console:
-    try:
-        from rich.console import Console
-    except ImportError:
-        raise ClientError(
-            "this command draws with rich, which is not installed: pip install 'evalsvc[cli]'",
-            EXIT_USAGE,
-        ) from None
-    stream = sys.stderr if stderr else sys.stdout
-    # Off a terminal (a file, a CI log): no escape codes, and a width readable in a log (120
-    # unless COLUMNS says).
-    width = None if stream.isatty() or os.environ.get("COLUMNS") else 120
-    return Console(file=stream, width=width, highlight=False)
-
-
-def _cut(text: str, width: int) -> str:
-    text = terminal_safe(" ".join(text.split()))
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _num(value: Any, digits: int = 2) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return MISSING
-    return f"{value:.{digits}f}"
-
-
-def _signed(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return MISSING
-    return f"{value:+.2f}"
-
-
-def _p(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return MISSING
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
-
-
-# ---- push: reading and checking a file of pairs ------------------------------------------------
-
-
-class BadFile(ClientError):
-    """A file that cannot be pushed: every problem found, each `file:line: what`."""
-
-    def __init__(self, path: Path, problems: list[str], bad_rows: int) -> None:
-        what = f"{bad_rows} bad row{'s' if bad_rows != 1 else ''}" if bad_rows else "not valid"
-        super().__init__(f"{path}: {what} (listed above); nothing was sent", EXIT_USAGE)
-        self.problems = problems
-        self.bad_rows = bad_rows
-
-
-@dataclass(slots=True)
-class Row:
-    """One record of the file as read, before it is checked; `labels_text` is a CSV cell."""
-
-    line: int
-    record: Any
-    labels_text: str | None = None
-
-
-# What is wrong with the record that starts on a line.
-Problem = tuple[int, str]
-
-
-def _text(raw: bytes, path: Path) -> str:
-    """The file as text: UTF-8, with or without a byte order mark."""
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise BadFile(path, [f"{path}:{line}: not UTF-8 text (byte {exc.start})"], 1) from None
-
-
-def _not_json(exc: bounded_json.NotJson) -> str:
-    cause = exc.__cause__
-    if isinstance(cause, json.JSONDecodeError):
-        return f"not valid JSON ({cause.msg}, column {cause.colno})"
-    return f"not valid JSON ({exc})"  # nested too deep, an overlong integer, NaN
-
-
-def _json_lines(text: str) -> Iterator[Row | Problem]:
-    # Lines end at \n only: JSON text may hold other line separators (U+2028) as they are.
-    # Read as the service's checks read JSON: strictly, and bounded in depth and digits.
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield Row(number, bounded_json.loads(line))
-        except bounded_json.NotJson as exc:
-            yield number, _not_json(exc)
-
-
-def _json_array(text: str) -> Iterator[Row | Problem]:
-    """A .json file holding one array of objects; each item is placed at the line it starts."""
-    try:
-        items = bounded_json.loads(text)
-    except bounded_json.NotJson as exc:
-        cause = exc.__cause__
-        yield (cause.lineno if isinstance(cause, json.JSONDecodeError) else 1), _not_json(exc)
-        return
-    decoder = json.JSONDecoder()
-    position, line, counted = text.index("[") + 1, 1, 0
-    for _ in items:
-        while text[position] in " \t\r\n,":
-            position += 1
-        line += text.count("\n", counted, position)
-        counted = position
-        record, position = decoder.raw_decode(text, position)
-        yield Row(line, record)
-
-
-CSV_COLUMNS = "the columns: input, output, and optionally id and labels"
-
-
-def _csv_rows(text: str) -> Iterator[Row | Problem]:
-    csv.field_size_limit(2**31 - 1)  # an overlong text is reported by its size, below
-    # strict: a stray quote is an error on its line, not a field that swallows the lines after.
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    header: list[str] | None = None
-    start = 1
-    try:
-        for cells in reader:
-            line, start = start, reader.line_num + 1
-            if not any(cell.strip() for cell in cells):
-                continue
-            if header is None:
-                header = [cell.strip().lower() for cell in cells]
-                missing = [name for name in ("input", "output") if name not in header]
-                doubled = sorted({name for name in header if name and header.count(name) > 1})
-                wrong = [f"no {' or '.join(missing)} column"] if missing else []
-                if doubled:
-                    wrong.append(f"column {', '.join(doubled)} appears more than once")
-                if wrong:
-                    yield line, f"the header row has {'; '.join(wrong)} ({CSV_COLUMNS})"
-                    return
-                continue
-            if len(cells) > len(header):
-                yield (
-                    line,
-                    (
-                        f"{len(cells)} fields, but the header has {len(header)} "
-                        "(quote a text that holds a comma)"
-                    ),
-                )
-                continue
-            record = {name: cell for name, cell in zip(header, cells, strict=False) if name}
-            labels = record.pop("labels", None)
-            if record.get("id") == "":
-                del record["id"]
-            yield Row(line, record, labels_text=labels)
-    except csv.Error as exc:
-        yield reader.line_num, f"not valid CSV ({exc})"
-    if header is None:
-        yield 1, f"no header row ({CSV_COLUMNS})"
-
-
-def _csv_labels(cell: str) -> Any:
-    """Labels from a CSV cell: a JSON list of strings, or texts separated by `;` (each without
-    the spaces around it; empty ones dropped)."""
-    cell = cell.strip()
-    if cell.startswith("["):
-        try:
-            return bounded_json.loads(cell)
-        except bounded_json.NotJson as exc:
-            cause = exc.__cause__
-            detail = cause.msg if isinstance(cause, json.JSONDecodeError) else str(exc)
-            raise ValueError(
-                f"labels look like a JSON list but are not valid JSON ({detail})"
-            ) from None
-    return [label.strip() for label in cell.split(LABEL_SEPARATOR) if label.strip()]
-
-
-def _check_text(name: str, value: Any, wrong: list[str]) -> None:
-    if not isinstance(value, str):
-        wrong.append(f"{name} is missing" if value is None else f"{name} must be a string")
-    elif len(value) > MAX_TEXT_CHARS:
-        wrong.append(f"{name} has {len(value):,} characters, over the limit of {MAX_TEXT_CHARS:,}")
-
-
-def _check_labels(labels: Any, wrong: list[str]) -> None:
-    if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
-        wrong.append("labels must be a list of strings")
-        return
-    if len(labels) > MAX_LABELS:
-        wrong.append(f"{len(labels)} labels, over the limit of {MAX_LABELS}")
-    for label in labels:
-        if not label:
-            wrong.append("a label is empty")
-        elif len(label) > MAX_LABEL_CHARS:
-            wrong.append(
-                f"label {_cut(label, 40)!r} has {len(label)} characters, over the limit of "
-                f"{MAX_LABEL_CHARS}"
-            )
-
-
-def _pair(row: Row, wrong: list[str]) -> dict[str, Any]:
-    """The pair a row writes; what is wrong with it goes to `wrong`."""
-    record = row.record
-    if not isinstance(record, dict):
-        wrong.append("expected an object with input and output")
-        return {}
-    _check_text("input", record.get("input"), wrong)
-    _check_text("output", record.get("output"), wrong)
-    pair: dict[str, Any] = {"input": record.get("input"), "output": record.get("output")}
-    pair_id = record.get("id")
-    if pair_id is not None:
-        if not isinstance(pair_id, str):
-            wrong.append("id must be a string")
-        elif not is_client_id(pair_id):
-            wrong.append(f"id {_cut(pair_id, 40)!r} is not valid: use {CLIENT_ID_RULE}")
-        else:
-            pair["id"] = pair_id
-    labels: Any = record.get("labels")
-    if row.labels_text is not None:
-        try:
-            labels = _csv_labels(row.labels_text)
-        except ValueError as exc:
-            wrong.append(str(exc))
-            labels = None
-    if labels is not None:
-        _check_labels(labels, wrong)
-        if labels:
-            pair["labels"] = labels
-    return pair
-
-
-def read_pairs(path: Path) -> list[dict[str, Any]]:
-    """Every pair of a JSON Lines (.jsonl, .ndjson, .json; or a .json array) or CSV file,
-    checked against the service's limits. Raises BadFile listing every bad row."""
-    suffix = path.suffix.lower()
-    if suffix not in (*JSON_LINES_SUFFIXES, ".csv"):
-        raise ClientError(
-            f"{path}: cannot tell the format from the extension {path.suffix or '(none)'!r}: "
-            "name the file .jsonl (one JSON object a line) or .csv (a header row: input, "
-            "output, id, labels)",
-            EXIT_USAGE,
-        )
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ClientError(f"{path}: no such file", EXIT_USAGE) from None
-    except IsADirectoryError:
-        raise ClientError(f"{path}: is a directory, not a file", EXIT_USAGE) from None
-    except OSError as exc:
-        raise ClientError(f"{path}: cannot be read ({exc.strerror})", EXIT_USAGE) from None
-    text = _text(raw, path)
-    rows: Iterable[Row | Problem]
-    if suffix == ".csv":
-        rows = _csv_rows(text)
-    elif suffix == ".json" and text.lstrip().startswith("["):
-        rows = _json_array(text)
-    else:
-        rows = _json_lines(text)
-
-    problems: list[str] = []
-    bad_rows = 0
-    pairs: list[dict[str, Any]] = []
-    lines_of_ids: dict[str, int] = {}
-    for row in rows:
-        if isinstance(row, tuple):
-            line, what = row
-            problems.append(f"{path}:{line}: {what}")
-            bad_rows += 1
-            continue
-        wrong: list[str] = []
-        pair = _pair(row, wrong)
-        pair_id = pair.get("id")
-        if pair_id is not None:
-            first = lines_of_ids.setdefault(pair_id, row.line)
-            if first != row.line:
-                wrong.append(f"id {pair_id!r} is also on line {first}")
-        if wrong:
-            problems.extend(f"{path}:{row.line}: {what}" for what in wrong)
-            bad_rows += 1
-        else:
-            pairs.append(pair)
-    if not problems and not pairs:
-        problems.append(f"{path}: no pairs in the file")
-    if len(pairs) > MAX_PAIRS:
-        problems.append(f"{path}: {len(pairs):,} pairs, over the {MAX_PAIRS:,} a dataset holds")
-    if problems:
-        raise BadFile(path, problems, bad_rows)
-    return pairs
+# ---- push ---------------------------------------------------------------------------------------
 
 
 @user_command
@@ -422,69 +132,6 @@ def push(args: argparse.Namespace) -> int:
 
 
 # ---- evaluate ----------------------------------------------------------------------------------
-
-
-class ProgressDisplay(Protocol):
-    def update(self, done: int, total: int) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class RichBar:
-    """A progress bar on the terminal (stderr)."""
-
-    def __init__(self, results_id: str) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TaskProgressColumn,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        console = _rich_console(stderr=True)
-        console.print(f"evaluation {results_id}", highlight=False)
-        self.progress: RichProgress = Progress(
-            TextColumn("scoring"),
-            BarColumn(bar_width=32),
-            MofNCompleteColumn(),
-            TextColumn("pairs"),
-            TaskProgressColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        )
-        self.task = self.progress.add_task("scoring", total=None)
-        self.progress.start()
-
-    def update(self, done: int, total: int) -> None:
-        self.progress.update(self.task, completed=done, total=total or None)
-        self.progress.refresh()
-
-    def close(self) -> None:
-        self.progress.stop()
-
-
-class PlainLines:
-    """Off a terminal: a line at each tenth of the way, no escape codes."""
-
-    def __init__(self, results_id: str) -> None:
-        self.results_id = results_id
-        self.shown = -1
-
-    def update(self, done: int, total: int) -> None:
-        tenth = 10 * done // total if total else 0
-        if tenth > self.shown:
-            self.shown = tenth
-            percent = 100 * done // total if total else 0
-            print(
-                f"evaluation {self.results_id}: {done}/{total} pairs ({percent}%)",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    def close(self) -> None:
-        pass
 
 
 def _poll_seconds() -> float:
@@ -545,75 +192,6 @@ def _location_id(location: str | None) -> str | None:
     return match.group(1) if match and is_client_id(match.group(1)) else None
 
 
-def _lowest(pairs: Any) -> str:
-    if not isinstance(pairs, list) or not pairs:
-        return MISSING
-    shown = [
-        f"{terminal_safe(str(p.get('pair_id')))} {_num(p.get('score'), 1)}"
-        for p in pairs[:LOWEST_SHOWN]
-        if p
-    ]
-    more = len(pairs) - LOWEST_SHOWN
-    return ", ".join(shown) + (f" (+{more})" if more > 0 else "")
-
-
-def _at(values: Any, index: int) -> Any:
-    return values[index] if isinstance(values, list) and index < len(values) else None
-
-
-def render_evaluation(result: dict[str, Any], console: Console) -> None:
-    """The per-metric table of a complete evaluation result (GET /evaluation/{id})."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    pairs = result.get("pair_count", result.get("pairs_total"))
-    console.print(
-        escape(
-            f"evaluation {result.get('results_id')}: {pairs} pairs of dataset "
-            f"{result.get('dataset_id')}\nmetrics {result.get('metrics_id')}, created "
-            f"{result.get('created_at')}"
-        )
-    )
-    usage = result.get("usage")
-    if isinstance(usage, dict) and (usage.get("llm_calls") or usage.get("cache_hits")):
-        cost = usage.get("cost_usd")
-        money = f"${cost:.6f}" if isinstance(cost, int | float) else "cost unknown (no price)"
-        console.print(
-            escape(
-                f"LLM: {usage.get('llm_calls')} calls, {usage.get('cache_hits')} cache hits, "
-                f"{usage.get('input_tokens')} input and {usage.get('output_tokens')} output "
-                f"tokens, {money} ({usage.get('model')})"
-            )
-        )
-    intervals = result.get("score_confidence_intervals")
-    first = _at(intervals, 0)
-    confidence = first.get("ci_confidence") if isinstance(first, dict) else None
-    level = f"{100 * confidence:g}%" if isinstance(confidence, int | float) else "95%"
-    table = Table(show_lines=False)
-    table.add_column("#", justify="right")
-    table.add_column("metric", max_width=METRIC_WIDTH, overflow="ellipsis", no_wrap=True)
-    table.add_column("mean", justify="right")
-    table.add_column(f"{level} interval", justify="right")
-    table.add_column("median", justify="right")
-    table.add_column("n", justify="right")
-    table.add_column("lowest pairs (score)")
-    definitions = result.get("metrics_definitions")
-    for index, definition in enumerate(definitions if isinstance(definitions, list) else []):
-        interval = _at(intervals, index)
-        low = interval.get("ci_low") if isinstance(interval, dict) else None
-        high = interval.get("ci_high") if isinstance(interval, dict) else None
-        table.add_row(
-            str(index),
-            escape(_cut(str(definition), METRIC_WIDTH)),
-            _num(_at(result.get("score_means"), index)),
-            f"[{_num(low)}, {_num(high)}]",
-            _num(_at(result.get("score_medians"), index)),
-            str(pairs),
-            escape(_lowest(_at(result.get("min_scoring_pairs"), index))),
-        )
-    console.print(table)
-
-
 def _evaluate_body(args: argparse.Namespace) -> dict[str, Any]:
     body: dict[str, Any] = (
         {"seed_data_id": args.seed}
@@ -637,7 +215,7 @@ def evaluate(args: argparse.Namespace) -> int:
     client = _client(args)
     interval = _poll_seconds()
     if not args.json:
-        _rich_console()  # say now, not after the run, when rich is missing
+        rich_console()  # say now, not after the run, when rich is missing
     try:
         answer = client.request(
             "POST", "/evaluate", _evaluate_body(args), headers={"Prefer": "respond-async"}
@@ -680,77 +258,11 @@ def evaluate(args: argparse.Namespace) -> int:
             f"evaluation {results_id} failed: {result.get('failure') or 'no reason given'}"
         )
     if not args.json:
-        render_evaluation(result, _rich_console())
+        render_evaluation(result, rich_console())
     return 0
 
 
 # ---- compare -----------------------------------------------------------------------------------
-
-# How each verdict is shown, and its style.
-VERDICTS = {
-    "improved": ("improved", "green"),
-    "regressed": ("regressed", "bold red"),
-    "no_significant_difference": ("not significant", ""),
-    "insufficient_data": ("too few pairs", "yellow"),
-}
-
-
-def render_comparison(comparison: dict[str, Any], console: Console) -> None:
-    """The per-metric table of a POST /compare answer, and the pairs that regressed most."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    alpha = comparison.get("alpha")
-    level = f"{100 * (1 - alpha):g}%" if isinstance(alpha, int | float) else "interval"
-    console.print(
-        escape(
-            f"baseline {comparison.get('baseline_id')} → candidate "
-            f"{comparison.get('candidate_id')}\n{comparison.get('pairs_matched')} pairs "
-            f"matched ({comparison.get('only_in_baseline')} only in the baseline, "
-            f"{comparison.get('only_in_candidate')} only in the candidate); alpha {alpha}, "
-            f"correction {comparison.get('correction')}"
-        )
-    )
-    table = Table()
-    table.add_column("metric", max_width=METRIC_WIDTH, overflow="ellipsis", no_wrap=True)
-    table.add_column("n", justify="right")
-    table.add_column("baseline", justify="right")
-    table.add_column("candidate", justify="right")
-    table.add_column(f"diff ({level} interval)", justify="right")
-    table.add_column("p adj.", justify="right")
-    table.add_column("W/T/L", justify="right")
-    table.add_column("verdict", no_wrap=True)
-    metrics = comparison.get("metrics")
-    for metric in metrics if isinstance(metrics, list) else []:
-        verdict = str(metric.get("verdict"))
-        shown, style = VERDICTS.get(verdict, (escape(_cut(verdict, 30)), ""))
-        table.add_row(
-            escape(_cut(str(metric.get("metric")), METRIC_WIDTH)),
-            str(metric.get("n")),
-            _num(metric.get("baseline_mean")),
-            _num(metric.get("candidate_mean")),
-            f"{_signed(metric.get('mean_diff'))} [{_signed(metric.get('ci_low'))}, "
-            f"{_signed(metric.get('ci_high'))}]",
-            _p(metric.get("p_adjusted")),
-            f"{metric.get('wins')}/{metric.get('ties')}/{metric.get('losses')}",
-            f"[{style}]{shown}[/]" if style else shown,
-        )
-    console.print(table)
-    regressions = comparison.get("regressions")
-    if not isinstance(regressions, list) or not regressions:
-        console.print("no pair regressed on any metric")
-        return
-    console.print(f"pairs that regressed most ({len(regressions)} listed by the service):")
-    for change in regressions[:REGRESSIONS_SHOWN]:
-        reason = _cut(str(change.get("candidate_reason") or ""), REASON_WIDTH)
-        line = (
-            f"  {change.get('pair_id')}  {_cut(str(change.get('metric')), 40)}  "
-            f"{_num(change.get('baseline_score'))} → {_num(change.get('candidate_score'))} "
-            f"({_signed(change.get('diff'))})"
-        )
-        console.print(escape(line + (f"  {reason}" if reason else "")))
-    if len(regressions) > REGRESSIONS_SHOWN:
-        console.print(f"  … and {len(regressions) - REGRESSIONS_SHOWN} more (--json shows all)")
 
 
 def regressed_metrics(comparison: dict[str, Any]) -> list[dict[str, Any]]:
@@ -766,7 +278,7 @@ def regressed_metrics(comparison: dict[str, Any]) -> list[dict[str, Any]]:
 def compare(args: argparse.Namespace) -> int:
     client = _client(args)
     if not args.json:
-        _rich_console()
+        rich_console()
     body: dict[str, Any] = {"baseline_id": args.baseline, "candidate_id": args.candidate}
     if args.alpha is not None:
         body["alpha"] = args.alpha
@@ -778,14 +290,15 @@ def compare(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(comparison, indent=2, ensure_ascii=False))
     else:
-        render_comparison(comparison, _rich_console())
+        render_comparison(comparison, rich_console())
     regressed = regressed_metrics(comparison)
     if args.fail_on_regression and regressed:
         for metric in regressed:
             print(
-                f"evalsvc: regressed: {_cut(str(metric.get('metric')), 80)}: mean diff "
-                f"{_signed(metric.get('mean_diff'))} [{_signed(metric.get('ci_low'))}, "
-                f"{_signed(metric.get('ci_high'))}], p adjusted {_p(metric.get('p_adjusted'))}",
+                f"evalsvc: regressed: {cut(str(metric.get('metric')), 80)}: mean diff "
+                f"{format_signed(metric.get('mean_diff'))} "
+                f"[{format_signed(metric.get('ci_low'))}, {format_signed(metric.get('ci_high'))}], "
+                f"p adjusted {format_p_value(metric.get('p_adjusted'))}",
                 file=sys.stderr,
             )
         raise ClientError(

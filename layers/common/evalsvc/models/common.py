@@ -1,6 +1,15 @@
-"""Shapes shared by every route."""
+"""Shapes and limits shared by every route."""
 
 from pydantic import BaseModel
+
+# Lambda takes at most 6 MB (6,291,456 bytes) of event per synchronous invocation, and API
+# Gateway sends the request body in it base64-encoded (BinaryMediaTypes is */*, for gzip
+# responses; see docs/design.md): 4/3 of the body, beside the headers, query and request
+# context (64 KiB is kept for them; API Gateway caps headers at 10 KB). The largest body that
+# reaches the function whole is this: 4,669,440 bytes.
+LAMBDA_EVENT_BYTES = 6 * 1024 * 1024
+EVENT_ENVELOPE_BYTES = 64 * 1024
+MAX_BODY_BYTES = (LAMBDA_EVENT_BYTES - EVENT_ENVELOPE_BYTES) * 3 // 4
 
 
 class ErrorBody(BaseModel):

@@ -1,0 +1,203 @@
+"""The LLM client: a provider (provider.py) asked with the same settings, retries and failure
+rules for every caller (the judge, prompt improvement, question generation, augmentation).
+
+Every call plans against the caller's deadline: its timeout is what is left of it, a call that
+would not finish in time (judging by the provider's recent latency) is not started, and a pause
+before a retry (at least the provider's `Retry-After`) that would cross it ends the asking with
+LLMOutOfTime instead.
+
+Every attempt is metered (evalsvc.usage): a call, and the tokens the provider says it used;
+an answer that says nothing of its tokens, or that timed out after the request was sent (the
+model may have run), counts the call's bound (what was sent, and max_tokens, which every call
+sends), so spending is not undercounted. A throttled or refused call costs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from evalsvc import backoff
+from evalsvc.deadlines import Deadline
+from evalsvc.scoring.llm.latency import LATENCY
+from evalsvc.scoring.llm.provider import (
+    InvalidAnswer,
+    Provider,
+    RetryableError,
+    provider_from_settings,
+)
+from evalsvc.settings import Settings, get_settings
+from evalsvc.usage import (
+    CALL_OVERHEAD_TOKENS,
+    Bound,
+    Meter,
+    calls_bound,
+    current_meter,
+    text_bytes,
+)
+
+T = TypeVar("T")
+
+# A call is not started with less than this left before the deadline.
+MIN_CALL_SECONDS = 1.0
+
+
+class LLMFailed(Exception):
+    """No usable answer after every attempt; `problem` says what went wrong last."""
+
+    def __init__(
+        self,
+        problem: str,
+        attempts: int,
+        *,
+        transient: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.attempts = attempts
+        # The last attempt met throttling, a 5xx or a timeout (not an unusable answer): the
+        # provider may well answer later (not before `retry_after` seconds, if it said so).
+        self.transient = transient
+        self.retry_after = retry_after
+
+
+class LLMOutOfTime(LLMFailed):
+    """The deadline came before a usable answer: nothing more can be asked in time."""
+
+    def __init__(self, problem: str, attempts: int, retry_after: float | None = None) -> None:
+        super().__init__(problem, attempts, transient=True, retry_after=retry_after)
+
+
+class LLM:
+    """A provider with the service's retry rules: throttling, 5xx, timeouts and unusable answers
+    are asked again after a jittered exponential pause (at least the provider's Retry-After), up
+    to `max_attempts` in all, all before `deadline`."""
+
+    def __init__(
+        self, provider: Provider, settings: Settings, deadline: Deadline | None = None
+    ) -> None:
+        self.provider = provider
+        self.name = provider.name
+        self.max_attempts = max(1, settings.judge_max_attempts)
+        self.base_delay = settings.judge_retry_base_seconds
+        self.concurrency = max(1, settings.judge_concurrency)
+        self.call_timeout = settings.judge_timeout_seconds
+        self.deadline = deadline or Deadline.never()
+        self._lock = threading.Lock()
+        self.calls = 0
+        self.retries = 0
+        # Where every attempt's usage goes: the request's or chunk's meter (usage.metering).
+        self.meter = current_meter() or Meter()
+        self.meter.name_model(self.name)
+
+    def bound(
+        self,
+        system: str,
+        user: str,
+        schema: dict[str, Any],
+        schema_name: str,
+        max_tokens: int,
+        *,
+        expected_output: int,
+    ) -> Bound:
+        """At most what one `ask` with these can use, every attempt made."""
+        sent = text_bytes(system, user, json.dumps(schema), schema_name)
+        bound = calls_bound(1, sent, max_tokens, self.max_attempts, expected_output)
+        bound.model = self.name
+        return bound
+
+    def _meter(
+        self, tokens: tuple[int, int] | None, sent: tuple[str, ...], max_tokens: int
+    ) -> None:
+        """Record an answered attempt: the provider's counts, or, when it gave none, the
+        attempt's bound."""
+        if tokens is None:
+            tokens = (text_bytes(*sent) + CALL_OVERHEAD_TOKENS, max_tokens)
+        self.meter.record(input_tokens=tokens[0], output_tokens=tokens[1])
+
+    def expected_call_seconds(self) -> float | None:
+        """How long a call is expected to take, from this process's recent calls."""
+        return LATENCY.expected(self.name)
+
+    def _timeout(self, problem: str, attempt: int, retry_after: float | None) -> float:
+        """The timeout of the next call; LLMOutOfTime when it could not finish in time."""
+        left = self.deadline.left()
+        expected = self.expected_call_seconds() or 0.0
+        if left < max(MIN_CALL_SECONDS, expected):
+            raise LLMOutOfTime(
+                problem or f"no time left for a call ({max(0.0, left):.1f} s)",
+                attempt,
+                retry_after=retry_after,
+            )
+        return min(self.call_timeout, left)
+
+    def _pause(self, attempt: int, retry_after: float | None, problem: str) -> None:
+        pause = max(backoff.delay(attempt, self.base_delay, 8.0), retry_after or 0.0)
+        if pause + MIN_CALL_SECONDS > self.deadline.left():
+            raise LLMOutOfTime(problem, attempt, retry_after=retry_after)
+        with self._lock:
+            self.retries += 1
+        time.sleep(pause)
+
+    def ask(
+        self,
+        system: str,
+        user: str,
+        schema: dict[str, Any],
+        schema_name: str,
+        accept: Callable[[Any], T],
+        *,
+        max_tokens: int = 1024,
+    ) -> T:
+        """The first JSON value of the answer that `accept` takes (it raises InvalidAnswer
+        otherwise); LLMFailed after the last attempt, LLMOutOfTime when the deadline comes
+        first."""
+        problem = ""
+        transient = False
+        wait: float | None = None
+        for attempt in range(self.max_attempts):
+            if attempt:
+                self._pause(attempt, wait, problem)
+            timeout = self._timeout(problem, attempt, wait)
+            with self._lock:
+                self.calls += 1
+            self.meter.record(calls=1)
+            sent = (system, user, json.dumps(schema), schema_name)
+            started = time.monotonic()
+            try:
+                answer = self.provider.complete(
+                    system, user, schema, schema_name, max_tokens, timeout
+                )
+            except RetryableError as exc:
+                if exc.billed:  # no counts came back: the attempt's bound is counted
+                    self._meter(None, sent, max_tokens)
+                problem, transient, wait = str(exc), True, exc.retry_after
+                continue
+            except InvalidAnswer as exc:
+                LATENCY.record(self.name, time.monotonic() - started)
+                self._meter(exc.tokens, sent, max_tokens)
+                problem, transient, wait = f"unusable answer ({exc})", False, None
+                continue
+            LATENCY.record(self.name, time.monotonic() - started)
+            self._meter(answer.tokens, sent, max_tokens)
+            transient, wait = False, None
+            problems = []
+            for candidate in answer.values:
+                try:
+                    return accept(candidate)
+                except InvalidAnswer as exc:
+                    problems.append(str(exc))
+            # The first (outermost) JSON value is the one the model meant as its answer.
+            problem = f"unusable answer ({problems[0] if problems else 'no JSON object in it'})"
+        raise LLMFailed(problem, self.max_attempts, transient=transient, retry_after=wait)
+
+
+def configured_llm(deadline: Deadline | None = None) -> LLM | None:
+    """The LLM that EVALSVC_LLM configures, asking before `deadline`; None when it is unset."""
+    settings = get_settings()
+    provider = provider_from_settings(settings)
+    return LLM(provider, settings, deadline) if provider else None

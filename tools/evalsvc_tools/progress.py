@@ -1,0 +1,75 @@
+"""How `evalsvc evaluate` shows an evaluation's progress while it follows it: a rich bar on a
+terminal, a plain line at each tenth of the way elsewhere (a file, a CI log)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Protocol
+
+from evalsvc_tools.terminal import rich_console
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
+
+
+class ProgressDisplay(Protocol):
+    def update(self, done: int, total: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class RichBar:
+    """A progress bar on the terminal (stderr)."""
+
+    def __init__(self, results_id: str) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        console = rich_console(stderr=True)
+        console.print(f"evaluation {results_id}", highlight=False)
+        self.progress: RichProgress = Progress(
+            TextColumn("scoring"),
+            BarColumn(bar_width=32),
+            MofNCompleteColumn(),
+            TextColumn("pairs"),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        )
+        self.task = self.progress.add_task("scoring", total=None)
+        self.progress.start()
+
+    def update(self, done: int, total: int) -> None:
+        self.progress.update(self.task, completed=done, total=total or None)
+        self.progress.refresh()
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+class PlainLines:
+    """Off a terminal: a line at each tenth of the way, no escape codes."""
+
+    def __init__(self, results_id: str) -> None:
+        self.results_id = results_id
+        self.shown = -1
+
+    def update(self, done: int, total: int) -> None:
+        tenth = 10 * done // total if total else 0
+        if tenth > self.shown:
+            self.shown = tenth
+            percent = 100 * done // total if total else 0
+            print(
+                f"evaluation {self.results_id}: {done}/{total} pairs ({percent}%)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def close(self) -> None:
+        pass
