@@ -126,7 +126,7 @@ def judge_process(latency: float) -> Iterator[JudgeStats]:
 def throughput(workers: int, concurrency: int, latency: float, pairs: int) -> None:
     ideal = workers * concurrency / latency
     with tempfile.TemporaryDirectory() as tmp, judge_process(latency) as judge:
-        store = EmbeddedDynamoDB(Path(tmp), port=0, interval=3600)
+        store = EmbeddedDynamoDB(Path(tmp), port=0)
         env = store.start()
         try:
             apply_environment(
