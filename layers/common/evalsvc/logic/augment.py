@@ -252,17 +252,15 @@ class _Augmenting:
         return done
 
     def still_running(self, job: Job) -> DomainError:
-        return StillRunning(
-            f"synthetic dataset {job.job_id!r} is still being generated ({job.pairs_done} of "
-            f"{job.pairs_total} pairs written) and goes on in the background: GET "
-            f"/data/synthetic/{job.job_id} answers once it is complete",
-            retry_after_seconds=10,
-            location=f"data/synthetic/{job.job_id}",
-        )
+        return self._unfinished(job)
 
     def failed(self, job: Job, failure: Failure) -> DomainError:
-        message = f"generating synthetic dataset {job.job_id!r} failed: {failure.message}"
-        return Failure(message, failure.error).exception()
+        return self._unfinished(job)
+
+    def _unfinished(self, job: Job) -> DomainError:
+        error = augmentation_kind.unfinished(job, location=f"data/synthetic/{job.job_id}")
+        assert error is not None  # running or failed
+        return error
 
     def handed_over(self, job: Job, why: str) -> DomainError:
         return StillRunning(

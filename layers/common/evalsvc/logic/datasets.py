@@ -161,8 +161,9 @@ def read_dataset(
             from evalsvc.logic.kinds import augmentation
 
             job = jobs.get(identity.tenant, augmentation.AUGMENTATION, resolved)
-            if job is not None:
-                augmentation.check_ended(job)
+            unfinished = None if job is None else augmentation.unfinished(job)
+            if unfinished is not None:
+                raise unfinished from None
         raise
 
 

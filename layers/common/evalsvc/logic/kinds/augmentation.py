@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalsvc.deadlines import Deadline
-from evalsvc.errors import Failure, OutOfTime, StillRunning, Unrecoverable
+from evalsvc.errors import DomainError, Failure, OutOfTime, StillRunning, Unrecoverable
 from evalsvc.identifiers import new_id, now_ms
 from evalsvc.logic import chunks, jobs
 from evalsvc.logic.variants import llm_variants, perturbed_variants
@@ -90,23 +90,22 @@ def seed_count(job: Job) -> int:
     return int(job.params["seed_count"])
 
 
-def check_ended(job: Job, location: str | None = None) -> None:
-    """Raise what a reader of an unfinished synthetic dataset is told: its failure, or its
-    progress (StillRunning)."""
+def unfinished(job: Job, location: str | None = None) -> DomainError | None:
+    """What a reader of a synthetic dataset not made (yet) is told: its failure, or its
+    progress (StillRunning, with `location` to poll); None once the job is complete."""
     if job.status is Status.FAILED:
-        failure = job.failure or Failure("")
-        raise Failure(
-            f"generating synthetic dataset {job.job_id!r} failed: {failure.message}",
-            failure.error,
-        ).exception()
+        failure = job.failure or Failure("no reason was kept")
+        message = f"generating synthetic dataset {job.job_id!r} failed: {failure.message}"
+        return Failure(message, failure.error).exception()
     if job.status is Status.RUNNING:
-        raise StillRunning(
+        return StillRunning(
             f"synthetic dataset {job.job_id!r} is still being generated ({job.pairs_done} of "
             f"{job.pairs_total} pairs written) and goes on in the background: GET "
             f"/data/synthetic/{job.job_id} answers once it is complete",
             retry_after_seconds=10,
             location=location,
         )
+    return None
 
 
 class Augmentations:
