@@ -74,6 +74,16 @@ class LocalServer:
             # child it started (a compaction) at once.
             start_new_session=True,
         )
+        try:
+            self._wait_until_serving()
+        except BaseException:
+            # A server that never answered is not left running behind the failed test.
+            if self.process.poll() is None:
+                self.kill_group()
+            raise
+
+    def _wait_until_serving(self) -> None:
+        assert self.process is not None
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
