@@ -1,6 +1,8 @@
 """Evaluation results as callers read them: the result with its statistics and the reasons of
 its lowest pairs, its scored pairs and critiques (whole or in pages), and, for a queued result
-not complete, its job's progress and LLM usage so far."""
+not complete, its job's progress and LLM usage so far. Storage and models only: a route that
+reads results (GET /evaluation, compare, reports, agreement) does not import what evaluating
+takes (scoring, the judge, the job engine)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,10 @@ from dataclasses import dataclass
 from evalsvc.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
 from evalsvc.identifiers import check_client_id
 from evalsvc.logic.datasets import MAX_PAGE_SIZE, PAGE_MAX_BYTES
-from evalsvc.logic.kinds.evaluation import EVALUATION
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import text_bytes
 from evalsvc.models.evaluations import (
+    EVALUATION_JOBS,
     LOWEST_PER_METRIC,
     MAX_REASON_CHARS,
     Critique,
@@ -34,10 +36,10 @@ def current(tenant: str, results_id: str) -> EvaluationResult | None:
     LLM usage of its chunks so far."""
     result = results_store.get(tenant, results_id)
     if result is not None and result.status is not Status.COMPLETE:
-        job = jobs_store.get(tenant, EVALUATION, results_id)
+        job = jobs_store.get(tenant, EVALUATION_JOBS, results_id)
         result.pairs_done = job.pairs_done if job else 0
         if job is not None:  # the chunks' LLM usage so far
-            result.usage = result.usage + jobs_store.spent(tenant, EVALUATION, results_id)
+            result.usage = result.usage + jobs_store.spent(tenant, EVALUATION_JOBS, results_id)
         if job is not None and job.failure and result.status is Status.RUNNING:
             # The job ended between the two reads: its failure is the result's.
             result.status, result.failure = job.status, job.failure.message

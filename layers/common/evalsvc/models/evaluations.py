@@ -110,6 +110,11 @@ class LowScore:
     reason: str = ""
 
 
+# The kind of queued work that scores an evaluation result too large for one request
+# (logic/kinds/evaluation.py): its jobs carry this name and the result's id.
+EVALUATION_JOBS = "evaluation"
+
+
 @dataclass(slots=True)
 class EvaluationResult:
     tenant: str

@@ -20,7 +20,7 @@ from evalsvc.errors import Failure, OutOfTime, Unrecoverable
 from evalsvc.logic import chunks, jobs
 from evalsvc.logic.scored_pairs import score_pairs, summarize_totals, totals
 from evalsvc.models.datasets import DatasetHeader, Pair
-from evalsvc.models.evaluations import EvaluationResult, ScoredPair
+from evalsvc.models.evaluations import EVALUATION_JOBS, EvaluationResult, ScoredPair
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
 from evalsvc.observability import metrics
 from evalsvc.scoring import checks
@@ -33,7 +33,7 @@ from evalsvc.storage.writes import Writes
 from evalsvc.usage import Usage
 
 # The kind's name (job id: the evaluation result's).
-EVALUATION = "evaluation"
+EVALUATION = EVALUATION_JOBS
 
 
 def pairs_per_chunk(definitions: Sequence[str], bytes_per_pair: float | None) -> int:
