@@ -1,8 +1,10 @@
 """DynamoDB calls made to write and read a 10,000-pair dataset, against the minimum.
 
 The minimum: a write needs ceil(N/25) BatchWriteItem calls (25 items per call is DynamoDB's
-limit); a read needs ceil(bytes/1 MB) Query pages (1 MB of items per page is DynamoDB's limit).
-Runs against moto in-process (moto pages queries at 1 MB like DynamoDB). Prints a table.
+limit); a read needs ceil(bytes/1 MB) Query pages (1 MB of items per page is DynamoDB's limit)
+of each partition key that can hold the version's pairs (its written shards, as many as the
+write needed, and once a pair is appended its append shards). Runs against moto in-process
+(moto pages queries at 1 MB like DynamoDB). Prints a table, then the shards the write took.
 
     .venv/bin/python bench/dataset_calls.py [--pairs 10000]
 """
@@ -17,14 +19,15 @@ from collections.abc import Callable
 from typing import Any
 
 # The harness sets the offline environment before any service module reads it.
-from harness import CallCounter, fresh_tables, shown, stored_bytes, version_pages
+from harness import CallCounter, fresh_tables, shard_bytes, shown, stored_bytes, version_pages
 
 # isort: split
 
 from evalsvc.api.responses import MAX_COMPRESSIBLE_BYTES
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
+from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn, pair_bytes
+from evalsvc.storage.datasets.keys import write_units
 from moto import mock_aws
 
 
@@ -96,15 +99,33 @@ def main() -> None:
             f"BatchWriteItem {2 * writes}, Query {pages}",
             lambda: write(body),
         )
+        written = datasets.get_header(identity, DatasetKind.SEED, "bench-ds")
+        counter.take()
         measure(
             "add the first pair to a version (also marks its header)",
-            "GetItem 3, UpdateItem 2, PutItem 1",
+            "GetItem 2, BatchGetItem 1, UpdateItem 2, PutItem 1",
             lambda: datasets.add_seed_pair(identity, "bench-ds", PairIn(input="+1", output="pair")),
         )
         measure(
             "add another pair",
             "GetItem 2, BatchGetItem 1, PutItem 1, UpdateItem 1",
             lambda: datasets.add_seed_pair(identity, "bench-ds", PairIn(input="+2", output="pair")),
+        )
+        appended = datasets.get_header(identity, DatasetKind.SEED, "bench-ds")
+        appended_pages = version_pages(appended)
+        counter.take()
+        measure(
+            "read whole dataset with the 2 appended pairs",
+            f"Query {appended_pages}",
+            lambda: read(identity),
+        )
+        pairs = [datasets.to_pair(item) for item in body.data]
+        units = sum(write_units(pair_bytes(pair)) for pair in pairs)
+        overhead = (total - header.bytes) / n if header.bytes is not None else 0
+        print(
+            f"\nwrite units {units} (items {overhead:.0f} bytes a pair over their texts): "
+            f"{written.shards} written shards of {[round(b / 1e3) for b in shard_bytes(written)]} "
+            f"KB; appends spread over {appended.append_shards or appended.shards} shards"
         )
 
 

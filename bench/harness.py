@@ -29,7 +29,7 @@ os.environ.update(
 import boto3  # noqa: E402
 from evalsvc.models.datasets import DatasetHeader  # noqa: E402
 from evalsvc.storage import dynamo  # noqa: E402
-from evalsvc.storage.datasets.keys import shard_pks  # noqa: E402
+from evalsvc.storage.datasets.keys import read_parts  # noqa: E402
 from evalsvc_tools.local.server import apply_environment  # noqa: E402
 from evalsvc_tools.local.tables import create_tables  # noqa: E402
 
@@ -60,11 +60,11 @@ def shown(calls: Counter[str]) -> str:
 
 
 def shard_bytes(header: DatasetHeader) -> list[int]:
-    """Bytes of every item of each shard of the dataset's current version."""
+    """Bytes of every item of each shard of the dataset's current version that can hold its
+    pairs (written, then appended)."""
     sizes = []
-    for pk in shard_pks(
-        header.tenant, header.kind, header.dataset_id, header.version, header.shards
-    ):
+    written, appended = read_parts(header)
+    for pk in written + appended:
         pages = (
             dynamo.client()
             .get_paginator("query")
@@ -89,5 +89,6 @@ def query_pages(size: int) -> int:
 
 
 def version_pages(header: DatasetHeader) -> int:
-    """The fewest Query pages that read a version: at least one per shard."""
+    """The fewest Query pages that read a version: at least one per shard that can hold its
+    pairs."""
     return sum(query_pages(size) for size in shard_bytes(header))

@@ -9,7 +9,6 @@ import pytest
 from evalsvc.logic import jobs
 from evalsvc.logic.kinds.evaluation import EVALUATION
 from evalsvc.models.datasets import DatasetKind, Pair
-from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as store
 from evalsvc.storage import dynamo
 from evalsvc.storage.datasets import appends, keys
@@ -51,35 +50,6 @@ def test_appended_pairs_are_counted_and_read_in_time_order(acme: Tenant) -> None
         if not cursor:
             break
     assert ids == ["w0", "zeta", "alpha", "mid"]
-
-
-def test_a_version_spreads_its_pairs_over_its_shards(acme: Tenant, tables: dict[str, str]) -> None:
-    acme.post(
-        "/data/seed/ds",
-        {"data": [{"id": f"p{i}", "input": "i", "output": "o"} for i in range(200)]},
-    )
-    for i in range(40):
-        acme.post("/data/seed/ds/pair", {"id": f"a{i}", "input": "i", "output": "o"})
-    header = store.get_header("acme", SEED, "ds")
-    assert header is not None and header.shards == get_settings().dataset_shards
-
-    used = set()
-    for shard_key in keys.shard_pks("acme", SEED, "ds", header.version, header.shards):
-        items = list(
-            dynamo.query_items(
-                TableName=tables["DATASETS_TABLE"],
-                KeyConditionExpression="pk = :pk",
-                ExpressionAttributeValues={":pk": {"S": shard_key}},
-            )
-        )
-        pairs = [item for item in items if item["sk"]["S"].startswith("p#")]
-        for item in pairs:
-            pair_id = item["sk"]["S"][2:]
-            assert keys.shard_of(pair_id, get_settings().dataset_shards) == int(shard_key[-2:])
-        if pairs:
-            used.add(shard_key)
-    assert len(used) == get_settings().dataset_shards
-    assert len(acme.get("/data/seed/ds").json()["data"]) == 240
 
 
 def test_a_full_dataset_refuses_another_append(
@@ -129,7 +99,7 @@ def test_a_pair_appended_late_into_a_chunks_key_range_stays_out_of_the_chunk(
     monkeypatch.setattr(appends, "now_ms", lambda: 1500)
     store.add_pair("acme", SEED, "ds", _pair("b", ["x"]))
 
-    stored = (header.version, header.shards)
+    stored = store.stored_as_read(header)
     read = store.read_range(
         "acme", SEED, "ds", stored, chunk.first_ord, chunk.last_ord, chunk.member_set(), ["x"]
     )

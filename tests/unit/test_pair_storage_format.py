@@ -9,13 +9,18 @@ from typing import Any
 
 import pytest
 from evalsvc.models.datasets import Pair
+from evalsvc.settings import reset_settings
 from evalsvc.storage.datasets.codec import INLINE_LIMIT, pair_from_item, pair_items
 from evalsvc.storage.datasets.keys import (
+    SHARD_WRITE_UNITS,
     append_ord,
+    append_shards_for,
     make_ord,
     ord_ms,
     shard_of,
     shard_pk,
+    shards_for,
+    write_units,
 )
 from evalsvc.storage.dynamo import item_size
 from hypothesis import given
@@ -60,6 +65,29 @@ def test_a_pair_always_lives_in_the_same_shard_and_shards_are_used_evenly() -> N
     assert {shard_pk("v", SHARDS, k) for k in range(SHARDS)} == {
         f"v#s{k:02d}" for k in range(SHARDS)
     }
+
+
+def test_a_pair_takes_two_write_units_a_started_kb() -> None:
+    # Its item and its by_order entry, each its texts and about 200 bytes of keys
+    assert write_units(0) == write_units(824) == 2
+    assert write_units(825) == 4
+    assert write_units(400_000) == 2 * 391
+
+
+def test_a_written_version_takes_a_shard_per_thousand_write_units(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("EVALSVC_DATASET_SHARDS", str(SHARDS))
+    reset_settings()
+    assert SHARD_WRITE_UNITS == 1000
+    assert shards_for(0, 0) == 0
+    assert shards_for(10, 20) == shards_for(500, 1000) == 1
+    assert shards_for(501, 1002) == 2
+    assert shards_for(2000, 4000) == 4
+    assert shards_for(10_000, 20_000) == SHARDS
+    assert shards_for(1, 10**9) == SHARDS
+    # Appends spread over the most shards, apart from the written ones when those are fewer
+    assert [append_shards_for(k) for k in (0, 1, SHARDS - 1, SHARDS)] == [SHARDS] * 3 + [0]
 
 
 def test_small_pair_is_one_item_with_its_fields_inline() -> None:

@@ -40,9 +40,11 @@ class Settings(BaseModel):
     # (None: always inline). The endpoint is set for the embedded local store and tests.
     work_queue_url: str | None = None
     sqs_endpoint_url: str | None = None
-    # Partition keys a new dataset version spreads its pairs over (each is one item collection:
-    # 10 GB and 1,000 write units a second; docs/design.md, "Appends"). The embedded local store
-    # serves one request at a time, where a query per shard only adds calls: it uses 1.
+    # Partition keys the pairs appended to a new dataset version spread over, and the most its
+    # written pairs do (as many as their write needs; each is one item collection: 10 GB and
+    # 1,000 write units a second; docs/design.md, "Datasets in DynamoDB" and "Appends"). The
+    # embedded local store serves one request at a time, where a query per shard only adds
+    # calls: it uses 1.
     dataset_shards: int = Field(default=16, ge=1, le=64)
     # Batch writes sent at once by one request (each waits for DynamoDB's round trip). The
     # embedded local store runs them one at a time in this process: it uses 1.

@@ -62,9 +62,13 @@ class DatasetHeader:
     pair_count: int
     # pair_bytes of every pair; None for a header written before it was kept.
     bytes: int | None = None
-    # Partition keys the version's pairs are spread over (storage.datasets.keys.SHARDS; 1 for
-    # a version written before they were spread).
+    # Partition keys the pairs written with the version are spread over, as many as its write
+    # needed (0 for none; 1 for a version written before they were spread).
     shards: int = 1
+    # Partition keys the pairs appended to the version are spread over, apart from the written
+    # ones (0: appended into the written ones, as for every version stored before versions were
+    # sized). storage.datasets.keys.
+    append_shards: int = 0
     # Whether pairs were appended to the version (their counts are then read apart).
     appended: bool = False
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from evalsvc.deadlines import Deadline
@@ -56,6 +57,8 @@ def queued(
     """Start the job of generating synthetic dataset `dataset_id` and queue its chunks. A job
     for that dataset already started (a retry of the same request) is returned as it is."""
     with_llm = configured_llm() is not None
+    seeds = datasets_store.stored_as_read(seed_header)
+    pairs_total = len(seed_ords) * multiple
     pieces = jobs.cut(
         AUGMENTATION,
         tenant,
@@ -68,22 +71,31 @@ def queued(
         tenant=tenant,
         job_id=dataset_id,
         chunk_count=len(pieces),
-        pairs_total=len(seed_ords) * multiple,
+        pairs_total=pairs_total,
         created_ms=now_ms(),
         params={
             "seed_id": seed_header.dataset_id,
-            "seed_version": seed_header.version,
-            "seed_shards": seed_header.shards,
+            "seed_version": seeds.version,
+            "seed_shards": seeds.shards,
+            "seed_append_shards": seeds.append_shards,
             "seed_count": len(seed_ords),
             "labels": list(labels),
             "multiple": multiple,
             "target": target or "",
             "system_prompt": seed_header.system_prompt,
             "version": new_id(),
-            "shards": datasets_store.new_shards(),
+            "shards": synthetic_shards(pairs_total, seed_header.bytes_per_pair),
         },
     )
     return jobs.start(job, pieces, NONE, "augment again")
+
+
+def synthetic_shards(pairs: int, bytes_per_pair: float | None) -> int:
+    """The shards the synthetic version spreads its `pairs` over, fixed before they are
+    written: as many as a write of that many pairs the size of their seeds needs (variants,
+    by rules or by an LLM, are about their seeds' size; with no known size, 1 KB)."""
+    size = 1024 if bytes_per_pair is None else math.ceil(bytes_per_pair)
+    return datasets_store.shards_for(pairs, pairs * datasets_store.write_units(size))
 
 
 def seed_count(job: Job) -> int:
@@ -179,7 +191,11 @@ def _variants(chunk: Chunk, job: Job, deadline: Deadline) -> list[Pair]:
         chunk.tenant,
         DatasetKind.SEED,
         str(params["seed_id"]),
-        (str(params["seed_version"]), int(params.get("seed_shards", 1))),
+        datasets_store.Stored(
+            str(params["seed_version"]),
+            int(params.get("seed_shards", 1)),
+            int(params.get("seed_append_shards", 0)),
+        ),
         chunk.first_ord,
         chunk.last_ord,
         chunk.member_set(),

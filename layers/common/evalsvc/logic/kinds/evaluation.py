@@ -71,6 +71,8 @@ def queued(
         pairs_per_chunk(result.definitions, header.bytes_per_pair),
     )
     result.status, result.pairs_done = Status.RUNNING, 0
+    # The shards the selection was read from: its chunks read their ranges there.
+    stored = datasets_store.stored_as_read(header)
     job = Job(
         kind=EVALUATION,
         tenant=result.tenant,
@@ -79,8 +81,9 @@ def queued(
         pairs_total=len(ords),
         created_ms=result.created_ms,
         params={
-            "dataset_version": header.version,
-            "dataset_shards": header.shards,
+            "dataset_version": stored.version,
+            "dataset_shards": stored.shards,
+            "dataset_append_shards": stored.append_shards,
             "labels": list(labels),
             **({} if max_cost is None else {jobs.MAX_COST_PARAM: str(max_cost)}),
         },
@@ -157,7 +160,13 @@ def _read(chunk: Chunk, result: EvaluationResult, job: Job) -> list[Pair]:
         chunk.tenant,
         result.dataset_kind,
         result.dataset_id,
-        (str(job.params["dataset_version"]), int(job.params.get("dataset_shards", 1))),
+        # A job started before versions were sized has no append shards (its appended pairs
+        # are in its written shards), one before they were spread no shards either.
+        datasets_store.Stored(
+            str(job.params["dataset_version"]),
+            int(job.params.get("dataset_shards", 1)),
+            int(job.params.get("dataset_append_shards", 0)),
+        ),
         chunk.first_ord,
         chunk.last_ord,
         chunk.member_set(),

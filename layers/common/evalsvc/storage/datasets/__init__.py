@@ -5,20 +5,28 @@ Layout (every key starts with the tenant, so one tenant can never address anothe
 
     pk                                        sk              what
     T#<tenant>#<kind>#<id>                    dataset         header: version, shards, counts…
-    T#<tenant>#<kind>#<id>#v#<version>#s<kk>  p#<pair_id>     one pair in shard kk; `ord` sorts it
-                                                              (LSI by_order)
-    same                                      x#<pair_id>#k   part k of a pair too large for an item
-    same                                      count           pairs appended to the shard, and bytes
+    T#<tenant>#<kind>#<id>#v#<version>#s<kk>  p#<pair_id>     one pair written with the version,
+                                                              in shard kk; `ord` sorts it (LSI
+                                                              by_order)
+    T#<tenant>#<kind>#<id>#v#<version>#a<kk>  p#<pair_id>     one pair appended to it, in append
+                                                              shard kk
+    either                                    x#<pair_id>#k   part k of a pair too large for an item
+    either                                    count           pairs appended to the shard, and bytes
     T#<tenant>#latest#<kind>                  pointer         the tenant's latest dataset of a kind
     T#<tenant>#prompt#<sha256>                pointer         the dataset of that system prompt
 
-(A version written before pairs were spread has one shard, keyed without `#s<kk>`.)
+A version's written pairs take as many shards as their write needs (`shards`: 0 for none, one
+per 1,000 write units, at most EVALSVC_DATASET_SHARDS), keyed without `#s<kk>` when there is one.
+Its appended pairs spread over EVALSVC_DATASET_SHARDS append shards (`append_shards` on the
+header); a version written over that many already, and every version stored before versions were
+sized (no `append_shards`), takes its appended pairs in its written shards instead. A pair's
+shard in either part is fixed by a hash of its id.
 
-A dataset's pairs live under its current `version`, spread over the version's shards by a hash
-of the pair id. An overwrite writes the new pairs under a fresh version and then flips the
-header in one conditional transaction, so readers see the old dataset or the new one, and a
-failure before the flip leaves the old one intact. The old version's pairs are deleted after the
-flip; a reader checks that the header still names its version after reading.
+A dataset's pairs live under its current `version`. An overwrite writes the new pairs under a
+fresh version and then flips the header in one conditional transaction, so readers see the old
+dataset or the new one, and a failure before the flip leaves the old one intact. The old
+version's pairs are deleted after the flip; a reader checks that the header still names its
+version after reading.
 
 `ord` is `<ms:013d>#<seq:08d>` for a written pair and `<ms:013d>#~<pair_id>` for an appended
 one: creation time, then order within the write or the id, unique in the version. So "newest N
@@ -32,11 +40,14 @@ versions (the one write-flip-discard path) and appends (one pair at a time).
 from evalsvc.storage.datasets.appends import PromptMismatch, add_pair, create_for_prompt
 from evalsvc.storage.datasets.codec import TornRead
 from evalsvc.storage.datasets.keys import (
+    Stored,
     dataset_pk,
     fingerprint,
     make_ord,
-    new_shards,
+    shards_for,
+    stored_as_read,
     version_pk,
+    write_units,
 )
 from evalsvc.storage.datasets.pointers import dataset_id_for_prompt, latest_dataset_id
 from evalsvc.storage.datasets.reads import (
@@ -63,6 +74,7 @@ __all__ = [
     "OverBudget",
     "PromptMismatch",
     "Selected",
+    "Stored",
     "TooLarge",
     "TornRead",
     "add_pair",
@@ -78,12 +90,14 @@ __all__ = [
     "installing",
     "latest_dataset_id",
     "make_ord",
-    "new_shards",
     "put_version_pairs",
     "read_dataset",
     "read_page",
     "read_range",
     "select_pairs",
+    "shards_for",
+    "stored_as_read",
     "version_pk",
     "write_dataset",
+    "write_units",
 ]

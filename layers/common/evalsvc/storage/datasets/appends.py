@@ -1,10 +1,12 @@
 """Adding one pair to a dataset, and creating the empty dataset that owns a system prompt.
 
-An append touches no item that other appends write: the pair goes to its shard under its own
-key (conditional on its id being new), its order key is its time and id (append_ord), and the
-shard's counter takes it with an unconditional ADD. The header is only read: once before (the
-version, the limit) and once after, to see that no overwrite installed a newer version while the
-pair was stored. See docs/design.md, "Appends"."""
+An append touches no item that other appends write: the pair goes to its append shard under its
+own key (conditional on its id being new there), its order key is its time and id (append_ord),
+and the shard's counter takes it with an unconditional ADD. The pairs written with the version
+are in shards of their own, fixed once it is installed: one read before the put sees that the
+id is not among them. The header is only read: once before (the version, the limit) and once
+after, to see that no overwrite installed a newer version while the pair was stored. See
+docs/design.md, "Appends"."""
 
 from __future__ import annotations
 
@@ -27,15 +29,17 @@ from evalsvc.storage.datasets.keys import (
     COUNT_SK,
     HEADER_SK,
     append_ord,
+    append_shards_for,
+    appended_pk,
+    counter_pks,
     dataset_pk,
-    new_shards,
-    pair_pk,
     pause,
     table,
+    written_pk,
 )
 from evalsvc.storage.datasets.pointers import latest_pointer, prompt_pointer
 from evalsvc.storage.datasets.reads import current_version, existing_header
-from evalsvc.storage.dynamo import Item, get_s, n, s
+from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
 
 
 class PromptMismatch(Exception):
@@ -56,21 +60,21 @@ def add_pair(
     raise PromptMismatch unless the dataset's system prompt is exactly that."""
     for attempt in range(COMMIT_ATTEMPTS):
         pause(attempt)
-        header = existing_header(tenant, kind, dataset_id)
+        header = existing_header(tenant, kind, dataset_id, counted=False)
         if expected_prompt is not None and header.system_prompt != expected_prompt:
             raise PromptMismatch
+        pk = appended_pk(header, pair.id)
+        taken = _count_and_check(header, pk, pair.id)
         if header.pair_count >= MAX_PAIRS:
             raise PayloadTooLarge(
                 f"dataset {dataset_id!r} already holds {MAX_PAIRS} pairs, the limit"
             )
-        pk = pair_pk(tenant, kind, dataset_id, header.version, header.shards, pair.id)
-        if not header.appended:
-            # The first append of a version marks the header first (so no reader can miss its
-            # counters); a taken id is refused before that mark, so a 409 writes nothing.
-            if _pair_item(pk, pair.id) is not None:
-                raise _taken(pair.id, dataset_id)
-            if not _mark_appended(header):
-                continue  # overwritten since it was read
+        if taken:
+            raise _taken(pair.id, dataset_id)
+        # The first append of a version marks the header first, so no reader can miss its
+        # counters and append shards.
+        if not header.appended and not _mark_appended(header):
+            continue  # overwritten since it was read
         ms = now_ms()
         ord_ = append_ord(ms, pair.id)
         pair.created_ms = ms
@@ -89,6 +93,32 @@ def add_pair(
         )
         _withdraw(items)
     raise StorageUnavailable(f"dataset {dataset_id!r} is being written concurrently; retry")
+
+
+def _count_and_check(header: DatasetHeader, pk: str, pair_id: str) -> bool:
+    """Add the pairs appended to the header's version (read uncounted) to its counts, and tell
+    whether `pair_id` is taken where the conditional put of the append cannot see it: among the
+    pairs written with the version (in shards of their own, never written once it is
+    installed), and, before the version's first append marks its header, under `pk` itself (so
+    that a 409 writes nothing). One BatchGetItem of what is needed, or no call."""
+    wanted: list[Item] = []
+    if header.appended:
+        wanted += [{"pk": s(key), "sk": s(COUNT_SK)} for key in counter_pks(header)]
+    pair_sk = s(f"p#{pair_id}")
+    written = written_pk(header, pair_id) if header.append_shards else None
+    if written is not None:
+        wanted.append({"pk": s(written), "sk": pair_sk})
+    if not header.appended:
+        wanted.append({"pk": s(pk), "sk": pair_sk})
+    taken = False
+    for item in dynamo.batch_get(table(), wanted):
+        if item["sk"]["S"] != COUNT_SK:
+            taken = True
+            continue
+        header.pair_count += get_n(item, "n")
+        if header.bytes is not None:
+            header.bytes += get_n(item, "b")
+    return taken
 
 
 def _taken(pair_id: str, dataset_id: str) -> Conflict:
@@ -210,7 +240,8 @@ def create_for_prompt(
         version=new_id(),
         pair_count=0,
         bytes=0,
-        shards=new_shards(),
+        shards=0,
+        append_shards=append_shards_for(0),
     )
     actions = [
         {

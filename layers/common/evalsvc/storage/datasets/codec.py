@@ -37,6 +37,7 @@ def header_from_item(tenant: str, kind: DatasetKind, item: Item) -> DatasetHeade
         pair_count=get_n(item, "pair_count"),
         bytes=get_n(item, "bytes") if "bytes" in item else None,
         shards=get_n(item, "shards", 1),
+        append_shards=get_n(item, "append_shards"),
         appended="appended" in item,
     )
 
@@ -71,6 +72,8 @@ def header_item(header: DatasetHeader, prompt: Item | None = None) -> Item:
     }
     if header.bytes is not None:
         item["bytes"] = n(header.bytes)
+    if header.append_shards:
+        item["append_shards"] = n(header.append_shards)
     return item
 
 

@@ -30,11 +30,13 @@ from evalsvc.storage.datasets.keys import (
     COUNT_SK,
     HEADER_SK,
     ORDER_INDEX,
+    Stored,
+    counter_pks,
     dataset_pk,
     fingerprint,
     make_ord,
-    pair_pk,
-    shard_pks,
+    pair_pks,
+    read_parts,
     table,
 )
 from evalsvc.storage.dynamo import Item, get_n, get_s, s
@@ -74,12 +76,7 @@ def get_header(
 def appended_counts(header: DatasetHeader) -> tuple[int, int]:
     """The pairs appended to the header's version, and their pair_bytes: the sum of its
     shards' counters (one batch read)."""
-    keys = [
-        {"pk": s(pk), "sk": s(COUNT_SK)}
-        for pk in shard_pks(
-            header.tenant, header.kind, header.dataset_id, header.version, header.shards
-        )
-    ]
+    keys = [{"pk": s(pk), "sk": s(COUNT_SK)} for pk in counter_pks(header)]
     counters = list(dynamo.batch_get(table(), keys))
     return sum(get_n(c, "n") for c in counters), sum(get_n(c, "b") for c in counters)
 
@@ -131,7 +128,11 @@ def _query_pairs(
     more than make `page_bytes` (as listed: pair_bytes and LISTED_PAIR_BYTES each; at least
     one). Returns them, their ords, and whether more follow. OverBudget as soon as they take
     more than `budget_bytes`. `keys_only` reads ids alone (the pairs come back without their
-    texts). The version's shards are read as one stream in ord order (ords are unique)."""
+    texts). The shards that can hold the version's pairs are read as one stream in ord order
+    (ords are unique)."""
+    parts = [pks for pks in read_parts(header) if pks]
+    if not parts:
+        return [], [], False
     bounds: list[str] = []
     values: dict[str, Any] = {}
     if after is not None:
@@ -161,15 +162,18 @@ def _query_pairs(
         names = [f":label{i}" for i in range(len(labels))]
         query["FilterExpression"] = " AND ".join(f"contains(labels, {name})" for name in names)
         values.update({name: s(label) for name, label in zip(names, labels, strict=True)})
-    elif limit is not None:
-        # DynamoDB applies Limit before a filter: with labels, pages are read by size. Without,
-        # each shard holds about 1/shards of any run of ords (ids are hashed), so each is asked
-        # for twice its share first; a shard the merge drains is read on from where it stopped.
-        wanted = limit + 1
-        share = -(-wanted // header.shards)
-        query["Limit"] = wanted if header.shards == 1 else min(wanted, 2 * share + 8)
-    pks = shard_pks(header.tenant, header.kind, header.dataset_id, header.version, header.shards)
-    queries = [{**query, "ExpressionAttributeValues": {**values, ":pk": s(pk)}} for pk in pks]
+    queries = []
+    for pks in parts:
+        part = dict(query)
+        if limit is not None and not labels:
+            # DynamoDB applies Limit before a filter: with labels, pages are read by size.
+            # Without, each shard of a part (written, appended) holds about 1/shards of any run
+            # of its ords (ids are hashed), so each is asked for twice its share first; a shard
+            # the merge drains is read on from where it stopped.
+            wanted = limit + 1
+            share = -(-wanted // len(pks))
+            part["Limit"] = wanted if len(pks) == 1 else min(wanted, 2 * share + 8)
+        queries += [{**part, "ExpressionAttributeValues": {**values, ":pk": s(pk)}} for pk in pks]
     pairs: list[Pair] = []
     ords: list[str] = []
     large: list[tuple[Pair, str, int]] = []
@@ -356,19 +360,18 @@ def read_range(
     tenant: str,
     kind: DatasetKind,
     dataset_id: str,
-    stored: tuple[str, int],
+    stored: Stored,
     first_ord: str,
     last_ord: str,
     members: Collection[bytes] | None,
     labels: Sequence[str] = (),
 ) -> list[Pair]:
-    """The pairs of one version of a dataset (`stored`: the version and its shards) with
-    `first_ord` <= ord <= `last_ord` that carry every one of `labels` and whose ord's
-    fingerprint is among `members` (those a selection took: a pair appended later can fall in
-    the range; None takes every pair of the range), in dataset order. A version
-    that was since replaced may be part-way deleted: callers compare the count with what they
-    expect."""
-    version, shards = stored
+    """The pairs of one version of a dataset (`stored`: the version and the shards its
+    selection read, keys.stored_as_read) with `first_ord` <= ord <= `last_ord` that carry every
+    one of `labels` and whose ord's fingerprint is among `members` (those a selection took: a
+    pair appended later can fall in the range; None takes every pair of the range), in dataset
+    order. A version that was since replaced may be part-way deleted: callers compare the count
+    with what they expect."""
     header = DatasetHeader(
         tenant=tenant,
         kind=kind,
@@ -376,9 +379,11 @@ def read_range(
         system_prompt="",
         created_ms=0,
         updated_ms=0,
-        version=version,
+        version=stored.version,
         pair_count=0,
-        shards=shards,
+        shards=stored.shards,
+        append_shards=stored.append_shards,
+        appended=stored.append_shards > 0,
     )
     try:
         pairs, _, _ = _query_pairs(
@@ -390,21 +395,12 @@ def read_range(
 
 
 def _pair_keys(header: DatasetHeader, pair_ids: Sequence[str]) -> list[Item]:
+    """The keys where the pairs of `pair_ids` can be in the header's version (each is under
+    one of its keys at most)."""
     return [
-        {
-            "pk": s(
-                pair_pk(
-                    header.tenant,
-                    header.kind,
-                    header.dataset_id,
-                    header.version,
-                    header.shards,
-                    pid,
-                )
-            ),
-            "sk": s(f"p#{pid}"),
-        }
+        {"pk": s(pk), "sk": s(f"p#{pid}")}
         for pid in dict.fromkeys(pair_ids)
+        for pk in pair_pks(header, pid)
     ]
 
 

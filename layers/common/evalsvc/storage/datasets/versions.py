@@ -23,12 +23,15 @@ from evalsvc.storage import dynamo
 from evalsvc.storage.datasets.codec import header_item, pair_items, prompt_field
 from evalsvc.storage.datasets.keys import (
     COMMIT_ATTEMPTS,
+    Stored,
+    append_shards_for,
     make_ord,
-    new_shards,
     pair_pk,
     pause,
-    shard_pks,
+    shards_for,
+    stored_pks,
     table,
+    write_units,
 )
 from evalsvc.storage.datasets.pointers import latest_pointer, prompt_pointer
 from evalsvc.storage.datasets.reads import current_version, get_header
@@ -36,12 +39,10 @@ from evalsvc.storage.dynamo import Item, s
 from evalsvc.storage.writes import Writes
 
 
-def _delete_version(
-    tenant: str, kind: DatasetKind, dataset_id: str, version: str, shards: int
-) -> None:
+def _delete_version(tenant: str, kind: DatasetKind, dataset_id: str, stored: Stored) -> None:
     keys = [
         key
-        for pk in shard_pks(tenant, kind, dataset_id, version, shards)
+        for pk in stored_pks(tenant, kind, dataset_id, stored)
         for key in dynamo.query_items(
             TableName=table(),
             KeyConditionExpression="pk = :pk",
@@ -66,11 +67,14 @@ def write_dataset(
     header when the id was just made by the server. Returns the committed header."""
     ms = now_ms()
     previous = None if is_new else get_header(tenant, kind, dataset_id)
-    version, shards = new_id(), new_shards()
+    sizes = [pair_bytes(pair) for pair in pairs]
+    version = new_id()
+    # As many shards as the write needs (docs/design.md, "Datasets in DynamoDB").
+    shards = shards_for(len(pairs), sum(write_units(size) for size in sizes))
     try:
         put_version_pairs(tenant, kind, dataset_id, version, shards, pairs, ms, 0, on_progress)
         return _commit(
-            tenant, kind, dataset_id, (version, shards), pairs, system_prompt, ms, previous
+            tenant, kind, dataset_id, (version, shards), sizes, system_prompt, ms, previous
         )
     except BaseException:
         installed = _installed(tenant, kind, dataset_id, version)
@@ -78,10 +82,17 @@ def write_dataset(
             discard_version(tenant, kind, dataset_id, version, shards)
             raise
         # The commit went through though its answer was lost (a timeout, a connection reset):
-        # the new version stands, and the one it replaced goes.
+        # the new version stands, and the one it replaced goes, with any pair appended to it.
         logger.warning("a dataset commit succeeded unanswered", extra={"id": dataset_id})
         if previous is not None:
-            discard_version(tenant, kind, dataset_id, previous.version, previous.shards)
+            discard_version(
+                tenant,
+                kind,
+                dataset_id,
+                previous.version,
+                previous.shards,
+                append_shards=previous.append_shards,
+            )
         return installed
 
 
@@ -144,6 +155,7 @@ def installing(
         pair_count=pair_count,
         bytes=pair_bytes,
         shards=shards,
+        append_shards=append_shards_for(shards),
     )
     put = {
         "TableName": table(),
@@ -154,12 +166,19 @@ def installing(
 
 
 def discard_version(
-    tenant: str, kind: DatasetKind, dataset_id: str, version: str, shards: int
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    version: str,
+    shards: int,
+    *,
+    append_shards: int = 0,
 ) -> None:
-    """Delete the pairs of a version (spread over `shards` partition keys) that is not, or no
-    longer, installed (best effort: what is left is unreachable, never read)."""
+    """Delete the pairs of a version (written over `shards` partition keys, appended over
+    `append_shards` more) that is not, or no longer, installed (best effort: what is left is
+    unreachable, never read)."""
     try:
-        _delete_version(tenant, kind, dataset_id, version, shards)
+        _delete_version(tenant, kind, dataset_id, Stored(version, shards, append_shards))
     except Exception:
         logger.exception(
             "could not remove the pairs of a discarded version", extra={"id": dataset_id}
@@ -171,13 +190,13 @@ def _commit(
     kind: DatasetKind,
     dataset_id: str,
     stored: tuple[str, int],
-    pairs: Sequence[Pair],
+    sizes: Sequence[int],
     system_prompt: str,
     ms: int,
     previous: DatasetHeader | None,
 ) -> DatasetHeader:
-    """Flip the header to the version `stored` (its id and shards; last writer wins), then
-    delete the replaced version."""
+    """Flip the header to the version `stored` (its id and shards) of pairs of `sizes`
+    (pair_bytes; last writer wins), then delete the replaced version."""
     version, shards = stored
     prompt = prompt_field(tenant, system_prompt)
     for attempt in range(COMMIT_ATTEMPTS):
@@ -190,15 +209,19 @@ def _commit(
             created_ms=previous.created_ms if previous else ms,
             updated_ms=ms,
             version=version,
-            pair_count=len(pairs),
-            bytes=sum(pair_bytes(pair) for pair in pairs),
+            pair_count=len(sizes),
+            bytes=sum(sizes),
             shards=shards,
+            append_shards=append_shards_for(shards),
         )
         put: dict[str, Any] = {"TableName": table(), "Item": header_item(header, prompt)}
         if previous is None:
             put["ConditionExpression"] = "attribute_not_exists(pk)"
         else:
-            put["ConditionExpression"] = "version = :version"
+            # A version first appended to since it was read has pairs in its append shards:
+            # the flip fails, the header is read again, and they are deleted with the rest.
+            unmarked = "" if previous.appended else " AND attribute_not_exists(appended)"
+            put["ConditionExpression"] = "version = :version" + unmarked
             put["ExpressionAttributeValues"] = {":version": s(previous.version)}
         actions: list[Item] = [{"Put": put}]
         if previous is None:
@@ -216,6 +239,13 @@ def _commit(
                 return previous  # an earlier attempt of this write committed it
             continue
         if previous is not None:
-            discard_version(tenant, kind, dataset_id, previous.version, previous.shards)
+            discard_version(
+                tenant,
+                kind,
+                dataset_id,
+                previous.version,
+                previous.shards,
+                append_shards=previous.append_shards if previous.appended else 0,
+            )
         return header
     raise StorageUnavailable(f"dataset {dataset_id!r} is being written concurrently; retry")
