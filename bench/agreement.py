@@ -28,7 +28,7 @@ from evalsvc.models.evaluations import Critique, ScoredPair
 from evalsvc.settings import get_settings
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import dynamo
-from moto import mock_aws
+from evalsvc_tools.local.inprocess import moto_in_process
 
 from tests.stored_results import store_result
 
@@ -50,7 +50,7 @@ def main() -> None:
     per_result = args.votes // args.results
     rng = random.Random(5)
     identity = Identity(tenant="bench", user="u0", user_email="u0@bench", key_id="b")
-    with mock_aws():
+    with moto_in_process():
         fresh_tables()
         metrics_set = metrics_logic.create_metrics_set(identity, DEFINITIONS)
         started = time.perf_counter()

@@ -12,10 +12,10 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from evalsvc_tools.local import fastpath
+from evalsvc_tools.local.inprocess import moto_in_process
 from evalsvc_tools.local.tables import table_definitions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models import table as table_module
@@ -195,10 +195,11 @@ def answers(batch: list[dict[str, Any]], limit: int, pivot: str) -> list[Any]:
 
 @pytest.fixture(scope="module")
 def moto_as_is() -> Iterator[None]:
-    fastpath.uninstall()
-    with mock_aws():
+    """moto in this process, unpatched (each test installs the speed-ups for its second run)."""
+    assert not fastpath.installed()
+    with moto_in_process():
         yield
-    fastpath.install()
+    assert not fastpath.installed()
 
 
 @settings(

@@ -30,7 +30,10 @@ checks each against moto's own path.
   cancelled: a cost that grew with everything stored. Only the items the transaction names are
   copied, and put back if it is cancelled.
 
-`install()` applies them once; moto versions whose internals differ are left alone (and say so).
+`install()` applies them and `uninstall()` takes them away again, counted: moto is patched for
+as long as anyone who installed them (a running store, a test comparing both) has not
+uninstalled them, and is moto as it is otherwise. Moto versions whose internals differ are left
+alone (and say so).
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ from typing import Any
 from evalsvc_tools.local.journal import binary_values
 
 _originals: list[tuple[Any, str, Any]] = []
+# How many installs are not uninstalled yet; moto is patched while this is above 0.
+_installs = 0
+_installing = threading.Lock()
 log = logging.getLogger("evalsvc.local")
 
 # The operations whose results hold only JSON-ready values (besides binary attribute values).
@@ -273,11 +279,41 @@ _KNOWN_QUERY_KWARGS = frozenset(
 )
 
 
+def installed() -> bool:
+    """Whether moto is patched now."""
+    return bool(_originals)
+
+
 def install() -> bool:
-    """Apply both speed-ups; False (and a log line) if this moto does not have the internals
-    they rely on."""
-    if _originals:
+    """Apply the speed-ups (or count one more user of them); False (and a log line) if this
+    moto does not have the internals they rely on, and then nothing is counted. Every True is
+    to be followed by one `uninstall()`."""
+    global _installs
+    with _installing:
+        if _installs == 0 and not _patch():
+            return False
+        _installs += 1
         return True
+
+
+def uninstall() -> None:
+    """One user of the speed-ups is done with them; moto is as it was once none is left."""
+    global _installs
+    with _installing:
+        if _installs == 0:
+            return
+        _installs -= 1
+        if _installs == 0:
+            while _originals:
+                owner, name, original = _originals.pop()
+                if original is None:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, original)
+
+
+def _patch() -> bool:
+    """Patch moto; False (and a log line) if it lacks what the patches rely on."""
     try:
         from moto.dynamodb.exceptions import ItemSizeTooLarge
         from moto.dynamodb.models import DynamoDBBackend
@@ -419,13 +455,3 @@ def install() -> bool:
         _originals.append((owner, name, owner.__dict__.get(name)))
         setattr(owner, name, replacement)
     return True
-
-
-def uninstall() -> None:
-    """Put moto back as it was (tests compare both)."""
-    while _originals:
-        owner, name, original = _originals.pop()
-        if original is None:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, original)

@@ -277,6 +277,7 @@ class EmbeddedDynamoDB:
         self._stopping = False
         self._snapshot_bytes = 0
         self._in_process: Callable[..., Any] | None = None
+        self._fastpath = False
         self.env: dict[str, str] = {}
         self.tables: dict[str, str] = {}
         self.queues: dict[str, str] = {}
@@ -350,7 +351,8 @@ class EmbeddedDynamoDB:
             ) from exc
 
     def _start(self) -> dict[str, str]:
-        fastpath.install()
+        # moto is patched while this store runs, and only then (fastpath.uninstall at stop).
+        self._fastpath = fastpath.install()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
         self._front = _Front(DomainDispatcherApplication(create_backend_app))
         try:
@@ -419,6 +421,11 @@ class EmbeddedDynamoDB:
             self._compaction.wait()
         with contextlib.suppress(OSError):
             (self.data_dir / "endpoint").unlink(missing_ok=True)
+        if self._fastpath:
+            # Under the store lock: no request is inside moto while its patches come off.
+            self._fastpath = False
+            with self._front.lock if self._front is not None else contextlib.nullcontext():
+                fastpath.uninstall()
         self._release_lock()
 
     def _release_lock(self) -> None:
