@@ -83,7 +83,9 @@ class LocalServer:
             try:
                 if requests.get(f"{self.base_url}/openapi.json", timeout=1).status_code == 200:
                     return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
+                # Not listening yet, or too busy to answer within the second (a loaded machine):
+                # asked again until the deadline.
                 time.sleep(0.2)
         raise RuntimeError("server did not start within 60 s")
 

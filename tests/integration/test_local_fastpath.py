@@ -13,6 +13,8 @@ import pytest
 from botocore.exceptions import ClientError
 from evalsvc_tools.local import fastpath
 from evalsvc_tools.local.inprocess import moto_in_process
+from evalsvc_tools.local.journal import binary_values
+from evalsvc_tools.local.store import load_item
 from evalsvc_tools.local.tables import table_definitions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -460,3 +462,40 @@ def test_global_index_queries_answer_as_moto_does(
             fastpath.uninstall()
     finally:
         table_module.RESULT_SIZE_LIMIT = usual
+
+
+# ---- loading at start ----------------------------------------------------------------------
+
+
+def moto_state(table: Any) -> list[Any]:
+    """Everything moto holds of a table's items: keys as it indexes them, attributes as
+    typed values, in its order."""
+    return [
+        (hash_key, range_key, item.hash_key, item.range_key, dict(item.attrs), type(item.attrs))
+        for hash_key, partition in table.items.items()
+        for range_key, item in partition.items()
+    ]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(batch=items, again=items)
+def test_an_image_loaded_at_start_is_what_a_put_leaves(
+    moto_as_is: None, batch: list[dict[str, Any]], again: list[dict[str, Any]]
+) -> None:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    backend = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    made = []
+    for _ in range(2):
+        name = f"fast-{next(tables_made)}"
+        client.create_table(TableName=name, **DATASETS)
+        made.append(backend.get_table(name))
+    put, loaded = made
+    for item in batch + again:  # `again` replaces some of `batch`
+        put.put_item(binary_values(item), overwrite=True)
+        load_item(loaded, binary_values(item))
+    assert moto_state(loaded) == moto_state(put)
+    assert sorted(map(repr, client.scan(TableName=loaded.name)["Items"])) == sorted(
+        map(repr, client.scan(TableName=put.name)["Items"])
+    )
