@@ -29,9 +29,9 @@ from evalsvc.models.evaluations import EvaluateIn
 from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import dynamo, work_queue
+from evalsvc_tools.local.inprocess import moto_in_process
 from evalsvc_tools.local.server import apply_environment
 from evalsvc_tools.local.tables import create_queues
-from moto import mock_aws
 
 from tests.fake_judge import FakeJudge
 
@@ -74,7 +74,7 @@ def main() -> None:
     args = parser.parse_args()
     judge = FakeJudge()
     identity = Identity(tenant="bench", user="u", user_email="u@bench", key_id="b")
-    with mock_aws(), judge.running():
+    with moto_in_process(), judge.running():
         fresh_tables()
         queues = create_queues(boto3.client("sqs", region_name="us-east-1"), "bench")
         env = {

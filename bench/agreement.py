@@ -2,7 +2,11 @@
 the DynamoDB calls of GET /question/{id}/agreement (pooled) and GET /evaluation/{id}/agreement
 (one result), against the minimum. Runs against moto in-process.
 
-    .venv/bin/python bench/agreement.py [--votes 10000] [--results 20]
+    .venv/bin/python bench/agreement.py [--votes 10000] [--results 20] [--store] [--repeat 1]
+
+By default moto in this process as the tests use it (no speed-ups); with --store, the embedded
+store of `make run` (moto with its speed-ups, the journal in a temporary directory), called
+in-process as the server calls it, with the server's settings (one shard, one write thread).
 
 The minimum for the pooled figures: the metrics set (one GetItem) and the pages of one Query of
 the votes' index (DynamoDB sizes index pages by the projected items: keys, score, vote,
@@ -12,9 +16,14 @@ source). For one result: its header (GetItem) and the pages of one Query of its 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import random
+import tempfile
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 # The harness sets the offline environment before any service module reads it.
 from harness import CallCounter, fresh_tables, shown
@@ -28,7 +37,9 @@ from evalsvc.models.evaluations import Critique, ScoredPair
 from evalsvc.settings import get_settings
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import dynamo
-from moto import mock_aws
+from evalsvc_tools.local.inprocess import moto_in_process
+from evalsvc_tools.local.server import apply_environment
+from evalsvc_tools.local.store import EmbeddedDynamoDB
 
 from tests.stored_results import store_result
 
@@ -42,16 +53,34 @@ DEFINITIONS = [
 USERS = 5
 
 
+@contextlib.contextmanager
+def embedded_store() -> Iterator[None]:
+    """The store `evalsvc serve` runs, as its own process calls it."""
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedDynamoDB(Path(tmp), port=0) as store:
+        store.attach_in_process()
+        local = {"EVALSVC_DATASET_SHARDS": "1", "EVALSVC_WRITE_THREADS": "1"}
+        apply_environment({**store.env, **local})
+        yield
+
+
+@contextlib.contextmanager
+def moto_tables() -> Iterator[None]:
+    with moto_in_process():
+        fresh_tables()
+        yield
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--votes", type=int, default=10_000)
     parser.add_argument("--results", type=int, default=20)
+    parser.add_argument("--store", action="store_true", help="the embedded store of make run")
+    parser.add_argument("--repeat", type=int, default=1, help="ask for the pooled figures N times")
     args = parser.parse_args()
     per_result = args.votes // args.results
     rng = random.Random(5)
     identity = Identity(tenant="bench", user="u0", user_email="u0@bench", key_id="b")
-    with mock_aws():
-        fresh_tables()
+    with embedded_store() if args.store else moto_tables():
         metrics_set = metrics_logic.create_metrics_set(identity, DEFINITIONS)
         started = time.perf_counter()
         results = []
@@ -75,15 +104,13 @@ def main() -> None:
             store_result(
                 "bench", results_id, DEFINITIONS, scored, metrics_id=metrics_set.metrics_id
             )
+            votes = []
             for k in range(per_result):
                 pair = scored[k // USERS]
                 metric = k % len(DEFINITIONS)
                 score = pair.scores[metric]
                 vote = 1 if rng.random() < (score - 1) / 4 else rng.choice([-1, -1, 0])
-                critiques_store.upsert(
-                    "bench",
-                    results_id,
-                    metrics_set.metrics_id,
+                votes.append(
                     Critique(
                         id=f"cr_{r}_{k}",
                         pair_id=pair.pair_id,
@@ -95,7 +122,18 @@ def main() -> None:
                         time_ms=0,
                         source="audit" if k % 3 == 0 else "review",
                         score=score,
-                    ),
+                    )
+                )
+            # Cast from 8 threads, as many people voting at once (the store's journal then
+            # shares its fsyncs among them); the votes do not depend on their order.
+            with ThreadPoolExecutor(8) as pool:
+                list(
+                    pool.map(
+                        lambda critique, r=results_id: critiques_store.upsert(
+                            "bench", r, metrics_set.metrics_id, critique
+                        ),
+                        votes,
+                    )
                 )
             results.append(results_id)
         print(
@@ -115,7 +153,7 @@ def main() -> None:
         counter = CallCounter()
         print("| request | votes | seconds | calls | minimum |")
         print("|---|---|---|---|---|")
-        for source in ("all", "audit"):
+        for source in ["all", "audit"] * args.repeat:
             counter.take()
             started = time.perf_counter()
             report = judge_agreement.for_metrics_set(identity, metrics_set.metrics_id, source)

@@ -22,7 +22,7 @@ from evalsvc.logic import augment, datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import PairIn, SeedDatasetIn
 from evalsvc.models.generation import AugmentIn
-from moto import mock_aws
+from evalsvc_tools.local.inprocess import moto_in_process
 
 from tests.fake_judge import FakeJudge
 
@@ -30,7 +30,7 @@ IDENTITY = Identity(tenant="bench", user="bench", user_email="bench@example.test
 
 
 def run(seeds: int, multiple: int, llm_url: str | None) -> tuple[float, str, int]:
-    with mock_aws():
+    with moto_in_process():
         llm = {"EVALSVC_LLM": "openai:fake", "OPENAI_BASE_URL": llm_url} if llm_url else {}
         fresh_tables({"EVALSVC_LLM": "", **llm})
         data = [

@@ -28,7 +28,7 @@ from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn, pair_bytes
 from evalsvc.storage.datasets.keys import write_units
-from moto import mock_aws
+from evalsvc_tools.local.inprocess import moto_in_process
 
 
 def make_body(n: int) -> SeedDatasetIn:
@@ -59,7 +59,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=10_000)
     n = parser.parse_args().pairs
     identity = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
-    with mock_aws():
+    with moto_in_process():
         fresh_tables()
         counter = CallCounter()
         body = make_body(n)

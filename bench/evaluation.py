@@ -29,7 +29,7 @@ from evalsvc.scoring.judges import CachedJudge
 from evalsvc.scoring.llm import LLM
 from evalsvc.scoring.llm.openai import OpenAIProvider
 from evalsvc.settings import get_settings
-from moto import mock_aws
+from evalsvc_tools.local.inprocess import moto_in_process
 
 from tests.fake_judge import FakeJudge
 
@@ -44,7 +44,7 @@ CHECKS = [
 
 def evaluation_figures(n: int) -> None:
     identity = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
-    with mock_aws():
+    with moto_in_process():
         fresh_tables()
         data = [
             PairIn(
@@ -76,7 +76,7 @@ def evaluation_figures(n: int) -> None:
 
 def judge_figures(pairs: int, latency: float, concurrency: int) -> None:
     fake = FakeJudge(latency=latency)
-    with mock_aws(), fake.running():
+    with moto_in_process(), fake.running():
         fresh_tables({"JUDGE_CONCURRENCY": str(concurrency)})
         provider = OpenAIProvider("fake", fake.base_url, "")
         judge = CachedJudge(LLM(provider, get_settings()), "bench")

@@ -48,11 +48,11 @@ from evalsvc.storage import dynamo, work_queue
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import results as results_store
 from evalsvc.workers import chunk_handler, dead_chunk_handler
+from evalsvc_tools.local.inprocess import moto_in_process
 from evalsvc_tools.local.server import apply_environment
 from evalsvc_tools.local.store import EmbeddedDynamoDB
 from evalsvc_tools.local.tables import create_queues
 from evalsvc_tools.local.workers import LocalWorkers, QueueConsumer, drain
-from moto import mock_aws
 
 from tests.fake_judge import FakeJudge
 
@@ -204,7 +204,7 @@ class SqsCounter:
 
 
 def checks(n: int) -> None:
-    with mock_aws():
+    with moto_in_process():
         sqs = boto3.client("sqs", region_name="us-east-1")
         urls = create_queues(sqs, "bench")
         fresh_tables({"WORK_QUEUE_URL": urls["WorkQueue"], "EVALSVC_INLINE_MAX_CHECKS": "0"})

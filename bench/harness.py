@@ -45,7 +45,9 @@ class CallCounter:
 
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()
-        dynamo.client().meta.events.register("before-call.dynamodb", self._count)
+        # First: a handler that answers the call itself (the embedded store called in-process)
+        # ends the event.
+        dynamo.client().meta.events.register_first("before-call.dynamodb", self._count)
 
     def _count(self, event_name: str, **_: Any) -> None:
         self.calls[event_name.rsplit(".", 1)[-1]] += 1

@@ -72,7 +72,7 @@ class Server:
             try:
                 requests.get(f"{self.base}/openapi.json", timeout=1)
                 return time.perf_counter() - started
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 time.sleep(0.05)
 
     def stop(self) -> float:

@@ -62,7 +62,7 @@ from evalsvc.stats import summarize
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
 from evalsvc.usage import Usage
-from moto import mock_aws
+from evalsvc_tools.local.inprocess import moto_in_process
 
 DEFINITIONS = [
     "Does the answer address the user's question directly and correctly?",
@@ -339,7 +339,7 @@ def main() -> None:
         with _embedded_store():
             stored(args.pairs, args.write)
     else:
-        with mock_aws():
+        with moto_in_process():
             fresh_tables()
             stored(args.pairs, args.write)
     limits()

@@ -31,9 +31,9 @@ from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import EvaluateIn, PairQuery
 from evalsvc.models.jobs import Status
+from evalsvc_tools.local.inprocess import moto_in_process
 from evalsvc_tools.local.server import apply_environment
 from evalsvc_tools.local.tables import create_queues
-from moto import mock_aws
 
 from tests.fake_judge import FakeJudge
 
@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=10_000)
     args = parser.parse_args()
     judge = FakeJudge()
-    with mock_aws(), judge.running():
+    with moto_in_process(), judge.running():
         # A work queue, as deployed (nothing here is large enough to go on it).
         queues = create_queues(boto3.client("sqs", region_name="us-east-1"), "bench")
         fresh_tables(
@@ -77,8 +77,6 @@ def main() -> None:
                 "OPENAI_API_KEY": "sk-bench",
                 "EVALSVC_PRICES": PRICES,
                 "JUDGE_CONCURRENCY": "32",
-                # In-process moto is not safe under concurrent writes: one writer thread.
-                "EVALSVC_WRITE_THREADS": "1",
                 # Both selections are scored inside the request.
                 "EVALSVC_INLINE_MAX_JUDGE_CALLS": str(max(args.small, args.large)),
             }

@@ -52,12 +52,16 @@ def _settings_follow_the_environment() -> Iterator[None]:
 
 @pytest.fixture
 def tables(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    """Fresh moto DynamoDB tables built from template.yaml; the service code points at them."""
+    """Fresh moto DynamoDB tables built from template.yaml; the service code points at them.
+    moto as it is (no store's speed-ups), handling one request at a time: the service's threads
+    can write at once without losing items (evalsvc_tools/local/inprocess.py)."""
     import boto3
+    from evalsvc_tools.local import fastpath
+    from evalsvc_tools.local.inprocess import moto_in_process
     from evalsvc_tools.local.tables import create_tables
-    from moto import mock_aws
 
-    with mock_aws():
+    assert not fastpath.installed(), "a store started by an earlier test was never stopped"
+    with moto_in_process():
         env = create_tables(boto3.client("dynamodb", region_name="us-east-1"), "test")
         point_service_at(env, monkeypatch)
         yield env

@@ -19,9 +19,9 @@ from evalsvc.errors import Failure, ModelFailed
 from evalsvc.logic import api_keys
 from evalsvc.storage import results as results_store
 from evalsvc.storage.writes import commit
+from evalsvc_tools.local.inprocess import moto_in_process
 from evalsvc_tools.local.tables import create_tables
 from fastapi.testclient import TestClient
-from moto import mock_aws
 
 from tests.browser.chromium import Browser, pdf_pages
 from tests.conftest import point_service_at
@@ -46,7 +46,7 @@ HISTOGRAMS: list[str] = []
 @pytest.fixture(scope="module")
 def pages() -> Iterator[dict[str, tuple[str, dict[str, str]]]]:
     """Each kind of page, with the headers the service sent it with."""
-    with pytest.MonkeyPatch.context() as patch, mock_aws():
+    with pytest.MonkeyPatch.context() as patch, moto_in_process():
         env = create_tables(boto3.client("dynamodb", region_name="us-east-1"), "browser")
         point_service_at(env, patch)
         judge = FakeJudge(hostile_judge)

@@ -46,12 +46,13 @@ def test_dev_tenant_cannot_see_another_tenants_dataset(server: LocalServer) -> N
         "keys", "create", "--tenant", "other", "--user", "o", "--email", "o@example.test"
     )
     other_key = other.stdout.splitlines()[-1]
-    requests.post(
+    created = requests.post(
         f"{server.base_url}/data/seed/private",
         json={"data": []},
         headers={"Authorization": other_key},
         timeout=10,
     )
+    assert created.status_code == 200, created.text
 
     response = requests.get(
         f"{server.base_url}/data/seed/private", headers={"Authorization": DEV_KEY}, timeout=10

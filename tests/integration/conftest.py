@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import boto3
 import pytest
@@ -13,6 +14,14 @@ from fastapi.testclient import TestClient
 from tests.conftest import EVENT_KEY, point_service_at
 from tests.fake_judge import FakeJudge
 from tests.work_queue import Work
+
+
+def ok(response: Any, status: int = 200) -> Any:
+    """`response`, once its status is `status`. Every write a test makes is checked, its set-up
+    writes too: one that failed unseen would leave the test passing or failing for another
+    reason than the one it names."""
+    assert response.status_code == status, f"{response.status_code}: {response.text}"
+    return response
 
 
 class Tenant:

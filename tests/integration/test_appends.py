@@ -13,7 +13,7 @@ from evalsvc.storage import datasets as store
 from evalsvc.storage import dynamo
 from evalsvc.storage.datasets import appends, keys
 
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 
 SEED = DatasetKind.SEED
 
@@ -23,7 +23,7 @@ def _pair(pair_id: str, labels: list[str] | None = None) -> Pair:
 
 
 def test_appended_pairs_are_counted_and_read_in_time_order(acme: Tenant) -> None:
-    acme.post("/data/seed/ds", {"data": [{"id": "w0", "input": "i", "output": "o"}]})
+    ok(acme.post("/data/seed/ds", {"data": [{"id": "w0", "input": "i", "output": "o"}]}))
     for k, pair_id in enumerate(["zeta", "alpha", "mid"]):
         assert (
             acme.post(
@@ -56,7 +56,7 @@ def test_a_full_dataset_refuses_another_append(
     acme: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(appends, "MAX_PAIRS", 3)
-    acme.post("/data/seed/ds", {"data": [{"id": "w0", "input": "i", "output": "o"}]})
+    ok(acme.post("/data/seed/ds", {"data": [{"id": "w0", "input": "i", "output": "o"}]}))
     for pair_id in ("a", "b"):
         assert (
             acme.post(
@@ -73,11 +73,11 @@ def test_a_full_dataset_refuses_another_append(
 
 
 def test_an_overwrite_drops_the_appended_counts_with_the_version(acme: Tenant) -> None:
-    acme.post("/data/seed/ds", {"data": []})
+    ok(acme.post("/data/seed/ds", {"data": []}))
     for i in range(3):
-        acme.post("/data/seed/ds/pair", {"id": f"a{i}", "input": "i", "output": "o"})
+        ok(acme.post("/data/seed/ds/pair", {"id": f"a{i}", "input": "i", "output": "o"}))
 
-    acme.post("/data/seed/ds", {"data": [{"id": "w", "input": "i", "output": "o"}]})
+    ok(acme.post("/data/seed/ds", {"data": [{"id": "w", "input": "i", "output": "o"}]}))
 
     header = store.get_header("acme", SEED, "ds")
     assert header is not None and header.pair_count == 1 and not header.appended
@@ -88,7 +88,7 @@ def test_a_pair_appended_late_into_a_chunks_key_range_stays_out_of_the_chunk(
     acme: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a selection cut into chunks, of appended pairs stamped at 1000, 2000, 3000 ms
-    acme.post("/data/seed/ds", {"data": []})
+    ok(acme.post("/data/seed/ds", {"data": []}))
     for ms, pair_id in [(1000, "a"), (2000, "c"), (3000, "e")]:
         monkeypatch.setattr(appends, "now_ms", lambda ms=ms: ms)
         store.add_pair("acme", SEED, "ds", _pair(pair_id, ["x"]))
@@ -116,7 +116,7 @@ def test_a_pair_appended_late_into_a_chunks_key_range_stays_out_of_the_chunk(
 def test_many_appenders_at_once_all_succeed_and_all_are_kept(
     served_tables: dict[str, str], acme: Tenant
 ) -> None:
-    acme.post("/data/seed/ds", {"data": []})
+    ok(acme.post("/data/seed/ds", {"data": []}))
     answers: list[int] = []
     gate = threading.Barrier(16)
 
@@ -185,7 +185,7 @@ def test_a_version_stored_before_pairs_were_spread_is_read_and_appended_to(
     assert header is not None and header.shards == 1 and header.pair_count == 3
     assert header.bytes == 10 + 4
     # And an overwrite replaces it entirely
-    acme.post("/data/seed/old", {"data": [{"id": "n", "input": "i", "output": "o"}]})
+    ok(acme.post("/data/seed/old", {"data": [{"id": "n", "input": "i", "output": "o"}]}))
     leftover = list(
         dynamo.query_items(
             TableName=table,
@@ -201,7 +201,7 @@ def test_a_pair_at_the_field_limits_is_appended_whole_in_its_parts(
 ) -> None:
     from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
 
-    acme.post("/data/seed/ds", {"data": []})
+    ok(acme.post("/data/seed/ds", {"data": []}))
     big = {
         "id": "big",
         "input": "\U0001f600" * MAX_TEXT_CHARS,

@@ -8,7 +8,7 @@ import pytest
 from evalsvc.errors import StorageUnavailable
 from evalsvc.storage import dynamo
 
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 
 
 def dataset(n: int, tag: str) -> dict[str, object]:
@@ -61,7 +61,7 @@ def test_failure_midway_through_an_overwrite_keeps_the_old_dataset(
 def test_failure_of_the_commit_keeps_the_old_dataset(
     acme: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    acme.post("/data/seed/ds", dataset(5, "old"))
+    ok(acme.post("/data/seed/ds", dataset(5, "old")))
     real_call = dynamo.call
 
     def failing_commit(operation: str, **kwargs: object) -> object:
@@ -84,7 +84,7 @@ def test_readers_during_overwrites_see_one_version_or_the_other(
     served_tables: dict[str, str], acme: Tenant
 ) -> None:
     # Given a dataset being overwritten again and again in another thread
-    acme.post("/data/seed/ds", dataset(40, "a"))
+    ok(acme.post("/data/seed/ds", dataset(40, "a")))
     stop = threading.Event()
     errors: list[str] = []
     overwrites = [0]  # completed by the writer so far
@@ -128,7 +128,7 @@ def test_readers_during_overwrites_see_one_version_or_the_other(
 def test_concurrent_pair_additions_are_all_kept(
     served_tables: dict[str, str], acme: Tenant
 ) -> None:
-    acme.post("/data/seed/ds", {"data": []})
+    ok(acme.post("/data/seed/ds", {"data": []}))
     results: list[int] = []
 
     def add(start: int) -> None:

@@ -10,7 +10,7 @@ from evalsvc.logic import audit
 from evalsvc.models.api_keys import Identity
 from scipy import stats as scipy_stats
 
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 from tests.integration.test_agreement import evaluated, voter
 from tests.lambda_support import invoke, load_event, with_body, with_path
 
@@ -112,7 +112,7 @@ def test_people_get_different_draws_and_every_pair_is_drawn_as_often(
 def test_fewer_unvoted_pairs_than_asked_gives_them_all(acme: Tenant) -> None:
     assert acme.post("/specify_questions", {"metrics": ["check:non_empty"]}).status_code == 200
     results_id = evaluated(acme, count=4)
-    acme.put(f"/vote_eval_pair/{results_id}", {"pair_id": "p01", "metric_idx": 0, "vote": 1})
+    ok(acme.put(f"/vote_eval_pair/{results_id}", {"pair_id": "p01", "metric_idx": 0, "vote": 1}))
 
     body = sample(acme, results_id, "metric_idx=0&n=100")
 

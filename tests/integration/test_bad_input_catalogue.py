@@ -9,7 +9,7 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 
 HUGE = "x" * 100_001
 RESULT = "{result}"  # replaced by the fixture's evaluation result id
@@ -161,10 +161,13 @@ def snapshot(tables: dict[str, str]) -> str:
 @pytest.fixture
 def world(acme: Tenant) -> str:
     """A seed dataset `ds` with pair p0, a one-metric set and an evaluation; returns its id."""
-    acme.post(
-        "/data/seed/ds", {"data": [{"id": "p0", "input": "i", "output": "o"}], "system_prompt": "S"}
+    ok(
+        acme.post(
+            "/data/seed/ds",
+            {"data": [{"id": "p0", "input": "i", "output": "o"}], "system_prompt": "S"},
+        )
     )
-    acme.post("/specify_questions", {"metrics": ["check:non_empty"]})
+    ok(acme.post("/specify_questions", {"metrics": ["check:non_empty"]}))
     return str(acme.post("/evaluate", {"seed_data_id": "ds"}).json()["eval_results_id"])
 
 

@@ -7,7 +7,7 @@ import string
 
 import pytest
 
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 
 
 def write(tenant: Tenant, dataset_id: str, n: int, tag: str = "p") -> None:
@@ -54,7 +54,7 @@ def test_pair_added_between_pages_appears_on_a_later_page(acme: Tenant) -> None:
     write(acme, "ds", 4)
     first = acme.get("/data/seed/ds", params={"limit": 3}).json()
 
-    acme.post("/data/seed/ds/pair", {"id": "late", "input": "i", "output": "o"})
+    ok(acme.post("/data/seed/ds/pair", {"id": "late", "input": "i", "output": "o"}))
     second = acme.get("/data/seed/ds", params={"limit": 3, "cursor": first["next_cursor"]}).json()
 
     assert [p["id"] for p in second["data"]] == ["p003", "late"]

@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy import stats as scipy_stats
 
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 from tests.lambda_support import invoke, load_event, with_body, with_path
 
 CHECKS = ["check:max_words:4", "check:contains:please", "check:input_overlap"]
@@ -149,8 +149,12 @@ def test_last_n_seconds_keeps_recent_pairs(acme: Tenant, monkeypatch: pytest.Mon
     monkeypatch.setattr(store, "now_ms", lambda: real_now() - 3_600_000)  # an hour ago
     seed(acme)
     monkeypatch.setattr(store, "now_ms", real_now)
-    acme.post("/data/seed/ds/pair", {"id": "new1", "input": "i", "output": "o", "labels": ["en"]})
-    acme.post("/data/seed/ds/pair", {"id": "new2", "input": "i", "output": "o"})
+    ok(
+        acme.post(
+            "/data/seed/ds/pair", {"id": "new1", "input": "i", "output": "o", "labels": ["en"]}
+        )
+    )
+    ok(acme.post("/data/seed/ds/pair", {"id": "new2", "input": "i", "output": "o"}))
     metrics(acme, ["check:non_empty"])
 
     recent = acme.post(
@@ -254,7 +258,7 @@ def test_question_metric_without_a_judge_is_400_naming_it_and_the_setting(acme: 
 
 
 def test_empty_dataset_is_400(acme: Tenant) -> None:
-    acme.post("/data/seed/empty", {"data": []})
+    ok(acme.post("/data/seed/empty", {"data": []}))
     metrics(acme, ["check:non_empty"])
     response = acme.post("/evaluate", {"seed_data_id": "empty"})
     assert response.status_code == 400
@@ -351,13 +355,15 @@ def test_vote_is_recorded_with_the_keys_identity(acme: Tenant, results_id: str) 
 
 
 def test_voting_again_replaces_the_vote_keeping_its_id(acme: Tenant, results_id: str) -> None:
-    acme.put(
-        f"/vote_eval_pair/{results_id}",
-        {"pair_id": "b", "metric_idx": 1, "vote": -1, "comment": "Rude."},
+    ok(
+        acme.put(
+            f"/vote_eval_pair/{results_id}",
+            {"pair_id": "b", "metric_idx": 1, "vote": -1, "comment": "Rude."},
+        )
     )
     first = acme.get(f"/evaluation/{results_id}").json()["human_critique"][0]
 
-    acme.put(f"/vote_eval_pair/{results_id}", {"pair_id": "b", "metric_idx": 1, "vote": 1})
+    ok(acme.put(f"/vote_eval_pair/{results_id}", {"pair_id": "b", "metric_idx": 1, "vote": 1}))
 
     critiques = acme.get(f"/evaluation/{results_id}").json()["human_critique"]
     assert len(critiques) == 1
@@ -370,13 +376,15 @@ def test_several_users_votes_are_all_kept_oldest_first(acme: Tenant, results_id:
     from evalsvc.logic import api_keys
 
     bob_key, _ = api_keys.create_key("acme", "bob", "bob@acme.test")
-    acme.put(f"/vote_eval_pair/{results_id}", {"pair_id": "a", "metric_idx": 0, "vote": 1})
-    acme.http.put(
-        f"/v1/vote_eval_pair/{results_id}",
-        headers={"Authorization": bob_key},
-        json={"pair_id": "a", "metric_idx": 0, "vote": 0, "comment": "meh"},
+    ok(acme.put(f"/vote_eval_pair/{results_id}", {"pair_id": "a", "metric_idx": 0, "vote": 1}))
+    ok(
+        acme.http.put(
+            f"/v1/vote_eval_pair/{results_id}",
+            headers={"Authorization": bob_key},
+            json={"pair_id": "a", "metric_idx": 0, "vote": 0, "comment": "meh"},
+        )
     )
-    acme.put(f"/vote_eval_pair/{results_id}", {"pair_id": "c", "metric_idx": 2, "vote": -1})
+    ok(acme.put(f"/vote_eval_pair/{results_id}", {"pair_id": "c", "metric_idx": 2, "vote": -1}))
 
     critiques = acme.get(f"/evaluation/{results_id}").json()["human_critique"]
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, fake_llm, sequence
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 
 PROMPT = (
     "You are a support assistant for {product}. Always answer in English. "
@@ -151,29 +151,38 @@ def compared(acme: Tenant) -> dict[str, str]:
     seed(acme)
     first = evaluate(acme, ["check:contains:please", "check:max_words:5", "check:non_empty"])
     metrics_id = acme.get("/question/latest").json()["metrics_id"]
-    acme.put(
-        "/data/seed/ds",
-        {
-            "data": [
-                {"id": "a", "input": "Hi", "output": "Hello, please sit."},
-                {"id": "b2", "input": "Hey", "output": "Hello there, please take a seat now."},
-            ],
-            "system_prompt": PROMPT,
-        },
+    ok(
+        acme.put(
+            "/data/seed/ds",
+            {
+                "data": [
+                    {"id": "a", "input": "Hi", "output": "Hello, please sit."},
+                    {"id": "b2", "input": "Hey", "output": "Hello there, please take a seat now."},
+                ],
+                "system_prompt": PROMPT,
+            },
+        )
     )
     second = acme.post("/evaluate", {"seed_data_id": "ds", "metrics_id": metrics_id}).json()[
         "eval_results_id"
     ]
-    acme.put(
-        f"/vote_eval_pair/{second}",
-        {"pair_id": "b2", "metric_idx": 1, "vote": -1, "comment": "Far too long."},
+    ok(
+        acme.put(
+            f"/vote_eval_pair/{second}",
+            {"pair_id": "b2", "metric_idx": 1, "vote": -1, "comment": "Far too long."},
+        )
     )
-    acme.put(
-        f"/vote_eval_pair/{first}",
-        {"pair_id": "b", "metric_idx": 0, "vote": -1, "comment": "Sounds curt."},
+    ok(
+        acme.put(
+            f"/vote_eval_pair/{first}",
+            {"pair_id": "b", "metric_idx": 0, "vote": -1, "comment": "Sounds curt."},
+        )
     )
-    acme.put(
-        f"/vote_eval_pair/{first}", {"pair_id": "c", "metric_idx": 0, "vote": 1, "comment": "Fine."}
+    ok(
+        acme.put(
+            f"/vote_eval_pair/{first}",
+            {"pair_id": "c", "metric_idx": 0, "vote": 1, "comment": "Fine."},
+        )
     )
     return {"first": first, "second": second, "metrics_id": metrics_id}
 
@@ -252,8 +261,11 @@ def test_bad_comparisons(
     acme: Tenant, candidates: list[dict[str, object]], status: int, message: str
 ) -> None:
     seed(acme)
-    acme.post(
-        "/specify_questions", {"metrics": ["check:non_empty", "check:no_pii", "check:json_valid"]}
+    ok(
+        acme.post(
+            "/specify_questions",
+            {"metrics": ["check:non_empty", "check:no_pii", "check:json_valid"]},
+        )
     )
 
     response = acme.post("/improve_prompt", comparison(candidates))
@@ -263,7 +275,7 @@ def test_bad_comparisons(
 
 
 def test_improve_prompt_for_an_unknown_seed_dataset_is_404(acme: Tenant) -> None:
-    acme.post("/specify_questions", {"metrics": ["check:non_empty"]})
+    ok(acme.post("/specify_questions", {"metrics": ["check:non_empty"]}))
     response = acme.post(
         "/improve_prompt",
         {
@@ -363,7 +375,7 @@ def test_augmented_data_can_be_evaluated(acme: Tenant) -> None:
     seed(acme)
     made = acme.post("/augment", {"multiple": 2, "pair_query": {"pair_labels": ["account"]}}).json()
     assert made["synthetic_data_size"] == 2 and made["target_metrics"] == []
-    acme.post("/specify_questions", {"metrics": ["check:non_empty"]})
+    ok(acme.post("/specify_questions", {"metrics": ["check:non_empty"]}))
 
     response = acme.post("/evaluate", {"synthetic_data_id": made["synthetic_data_id"]})
 

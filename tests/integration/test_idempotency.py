@@ -5,7 +5,7 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 from tests.lambda_support import invoke, load_event, with_header
 
 
@@ -30,7 +30,7 @@ def test_a_retried_create_returns_the_first_answer_and_creates_once(
 
 
 def test_a_retried_pair_addition_adds_one_pair(acme: Tenant) -> None:
-    acme.post("/data/seed/ds", {"data": []})
+    ok(acme.post("/data/seed/ds", {"data": []}))
     pair = {"input": "q", "output": "a"}
 
     first = acme.http.post("/v1/data/seed/ds/pair", json=pair, headers=keyed(acme, "pair-1"))
@@ -43,7 +43,7 @@ def test_a_retried_pair_addition_adds_one_pair(acme: Tenant) -> None:
 
 
 def test_the_same_key_with_another_body_is_422(acme: Tenant) -> None:
-    acme.http.post("/v1/data/seed", json={"data": []}, headers=keyed(acme, "k"))
+    ok(acme.http.post("/v1/data/seed", json={"data": []}, headers=keyed(acme, "k")))
 
     response = acme.http.post(
         "/v1/data/seed", json={"data": [], "system_prompt": "x"}, headers=keyed(acme, "k")
@@ -70,7 +70,7 @@ def test_keys_are_scoped_to_the_tenant_and_the_route(acme: Tenant, globex: Tenan
 def test_a_failed_request_is_not_remembered(acme: Tenant) -> None:
     pair = {"id": "p1", "input": "q", "output": "a"}
     missing = acme.http.post("/v1/data/seed/later/pair", json=pair, headers=keyed(acme, "retry-me"))
-    acme.post("/data/seed/later", {"data": []})
+    ok(acme.post("/data/seed/later", {"data": []}))
 
     retried = acme.http.post("/v1/data/seed/later/pair", json=pair, headers=keyed(acme, "retry-me"))
 
@@ -80,8 +80,8 @@ def test_a_failed_request_is_not_remembered(acme: Tenant) -> None:
 
 
 def test_a_retried_evaluation_runs_once(acme: Tenant) -> None:
-    acme.post("/data/seed/ds", {"data": [{"input": "i", "output": "o"}]})
-    acme.post("/specify_questions", {"metrics": ["check:non_empty"]})
+    ok(acme.post("/data/seed/ds", {"data": [{"input": "i", "output": "o"}]}))
+    ok(acme.post("/specify_questions", {"metrics": ["check:non_empty"]}))
 
     first = acme.http.post(
         "/v1/evaluate", json={"seed_data_id": "ds"}, headers=keyed(acme, "eval-1")
@@ -101,7 +101,7 @@ def test_a_malformed_key_is_400(acme: Tenant, key: str) -> None:
 
 
 def test_reads_ignore_the_header(acme: Tenant) -> None:
-    acme.post("/data/seed/ds", {"data": []})
+    ok(acme.post("/data/seed/ds", {"data": []}))
     response = acme.http.get("/v1/data/seed/ds", headers=keyed(acme, "irrelevant"))
     assert response.status_code == 200 and "idempotent-replay" not in response.headers
 
@@ -132,7 +132,7 @@ def test_an_answer_too_large_for_a_record_is_kept_apart_and_replayed_exactly(
         prompt = wide(60_000)  # 240 KB, in the answer twice
         data = {"data": [{"input": "i", "output": "o"}], "system_prompt": prompt}
         assert send(acme, "POST", "/data/seed/ds", data).status_code == 200
-        acme.post("/specify_questions", {"metrics": ["Is it polite?"]})
+        ok(acme.post("/specify_questions", {"metrics": ["Is it polite?"]}))
         candidates = {"candidates": [{"prompt": "p", "score_means": [3]}]}
         body = {"seed_data_id": "ds", "prompt_comparison_results": candidates}
         first = send(acme, "POST", "/improve_prompt", body, **{"Idempotency-Key": "big"})
@@ -158,7 +158,7 @@ def test_a_large_evaluation_answer_is_kept_as_its_result_and_rendered_again(
     from evalsvc.api.idempotency import SAVED_BODY_BYTES
     from evalsvc.storage.dynamo import item_size
 
-    acme.post("/data/seed/ds", {"data": [{"input": "i", "output": "x" * 10} for _ in range(3)]})
+    ok(acme.post("/data/seed/ds", {"data": [{"input": "i", "output": "x" * 10} for _ in range(3)]}))
     # Checks whose definitions (echoed in the answer) are 1.5 KB each: no judge needed.
     definitions = [f'check:json_schema:{{"description": "{"d" * 1500}{k}"}}' for k in range(45)]
     created = acme.post("/specify_questions", {"metrics": definitions})

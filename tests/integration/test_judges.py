@@ -12,7 +12,7 @@ from botocore.stub import Stubber
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, sequence
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 
 QUESTION = "Does the output say please?"
 VERDICT_4 = json.dumps({"reason": "Mostly polite.", "score": 4})
@@ -88,8 +88,8 @@ def test_re_evaluating_unchanged_pairs_makes_no_judge_calls(acme: Tenant, judge:
     assert len(judge.requests) == 3
     assert second["scores"][0]["mean_score"] == first["scores"][0]["mean_score"]
 
-    acme.post("/data/seed/ds/pair", {"id": "d", "input": "new", "output": "please"})
-    acme.post("/evaluate", {"seed_data_id": "ds"})
+    ok(acme.post("/data/seed/ds/pair", {"id": "d", "input": "new", "output": "please"}))
+    ok(acme.post("/evaluate", {"seed_data_id": "ds"}))
     assert len(judge.requests) == 4
 
 
@@ -147,8 +147,8 @@ def test_slow_judge_within_limits_with_bounded_concurrency(
     point_service_at({}, monkeypatch)
     judge.latency = 0.3
     data = [{"id": f"p{i}", "input": "i", "output": "please" if i % 2 else "no"} for i in range(9)]
-    acme.post("/data/seed/slow", {"data": data})
-    acme.post("/specify_questions", {"metrics": [QUESTION]})
+    ok(acme.post("/data/seed/slow", {"data": data}))
+    ok(acme.post("/specify_questions", {"metrics": [QUESTION]}))
 
     response = acme.post("/evaluate", {"seed_data_id": "slow"})
 
@@ -269,11 +269,13 @@ def test_bedrock_usage_is_priced_from_the_built_in_table(
 def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
     from evalsvc.scoring.llm import bedrock
 
-    acme.post(
-        "/data/seed/one",
-        {"data": [{"id": "a", "input": "hi", "output": "please"}], "system_prompt": "P"},
+    ok(
+        acme.post(
+            "/data/seed/one",
+            {"data": [{"id": "a", "input": "hi", "output": "please"}], "system_prompt": "P"},
+        )
     )
-    acme.post("/specify_questions", {"metrics": [QUESTION]})
+    ok(acme.post("/specify_questions", {"metrics": [QUESTION]}))
     client = boto3.client("bedrock-runtime", region_name="us-east-1")
     stubber = Stubber(client)
     seen: list[dict[str, object]] = []

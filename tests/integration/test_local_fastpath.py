@@ -12,10 +12,12 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from evalsvc_tools.local import fastpath
+from evalsvc_tools.local.inprocess import moto_in_process
+from evalsvc_tools.local.journal import binary_values
+from evalsvc_tools.local.store import load_item
 from evalsvc_tools.local.tables import table_definitions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models import table as table_module
@@ -195,10 +197,11 @@ def answers(batch: list[dict[str, Any]], limit: int, pivot: str) -> list[Any]:
 
 @pytest.fixture(scope="module")
 def moto_as_is() -> Iterator[None]:
-    fastpath.uninstall()
-    with mock_aws():
+    """moto in this process, unpatched (each test installs the speed-ups for its second run)."""
+    assert not fastpath.installed()
+    with moto_in_process():
         yield
-    fastpath.install()
+    assert not fastpath.installed()
 
 
 @settings(
@@ -255,3 +258,244 @@ def test_the_item_size_limit_is_checked_as_moto_checks_it(moto_as_is: None) -> N
     finally:
         fastpath.uninstall()
     assert "stored" in expected and len(set(expected)) == 2  # both sides of the limit were tried
+
+
+# ---- global secondary indexes --------------------------------------------------------------
+
+CRITIQUES = table_definitions()["CritiquesTable"]  # by_metrics_set: mpk, msk (S); INCLUDE
+JOBS = table_definitions()["JobsTable"]  # stalled: sweep (S), progress_ms (N); KEYS_ONLY
+maybe = st.one_of(st.none(), st.just(True))
+index_items = st.lists(
+    st.fixed_dictionaries(
+        {
+            "pk": st.sampled_from(["a", "b", "c"]).map(lambda s: {"S": s}),
+            "sk": texts.map(lambda s: {"S": s}),
+            # Either index key may be missing: such items are in no partition of the index.
+            "mpk": st.sampled_from([None, "m", "m", "m", "n"]).map(lambda s: s and {"S": s}),
+            "msk": st.one_of(
+                st.none(), texts.map(lambda s: {"S": s}), texts.map(lambda s: {"S": s})
+            ),
+            "sweep": st.sampled_from([None, "due", "due"]).map(lambda s: s and {"S": s}),
+            "progress_ms": st.one_of(
+                st.none(), *[st.integers(-50, 50).map(lambda n: {"N": str(n)})] * 2
+            ),
+            "score": st.integers(1, 5).map(lambda n: {"N": str(n)}),
+            "vote": st.integers(-1, 1).map(lambda n: {"N": str(n)}),
+            "source": st.sampled_from(["audit", "review"]).map(lambda s: {"S": s}),
+            "v": values,
+        }
+    ).map(lambda item: {k: v for k, v in item.items() if v is not None}),
+    min_size=1,
+    max_size=25,
+    unique_by=lambda item: (item["pk"]["S"], item["sk"]["S"]),
+)
+
+
+def global_answers(
+    batch: list[dict[str, Any]], limit: int, pivot: str, writes: list[dict[str, Any]]
+) -> list[Any]:
+    """What moto answers to paged queries of the two global indexes of the template (votes by
+    metrics set, stalled jobs) over `batch`, with `writes` made between the pages of some."""
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    name = f"fast-{next(tables_made)}"
+    jobs_keys = [a for a in JOBS["AttributeDefinitions"] if a["AttributeName"] not in ("pk", "sk")]
+    definition = {
+        **CRITIQUES,
+        "AttributeDefinitions": CRITIQUES["AttributeDefinitions"] + jobs_keys,
+        "GlobalSecondaryIndexes": [
+            *CRITIQUES["GlobalSecondaryIndexes"],
+            *JOBS["GlobalSecondaryIndexes"],
+        ],
+    }
+    client.create_table(TableName=name, **definition)
+    model = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].get_table(name)
+    fastpath.track(model)
+    seen: list[Any] = []
+    for item in batch:
+        seen.append(strip(client.put_item(TableName=name, Item=item)))
+        fastpath.changed(model)
+    pending = list(writes)
+
+    def write_between_pages() -> None:
+        if pending:
+            write = pending.pop(0)
+            if "Key" in write:
+                client.delete_item(TableName=name, **write)
+            else:
+                client.put_item(TableName=name, **write)
+            fastpath.changed(model)
+
+    def pages(between: bool, **kwargs: Any) -> list[dict[str, Any]]:
+        found = []
+        while True:
+            page = client.query(TableName=name, **kwargs)
+            found.append(strip(page))
+            if "LastEvaluatedKey" not in page:
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            if between:
+                write_between_pages()
+
+    for mpk in ("m", "n", "absent"):
+        key = {
+            "IndexName": "by_metrics_set",
+            "ExpressionAttributeValues": {":p": {"S": mpk}},
+            "KeyConditionExpression": "mpk = :p",
+        }
+        for forward in (True, False):
+            seen.append(pages(False, Limit=limit, ScanIndexForward=forward, **key))
+        seen.append(pages(True, Limit=limit, **key))  # writes between the pages
+        for condition, forward in [
+            ("msk >= :o", True),
+            ("msk < :o", False),
+            ("msk = :o", True),
+            ("msk BETWEEN :o AND :z", False),
+            ("begins_with(msk, :o)", True),
+        ]:
+            seen.append(
+                pages(
+                    False,
+                    IndexName="by_metrics_set",
+                    Limit=limit,
+                    ScanIndexForward=forward,
+                    KeyConditionExpression=f"mpk = :p AND {condition}",
+                    ExpressionAttributeValues={
+                        ":p": {"S": mpk},
+                        ":o": {"S": pivot},
+                        **({":z": {"S": pivot + "~"}} if ":z" in condition else {}),
+                    },
+                )
+            )
+        seen.append(
+            pages(
+                False,
+                IndexName="by_metrics_set",
+                Limit=limit,
+                KeyConditionExpression="mpk = :p",
+                FilterExpression="#s = :audit",
+                ProjectionExpression="msk, score, #s",
+                ExpressionAttributeNames={"#s": "source"},
+                ExpressionAttributeValues={":p": {"S": mpk}, ":audit": {"S": "audit"}},
+            )
+        )
+        seen.append(
+            pages(
+                True,
+                IndexName="by_metrics_set",
+                ScanIndexForward=False,
+                KeyConditionExpression="mpk = :p",
+                FilterExpression="vote > :zero",
+                ExpressionAttributeValues={":p": {"S": mpk}, ":zero": {"N": "0"}},
+            )
+        )
+    for condition, forward in [("", True), (" AND progress_ms < :t", False)]:
+        for between in (False, True):
+            seen.append(
+                pages(
+                    between,
+                    IndexName="stalled",
+                    Limit=limit,
+                    ScanIndexForward=forward,
+                    KeyConditionExpression="sweep = :due" + condition,
+                    ExpressionAttributeValues={
+                        ":due": {"S": "due"},
+                        **({":t": {"N": str(len(pivot) * 7 - 20)}} if condition else {}),
+                    },
+                )
+            )
+    seen.append(sorted(map(repr, client.scan(TableName=name)["Items"])))
+    return seen
+
+
+index_writes = st.lists(
+    st.one_of(
+        # A put: a new vote, or one replacing a stored one (it may move in the index, or leave it)
+        index_items.filter(bool).map(lambda items: {"Item": items[0]}),
+        st.fixed_dictionaries(
+            {
+                "Key": st.fixed_dictionaries(
+                    {
+                        "pk": st.sampled_from(["a", "b", "c"]).map(lambda s: {"S": s}),
+                        "sk": texts.map(lambda s: {"S": s}),
+                    }
+                )
+            }
+        ),
+    ),
+    max_size=6,
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    batch=index_items,
+    limit=st.integers(1, 4),
+    pivot=texts,
+    page_bytes=st.sampled_from([table_module.RESULT_SIZE_LIMIT, 450, 900]),
+    writes=index_writes,
+    data=st.data(),
+)
+def test_global_index_queries_answer_as_moto_does(
+    moto_as_is: None,
+    batch: list[dict[str, Any]],
+    limit: int,
+    pivot: str,
+    page_bytes: int,
+    writes: list[dict[str, Any]],
+    data: st.DataObject,
+) -> None:
+    # Some deletes name stored items (others name none).
+    for k, write in enumerate(writes):
+        if "Key" in write and batch and data.draw(st.booleans()):
+            stored = data.draw(st.sampled_from(batch))
+            writes[k] = {"Key": {"pk": stored["pk"], "sk": stored["sk"]}}
+    usual = table_module.RESULT_SIZE_LIMIT
+    table_module.RESULT_SIZE_LIMIT = page_bytes
+    try:
+        expected = global_answers(batch, limit, pivot, writes)
+        assert fastpath.install()
+        try:
+            assert global_answers(batch, limit, pivot, writes) == expected
+        finally:
+            fastpath.uninstall()
+    finally:
+        table_module.RESULT_SIZE_LIMIT = usual
+
+
+# ---- loading at start ----------------------------------------------------------------------
+
+
+def moto_state(table: Any) -> list[Any]:
+    """Everything moto holds of a table's items: keys as it indexes them, attributes as
+    typed values, in its order."""
+    return [
+        (hash_key, range_key, item.hash_key, item.range_key, dict(item.attrs), type(item.attrs))
+        for hash_key, partition in table.items.items()
+        for range_key, item in partition.items()
+    ]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(batch=items, again=items)
+def test_an_image_loaded_at_start_is_what_a_put_leaves(
+    moto_as_is: None, batch: list[dict[str, Any]], again: list[dict[str, Any]]
+) -> None:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    backend = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+    made = []
+    for _ in range(2):
+        name = f"fast-{next(tables_made)}"
+        client.create_table(TableName=name, **DATASETS)
+        made.append(backend.get_table(name))
+    put, loaded = made
+    for item in batch + again:  # `again` replaces some of `batch`
+        put.put_item(binary_values(item), overwrite=True)
+        load_item(loaded, binary_values(item))
+    assert moto_state(loaded) == moto_state(put)
+    assert sorted(map(repr, client.scan(TableName=loaded.name)["Items"])) == sorted(
+        map(repr, client.scan(TableName=put.name)["Items"])
+    )

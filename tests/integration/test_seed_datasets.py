@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 
 
 def pairs(n: int, prefix: str = "p") -> list[dict[str, object]]:
@@ -52,10 +52,10 @@ def test_empty_dataset_is_valid_and_accepts_pairs(acme: Tenant) -> None:
 
 
 def test_overwrite_replaces_every_pair_and_keeps_created_at(acme: Tenant) -> None:
-    acme.post("/data/seed/ds", {"data": pairs(5), "system_prompt": "old"})
+    ok(acme.post("/data/seed/ds", {"data": pairs(5), "system_prompt": "old"}))
     created = acme.get("/data/seed/ds").json()["created_at"]
 
-    acme.put("/data/seed/ds", {"data": pairs(2, prefix="n"), "system_prompt": "new"})
+    ok(acme.put("/data/seed/ds", {"data": pairs(2, prefix="n"), "system_prompt": "new"}))
 
     dataset = acme.get("/data/seed/ds").json()
     assert [p["id"] for p in dataset["data"]] == ["n0", "n1"]
@@ -64,7 +64,7 @@ def test_overwrite_replaces_every_pair_and_keeps_created_at(acme: Tenant) -> Non
 
 
 def test_pairs_added_one_by_one_come_back_oldest_first(acme: Tenant) -> None:
-    acme.post("/data/seed/ds", {"data": pairs(2)})
+    ok(acme.post("/data/seed/ds", {"data": pairs(2)}))
     for i in range(5):
         assert (
             acme.post(
@@ -81,7 +81,7 @@ def test_pairs_added_one_by_one_come_back_oldest_first(acme: Tenant) -> None:
 
 
 def test_add_pair_generates_an_id_when_absent(acme: Tenant) -> None:
-    acme.post("/data/seed/ds", {"data": []})
+    ok(acme.post("/data/seed/ds", {"data": []}))
 
     response = acme.post("/data/seed/ds/pair", {"input": "q", "output": "a", "labels": ["l"]})
 
@@ -98,7 +98,7 @@ def test_add_pair_to_missing_dataset_is_404(acme: Tenant) -> None:
 
 
 def test_duplicate_pair_id_is_409_and_leaves_dataset_unchanged(acme: Tenant) -> None:
-    acme.post("/data/seed/ds", {"data": pairs(2)})
+    ok(acme.post("/data/seed/ds", {"data": pairs(2)}))
 
     response = acme.post("/data/seed/ds/pair", {"id": "p1", "input": "other", "output": "other"})
 
@@ -109,9 +109,9 @@ def test_duplicate_pair_id_is_409_and_leaves_dataset_unchanged(acme: Tenant) -> 
 
 
 def test_latest_is_the_most_recently_created_dataset(acme: Tenant) -> None:
-    acme.post("/data/seed/first", {"data": pairs(1)})
-    acme.post("/data/seed/second", {"data": pairs(1)})
-    acme.put("/data/seed/first", {"data": pairs(3)})  # an overwrite is not a creation
+    ok(acme.post("/data/seed/first", {"data": pairs(1)}))
+    ok(acme.post("/data/seed/second", {"data": pairs(1)}))
+    ok(acme.put("/data/seed/first", {"data": pairs(3)}))  # an overwrite is not a creation
 
     assert acme.get("/data/seed/latest").json()["id"] == "second"
 
@@ -140,7 +140,7 @@ def test_pair_by_prompt_creates_a_dataset_then_reuses_it(acme: Tenant) -> None:
 
 
 def test_pair_by_prompt_uses_an_uploaded_dataset_with_that_prompt(acme: Tenant) -> None:
-    acme.post("/data/seed/mine", {"data": pairs(1), "system_prompt": "T"})
+    ok(acme.post("/data/seed/mine", {"data": pairs(1), "system_prompt": "T"}))
 
     response = acme.post(
         "/data/seed/pair", {"input": "q", "output": "a", "system_prompt_template": "T"}
@@ -150,8 +150,8 @@ def test_pair_by_prompt_uses_an_uploaded_dataset_with_that_prompt(acme: Tenant) 
 
 
 def test_pair_by_prompt_after_the_dataset_changed_prompt_makes_a_new_one(acme: Tenant) -> None:
-    acme.post("/data/seed/mine", {"data": pairs(1), "system_prompt": "T"})
-    acme.put("/data/seed/mine", {"data": pairs(1), "system_prompt": "changed"})
+    ok(acme.post("/data/seed/mine", {"data": pairs(1), "system_prompt": "T"}))
+    ok(acme.put("/data/seed/mine", {"data": pairs(1), "system_prompt": "changed"}))
 
     response = acme.post(
         "/data/seed/pair", {"input": "q", "output": "a", "system_prompt_template": "T"}
@@ -165,9 +165,11 @@ def test_pair_by_prompt_after_the_dataset_changed_prompt_makes_a_new_one(acme: T
 
 
 def test_pair_by_prompt_with_a_duplicate_id_is_409(acme: Tenant) -> None:
-    acme.post(
-        "/data/seed/pair",
-        {"id": "same", "input": "q", "output": "a", "system_prompt_template": "T"},
+    ok(
+        acme.post(
+            "/data/seed/pair",
+            {"id": "same", "input": "q", "output": "a", "system_prompt_template": "T"},
+        )
     )
 
     response = acme.post(
@@ -220,8 +222,8 @@ def test_pairs_at_every_field_limit_round_trip(acme: Tenant, character: str) -> 
 def test_overwrite_deletes_the_replaced_pairs(acme: Tenant, tables: dict[str, str]) -> None:
     import boto3
 
-    acme.post("/data/seed/ds", {"data": pairs(30)})
-    acme.post("/data/seed/ds", {"data": pairs(3)})
+    ok(acme.post("/data/seed/ds", {"data": pairs(30)}))
+    ok(acme.post("/data/seed/ds", {"data": pairs(3)}))
 
     items = boto3.client("dynamodb").scan(TableName=tables["DATASETS_TABLE"])["Items"]
     pair_items = [i for i in items if i["sk"]["S"].startswith(("p#", "x#"))]

@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 from evalsvc.storage import dynamo
 
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 
 
 def client_error(code: str, operation: str, **extra: Any) -> ClientError:
@@ -64,7 +64,7 @@ def pairs(n: int, tag: str) -> dict[str, Any]:
 def test_throttling_that_persists_is_503_and_changes_nothing(
     acme: Tenant, inject: Callable[..., FaultyClient], code: str
 ) -> None:
-    acme.post("/data/seed/ds", pairs(3, "old"))
+    ok(acme.post("/data/seed/ds", pairs(3, "old")))
     inject(batch_write_item=lambda n, kw: client_error(code, "BatchWriteItem"))
 
     response = acme.post("/data/seed/ds", pairs(30, "new"))
@@ -101,7 +101,7 @@ def test_unprocessed_batch_items_are_retried_until_written(
 
 
 def test_a_cancelled_commit_is_retried(acme: Tenant, inject: Callable[..., FaultyClient]) -> None:
-    acme.post("/data/seed/ds", pairs(2, "old"))
+    ok(acme.post("/data/seed/ds", pairs(2, "old")))
     cancelled = client_error(
         "TransactionCanceledException",
         "TransactWriteItems",
@@ -121,7 +121,7 @@ def test_a_pair_addition_meeting_a_committing_overwrite_is_retried(
 ) -> None:
     # The first append of a version marks its header; an overwrite's transaction holding the
     # header makes that mark conflict, twice
-    acme.post("/data/seed/ds", {"data": []})
+    ok(acme.post("/data/seed/ds", {"data": []}))
     conflict = client_error("TransactionConflictException", "UpdateItem")
     faulty = inject(update_item=lambda n, kw: conflict if n <= 2 else None)
 
@@ -133,7 +133,7 @@ def test_a_pair_addition_meeting_a_committing_overwrite_is_retried(
 
 
 def test_throttled_reads_are_503_not_500(acme: Tenant, inject: Callable[..., FaultyClient]) -> None:
-    acme.post("/data/seed/ds", pairs(2, "p"))
+    ok(acme.post("/data/seed/ds", pairs(2, "p")))
     inject(query=lambda n, kw: client_error("ThrottlingException", "Query"))
 
     response = acme.get("/data/seed/ds")
@@ -176,7 +176,7 @@ def test_an_overwrite_whose_commit_succeeded_unanswered_keeps_the_new_dataset(
     import boto3
 
     # Given a dataset, and a storage that commits the overwrite but loses the answer
-    acme.post("/data/seed/ds", pairs(3, "old"))
+    ok(acme.post("/data/seed/ds", pairs(3, "old")))
     faulty = inject(transact_write_items=_lost_answer(code, "TransactWriteItems"))
 
     # When the dataset is overwritten
@@ -198,7 +198,7 @@ def test_a_commit_that_failed_unanswered_still_keeps_the_old_dataset(
     acme: Tenant, inject: Callable[..., FaultyClient]
 ) -> None:
     # The answer is lost and the commit did not happen: the old dataset stays, nothing else
-    acme.post("/data/seed/ds", pairs(3, "old"))
+    ok(acme.post("/data/seed/ds", pairs(3, "old")))
     inject(transact_write_items=lambda n, kw: client_error("InternalFailure", "X"))
 
     response = acme.post("/data/seed/ds", pairs(4, "new"))
@@ -225,7 +225,7 @@ def _pair_put(fault: Callable[[int, dict[str, Any]], Any]) -> Callable[[int, dic
 def test_a_pair_addition_that_succeeded_unanswered_is_a_success(
     acme: Tenant, inject: Callable[..., FaultyClient], code: str
 ) -> None:
-    acme.post("/data/seed/ds", pairs(1, "old"))
+    ok(acme.post("/data/seed/ds", pairs(1, "old")))
     inject(put_item=_pair_put(_lost_answer(code, "PutItem")))
 
     response = acme.post("/data/seed/ds/pair", {"id": "x", "input": "i", "output": "o"})
@@ -240,7 +240,7 @@ def test_a_pair_addition_that_succeeded_unanswered_is_a_success(
 def test_a_pair_addition_that_failed_unanswered_is_an_error_and_stores_nothing(
     acme: Tenant, inject: Callable[..., FaultyClient]
 ) -> None:
-    acme.post("/data/seed/ds", pairs(1, "old"))
+    ok(acme.post("/data/seed/ds", pairs(1, "old")))
     inject(put_item=_pair_put(lambda n, kw: client_error("InternalServerError", "PutItem")))
 
     response = acme.post("/data/seed/ds/pair", {"id": "x", "input": "i", "output": "o"})
@@ -257,7 +257,7 @@ def test_a_pair_addition_racing_an_overwrite_ends_in_the_new_dataset(
 
     # Given an append whose pair is stored just as an overwrite installs a new version (and
     # discards the old one, with the pair in it)
-    acme.post("/data/seed/ds", pairs(2, "old"))
+    ok(acme.post("/data/seed/ds", pairs(2, "old")))
 
     def overwrite_after(n: int, kwargs: dict[str, Any]) -> Any:
         def overwrite(response: Any, _: Any) -> Any:
@@ -282,8 +282,8 @@ def test_a_pair_addition_racing_an_overwrite_ends_in_the_new_dataset(
 def test_an_evaluation_whose_commit_succeeded_unanswered_stays_readable(
     acme: Tenant, inject: Callable[..., FaultyClient]
 ) -> None:
-    acme.post("/data/seed/ds", pairs(3, "p"))
-    acme.post("/specify_questions", {"metrics": ["check:non_empty"]})
+    ok(acme.post("/data/seed/ds", pairs(3, "p")))
+    ok(acme.post("/specify_questions", {"metrics": ["check:non_empty"]}))
     inject(transact_write_items=_lost_answer("InternalServerError", "TransactWriteItems"))
 
     response = acme.post("/evaluate", {"seed_data_id": "ds"})

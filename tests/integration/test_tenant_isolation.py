@@ -9,7 +9,7 @@ import pytest
 from evalsvc.api.app import create_app
 from evalsvc.api.routes import all_routers
 
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 from tests.integration.test_bad_input_catalogue import snapshot
 
 RESULT = "{result}"
@@ -52,14 +52,17 @@ OTHER_TENANT: list[tuple[str, str, Any, int]] = [
 
 @pytest.fixture
 def owned(acme: Tenant) -> dict[str, str]:
-    acme.post(
-        "/data/seed/ds", {"data": [{"id": "p0", "input": "i", "output": "o"}], "system_prompt": "S"}
+    ok(
+        acme.post(
+            "/data/seed/ds",
+            {"data": [{"id": "p0", "input": "i", "output": "o"}], "system_prompt": "S"},
+        )
     )
     metrics_id = acme.post("/specify_questions", {"metrics": ["check:non_empty"]}).json()[
         "metrics_id"
     ]
     result = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["eval_results_id"]
-    acme.post("/augment", {"seed_data_id": "ds"})
+    ok(acme.post("/augment", {"seed_data_id": "ds"}))
     return {RESULT: result, METRICS: metrics_id}
 
 
@@ -75,7 +78,7 @@ def test_another_tenant_sees_nothing_and_changes_nothing(
     status: int,
 ) -> None:
     if body is not None and path == "/augment" and "seed_data_id" not in body:
-        globex.post("/data/seed/mine", {"data": [{"input": "i", "output": "o"}]})
+        ok(globex.post("/data/seed/mine", {"data": [{"input": "i", "output": "o"}]}))
     before = snapshot(tables)
     for placeholder, value in owned.items():
         path = path.replace(placeholder, value)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 
 
 def test_other_tenant_cannot_read_a_dataset(acme: Tenant, globex: Tenant) -> None:
-    acme.post("/data/seed/shared-name", {"data": [{"id": "a", "input": "secret", "output": "x"}]})
+    ok(
+        acme.post(
+            "/data/seed/shared-name", {"data": [{"id": "a", "input": "secret", "output": "x"}]}
+        )
+    )
 
     response = globex.get("/data/seed/shared-name")
 
@@ -15,7 +19,7 @@ def test_other_tenant_cannot_read_a_dataset(acme: Tenant, globex: Tenant) -> Non
 
 
 def test_other_tenant_cannot_add_a_pair(acme: Tenant, globex: Tenant) -> None:
-    acme.post("/data/seed/ds", {"data": []})
+    ok(acme.post("/data/seed/ds", {"data": []}))
 
     response = globex.post("/data/seed/ds/pair", {"input": "i", "output": "o"})
 
@@ -26,14 +30,18 @@ def test_other_tenant_cannot_add_a_pair(acme: Tenant, globex: Tenant) -> None:
 def test_same_id_written_by_another_tenant_is_a_separate_dataset(
     acme: Tenant, globex: Tenant
 ) -> None:
-    acme.post(
-        "/data/seed/ds",
-        {"data": [{"id": "a", "input": "acme", "output": "x"}], "system_prompt": "A"},
+    ok(
+        acme.post(
+            "/data/seed/ds",
+            {"data": [{"id": "a", "input": "acme", "output": "x"}], "system_prompt": "A"},
+        )
     )
 
-    globex.post(
-        "/data/seed/ds",
-        {"data": [{"id": "g", "input": "globex", "output": "y"}], "system_prompt": "G"},
+    ok(
+        globex.post(
+            "/data/seed/ds",
+            {"data": [{"id": "g", "input": "globex", "output": "y"}], "system_prompt": "G"},
+        )
     )
 
     assert [p["input"] for p in acme.get("/data/seed/ds").json()["data"]] == ["acme"]
@@ -42,7 +50,7 @@ def test_same_id_written_by_another_tenant_is_a_separate_dataset(
 
 
 def test_latest_and_prompt_lookup_stay_within_the_tenant(acme: Tenant, globex: Tenant) -> None:
-    acme.post("/data/seed/acme-only", {"data": [], "system_prompt": "T"})
+    ok(acme.post("/data/seed/acme-only", {"data": [], "system_prompt": "T"}))
 
     assert globex.get("/data/seed/latest").status_code == 404
     filed = globex.post(

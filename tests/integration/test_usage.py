@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, sequence
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 from tests.integration.test_bad_input_catalogue import snapshot
 
 QUESTION = "Does the output say please?"
@@ -426,7 +426,7 @@ def test_llm_tokens_and_cost_are_emitted_by_route(
     capsys.readouterr()
 
     usage = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["usage"]
-    acme.post("/questions", {"system_prompt": "Always say please."})
+    ok(acme.post("/questions", {"system_prompt": "Always say please."}))
 
     emitted: dict[tuple[str, str], list[float]] = {}
     for line in capsys.readouterr().out.splitlines():

@@ -30,7 +30,10 @@ checks each against moto's own path.
   cancelled: a cost that grew with everything stored. Only the items the transaction names are
   copied, and put back if it is cancelled.
 
-`install()` applies them once; moto versions whose internals differ are left alone (and say so).
+`install()` applies them and `uninstall()` takes them away again, counted: moto is patched for
+as long as anyone who installed them (a running store, a test comparing both) has not
+uninstalled them, and is moto as it is otherwise. Moto versions whose internals differ are left
+alone (and say so).
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ from typing import Any
 from evalsvc_tools.local.journal import binary_values
 
 _originals: list[tuple[Any, str, Any]] = []
+# How many installs are not uninstalled yet; moto is patched while this is above 0.
+_installs = 0
+_installing = threading.Lock()
 log = logging.getLogger("evalsvc.local")
 
 # The operations whose results hold only JSON-ready values (besides binary attribute values).
@@ -83,6 +89,8 @@ def dump_result(result: dict[str, Any]) -> str:
 ITEM_SIZE_LIMIT = 405_000
 _no_table_copies = threading.local()
 _no_item_copies = threading.local()
+# While a query of a tracked table runs: the sizes of its items, kept until the table changes.
+_item_sizes = threading.local()
 
 
 def _table_deepcopy(self: Any, memo: dict[int, Any]) -> Any:
@@ -145,6 +153,12 @@ def track(table: Any) -> None:
     if not hasattr(table, "_evalsvc_writes"):
         table._evalsvc_writes = 0
         table._evalsvc_orders = {}
+
+
+def _sizes_of(table: Any) -> dict[int, tuple[Any, int]]:
+    """The item sizes of a tracked table worked out since its last write, by item."""
+    sizes: dict[int, tuple[Any, int]] = table._evalsvc_orders.setdefault("sizes", {})
+    return sizes
 
 
 def changed(table: Any) -> None:
@@ -231,6 +245,93 @@ def _narrowed(
     return items[low:high]
 
 
+def _global_partitions(table: Any, index: Any) -> dict[Any, tuple[list[Any], list[Any], list[Any]]]:
+    """Every partition of the global index `index` (hash and range key, one each): by its hash
+    value, its items in the order moto's query returns them (forward), their index sort key
+    values in that order, and their whole sort tuples (index sort key, table hash and range
+    key, as moto orders and pages them); kept until the table changes. Items lacking either
+    index key are in no partition, as moto leaves them out."""
+    orders: dict[Any, Any] = table._evalsvc_orders
+    found = orders.get(("global", index.name))
+    if found is None:
+        hash_name, sort_key = _global_keys(index)
+        members: dict[Any, list[Any]] = {}
+        for partition in table.items.values():
+            for item in partition.values():
+                value = item.attrs.get(hash_name)
+                if value is not None and item.attrs.get(sort_key) is not None:
+                    members.setdefault(value, []).append(item)
+        found = {}
+        hash_names = [hash_name, table.hash_key_attr]
+        range_names = [sort_key, table.range_key_attr]
+        for value, items in members.items():
+            items = table.sorted_items(hash_names, range_names, items)
+            tuples = [
+                (
+                    item.attrs[sort_key],
+                    item.attrs[table.hash_key_attr],
+                    item.attrs[table.range_key_attr],
+                )
+                for item in items
+            ]
+            found[value] = items, [t[0] for t in tuples], tuples
+        orders[("global", index.name)] = found
+    return found
+
+
+def _global_keys(index: Any) -> tuple[str, str]:
+    (hash_name,) = [k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH"]
+    (sort_key,) = [k["AttributeName"] for k in index.schema if k["KeyType"] == "RANGE"]
+    return hash_name, sort_key
+
+
+def _global_run(
+    table: Any, index_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[list[Any], str] | None:
+    """For a query of a tracked table's global index: the items of the index's partition it
+    can return, in order, after its start key, and the index's sort key; None to leave the
+    query to moto as it is."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    index = next(i for i in table.global_indexes if i.name == index_name)
+    kinds = [k["KeyType"] for k in index.schema]
+    if sorted(kinds) != ["HASH", "RANGE"]:
+        return None  # a key of several attributes, or no sort key: moto's own walk
+    hash_name, sort_key = _global_keys(index)
+    conditions = kwargs.get("hash_key_conditions") or []
+    if len(conditions) != 1 or conditions[0][0] != hash_name:
+        return None
+    value = conditions[0][1]
+    comparison, values, _, start, forward = args[:5]
+    range_conditions = kwargs.get("range_key_conditions") or []
+    if comparison and (len(range_conditions) != 1 or range_conditions[0][0] != sort_key):
+        return None
+    try:
+        partitions = _global_partitions(table, index)
+    except TypeError:  # sort keys of types that do not compare: moto fails as it does
+        table._evalsvc_orders.pop(("global", index_name), None)
+        return None
+    items, keys, tuples = partitions.get(value) or ([], [], [])
+    low, high = _run(keys, comparison, values)
+    if start:
+        names = (sort_key, table.hash_key_attr, table.range_key_attr)
+        if any(name not in start for name in (hash_name, *names)):
+            return None
+        if DynamoType(start[hash_name]) != value:
+            return None
+        # moto skips every item up to and including the start key in its order: bisection
+        # over the same order finds where it stops skipping.
+        position = tuple(DynamoType(start[name]) for name in names)
+        try:
+            if forward is False:
+                high = min(high, bisect.bisect_left(tuples, position))
+            else:
+                low = max(low, bisect.bisect_right(tuples, position))
+        except TypeError:
+            return None
+    return items[low:high], sort_key
+
+
 def _page_cut(
     run: list[Any], sort_key: str, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> int | None:
@@ -273,14 +374,45 @@ _KNOWN_QUERY_KWARGS = frozenset(
 )
 
 
+def installed() -> bool:
+    """Whether moto is patched now."""
+    return bool(_originals)
+
+
 def install() -> bool:
-    """Apply both speed-ups; False (and a log line) if this moto does not have the internals
-    they rely on."""
-    if _originals:
+    """Apply the speed-ups (or count one more user of them); False (and a log line) if this
+    moto does not have the internals they rely on, and then nothing is counted. Every True is
+    to be followed by one `uninstall()`."""
+    global _installs
+    with _installing:
+        if _installs == 0 and not _patch():
+            return False
+        _installs += 1
         return True
+
+
+def uninstall() -> None:
+    """One user of the speed-ups is done with them; moto is as it was once none is left."""
+    global _installs
+    with _installing:
+        if _installs == 0:
+            return
+        _installs -= 1
+        if _installs == 0:
+            while _originals:
+                owner, name, original = _originals.pop()
+                if original is None:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, original)
+
+
+def _patch() -> bool:
+    """Patch moto; False (and a log line) if it lacks what the patches rely on."""
     try:
+        from moto.dynamodb import responses
         from moto.dynamodb.exceptions import ItemSizeTooLarge
-        from moto.dynamodb.models import DynamoDBBackend
+        from moto.dynamodb.models import DynamoDBBackend, utilities
         from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
         from moto.dynamodb.models.table import Table
         from moto.dynamodb.models.utilities import bytesize
@@ -291,8 +423,13 @@ def install() -> bool:
     if (
         not all(hasattr(DynamoHandler, name) for name in handler)
         or not all(hasattr(Table, name) for name in ("query", "all_items", "sorted_items"))
-        or not all(name in Item.__dict__ for name in ("__init__", "__deepcopy__", "project"))
+        or not all(
+            name in Item.__dict__ for name in ("__init__", "__deepcopy__", "project", "size")
+        )
         or not hasattr(DynamoDBBackend, "transact_write_items")
+        or not isinstance(DynamoType.__dict__.get("cast_value"), property)
+        or not hasattr(utilities, "dynamo_to_dict")
+        or getattr(responses, "dynamo_to_dict", None) is not utilities.dynamo_to_dict
         or hasattr(Table, "__deepcopy__")
     ):
         log.warning("this moto differs from the one the embedded store was tuned on; not tuned")
@@ -315,30 +452,50 @@ def install() -> bool:
         return serialized(self, action_result)
 
     def partition_query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        tracked = hasattr(self, "_evalsvc_writes") and len(args) > 4
+        _item_sizes.known = _sizes_of(self) if tracked else None
+        try:
+            return sized_query(self, tracked, hash_key, *args, **kwargs)
+        finally:
+            _item_sizes.known = None
+
+    def sized_query(self: Any, tracked: bool, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
         index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
-        value = hash_key
-        if index_name:
-            local = {index.name for index in self.indexes or []}
-            conditions = dict(kwargs.get("hash_key_conditions") or [])
-            value = conditions.get(self.hash_key_attr) if index_name in local else None
         table = self
         cut_at: Any = None
-        if value is not None and self.range_key_attr:
-            table = copy.copy(self)
-            partition = self.items.get(value)
-            table.items = {value: partition} if partition else {}
-            if hasattr(self, "_evalsvc_writes") and len(args) > 4:
-                run = _narrowed(self, value, index_name, args, kwargs)
-                if run is not None:
-                    sort_key = _ordered(self, value, index_name)[3]
-                    cut = _page_cut(run, sort_key, args, kwargs)
-                    if cut is not None:
-                        # Only the items this page can reach: the rest of the partition is
-                        # neither copied nor sorted again for every page.
-                        run = run[:cut] if args[4] is not False else run[len(run) - cut :]
-                        cut_at = run[-1] if args[4] is not False else run[0]
-                    table.items = {value: {item.range_key: item for item in run}}
-                    args = (*args[:3], None, *args[4:])
+        narrowed: tuple[list[Any], str] | None = None
+        if index_name and index_name in {index.name for index in self.global_indexes or []}:
+            if tracked and self.range_key_attr:
+                narrowed = _global_run(self, index_name, args, kwargs)
+        else:
+            value = hash_key
+            if index_name:
+                local = {index.name for index in self.indexes or []}
+                conditions = dict(kwargs.get("hash_key_conditions") or [])
+                value = conditions.get(self.hash_key_attr) if index_name in local else None
+            if value is not None and self.range_key_attr:
+                table = copy.copy(self)
+                partition = self.items.get(value)
+                table.items = {value: partition} if partition else {}
+                if tracked:
+                    run = _narrowed(self, value, index_name, args, kwargs)
+                    if run is not None:
+                        narrowed = run, _ordered(self, value, index_name)[3]
+        if narrowed is not None:
+            run, sort_key = narrowed
+            cut = _page_cut(run, sort_key, args, kwargs)
+            if cut is not None:
+                # Only the items this page can reach: the rest of the partition (or of the
+                # index's partition) is neither copied nor sorted again for every page.
+                run = run[:cut] if args[4] is not False else run[len(run) - cut :]
+                cut_at = run[-1] if args[4] is not False else run[0]
+            if table is self:
+                table = copy.copy(self)
+            grouped: dict[Any, dict[Any, Any]] = {}
+            for item in run:
+                grouped.setdefault(item.hash_key, {})[item.range_key] = item
+            table.items = grouped
+            args = (*args[:3], None, *args[4:])
         _no_item_copies.active = True
         try:
             results, scanned, last = query(table, hash_key, *args, **kwargs)
@@ -350,6 +507,44 @@ def install() -> bool:
             log.warning("a cut query page ended early; the next page goes on from the cut")
             last = self._get_last_evaluated_key(cut_at, index_name)
         return results, scanned, last
+
+    cast_value = DynamoType.__dict__["cast_value"]
+
+    def string_cast_value(self: Any) -> Any:
+        # A string is its own value; every other type as moto casts it. Sorting a page's items
+        # compares their keys through this.
+        if self.type == "S":
+            return self.value
+        return cast_value.fget(self)
+
+    to_dict = utilities.dynamo_to_dict
+
+    def plain_dict(obj: Any) -> Any:
+        # What dynamo_to_dict makes of a result's items, without its generic walk for the
+        # values that are plain already (strings, numbers, booleans, null).
+        if type(obj) is DynamoType:
+            value = obj.value
+            if (type(value) is str and obj.type != "B") or type(value) is bool:
+                return {obj.type: value}
+            return to_dict(obj)
+        if type(obj) in (dict, LimitedSizeDict):
+            return {k: plain_dict(v) for k, v in obj.items()}
+        if type(obj) is list:
+            return [plain_dict(v) for v in obj]
+        return to_dict(obj)
+
+    item_size = Item.size
+
+    def known_size(self: Any) -> int:
+        # An item's size is summed over every attribute value, nested ones too; a page of a
+        # query asks for it twice, and the next page and query again, while nothing changed.
+        known = getattr(_item_sizes, "known", None)
+        if known is None:
+            return item_size(self)
+        found = known.get(id(self))
+        if found is None or found[0] is not self:
+            found = known[id(self)] = self, item_size(self)
+        return found[1]  # type: ignore[no-any-return]
 
     project = Item.project
 
@@ -414,18 +609,12 @@ def install() -> bool:
         (Item, "project", top_level_project),
         (DynamoHandler, "parse_parameters", json_parameters),
         (Item, "__init__", item_checked_once),
+        (Item, "size", known_size),
+        (DynamoType, "cast_value", property(string_cast_value)),
+        (utilities, "dynamo_to_dict", plain_dict),
+        (responses, "dynamo_to_dict", plain_dict),
     ]
     for owner, name, replacement in patches:
         _originals.append((owner, name, owner.__dict__.get(name)))
         setattr(owner, name, replacement)
     return True
-
-
-def uninstall() -> None:
-    """Put moto back as it was (tests compare both)."""
-    while _originals:
-        owner, name, original = _originals.pop()
-        if original is None:
-            delattr(owner, name)
-        else:
-            setattr(owner, name, original)

@@ -129,6 +129,15 @@ class Replay:
 def read_segment(path: Path, *, last: bool, replay: Replay) -> Iterator[dict[str, Any]]:
     """The records of one segment. A bad record at the very end of the last segment is a torn
     append: it is dropped (and cut off the file, so appends never follow it)."""
+    for payload, _ in read_records(path, last=last, replay=replay):
+        yield payload
+
+
+def read_records(
+    path: Path, *, last: bool, replay: Replay
+) -> Iterator[tuple[dict[str, Any], bool]]:
+    """`read_segment`, each record with whether it may hold binary values (base64 text in the
+    file, to be turned into bytes by `binary_values`): a record without them is read as it is."""
     with path.open("rb") as handle:
         data = handle.read()
     header_end = data.find(b"\n")
@@ -167,7 +176,7 @@ def read_segment(path: Path, *, last: bool, replay: Replay) -> Iterator[dict[str
                 "directory from a copy, or cut the file at that byte to keep what comes before"
             )
         replay.records += 1
-        yield payload
+        yield payload, b'"B' in line
         offset = end + 1
 
 

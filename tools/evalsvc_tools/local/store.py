@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import io
 import json
 import logging
@@ -31,6 +32,7 @@ import boto3
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.config import Config
 from botocore.parsers import create_parser
+from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
@@ -50,7 +52,7 @@ from evalsvc_tools.local.journal import (
     binary_values,
     decode_item,
     fsync_directory,
-    read_segment,
+    read_records,
     read_snapshot,
     segment_path,
     segments,
@@ -244,6 +246,59 @@ def set_item(table: Any, key: dict[str, Any], image: dict[str, Any] | None) -> N
         table.delete_item(*found)
 
 
+def load_item(table: Any, image: dict[str, Any]) -> None:
+    """Put an item image read from the data directory straight into moto's table, as
+    `table.put_item(image, overwrite=True)` leaves it, without checking it again: moto accepted
+    it before it was journaled (its types, key sizes and 400 KB), and a start loads hundreds of
+    thousands of them."""
+    hash_value = image.get(table.hash_key_attr)
+    range_value = image.get(table.range_key_attr) if table.range_key_attr else None
+    if hash_value is None or range_value is None or table.stream_shard is not None:
+        table.put_item(image, overwrite=True)  # moto's own way, streams and all
+        return
+    item: Any = Item.__new__(Item)
+    # As put_item does: the item's key values are the ones its table indexes it by, and its
+    # attributes values of their own.
+    item.hash_key = hash_key = _typed(hash_value)
+    item.range_key = range_key = _typed(range_value)
+    attrs = LimitedSizeDict()
+    new = DynamoType.__new__
+    for name, value in image.items():
+        # DynamoType(value), made directly for a value holding no other (all but lists and
+        # maps, whose members moto types one by one).
+        if len(value) == 1:
+            ((kind, raw),) = value.items()
+            if kind != "L" and kind != "M":
+                typed = new(DynamoType)
+                typed.type = kind
+                typed.value = raw
+                dict.__setitem__(attrs, name, typed)
+                continue
+        dict.__setitem__(attrs, name, DynamoType(value))
+    item.attrs = attrs
+    table.items[hash_key][range_key] = item
+
+
+def _typed(value: dict[str, Any]) -> Any:
+    """DynamoType(value) (as `load_item` makes it)."""
+    if len(value) == 1:
+        ((kind, raw),) = value.items()
+        if kind != "L" and kind != "M":
+            typed = DynamoType.__new__(DynamoType)
+            typed.type = kind
+            typed.value = raw
+            return typed
+    return DynamoType(value)
+
+
+def replay_item(table: Any, key: dict[str, Any], image: dict[str, Any] | None) -> None:
+    """`set_item` for a start: an image is loaded as `load_item` loads it."""
+    if image is None:
+        set_item(table, key, None)
+    else:
+        load_item(table, image)
+
+
 class _RawBody(io.BytesIO):
     def stream(self, **_: Any) -> Iterator[bytes]:
         chunk = self.read()
@@ -277,6 +332,7 @@ class EmbeddedDynamoDB:
         self._stopping = False
         self._snapshot_bytes = 0
         self._in_process: Callable[..., Any] | None = None
+        self._fastpath = False
         self.env: dict[str, str] = {}
         self.tables: dict[str, str] = {}
         self.queues: dict[str, str] = {}
@@ -350,7 +406,8 @@ class EmbeddedDynamoDB:
             ) from exc
 
     def _start(self) -> dict[str, str]:
-        fastpath.install()
+        # moto is patched while this store runs, and only then (fastpath.uninstall at stop).
+        self._fastpath = fastpath.install()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
         self._front = _Front(DomainDispatcherApplication(create_backend_app))
         try:
@@ -372,7 +429,15 @@ class EmbeddedDynamoDB:
         client = self.client()
         self.tables = create_tables(client, TABLE_PREFIX)
         self._front.backend = self._find_backend()
-        number = self._load(client)
+        # Loading makes an object or more for every attribute value stored; none of them is
+        # garbage, so the collector's passes over them while they accumulate are wasted.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            number = self._load(client)
+        finally:
+            if collecting:
+                gc.enable()
         for name in self.tables.values():
             fastpath.track(self._front.table(name))
         self._front.journal = Journal(
@@ -419,6 +484,11 @@ class EmbeddedDynamoDB:
             self._compaction.wait()
         with contextlib.suppress(OSError):
             (self.data_dir / "endpoint").unlink(missing_ok=True)
+        if self._fastpath:
+            # Under the store lock: no request is inside moto while its patches come off.
+            self._fastpath = False
+            with self._front.lock if self._front is not None else contextlib.nullcontext():
+                fastpath.uninstall()
         self._release_lock()
 
     def _release_lock(self) -> None:
@@ -491,12 +561,13 @@ class EmbeddedDynamoDB:
             for count, (name, _, item) in enumerate(snapshot.lines):
                 found = table(name)
                 if found is not None:
-                    found.put_item(decode_item(item), overwrite=True)
+                    load_item(found, decode_item(item))
                 if count % 4096 == 0:
                     tick()
         for position, number in enumerate(numbers):
             last = position == len(numbers) - 1
-            for payload in read_segment(segment_path(directory, number), last=last, replay=replay):
+            path = segment_path(directory, number)
+            for payload, binary in read_records(path, last=last, replay=replay):
                 if "t" in payload:
                     self._table_request(client, payload["t"])
                     tables.clear()
@@ -504,11 +575,9 @@ class EmbeddedDynamoDB:
                 for name, key, image in payload["i"]:
                     found = table(name)
                     if found is not None:
-                        set_item(
-                            found,
-                            binary_values(key),
-                            None if image is None else decode_item(image),
-                        )
+                        if binary:
+                            key, image = binary_values(key), binary_values(image)
+                        replay_item(found, key, image)
                 if replay.records % 1024 == 0:
                     tick()
         for line in replay.torn:
