@@ -5,10 +5,12 @@ The floor imports boto3 (and makes a DynamoDB client), fastapi, mangum, pydantic
 Powertools Logger/Metrics/Tracer (instantiated). A handler import is `app.py` as Lambda runs
 it: the layer package, the route, the FastAPI app and the Mangum adapter. The Lambda
 environment is imitated (AWS_LAMBDA_FUNCTION_NAME set, tracing on) so Powertools behaves as it
-does there. Median and minimum of --runs fresh processes each; the comparison with the floor
-uses the minima (noise on a shared machine only ever adds time).
+does there. Median and minimum of --runs fresh processes each. Each handler run follows a
+floor run of its own (interleaved), so that a busy spell of this shared machine slows both
+sides alike; the table gives the minima against the floor's minimum (noise only ever adds
+time) and the median of each run's ratio to the floor run beside it.
 
-    .venv/bin/python bench/cold_import.py [--runs 15]
+    .venv/bin/python bench/cold_import.py [--runs 15] [FUNCTION ...]
 """
 
 from __future__ import annotations
@@ -66,28 +68,53 @@ def lambda_env() -> dict[str, str]:
     return env
 
 
-def measure(code: str, *args: str, runs: int) -> list[list[float]]:
-    """Per run, the milliseconds the snippet printed (one or more figures)."""
+def _run(code: str, args: tuple[str, ...], env: dict[str, str]) -> list[float]:
+    """The milliseconds one fresh interpreter printed (one or more figures)."""
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, check=True, capture_output=True, text=True
+    )
+    return [float(x) * 1000 for x in out.stdout.strip().splitlines()[-1].split()]
+
+
+def measure(
+    handlers: dict[str, Path], runs: int
+) -> tuple[dict[str, list[list[float]]], dict[str, list[float]]]:
+    """Per run, each handler's figures and, just before each, the floor's: a handler and the
+    floor it is compared with run side by side, so a busy spell slows both. Returns the samples
+    (the floor's pooled under "floor") and, per handler, the ratio of each of its runs to the
+    floor run beside it."""
     env = lambda_env()
-    subprocess.run([sys.executable, "-c", code, *args], env=env, check=True, capture_output=True)
-    samples = []
+    # One untimed run of each first: .pyc files written, the disk cache warm.
+    _run(FLOOR, (), env)
+    for app in handlers.values():
+        _run(HANDLER, (str(app),), env)
+    samples: dict[str, list[list[float]]] = {"floor": []}
+    ratios: dict[str, list[float]] = {}
     for _ in range(runs):
-        out = subprocess.run(
-            [sys.executable, "-c", code, *args], env=env, check=True, capture_output=True, text=True
-        )
-        samples.append([float(x) * 1000 for x in out.stdout.strip().splitlines()[-1].split()])
-    return samples
+        for name, app in handlers.items():
+            floor = _run(FLOOR, (), env)
+            handler = _run(HANDLER, (str(app),), env)
+            samples["floor"].append(floor)
+            samples.setdefault(name, []).append(handler)
+            ratios.setdefault(name, []).append(handler[-1] / floor[-1])
+    return samples, ratios
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "functions", nargs="*", help="the functions to measure (default: every one)"
+    )
     options = parser.parse_args()
     runs = options.runs
-    results = {"floor": measure(FLOOR, runs=runs)}
-    for app in sorted((ROOT / "functions").glob("*/app.py")):
-        results[app.parent.name] = measure(HANDLER, str(app), runs=runs)
+    apps = {app.parent.name: app for app in sorted((ROOT / "functions").glob("*/app.py"))}
+    unknown = sorted(set(options.functions) - set(apps))
+    if unknown:
+        parser.error(f"no such function: {', '.join(unknown)}")
+    chosen = {name: apps[name] for name in options.functions} if options.functions else apps
+    results, ratios = measure(chosen, runs)
     # The minimum is the steadiest figure on a shared machine: noise only ever adds time.
     floor = min(s[-1] for s in results["floor"])
     if options.json:
@@ -100,9 +127,15 @@ def main() -> None:
             )
         )
         return
-    print(f"python {sys.version.split()[0]}, {runs} fresh processes each, milliseconds\n")
-    print("| module | import (median / min) | import + client (median / min) | min vs floor |")
-    print("|---|---|---|---|")
+    print(
+        f"python {sys.version.split()[0]}, {runs} fresh processes each, each beside a fresh "
+        "floor; milliseconds\n"
+    )
+    print(
+        "| module | import (median / min) | import + client (median / min) | min vs floor "
+        "| paired ratio (median) |"
+    )
+    print("|---|---|---|---|---|")
     for name, samples in results.items():
         figures = []
         for i in range(len(samples[0])):
@@ -110,8 +143,9 @@ def main() -> None:
             figures.append(f"{statistics.median(column):.0f} / {min(column):.0f}")
         ready = min(s[-1] for s in samples)
         versus = "" if name == "floor" else f"{ready - floor:+.0f} ({ready / floor:.2f}x)"
+        paired = "" if name == "floor" else f"{statistics.median(ratios[name]):.2f}x"
         imported = figures[0] if name != "floor" else "-"
-        print(f"| {name} | {imported} | {figures[-1]} | {versus} |")
+        print(f"| {name} | {imported} | {figures[-1]} | {versus} | {paired} |")
 
 
 if __name__ == "__main__":
