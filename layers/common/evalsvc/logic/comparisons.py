@@ -79,7 +79,7 @@ def compare_results(
             ),
             tally,
         )
-    except OutOfTime:
+    except TimeUp:
         raise PayloadTooLarge(
             f"comparing {baseline.results_id!r} ({baseline.pair_count} pairs) with "
             f"{candidate.results_id!r} ({candidate.pair_count} pairs) does not fit in one "
@@ -141,15 +141,15 @@ def match_metrics(baseline: Sequence[str], candidate: Sequence[str]) -> list[Mat
 # ---- reading both results side by side ---------------------------------------------------------
 
 
-class OutOfTime(Exception):
-    pass
+class TimeUp(Exception):
+    """A read stopped with only RESERVE_SECONDS of its deadline left."""
 
 
 def prefetched(
     pages: Iterator[list[T]], pool: ThreadPoolExecutor, deadline: Deadline
 ) -> Iterator[T]:
     """The items of `pages`, the next page asked for (on `pool`) while this one is used; stops
-    with OutOfTime when only RESERVE_SECONDS of the deadline are left."""
+    with TimeUp when only RESERVE_SECONDS of the deadline are left."""
     end: list[T] = []
 
     def fetch() -> list[T]:
@@ -161,11 +161,11 @@ def prefetched(
         try:
             page = pending.result(timeout=max(0.0, wait) if math.isfinite(wait) else None)
         except FutureTimeout:
-            raise OutOfTime from None
+            raise TimeUp from None
         if page is end:
             return
         if deadline.left() <= RESERVE_SECONDS:
-            raise OutOfTime
+            raise TimeUp
         pending = pool.submit(fetch)
         yield from page
 
