@@ -519,3 +519,52 @@ def test_a_comparison_out_of_time_for_the_texts_is_drawn_without_them(
     assert "Regressions, side by side (4)" in words
     assert words.count("ran out of time to read them") == 8  # both sides of each
     assert SCRIPT not in words  # the candidate's outputs were not read
+
+
+def test_a_comparison_page_out_of_time_is_503_to_retry_not_413(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.logic import comparisons
+
+    seed(acme, "base", [f"please {k}" for k in range(4)])
+    seed(acme, "cand", [f"no {k}" for k in range(4)])
+    metrics_id = metrics(acme, CHECKS)
+    baseline = evaluate(acme, "base", metrics_id)["eval_results_id"]
+    candidate = evaluate(acme, "cand", metrics_id)["eval_results_id"]
+
+    def busy(*args: Any) -> None:
+        raise comparisons.TimeUp  # the machine too busy to read them in time
+
+    monkeypatch.setattr(comparisons, "merge", busy)
+
+    response = acme.get(f"/compare/report?baseline_id={baseline}&candidate_id={candidate}")
+
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"] == str(comparisons.RETRY_AFTER_SECONDS)
+    said = response.json()["error"]
+    assert "ran out of this request's time" in said and "ask again" in said
+
+
+def test_a_comparison_page_of_results_too_large_for_any_request_is_413_before_reading(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.logic import comparisons
+    from evalsvc.models.evaluations import MAX_REASON_CHARS, ScoredPair
+
+    from tests.stored_results import store_result
+
+    scored = [ScoredPair(f"p{k}", k, [5.0], ["r" * MAX_REASON_CHARS]) for k in range(20)]
+    for results_id in ("ev_a", "ev_b"):
+        store_result("acme", results_id, ["check:non_empty"], scored)
+    stored = results_store.get("acme", "ev_a")
+    assert stored is not None
+    at_least = comparisons.stored_bytes_at_least(stored)
+    assert at_least  # 20 reasons of 1,000 bytes, at least
+    monkeypatch.setattr(comparisons, "FASTEST_READ_BYTES_PER_SECOND", at_least / 100)
+    no_scored_pair_is_read(monkeypatch)
+
+    response = acme.get("/compare/report?baseline_id=ev_a&candidate_id=ev_b")
+
+    assert response.status_code == 413, response.text
+    assert "retry-after" not in response.headers
+    assert "cannot be compared, however often it is asked" in response.json()["error"]
