@@ -57,7 +57,8 @@ from evalsvc.models.evaluations import (
     VoteObservation,
 )
 from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
-from evalsvc.reports import render_comparison, render_evaluation
+from evalsvc.reports.comparison_page import render_comparison
+from evalsvc.reports.evaluation_page import render_evaluation
 from evalsvc.stats import summarize
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store

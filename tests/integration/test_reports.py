@@ -436,7 +436,7 @@ def test_out_of_time_the_page_is_drawn_without_the_histograms_and_says_why(
     from evalsvc.deadlines import Deadline
     from evalsvc.logic import reports
     from evalsvc.models.api_keys import Identity
-    from evalsvc.reports import render_evaluation
+    from evalsvc.reports.evaluation_page import render_evaluation
     from markupsafe import escape
 
     seed(acme, "d", OUTPUTS)

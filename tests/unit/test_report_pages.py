@@ -27,14 +27,12 @@ from evalsvc.models.evaluations import (
 )
 from evalsvc.models.jobs import Status
 from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
-from evalsvc.reports import (
-    CONTENT_SECURITY_POLICY,
-    MAX_PAGE_BYTES,
-    charts,
-    cut,
-    render_comparison,
-    render_evaluation,
-)
+from evalsvc.reports import charts
+from evalsvc.reports.comparison_page import render_comparison
+from evalsvc.reports.evaluation_page import render_evaluation
+from evalsvc.reports.filters import cut
+from evalsvc.reports.limits import MAX_PAGE_BYTES
+from evalsvc.reports.pages import CONTENT_SECURITY_POLICY
 from evalsvc.stats import Paired, summarize
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -285,7 +283,7 @@ def test_a_comparison_at_its_largest_stays_under_5_mb_and_fits_a_response() -> N
 def test_costs_read_as_money(cost: str | None, shown: str) -> None:
     from decimal import Decimal
 
-    from evalsvc.reports import usd
+    from evalsvc.reports.filters import usd
 
     class Priced:
         def cost(self) -> Decimal | None:
