@@ -26,7 +26,7 @@ from typing import TypeVar
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import Conflict, InvalidInput, NotFound, OutOfTime, PayloadTooLarge
 from evalsvc.identifiers import check_client_id
-from evalsvc.logic.evaluations import existing_result
+from evalsvc.logic.results import existing_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import (
     CompareIn,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from evalsvc.agreement import Agreement, agreement
 from evalsvc.errors import InvalidInput
 from evalsvc.logic import metrics as metrics_logic
-from evalsvc.logic.evaluations import existing_result
+from evalsvc.logic.results import existing_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import EvaluationResult, VoteObservation
 from evalsvc.storage import critiques as critiques_store

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from evalsvc.agreement import Agreement
 from evalsvc.deadlines import Deadline
 from evalsvc.logic import comparisons, judge_agreement
-from evalsvc.logic.evaluations import existing_result, fill_lowest_reasons
+from evalsvc.logic.results import existing_result, fill_lowest_reasons
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import CompareIn, Comparison
 from evalsvc.models.datasets import Pair
