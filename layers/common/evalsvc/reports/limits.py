@@ -4,8 +4,7 @@ how many texts the page lists and then halved until the rendered page fits."""
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MAX_PAGE_BYTES = 5_000_000
 # Budgets (bytes of escaped text, at worst 6 bytes a character: `&#34;` or a 4-byte character
@@ -16,8 +15,7 @@ COMMENT_BUDGET = 500_000
 WORST_BYTES_PER_CHAR = 6
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(NamedTuple):
     """The most characters shown of each kind of text."""
 
     pair_text: int = 2_000
@@ -39,10 +37,7 @@ class Limits:
         )
 
     def halved(self) -> Limits:
-        return Limits(**{f.name: max(1, getattr(self, f.name) // 2) for f in _FIELDS})
-
-
-_FIELDS = dataclasses.fields(Limits)
+        return Limits(*(max(1, value // 2) for value in self))
 
 
 def _share(budget: int, count: int, most: int) -> int:
