@@ -9,7 +9,7 @@ PORT ?= 3000
 # The Lambda runtime is python3.13: `sam build` needs that interpreter on PATH.
 PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$(dirname "$$(command -v python3.13 2>/dev/null)" 2>/dev/null); do "$$d/python3.13" --version >/dev/null 2>&1 && { echo "$$d"; break; }; done)
 
-.PHONY: help venv run test test-unit test-integration test-e2e fuzz lint template-check build browser openapi bench lock clean
+.PHONY: help venv run test test-unit test-integration test-e2e fuzz lint template-check build browser openapi templates bench lock clean
 
 help:
 	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB and SQS, queue workers)"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench  print the DynamoDB call counts, cold import and queued-work figures"
 	@echo "make fuzz   a longer, randomised schemathesis run (make test runs a fixed-seed one)"
 	@echo "make openapi regenerate docs/openapi.json"
+	@echo "make templates compile the report templates into layers/common/evalsvc/reports/compiled"
 	@echo "make lock   regenerate requirements/dev.txt and layers/common/requirements.txt"
 
 $(BIN)/uv:
@@ -96,6 +97,9 @@ test: lint venv template-check build browser
 
 openapi: venv
 	$(BIN)/python -m evalsvc.api.openapi > docs/openapi.json
+
+templates: venv
+	$(BIN)/python -c "from evalsvc.reports.pages import compile_templates; compile_templates()"
 
 bench: venv
 	$(BIN)/python bench/dataset_calls.py

@@ -30,7 +30,7 @@ from harness import CallCounter, fresh_tables, shown
 
 # isort: split
 
-from evalsvc.logic import judge_agreement
+from evalsvc.logic import judge_agreement, question_agreement
 from evalsvc.logic import metrics as metrics_logic
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import Critique, ScoredPair
@@ -156,7 +156,7 @@ def main() -> None:
         for source in ["all", "audit"] * args.repeat:
             counter.take()
             started = time.perf_counter()
-            report = judge_agreement.for_metrics_set(identity, metrics_set.metrics_id, source)
+            report = question_agreement.for_metrics_set(identity, metrics_set.metrics_id, source)
             seconds = time.perf_counter() - started
             votes = sum(m.figures.votes for m in report.metrics)
             print(

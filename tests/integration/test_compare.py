@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from evalsvc import stats
 from evalsvc.deadlines import Deadline
-from evalsvc.errors import PayloadTooLarge
+from evalsvc.errors import OutOfTime
 from evalsvc.logic import comparisons
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import CompareIn
@@ -438,21 +438,103 @@ def test_a_missing_or_malformed_id_is_400_naming_it(
     assert named in response.json()["error"]
 
 
-def test_a_comparison_that_cannot_finish_in_time_is_413_and_says_what_was_read(
+def test_a_comparison_that_cannot_finish_in_time_is_503_to_retry_and_says_what_was_read(
     acme: Tenant, two_versions: tuple[str, str]
 ) -> None:
     baseline, candidate = two_versions
     identity = Identity(tenant="acme", user="ann", user_email="ann@acme.test", key_id="k")
 
-    with pytest.raises(PayloadTooLarge) as raised:
+    with pytest.raises(OutOfTime) as raised:
         comparisons.compare(
             identity,
             CompareIn(baseline_id=baseline, candidate_id=candidate),
             Deadline.after(comparisons.RESERVE_SECONDS - 0.5),
         )
 
-    assert "does not fit in one request" in raised.value.message
-    assert "0 scored pairs were read" in raised.value.message
+    # Running out of time is not "too large": a 503 with Retry-After, which a CI gate retries
+    assert raised.value.status_code == 503
+    assert raised.value.headers == {"Retry-After": str(comparisons.RETRY_AFTER_SECONDS)}
+    assert "ran out of this request's time after reading 0 of their" in raised.value.message
+    assert "the service is busy" in raised.value.message
+
+
+def test_over_http_a_comparison_out_of_time_is_503_with_retry_after(
+    acme: Tenant, two_versions: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    baseline, candidate = two_versions
+
+    def busy(*args: Any) -> None:
+        raise comparisons.TimeUp  # the pages came too slowly, the machine being busy
+
+    monkeypatch.setattr(comparisons, "merge", busy)
+
+    response = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate})
+
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"] == str(comparisons.RETRY_AFTER_SECONDS)
+    assert "ask again in a little while" in response.json()["error"]
+
+
+@pytest.fixture
+def long_reasons() -> tuple[str, str]:
+    """Two stored results of 30 pairs on two metrics, every reason 1,000 characters."""
+    from evalsvc.models.evaluations import MAX_REASON_CHARS, ScoredPair
+
+    from tests.stored_results import store_result
+
+    definitions = ["check:non_empty", "check:max_words:5"]
+    for results_id, score in (("ev_long_base", 5.0), ("ev_long_cand", 1.0)):
+        scored = [
+            ScoredPair(f"p{i:02d}", i, [5.0, score], ["r" * MAX_REASON_CHARS] * 2)
+            for i in range(30)
+        ]
+        store_result("acme", results_id, definitions, scored)
+    return "ev_long_base", "ev_long_cand"
+
+
+def test_results_too_large_for_any_request_are_413_before_their_scores_are_read(
+    acme: Tenant, long_reasons: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.storage import results as results_store
+
+    baseline, candidate = long_reasons
+    stored = results_store.get("acme", baseline)
+    assert stored is not None
+    # Given a pace at which the baseline's stored scored pairs would take more than a request
+    at_least = comparisons.stored_bytes_at_least(stored)
+    assert at_least is not None and at_least > 0
+    monkeypatch.setattr(comparisons, "FASTEST_READ_BYTES_PER_SECOND", at_least / 100)
+
+    def refused(tenant: str, results_id: str) -> Any:
+        raise AssertionError("the scored pairs were read")
+
+    monkeypatch.setattr(results_store, "score_pages", refused)
+
+    response = acme.post("/compare", {"baseline_id": baseline, "candidate_id": candidate})
+
+    # Then a 413 (no retry fits it), said before any scored pair was read
+    assert response.status_code == 413, response.text
+    assert "retry-after" not in response.headers
+    said = response.json()["error"]
+    assert f"evaluation result {baseline!r} holds 30 scored pairs" in said
+    assert "cannot be compared, however often it is asked" in said
+
+
+def test_the_stored_size_is_a_lower_bound_of_what_reading_the_scored_pairs_reads(
+    acme: Tenant, long_reasons: tuple[str, str], two_versions: tuple[str, str]
+) -> None:
+    from evalsvc.storage import dynamo
+    from evalsvc.storage import results as results_store
+
+    for results_id in (*long_reasons, *two_versions):
+        stored = results_store.get("acme", results_id)
+        assert stored is not None
+        at_least = comparisons.stored_bytes_at_least(stored)
+        query = results_store._scored_query("acme", results_id)
+        items = list(dynamo.query_items(**query))
+        assert at_least is not None and at_least <= sum(map(dynamo.item_size, items))
+        if results_id in long_reasons:
+            assert at_least > 0.9 * sum(map(dynamo.item_size, items))  # and a close one
 
 
 def test_the_function_takes_its_event_file(event_key: str) -> None:

@@ -158,6 +158,13 @@ def test_every_item_is_under_the_limit_with_every_field_at_its_limit(
     done = acme.get(f"/evaluation/{queued.json()['eval_results_id']}")
     assert done.json()["status"] == "complete", done.text[:300]
     assert done.json()["score_means"] == result.json()["score_means"]
+    # Both results keep their score histograms, one per metric, in the measured header.
+    from evalsvc.storage import results as results_store
+
+    for evaluated in (results_id, queued.json()["eval_results_id"]):
+        stored = results_store.get("acme", evaluated)
+        assert stored is not None and stored.histograms is not None
+        assert [sum(bins) for bins in stored.histograms] == [2] * MAX_DEFINITIONS
     synthetic = acme.get(f"/data/synthetic/{augmented.json()['synthetic_data_id']}")
     assert synthetic.status_code == 200, synthetic.text[:300]
     assert synthetic.json()["system_prompt"] == prompt

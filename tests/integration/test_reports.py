@@ -1,7 +1,8 @@
 """GET /evaluation/{id}/report and GET /compare/report: the pages hold what the JSON routes say
 (histograms against every scored pair, intervals, lowest pairs, votes, agreement, verdicts),
 show progress and failure, escape every text, make no request, and stay under 5 MB at the field
-limits."""
+limits. The evaluation page reads no scored pair but the listed ones (its histograms were
+stored when the result finished); a comparison out of time is a 503 to retry, not a 413."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
-from evalsvc.agreement import score_bin
 from evalsvc.errors import Failure, ModelFailed
 from evalsvc.identifiers import now_ms
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult
+from evalsvc.settings import get_settings
+from evalsvc.stats import score_bin
+from evalsvc.storage import dynamo
 from evalsvc.storage import results as results_store
 from evalsvc.storage.writes import commit
 
@@ -26,6 +29,7 @@ from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge
 from tests.integration.conftest import Tenant
 from tests.integration.test_usage import judge_env
+from tests.work_queue import Work
 
 SCRIPT = "<script>window.__ran=1</script>"
 IMG = '<img src=x onerror="window.__ran=1">'
@@ -163,11 +167,7 @@ def test_complete_result_page_holds_what_the_json_says(acme: Tenant, judge: Fake
     assert html.count('class="histogram"') == 3
     assert page.tags["svg"] == 4
     # The histograms count every scored pair, by score bin.
-    scored = acme.get(f"/evaluation/{results_id}?includeAllScores=true").json()
-    for m, entries in enumerate(scored["all_scored_pairs"]):
-        bins = Counter(score_bin(e["score"]) for e in entries)
-        words_of_bins = ", ".join(f"score {b}: {bins.get(b, 0)}" for b in range(1, 6))
-        assert f"{len(entries)} scored pairs by score: {words_of_bins}" in words, m
+    histograms_in(words, acme, results_id)
     # Means and intervals as GET /evaluation gives them.
     body = acme.get(f"/evaluation/{results_id}").json()
     for mean, ci in zip(body["score_means"], body["score_confidence_intervals"], strict=True):
@@ -332,17 +332,118 @@ def test_both_reports_through_their_handlers(event_key: str) -> None:
     assert status == 404 and "no evaluation result" in json.loads(missing)["error"]
 
 
+def no_scored_pair_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading every scored pair of a result fails the test."""
+
+    def refused(tenant: str, results_id: str) -> Any:
+        raise AssertionError(f"the scored pairs of {results_id} were read")
+
+    monkeypatch.setattr(results_store, "score_pages", refused)
+
+
+def histograms_in(words: str, acme: Tenant, results_id: str) -> None:
+    """The page's histograms count every scored pair GET /evaluation lists, by score bin."""
+    scored = acme.get(f"/evaluation/{results_id}?includeAllScores=true").json()
+    for m, entries in enumerate(scored["all_scored_pairs"]):
+        bins = Counter(score_bin(e["score"]) for e in entries)
+        words_of_bins = ", ".join(f"score {b}: {bins.get(b, 0)}" for b in range(1, 6))
+        assert f"{len(entries)} scored pairs by score: {words_of_bins}" in words, m
+
+
+def test_the_histograms_are_those_stored_when_the_result_finished(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given one result scored inside its request and one through the work queue in chunks
+    point_service_at({"EVALSVC_CHUNK_CHECKS": "20"}, monkeypatch)
+    outputs = [f"{'please ' * (k % 3)}answer {k} {'word ' * (k % 9)}" for k in range(30)]
+    seed(acme, "d", outputs)
+    metrics_id = metrics(acme, CHECKS)
+    inline = evaluate(acme, "d", metrics_id)["eval_results_id"]
+    queued = acme.http.post(
+        "/v1/evaluate",
+        json={"seed_data_id": "d", "metrics_id": metrics_id},
+        headers={**acme.headers, "Prefer": "respond-async"},
+    )
+    assert queued.status_code == 202, queued.text
+    work.drain()
+    queued_id = queued.json()["eval_results_id"]
+    pages = {}
+
+    # When their pages are drawn with no read of their scored pairs allowed
+    with monkeypatch.context() as patched:
+        no_scored_pair_is_read(patched)
+        for results_id in (inline, queued_id):
+            response = report(acme, results_id)
+            assert response.status_code == 200, response.text
+            pages[results_id] = Page(response.text).words
+
+    # Then both draw every metric's histogram, counting every scored pair, the same
+    stored = results_store.get("acme", queued_id)
+    assert stored is not None and stored.histograms is not None
+    assert stored.histograms == results_store.get("acme", inline).histograms  # type: ignore[union-attr]
+    for results_id, words in pages.items():
+        histograms_in(words, acme, results_id)
+        assert "not drawn" not in words
+
+
+def without_histograms(results_id: str) -> None:
+    """The result's header as a result stored before histograms were kept has it."""
+    dynamo.call(
+        "update_item",
+        TableName=get_settings().results_table,
+        Key={"pk": {"S": results_store.result_pk("acme", results_id)}, "sk": {"S": "result"}},
+        UpdateExpression="REMOVE histograms",
+    )
+    stored = results_store.get("acme", results_id)
+    assert stored is not None and stored.histograms is None
+
+
+def test_a_small_result_stored_before_histograms_has_its_scores_counted(acme: Tenant) -> None:
+    seed(acme, "d", OUTPUTS)
+    results_id = evaluate(acme, "d", metrics(acme, CHECKS))["eval_results_id"]
+    without_histograms(results_id)
+
+    response = report(acme, results_id)
+
+    assert response.status_code == 200, response.text
+    words = assert_safe(response.text).words
+    histograms_in(words, acme, results_id)
+    assert "not drawn" not in words
+
+
+def test_a_large_result_stored_before_histograms_says_so_and_reads_no_score(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.logic import reports
+
+    seed(acme, "d", OUTPUTS)
+    results_id = evaluate(acme, "d", metrics(acme, CHECKS))["eval_results_id"]
+    without_histograms(results_id)
+    monkeypatch.setattr(reports, "LEGACY_HISTOGRAM_PAIRS", len(OUTPUTS) - 1)
+    no_scored_pair_is_read(monkeypatch)
+
+    response = report(acme, results_id)
+
+    assert response.status_code == 200, response.text
+    words = assert_safe(response.text).words
+    assert "stored before they were kept with results" in words
+    assert f"counting its {len(OUTPUTS)} scored pairs" in words
+    assert 'class="histogram"' not in response.text
+    assert 'class="forest"' in response.text  # the stored statistics are drawn
+
+
 def test_out_of_time_the_page_is_drawn_without_the_histograms_and_says_why(
     acme: Tenant,
 ) -> None:
     from evalsvc.deadlines import Deadline
     from evalsvc.logic import reports
     from evalsvc.models.api_keys import Identity
-    from evalsvc.reports import render_evaluation
+    from evalsvc.reports.evaluation_page import render_evaluation
     from markupsafe import escape
 
     seed(acme, "d", OUTPUTS)
     results_id = evaluate(acme, "d", metrics(acme, CHECKS))["eval_results_id"]
+    without_histograms(results_id)  # only a result stored without them reads its scores
     identity = Identity("acme", "ann", "ann@acme.test", "k")
 
     report = reports.evaluation_report(identity, results_id, Deadline.after(0))
@@ -420,3 +521,52 @@ def test_a_comparison_out_of_time_for_the_texts_is_drawn_without_them(
     assert "Regressions, side by side (4)" in words
     assert words.count("ran out of time to read them") == 8  # both sides of each
     assert SCRIPT not in words  # the candidate's outputs were not read
+
+
+def test_a_comparison_page_out_of_time_is_503_to_retry_not_413(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.logic import comparisons
+
+    seed(acme, "base", [f"please {k}" for k in range(4)])
+    seed(acme, "cand", [f"no {k}" for k in range(4)])
+    metrics_id = metrics(acme, CHECKS)
+    baseline = evaluate(acme, "base", metrics_id)["eval_results_id"]
+    candidate = evaluate(acme, "cand", metrics_id)["eval_results_id"]
+
+    def busy(*args: Any) -> None:
+        raise comparisons.TimeUp  # the machine too busy to read them in time
+
+    monkeypatch.setattr(comparisons, "merge", busy)
+
+    response = acme.get(f"/compare/report?baseline_id={baseline}&candidate_id={candidate}")
+
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"] == str(comparisons.RETRY_AFTER_SECONDS)
+    said = response.json()["error"]
+    assert "ran out of this request's time" in said and "ask again" in said
+
+
+def test_a_comparison_page_of_results_too_large_for_any_request_is_413_before_reading(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.logic import comparisons
+    from evalsvc.models.evaluations import MAX_REASON_CHARS, ScoredPair
+
+    from tests.stored_results import store_result
+
+    scored = [ScoredPair(f"p{k}", k, [5.0], ["r" * MAX_REASON_CHARS]) for k in range(20)]
+    for results_id in ("ev_a", "ev_b"):
+        store_result("acme", results_id, ["check:non_empty"], scored)
+    stored = results_store.get("acme", "ev_a")
+    assert stored is not None
+    at_least = comparisons.stored_bytes_at_least(stored)
+    assert at_least  # 20 reasons of 1,000 bytes, at least
+    monkeypatch.setattr(comparisons, "FASTEST_READ_BYTES_PER_SECOND", at_least / 100)
+    no_scored_pair_is_read(monkeypatch)
+
+    response = acme.get("/compare/report?baseline_id=ev_a&candidate_id=ev_b")
+
+    assert response.status_code == 413, response.text
+    assert "retry-after" not in response.headers
+    assert "cannot be compared, however often it is asked" in response.json()["error"]

@@ -489,14 +489,19 @@ def test_a_url_that_is_not_a_base_url_is_refused(url: str) -> None:
     ],
 )
 def test_errors_print_what_the_service_said_with_the_status(
-    service: Scripted, capsys: pytest.CaptureFixture[str], answer: Answer, expected: str
+    service: Scripted,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    answer: Answer,
+    expected: str,
 ) -> None:
     service.on("POST", "/v1/compare", answer)
+    monkeypatch.setattr(user_commands.time, "sleep", lambda seconds: None)  # a 502 is retried
 
     assert run(service, "compare", "a", "b") == 1
 
     err = capsys.readouterr().err
-    assert err.strip() == expected
+    assert err.strip().splitlines()[-1] == expected
     assert KEY not in err
 
 
@@ -920,6 +925,67 @@ def test_fail_on_regression_passes_without_a_regressed_verdict(
 
     assert run(service, "compare", "ev_a", "ev_b", "--fail-on-regression", "--json") == 0
     assert json.loads(capsys.readouterr().out) == comparison("no_significant_difference")
+
+
+def test_a_comparison_out_of_the_services_time_is_asked_again_as_retry_after_says(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a service too busy to compare in time twice, then answering
+    busy = {"error": "comparing 'ev_a' with 'ev_b' ran out of this request's time"}
+    service.on(
+        "POST",
+        "/v1/compare",
+        as_json(503, busy, **{"Retry-After": "10"}),
+        as_json(502, {"message": "Internal server error"}),
+        as_json(200, comparison("no_significant_difference")),
+    )
+    pauses: list[float] = []
+    monkeypatch.setattr(user_commands.time, "sleep", pauses.append)
+
+    # When the CI gate compares
+    code = run(service, "compare", "ev_a", "ev_b", "--fail-on-regression")
+
+    # Then it waited as told (and backed off without a Retry-After), and the gate passed
+    assert code == 0
+    assert pauses == [10.0, 2 * user_commands.FIRST_RETRY_SECONDS]
+    assert len(service.seen) == 3
+    assert all(seen.json()["baseline_id"] == "ev_a" for seen in service.seen)
+    err = capsys.readouterr().err
+    assert "evalsvc: HTTP 503: comparing 'ev_a' with 'ev_b' ran out of this request's time; " in err
+    assert "asking again in 10 s (retry 1 of 3)" in err
+
+
+def test_retrying_gives_up_after_its_attempts_and_never_retries_a_413(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(user_commands.time, "sleep", lambda seconds: None)
+    service.on("POST", "/v1/compare", as_json(503, {"error": "busy"}, **{"Retry-After": "1"}))
+
+    assert run(service, "compare", "ev_a", "ev_b") == 1
+    assert len(service.seen) == user_commands.READ_ATTEMPTS
+    assert capsys.readouterr().err.splitlines()[-1] == "evalsvc: HTTP 503: busy"
+
+    service.seen.clear()
+    service.on("POST", "/v1/compare", as_json(413, {"error": "cannot be compared"}))
+    service.on("GET", "/v1/compare/report", as_json(429, {"error": "over the monthly limit"}))
+    assert run(service, "compare", "ev_a", "ev_b") == 1
+    assert run(service, "report", "ev_a", "--compare", "ev_b") == 1
+    assert len(service.seen) == 2  # too large, or a limit with no Retry-After: asked once
+
+
+def test_a_report_out_of_the_services_time_is_asked_again(
+    service: Scripted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(user_commands.time, "sleep", lambda seconds: None)
+    service.on(
+        "GET",
+        "/v1/compare/report",
+        as_json(503, {"error": "ran out of time"}, **{"Retry-After": "10"}),
+        (200, {"Content-Type": "text/html; charset=utf-8"}, HTML),
+    )
+
+    assert run(service, "report", "ev_a", "--compare", "ev_b", "-o", str(tmp_path / "c.html")) == 0
+    assert (tmp_path / "c.html").read_bytes() == HTML
 
 
 # ---- report ------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from evalsvc.api.responses import MAX_RESPONSE_BYTES, _proxy_bytes
@@ -27,14 +28,12 @@ from evalsvc.models.evaluations import (
 )
 from evalsvc.models.jobs import Status
 from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
-from evalsvc.reports import (
-    CONTENT_SECURITY_POLICY,
-    MAX_PAGE_BYTES,
-    charts,
-    cut,
-    render_comparison,
-    render_evaluation,
-)
+from evalsvc.reports import charts
+from evalsvc.reports.comparison_page import render_comparison
+from evalsvc.reports.evaluation_page import render_evaluation
+from evalsvc.reports.filters import cut
+from evalsvc.reports.limits import MAX_PAGE_BYTES
+from evalsvc.reports.pages import CONTENT_SECURITY_POLICY
 from evalsvc.stats import Paired, summarize
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -285,10 +284,32 @@ def test_a_comparison_at_its_largest_stays_under_5_mb_and_fits_a_response() -> N
 def test_costs_read_as_money(cost: str | None, shown: str) -> None:
     from decimal import Decimal
 
-    from evalsvc.reports import usd
+    from evalsvc.reports.filters import usd
 
     class Priced:
         def cost(self) -> Decimal | None:
             return None if cost is None else Decimal(cost)
 
     assert usd(Priced()) == shown  # type: ignore[arg-type]
+
+
+def test_the_compiled_templates_are_what_the_templates_compile_to(tmp_path: Path) -> None:
+    from evalsvc.reports.pages import COMPILED, compile_templates
+
+    compile_templates(tmp_path)
+
+    fresh = {path.name: path.read_bytes() for path in tmp_path.glob("tmpl_*.py")}
+    shipped = {path.name: path.read_bytes() for path in COMPILED.glob("tmpl_*.py")}
+    assert fresh, "no template was compiled"
+    assert shipped == fresh, "reports/compiled/ is not what templates/ compiles to: make templates"
+
+
+def test_a_route_loads_every_template_from_the_compiled_ones_and_compiles_none() -> None:
+    import jinja2
+    from evalsvc.reports import pages
+
+    pages.load_templates()
+
+    assert isinstance(pages._ENV.loader, jinja2.ModuleLoader)
+    for name in pages.template_names():
+        assert pages._ENV.get_template(name).name == name

@@ -131,6 +131,12 @@ def test_statistics_from_chunk_totals_equal_the_whole_bit_for_bit(
     summarize_result(whole, pairs)
     summarize_totals(parts, [totals(chunk, 2) for chunk in chunks if chunk])
     assert parts.summaries == whole.summaries
+    # The histograms too: every score in its bin, floor(score + 0.5), whatever the chunks.
+    assert parts.histograms == whole.histograms
+    assert whole.histograms == [
+        [sum(1 for p in pairs if math.floor(p.scores[m] + 0.5) == b) for b in range(1, 6)]
+        for m in range(2)
+    ]
     assert [[(low.pair_id, low.score) for low in m] for m in parts.lowest] == [
         [(low.pair_id, low.score) for low in m] for m in whole.lowest
     ]

@@ -38,6 +38,7 @@ from evalsvc_tools.client import (
     ClientError,
     ConnectionProblem,
     HttpError,
+    Response,
     encode_json,
     segment,
 )
@@ -63,6 +64,13 @@ Command = Callable[[argparse.Namespace], int]
 
 # The shortest pause between two reads of a running evaluation, whatever Retry-After says.
 MIN_POLL_SECONDS = 0.2
+# A comparison or report (which change nothing) is asked this many times in all while the
+# service says to retry: a 503 (busy: out of its time, or storage), a 429 with Retry-After, a
+# gateway's 502 or 504. Each pause is Retry-After (at most MAX_RETRY_SECONDS), else doubles
+# from FIRST_RETRY_SECONDS.
+READ_ATTEMPTS = 4
+FIRST_RETRY_SECONDS = 2.0
+MAX_RETRY_SECONDS = 60.0
 
 
 def user_command(run: Command) -> Command:
@@ -265,6 +273,39 @@ def evaluate(args: argparse.Namespace) -> int:
 # ---- compare -----------------------------------------------------------------------------------
 
 
+def read_retrying(
+    client: Client,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    query: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """A request that changes nothing, asked again (up to READ_ATTEMPTS in all) while the
+    service answers that it may succeed later; each retry is said on stderr."""
+    for attempt in range(1, READ_ATTEMPTS + 1):
+        try:
+            return client.request(method, path, body, query=query, headers=headers)
+        except HttpError as exc:
+            later = exc.status in (502, 503, 504) or (
+                exc.status == 429 and exc.retry_after is not None
+            )
+            if not later or attempt == READ_ATTEMPTS:
+                raise
+            pause = exc.retry_after
+            if pause is None:
+                pause = FIRST_RETRY_SECONDS * 2 ** (attempt - 1)
+            pause = min(max(pause, MIN_POLL_SECONDS), MAX_RETRY_SECONDS)
+            print(
+                f"evalsvc: {terminal_safe(exc.message)}; asking again in {pause:g} s "
+                f"(retry {attempt} of {READ_ATTEMPTS - 1})",
+                file=sys.stderr,
+            )
+            time.sleep(pause)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def regressed_metrics(comparison: dict[str, Any]) -> list[dict[str, Any]]:
     metrics = comparison.get("metrics")
     return [
@@ -284,7 +325,7 @@ def compare(args: argparse.Namespace) -> int:
         body["alpha"] = args.alpha
     if args.limit is not None:
         body["limit"] = args.limit
-    comparison = client.request("POST", "/compare", body).json()
+    comparison = read_retrying(client, "POST", "/compare", body).json()
     if not isinstance(comparison, dict):
         raise ClientError("POST /compare did not answer with an object")
     if args.json:
@@ -338,7 +379,7 @@ def report(args: argparse.Namespace) -> int:
         path = "/compare/report"
         query = {"baseline_id": args.id, "candidate_id": args.compare}
         default = f"compare-{_file_part(args.id)}-{_file_part(args.compare)}.html"
-    answer = client.request("GET", path, query=query, headers={"Accept": "text/html"})
+    answer = read_retrying(client, "GET", path, query=query, headers={"Accept": "text/html"})
     kind = (answer.header("Content-Type") or "").split(";")[0].strip().lower()
     if kind != "text/html":
         raise ClientError(f"GET {path} answered {kind or 'no Content-Type'}, not an HTML page")

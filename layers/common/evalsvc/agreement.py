@@ -15,9 +15,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from evalsvc.stats import SCORE_BINS, score_bin
+
 Z_95 = 1.959964
 THRESHOLDS = (2, 3, 4, 5)
-SCORE_BINS = (1, 2, 3, 4, 5)
 VOTES = (-1, 0, 1)
 
 
@@ -57,11 +58,6 @@ class Agreement:
     threshold: Threshold
     confusion: dict[str, dict[str, int]]
     calibration: list[CalibrationRow]
-
-
-def score_bin(score: float) -> int:
-    """The 1-5 bin of a (possibly fractional) score: floor(score + 0.5), within 1..5."""
-    return min(5, max(1, math.floor(score + 0.5)))
 
 
 class _Counted:

@@ -1,7 +1,8 @@
 """Statistics, standard library only. Per metric: mean, median, min, max, sample standard
 deviation and the two-sided Student-t confidence interval of the mean, clipped to the score
-scale [1, 5]. Between two evaluations (`paired`, `holm`): the paired t interval and test, the
-Wilcoxon signed-rank (Pratt) and exact sign tests, and Holm's adjustment across metrics."""
+scale [1, 5], and how many scores fall in each 1-5 bin. Between two evaluations (`paired`,
+`holm`): the paired t interval and test, the Wilcoxon signed-rank (Pratt) and exact sign tests,
+and Holm's adjustment across metrics."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from functools import lru_cache
 SCALE_MIN = 1.0
 SCALE_MAX = 5.0
 CONFIDENCE = 0.95
+SCORE_BINS = (1, 2, 3, 4, 5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +110,20 @@ def student_t_ppf(p: float, df: float) -> float:
     if not 0.5 <= p < 1.0:
         raise ValueError("p must be in [0.5, 1)")
     return student_t_isf(1.0 - p, df)
+
+
+def score_bin(score: float) -> int:
+    """The 1-5 bin of a (possibly fractional) score: floor(score + 0.5), within 1..5."""
+    return min(SCORE_BINS[-1], max(SCORE_BINS[0], math.floor(score + 0.5)))
+
+
+def histogram(counts: Mapping[float, int]) -> list[int]:
+    """How many of the scores `counts` counts ({score: how many times}) fall in each 1-5 bin
+    (score_bin), the count of bin 1 first."""
+    bins = [0] * len(SCORE_BINS)
+    for score, times in counts.items():
+        bins[score_bin(score) - SCORE_BINS[0]] += times
+    return bins
 
 
 def _clip(value: float) -> float:

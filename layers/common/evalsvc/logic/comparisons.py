@@ -7,6 +7,11 @@ while the current ones are matched), and merged like two sorted lists. What is k
 reading is small whatever the results hold: per metric, how many times each difference and
 each score occurred (scores take few values), and the pairs that moved most, cut to `limit`
 as they come. The reasons of the listed pairs are read at the end, for them alone.
+
+Time is not size. A result too large to be read in a whole request even at DynamoDB's best
+pace can never be compared in one: a 413, decided from the stored sizes before anything is
+read. A comparison that runs out of the request's time otherwise ran out because the service
+was busy (or slow storage): a 503 with Retry-After, and nothing was changed.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 
 from evalsvc.deadlines import Deadline
-from evalsvc.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
+from evalsvc.errors import Conflict, InvalidInput, NotFound, OutOfTime, PayloadTooLarge
 from evalsvc.identifiers import check_client_id
 from evalsvc.logic.results import existing_result
 from evalsvc.models.api_keys import Identity
@@ -33,6 +38,7 @@ from evalsvc.models.comparisons import (
 )
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.observability import logger
+from evalsvc.settings import get_settings
 from evalsvc.stats import Paired, holm, mean_of_counts, paired_counts
 from evalsvc.storage import results as results_store
 
@@ -40,6 +46,14 @@ from evalsvc.storage import results as results_store
 RESERVE_SECONDS = 2.0
 # How many listed candidates may pile up (times `limit`) before they are cut back to `limit`.
 _CUT_FACTOR = 4
+# The fastest a result's scored pairs can be read: a Query page holds at most 1 MB and takes
+# some 10 ms at the very least, and each result is read on its own thread. A result that would
+# take more than a whole request even at this pace can never be compared in one.
+FASTEST_READ_BYTES_PER_SECOND = 100_000_000
+# A pair id is at most 128 ASCII characters.
+MAX_PAIR_ID_BYTES = 128
+# How long a caller is asked to wait before asking again, when a comparison ran out of time.
+RETRY_AFTER_SECONDS = 10
 
 T = TypeVar("T")
 ScoredIds = tuple[str, list[float]]
@@ -65,6 +79,7 @@ def compare_results(
             f"has {_some(baseline.definitions)}, the candidate {_some(candidate.definitions)}; "
             "compare evaluations made with the same metrics set"
         )
+    _check_readable(baseline, candidate)
     tally = Tally(matched, body.regression_threshold, body.limit)
     # Not a `with`: leaving early (out of time, a storage error) must not wait for a page in
     # flight.
@@ -79,13 +94,15 @@ def compare_results(
             ),
             tally,
         )
-    except OutOfTime:
-        raise PayloadTooLarge(
+    except TimeUp:
+        raise OutOfTime(
             f"comparing {baseline.results_id!r} ({baseline.pair_count} pairs) with "
-            f"{candidate.results_id!r} ({candidate.pair_count} pairs) does not fit in one "
-            f"request: {tally.read} scored pairs were read when its time ran out; nothing "
-            "was changed. Compare evaluations of fewer pairs (POST /evaluate with a "
-            "pair_query)"
+            f"{candidate.results_id!r} ({candidate.pair_count} pairs) ran out of this "
+            f"request's time after reading {tally.read} of their "
+            f"{baseline.pair_count + candidate.pair_count} scored pairs: the service is busy "
+            "(or the results are large for it at the moment). Nothing was changed: ask again "
+            "in a little while",
+            RETRY_AFTER_SECONDS,
         ) from None
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
@@ -117,6 +134,34 @@ def _complete_result(identity: Identity, results_id: str, field: str) -> Evaluat
         raise type(exc)(f"{field}: {exc.message}") from exc
 
 
+def stored_bytes_at_least(result: EvaluationResult) -> int | None:
+    """The fewest bytes the result's scored pairs take in storage, which a read of them all
+    reads (DynamoDB sizes a page before projecting it); None when not known (a result stored
+    before its size was kept). `scored_bytes` counts a pair's id beside each of its reasons; the
+    item holds the id once, with every reason."""
+    if result.scored_bytes is None:
+        return None
+    ids = result.pair_count * max(0, len(result.definitions) - 1) * MAX_PAIR_ID_BYTES
+    return max(0, result.scored_bytes - ids)
+
+
+def _check_readable(baseline: EvaluationResult, candidate: EvaluationResult) -> None:
+    """A 413 when either result is too large to be read within a whole request even at
+    DynamoDB's best pace: no retry would ever fit it."""
+    seconds = get_settings().request_seconds
+    readable = (seconds - RESERVE_SECONDS) * FASTEST_READ_BYTES_PER_SECOND
+    for result in (baseline, candidate):
+        stored = stored_bytes_at_least(result)
+        if stored is not None and stored > readable:
+            raise PayloadTooLarge(
+                f"evaluation result {result.results_id!r} holds {result.pair_count} scored "
+                f"pairs taking at least {stored / 1e9:.1f} GB, more than can be read in one "
+                f"request ({readable / 1e9:.1f} GB in {seconds:g} s at best): it cannot be "
+                "compared, however often it is asked. Compare evaluations of fewer pairs "
+                "(POST /evaluate with a pair_query)"
+            )
+
+
 def _some(definitions: Sequence[str]) -> str:
     """A few definitions, each cut short, for a message."""
     shown = ", ".join(repr(d[:60] + ("..." if len(d) > 60 else "")) for d in definitions[:3])
@@ -141,15 +186,15 @@ def match_metrics(baseline: Sequence[str], candidate: Sequence[str]) -> list[Mat
 # ---- reading both results side by side ---------------------------------------------------------
 
 
-class OutOfTime(Exception):
-    pass
+class TimeUp(Exception):
+    """A read stopped with only RESERVE_SECONDS of its deadline left."""
 
 
 def prefetched(
     pages: Iterator[list[T]], pool: ThreadPoolExecutor, deadline: Deadline
 ) -> Iterator[T]:
     """The items of `pages`, the next page asked for (on `pool`) while this one is used; stops
-    with OutOfTime when only RESERVE_SECONDS of the deadline are left."""
+    with TimeUp when only RESERVE_SECONDS of the deadline are left."""
     end: list[T] = []
 
     def fetch() -> list[T]:
@@ -161,11 +206,11 @@ def prefetched(
         try:
             page = pending.result(timeout=max(0.0, wait) if math.isfinite(wait) else None)
         except FutureTimeout:
-            raise OutOfTime from None
+            raise TimeUp from None
         if page is end:
             return
         if deadline.left() <= RESERVE_SECONDS:
-            raise OutOfTime
+            raise TimeUp
         pending = pool.submit(fetch)
         yield from page
 

@@ -3,8 +3,9 @@ evaluation result, or pooled over every result of a metrics set.
 
 Each (pair, user) vote is one observation, paired with the judge's score of that pair on that
 metric in that result. A vote keeps the score it was cast on, so neither route reads scored
-pairs (only votes stored before scores were kept with them need their pair read). Pooled
-figures come from one Query of the votes' index by metrics set.
+pairs (only votes stored before scores were kept with them need their pair read). Figures
+pooled over a metrics set are in logic/question_agreement.py (which reads the set: this module,
+which the evaluation report uses too, imports nothing of metrics sets or checks).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 
 from evalsvc.agreement import Agreement, agreement
 from evalsvc.errors import InvalidInput
-from evalsvc.logic import metrics as metrics_logic
 from evalsvc.logic.results import existing_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import EvaluationResult, VoteObservation
@@ -80,17 +80,6 @@ def of_votes(
             for v in votes
         ]
     return AgreementReport(results_id, source, per_metric(result.definitions, votes, source))
-
-
-def for_metrics_set(identity: Identity, metrics_id: str, source: str | None) -> AgreementReport:
-    """Agreement per metric pooled over every result of the metrics set (`latest`: the
-    tenant's newest set)."""
-    chosen = check_source(source)
-    metrics_set = metrics_logic.get_metrics_set(identity, metrics_id)
-    votes = critiques_store.votes_of_metrics_set(identity.tenant, metrics_set.metrics_id)
-    return AgreementReport(
-        metrics_set.metrics_id, chosen, per_metric(metrics_set.definitions, votes, chosen)
-    )
 
 
 def per_metric(

@@ -2,21 +2,24 @@
 its score distributions, lowest pairs, votes and agreement (GET /evaluation/{id}/report), and a
 comparison with the texts of the pairs that moved (GET /compare/report).
 
-Reading is bounded whatever the result holds: scores are read a DynamoDB page at a time (the
-next page fetched while one is counted) and only counted; pair texts are read for the listed
-pairs alone, up to PAIR_TEXT_READ_BYTES; votes and comments up to CRITIQUE_READ_BYTES. What is
-not read in time or within those bounds is named on the page, never silently dropped. The pages
-themselves are drawn by `evalsvc.reports`.
+Reading is bounded whatever the result holds. The evaluation page reads no scored pair beyond
+the listed ones: its statistics and score histograms are what finishing the result counted and
+stored with it (a result stored before histograms were kept has its scores counted here, only
+when it is small: LEGACY_HISTOGRAM_PAIRS). Pair texts are read for the listed pairs alone, up to
+PAIR_TEXT_READ_BYTES; votes and comments up to CRITIQUE_READ_BYTES. The comparison page reads
+each result's scores once, as POST /compare does. What is not read in time or within those
+bounds is named on the page, never silently dropped. The pages themselves are drawn by
+`evalsvc.reports`.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from evalsvc.agreement import Agreement, score_bin
+from evalsvc.agreement import Agreement
 from evalsvc.deadlines import Deadline
 from evalsvc.logic import comparisons, judge_agreement
 from evalsvc.logic.results import existing_result, fill_lowest_reasons
@@ -25,7 +28,7 @@ from evalsvc.models.comparisons import CompareIn, Comparison
 from evalsvc.models.datasets import Pair
 from evalsvc.models.evaluations import Critique, EvaluationResult, VoteObservation
 from evalsvc.models.jobs import Status
-from evalsvc.stats import Summary
+from evalsvc.stats import Summary, histogram
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
@@ -37,6 +40,10 @@ CRITIQUE_READ_BYTES = 2 * 1024 * 1024
 CRITIQUE_READ_ITEMS = 5_000
 # The time a comparison page keeps, after comparing, to read the moved pairs' texts and answer.
 TEXT_READ_SECONDS = 4.0
+# A result stored before its score histograms were kept has its scores counted for the page
+# when it has at most this many scored pairs (a DynamoDB page or two); a larger one's page says
+# the histograms were not stored, so that no view costs a read of every scored pair.
+LEGACY_HISTOGRAM_PAIRS = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +122,6 @@ class ComparisonReport:
 
 def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -> EvaluationReport:
     result = existing_result(identity, results_id)
-    # The bounded reads first; the scores, whose reading grows with the result, last, for
-    # as long as the deadline allows.
     critiques, more = critiques_store.page(
         identity.tenant, results_id, "", CRITIQUE_READ_ITEMS, CRITIQUE_READ_BYTES
     )
@@ -129,16 +134,7 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
         for metric in judge_agreement.of_votes(identity.tenant, result, observed, "all").metrics:
             if metric.figures.votes:
                 agreement[metric.metric_idx] = metric.figures
-    histograms: list[list[int]] | None = None
-    note = ""
-    if result.status is Status.COMPLETE:
-        try:
-            histograms = _histograms(identity.tenant, result, deadline)
-        except comparisons.OutOfTime:
-            note = (
-                f"The score distributions are not drawn: the {result.pair_count} scored pairs "
-                "could not be read in this request's time."
-            )
+    histograms, note = _histograms(identity.tenant, result, deadline)
     critiques.sort(key=_newest_first)  # and so each pair's, grouped below
     on_pair: dict[tuple[int, str], list[Critique]] = defaultdict(list)
     votes = [VoteCounts() for _ in result.definitions]
@@ -182,20 +178,44 @@ def _newest_first(c: Critique) -> tuple[int, str]:
     return (-c.time_ms, c.id)
 
 
-def _histograms(tenant: str, result: EvaluationResult, deadline: Deadline) -> list[list[int]]:
-    """Per metric, how many scored pairs fall in each 1-5 bin; OutOfTime when the scores cannot
-    be read within the deadline."""
-    metrics = len(result.definitions)
-    bins = [[0] * 5 for _ in range(metrics)]
+def _histograms(
+    tenant: str, result: EvaluationResult, deadline: Deadline
+) -> tuple[list[list[int]] | None, str]:
+    """Per metric, how many scored pairs fall in each 1-5 bin (None while the result runs or
+    when they cannot be drawn), and why they are not drawn ("" when they are or the result
+    is not complete)."""
+    if result.status is not Status.COMPLETE:
+        return None, ""
+    if result.histograms is not None:
+        return result.histograms, ""
+    if result.pair_count > LEGACY_HISTOGRAM_PAIRS:
+        return None, (
+            "The score distributions are not drawn: this result was stored before they were "
+            f"kept with results, and counting its {result.pair_count:,} scored pairs on every "
+            "view would cost too much. Evaluate again to see them."
+        )
+    try:
+        return _count_histograms(tenant, result, deadline), ""
+    except comparisons.TimeUp:
+        return None, (
+            f"The score distributions are not drawn: the {result.pair_count:,} scored pairs "
+            "could not be read in this request's time."
+        )
+
+
+def _count_histograms(tenant: str, result: EvaluationResult, deadline: Deadline) -> list[list[int]]:
+    """The histograms of a result stored without them, from its scores; TimeUp when they
+    cannot be read within the deadline."""
+    counts: list[Counter[float]] = [Counter() for _ in result.definitions]
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="report")
     try:
         pages = results_store.score_pages(tenant, result.results_id)
         for _, scores in comparisons.prefetched(pages, pool, deadline):
-            for m, score in enumerate(scores[:metrics]):
-                bins[m][score_bin(score) - 1] += 1
+            for metric, score in zip(counts, scores, strict=False):
+                metric[score] += 1
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-    return bins
+    return [histogram(metric) for metric in counts]
 
 
 def _lowest_pairs(tenant: str, result: EvaluationResult) -> list[list[ShownPair]]:

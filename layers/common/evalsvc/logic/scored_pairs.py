@@ -19,7 +19,7 @@ from evalsvc.models.evaluations import (
 )
 from evalsvc.scoring.checks import Score
 from evalsvc.scoring.metric import Metrics, Verdicts
-from evalsvc.stats import summarize, summarize_counts
+from evalsvc.stats import histogram, summarize_counts
 
 
 def _reason(text: str) -> str:
@@ -40,9 +40,12 @@ def lowest_scoring(scored: Sequence[ScoredPair], metric: int) -> list[LowScore]:
 
 
 def summarize_result(result: EvaluationResult, scored: Sequence[ScoredPair]) -> None:
-    """Fill the statistics and lowest pairs of `result` from its scored pairs (dataset order)."""
+    """Fill the statistics, score histograms and lowest pairs of `result` from its scored pairs
+    (dataset order)."""
     count = len(result.definitions)
-    result.summaries = [summarize([p.scores[m] for p in scored]) for m in range(count)]
+    counts = [Counter(p.scores[m] for p in scored) for m in range(count)]
+    result.summaries = [summarize_counts(c) for c in counts]
+    result.histograms = [histogram(c) for c in counts]
     result.lowest = [lowest_scoring(scored, m) for m in range(count)]
 
 
@@ -61,10 +64,11 @@ def totals(scored: Sequence[ScoredPair], metric_count: int) -> dict[str, Any]:
 
 
 def summarize_totals(result: EvaluationResult, parts: Sequence[dict[str, Any]]) -> None:
-    """Fill the statistics and lowest pairs of `result` from the totals of all its chunks:
-    exactly what summarize_result gives for the same pairs."""
+    """Fill the statistics, score histograms and lowest pairs of `result` from the totals of
+    all its chunks: exactly what summarize_result gives for the same pairs."""
     count = len(result.definitions)
     result.summaries = []
+    result.histograms = []
     result.lowest = []
     for m in range(count):
         counts: Counter[float] = Counter()
@@ -76,6 +80,7 @@ def summarize_totals(result: EvaluationResult, parts: Sequence[dict[str, Any]]) 
                 (float(score), int(index), str(pid)) for pid, score, index in part["lowest"][m]
             )
         result.summaries.append(summarize_counts(counts))
+        result.histograms.append(histogram(counts))
         candidates.sort(key=lambda c: (c[0], c[1]))
         result.lowest.append(
             [LowScore(pid, score) for score, _, pid in candidates[:LOWEST_PER_METRIC]]

@@ -25,12 +25,13 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
         "or no such route",
         409: "The pair id already exists in the dataset, the dataset was overwritten "
         "between two pages, or an evaluation result is still running or failed",
-        413: "The body or a field is over its size limit, or the dataset is too large for one "
-        "response (read it in pages)",
+        413: "The body or a field is over its size limit, or what was asked is too large for "
+        "one request or response whatever the load (read it in pages, or ask for less: the "
+        "message says how); never for running out of time",
         502: "The LLM judge failed (after retries) for a metric and pair; nothing was stored",
         503: "Storage is busy, or the LLM provider is not available (nothing was changed), or "
-        "the work did not fit the request's time: retry after Retry-After; when the work goes "
-        "on in the background, Location names what to poll",
+        "the work did not fit the request's time (the service busy): retry after Retry-After; "
+        "when the work goes on in the background, Location names what to poll",
     }
     # 401, 404 (an id that is not the caller's, or a path no route takes) and 503 can answer
     # any request.

@@ -139,6 +139,9 @@ class EvaluationResult:
     scored_bytes: int | None = None
     # The LLM work that scoring took (complete results; a running one's so far in its request).
     usage: Usage = field(default_factory=Usage)
+    # Per metric, how many scored pairs fall in each 1-5 bin (stats.histogram), counted when
+    # the result completed; None while it runs, and for a result stored before they were kept.
+    histograms: list[list[int]] | None = None
 
 
 @dataclass(slots=True)

@@ -16,7 +16,10 @@ the header, the dataset's pointer, and the job's end, together. A header without
 complete result.
 
 The header keeps the definitions and system prompt the result was scored with; long ones are
-kept apart (storage.texts), once however many results share them.
+kept apart (storage.texts), once however many results share them. A complete result's header
+also keeps what finishing counted: per metric the statistics, the lowest pairs and the 1-5
+score histogram (`histograms`, absent from results stored before it was kept), so that a report
+draws them without reading the scored pairs.
 """
 
 from __future__ import annotations
@@ -93,6 +96,21 @@ def _lowest(result: EvaluationResult) -> str:
     return json.dumps([[[low.pair_id, low.score] for low in metric] for metric in result.lowest])
 
 
+def _histograms(result: EvaluationResult) -> Item:
+    """The header's `histograms` attribute: per metric the five bin counts, as compact JSON
+    (at most 50 metrics: about 2 KB); nothing until the result has them."""
+    if result.histograms is None:
+        return {}
+    return {"histograms": s(json.dumps(result.histograms, separators=(",", ":")))}
+
+
+def _histograms_from_item(item: Item) -> list[list[int]] | None:
+    stored = get_s(item, "histograms")
+    if stored is None:
+        return None  # stored before histograms were kept, or not complete
+    return [[int(count) for count in metric] for metric in json.loads(stored)]
+
+
 def _header_item(result: EvaluationResult) -> Item:
     return {
         "pk": s(result_pk(result.tenant, result.results_id)),
@@ -109,6 +127,7 @@ def _header_item(result: EvaluationResult) -> Item:
         "lowest": s(_lowest(result)),
         "bytes_done": n(result.scored_bytes or 0),
         "usage": s(json.dumps(result.usage.as_dict())),
+        **_histograms(result),
     }
 
 
@@ -134,6 +153,7 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         failure_error=get_s(item, "failure_error", "") or "",
         scored_bytes=get_n(item, "bytes_done") if "bytes_done" in item else None,
         usage=Usage.from_dict(json.loads(get_s(item, "usage") or "{}")),
+        histograms=_histograms_from_item(item),
     )
 
 
@@ -307,27 +327,35 @@ def put_scored(tenant: str, results_id: str, scored: Sequence[ScoredPair]) -> No
 
 
 def completing(result: EvaluationResult) -> Writes:
-    """The writes that store the statistics, mark the result complete and make it the
-    dataset's newest."""
+    """The writes that store the statistics and score histograms, mark the result complete
+    and make it the dataset's newest."""
     pointer = {
         "pk": s(latest_pk(result.tenant, result.dataset_kind, result.dataset_id)),
         "sk": s(POINTER_SK),
         "results_id": s(result.results_id),
     }
+    values = {
+        ":complete": s(Status.COMPLETE.value),
+        ":usage": s(json.dumps(result.usage.as_dict())),
+        ":summaries": s(_summaries(result)),
+        ":lowest": s(_lowest(result)),
+        ":pairs": n(result.pairs_done),
+        ":bytes": n(result.scored_bytes or 0),
+    }
+    expression = (
+        "SET #status = :complete, summaries = :summaries, lowest = :lowest, "
+        "pairs_done = :pairs, bytes_done = :bytes, #usage = :usage"
+    )
+    histograms = _histograms(result)
+    if histograms:
+        expression += ", histograms = :histograms"
+        values[":histograms"] = histograms["histograms"]
     update = {
         "TableName": _table(),
         "Key": _header_key(result.tenant, result.results_id),
-        "UpdateExpression": "SET #status = :complete, summaries = :summaries, lowest = :lowest, "
-        "pairs_done = :pairs, bytes_done = :bytes, #usage = :usage",
+        "UpdateExpression": expression,
         "ExpressionAttributeNames": {"#status": "status", "#usage": "usage"},
-        "ExpressionAttributeValues": {
-            ":complete": s(Status.COMPLETE.value),
-            ":usage": s(json.dumps(result.usage.as_dict())),
-            ":summaries": s(_summaries(result)),
-            ":lowest": s(_lowest(result)),
-            ":pairs": n(result.pairs_done),
-            ":bytes": n(result.scored_bytes or 0),
-        },
+        "ExpressionAttributeValues": values,
     }
     return Writes([{"Update": update}, {"Put": {"TableName": _table(), "Item": pointer}}])
 

@@ -16,10 +16,11 @@ from evalsvc.logic import reports
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses, html_page
 from evalsvc.models.comparisons import CompareIn
-from evalsvc.reports import COMPARISON_PAGE, HEADERS, compile_page, render_comparison
+from evalsvc.reports.comparison_page import render_comparison
+from evalsvc.reports.pages import HEADERS, load_templates
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["reports"])
-compile_page(COMPARISON_PAGE)
+load_templates()
 
 
 @router.get(

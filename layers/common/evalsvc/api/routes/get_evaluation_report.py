@@ -13,10 +13,11 @@ from evalsvc.api.responses import html_response
 from evalsvc.logic import reports
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses, html_page
-from evalsvc.reports import EVALUATION_PAGE, HEADERS, compile_page, render_evaluation
+from evalsvc.reports.evaluation_page import render_evaluation
+from evalsvc.reports.pages import HEADERS, load_templates
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["reports"])
-compile_page(EVALUATION_PAGE)
+load_templates()
 
 
 @router.get(

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.responses import json_response
-from evalsvc.logic import judge_agreement
+from evalsvc.logic import question_agreement
 from evalsvc.models.agreement import AgreementOut, agreement_out
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
@@ -28,7 +28,7 @@ def get_question_agreement(
     ] = None,
     identity: Identity = Depends(current_identity),
 ) -> Response:
-    report = judge_agreement.for_metrics_set(identity, metrics_id, source)
+    report = question_agreement.for_metrics_set(identity, metrics_id, source)
     return json_response(
         request, agreement_out(report, "metrics_id"), too_large="the agreement is too large"
     )

@@ -1,0 +1,82 @@
+"""The comparison page (GET /compare/report): a forest plot of the paired differences with
+their intervals, the verdict per metric, wins, ties and losses, and the pairs that moved, side
+by side."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evalsvc.logic.reports import ComparisonReport, PairText
+from evalsvc.models.comparisons import Comparison
+from evalsvc.reports import charts
+from evalsvc.reports.limits import Limits
+from evalsvc.reports.pages import COMPARISON_PAGE, render
+
+_TONES = {"improved": "better", "regressed": "worse"}
+VERDICT_WORDS = {
+    "improved": "improved",
+    "regressed": "regressed",
+    "no_significant_difference": "no significant difference",
+    "insufficient_data": "insufficient data",
+}
+
+
+def _forest(comparison: Comparison) -> charts.Forest:
+    figures = [m.stats for m in comparison.metrics]
+    extent = charts.difference_extent(
+        [v for f in figures for v in (f.mean_diff, f.ci_low, f.ci_high)]
+    )
+    confidence = f"{100 * (1 - comparison.request.alpha):.10g}"
+    return charts.forest(
+        [
+            charts.Estimate(
+                f"{i + 1}. {m.metric.definition}",
+                m.stats.mean_diff,
+                m.stats.ci_low,
+                m.stats.ci_high,
+                tone=_TONES.get(m.verdict, "neutral"),
+                note=VERDICT_WORDS[m.verdict],
+            )
+            for i, m in enumerate(comparison.metrics)
+        ],
+        title=f"Mean paired difference (candidate minus baseline) per metric, {confidence} % "
+        "interval",
+        description="For each metric, a dot at the mean of candidate minus baseline over the "
+        "matched pairs and a line across its confidence interval; right of the zero line the "
+        "candidate scored higher.",
+        low=-extent,
+        high=extent,
+        ticks=[-extent, -extent / 2, 0.0, extent / 2, extent],
+        reference=0.0,
+        signed=True,
+    )
+
+
+def render_comparison(
+    report: ComparisonReport, fits: Callable[[bytes], bool] = lambda _: True
+) -> bytes:
+    """The comparison page, as UTF-8 HTML that `fits` accepts (and within MAX_PAGE_BYTES)."""
+    comparison = report.comparison
+    changes = comparison.regressions + comparison.improvements
+    limits = Limits.for_counts(texts=4 * len(changes), reasons=2 * len(changes), comments=0)
+    wtl = charts.wins_ties_losses(
+        [
+            (f"{i + 1}. {m.metric.definition}", m.stats.wins, m.stats.ties, m.stats.losses)
+            for i, m in enumerate(comparison.metrics)
+        ],
+        title="Wins, ties and losses of the candidate per metric",
+    )
+    return render(
+        COMPARISON_PAGE,
+        fits,
+        limits,
+        report=report,
+        comparison=comparison,
+        body=comparison.request,
+        forest=_forest(comparison),
+        wtl=wtl,
+        verdict_words=VERDICT_WORDS,
+        tones=_TONES,
+        moved_texts=report.texts,
+        missing=PairText(missing=True),
+    )

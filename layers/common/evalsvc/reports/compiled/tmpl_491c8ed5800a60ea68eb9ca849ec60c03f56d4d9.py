@@ -1,0 +1,447 @@
+from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
+name = 'evaluation.html.j2'
+
+def root(context, missing=missing):
+    resolve = context.resolve_or_missing
+    undefined = environment.undefined
+    concat = environment.concat
+    cond_expr_undefined = Undefined
+    if 0: yield None
+    parent_template = None
+    l_0_forest_plot = l_0_histogram = l_0_pair_texts = l_0_vote_word = missing
+    pass
+    parent_template = environment.get_template('base.html.j2', 'evaluation.html.j2')
+    for name, parent_block in parent_template.blocks.items():
+        context.blocks.setdefault(name, []).append(parent_block)
+    included_template = environment.get_template('charts.html.j2', 'evaluation.html.j2')._get_default_module(context)
+    l_0_forest_plot = getattr(included_template, 'forest_plot', missing)
+    if l_0_forest_plot is missing:
+        l_0_forest_plot = undefined(f"the template {included_template.__name__!r} (imported on line 2 in 'evaluation.html.j2') does not export the requested name 'forest_plot'", name='forest_plot')
+    l_0_histogram = getattr(included_template, 'histogram', missing)
+    if l_0_histogram is missing:
+        l_0_histogram = undefined(f"the template {included_template.__name__!r} (imported on line 2 in 'evaluation.html.j2') does not export the requested name 'histogram'", name='histogram')
+    context.vars.update({'forest_plot': l_0_forest_plot, 'histogram': l_0_histogram})
+    context.exported_vars.difference_update(('forest_plot', 'histogram'))
+    included_template = environment.get_template('pair_text.html.j2', 'evaluation.html.j2')._get_default_module(context)
+    l_0_pair_texts = getattr(included_template, 'pair_texts', missing)
+    if l_0_pair_texts is missing:
+        l_0_pair_texts = undefined(f"the template {included_template.__name__!r} (imported on line 3 in 'evaluation.html.j2') does not export the requested name 'pair_texts'", name='pair_texts')
+    l_0_vote_word = getattr(included_template, 'vote_word', missing)
+    if l_0_vote_word is missing:
+        l_0_vote_word = undefined(f"the template {included_template.__name__!r} (imported on line 3 in 'evaluation.html.j2') does not export the requested name 'vote_word'", name='vote_word')
+    context.vars.update({'pair_texts': l_0_pair_texts, 'vote_word': l_0_vote_word})
+    context.exported_vars.difference_update(('pair_texts', 'vote_word'))
+    yield from parent_template.root_render_func(context)
+
+def block_title(context, missing=missing):
+    resolve = context.resolve_or_missing
+    undefined = environment.undefined
+    concat = environment.concat
+    cond_expr_undefined = Undefined
+    if 0: yield None
+    _block_vars = {}
+    l_0_result = resolve('result')
+    pass
+    yield 'Evaluation '
+    yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id'))
+    yield ' — report'
+
+def block_header(context, missing=missing):
+    resolve = context.resolve_or_missing
+    undefined = environment.undefined
+    concat = environment.concat
+    cond_expr_undefined = Undefined
+    if 0: yield None
+    _block_vars = {}
+    l_0_result = resolve('result')
+    pass
+    yield '<h1>Evaluation report</h1>\n<p class="sub">Result <strong>'
+    yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id'))
+    yield '</strong> · <span class="status '
+    yield escape(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value'))
+    yield '">'
+    yield escape(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value'))
+    yield '</span></p>\n'
+
+def block_main(context, missing=missing):
+    resolve = context.resolve_or_missing
+    undefined = environment.undefined
+    concat = environment.concat
+    cond_expr_undefined = Undefined
+    if 0: yield None
+    _block_vars = {}
+    l_0_result = resolve('result')
+    l_0_limits = resolve('limits')
+    l_0_forest = resolve('forest')
+    l_0_forest_plot = resolve('forest_plot')
+    l_0_report = resolve('report')
+    l_0_listed = resolve('listed')
+    try:
+        t_1 = environment.filters['count']
+    except KeyError:
+        @internalcode
+        def t_1(*unused):
+            raise TemplateRuntimeError("No filter named 'count' found.")
+    try:
+        t_2 = environment.filters['cut']
+    except KeyError:
+        @internalcode
+        def t_2(*unused):
+            raise TemplateRuntimeError("No filter named 'cut' found.")
+    try:
+        t_3 = environment.filters['int']
+    except KeyError:
+        @internalcode
+        def t_3(*unused):
+            raise TemplateRuntimeError("No filter named 'int' found.")
+    try:
+        t_4 = environment.filters['length']
+    except KeyError:
+        @internalcode
+        def t_4(*unused):
+            raise TemplateRuntimeError("No filter named 'length' found.")
+    try:
+        t_5 = environment.filters['max']
+    except KeyError:
+        @internalcode
+        def t_5(*unused):
+            raise TemplateRuntimeError("No filter named 'max' found.")
+    try:
+        t_6 = environment.filters['number']
+    except KeyError:
+        @internalcode
+        def t_6(*unused):
+            raise TemplateRuntimeError("No filter named 'number' found.")
+    try:
+        t_7 = environment.filters['round']
+    except KeyError:
+        @internalcode
+        def t_7(*unused):
+            raise TemplateRuntimeError("No filter named 'round' found.")
+    try:
+        t_8 = environment.filters['usd']
+    except KeyError:
+        @internalcode
+        def t_8(*unused):
+            raise TemplateRuntimeError("No filter named 'usd' found.")
+    try:
+        t_9 = environment.filters['when']
+    except KeyError:
+        @internalcode
+        def t_9(*unused):
+            raise TemplateRuntimeError("No filter named 'when' found.")
+    try:
+        t_10 = environment.tests['none']
+    except KeyError:
+        @internalcode
+        def t_10(*unused):
+            raise TemplateRuntimeError("No test named 'none' found.")
+    pass
+    if (environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value') == 'running'):
+        pass
+        yield '<section class="banner running" aria-labelledby="progress-h">\n<h2 id="progress-h">Still running</h2>\n<p>'
+        yield escape(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')))
+        yield ' of '
+        yield escape(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')))
+        yield ' pairs scored'
+        if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'):
+            pass
+            yield ' ('
+            yield escape(t_3(t_7(((100 * environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')) / environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')), 0)))
+            yield ' %)'
+        yield '. Statistics appear once every pair is scored; ask for this page again later.</p>\n<progress value="'
+        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done'))
+        yield '" max="'
+        yield escape(t_5(environment, [environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'), 1]))
+        yield '" aria-labelledby="progress-h">'
+        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done'))
+        yield ' of '
+        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'))
+        yield '</progress>\n</section>\n'
+    elif (environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value') == 'failed'):
+        pass
+        yield '<section class="banner failed" aria-labelledby="failure-h">\n<h2 id="failure-h">This evaluation failed</h2>\n<p>'
+        yield escape(t_2(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure')))
+        yield '</p>\n<p>'
+        yield escape(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')))
+        yield ' of '
+        yield escape(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')))
+        yield ' pairs had been scored. Evaluate again to get a result.</p>\n</section>\n'
+    yield '\n<section aria-labelledby="run-h">\n<h2 id="run-h">What was run</h2>\n<dl class="facts">\n<dt>Dataset</dt><dd>'
+    yield escape(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'dataset_kind'), 'value'))
+    yield ' dataset '
+    yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'dataset_id'))
+    yield '</dd>\n<dt>Metrics set</dt><dd>'
+    yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'metrics_id'))
+    yield ' ('
+    yield escape(t_4(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'definitions')))
+    yield ' metrics)</dd>\n<dt>Pairs</dt><dd>'
+    yield escape(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')))
+    yield '</dd>\n<dt>Created</dt><dd>'
+    yield escape(t_9(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'created_ms')))
+    yield '</dd>\n<dt>Judge model</dt><dd>'
+    yield escape((environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'model') or 'none (no judge call)'))
+    yield '</dd>\n<dt>Judge calls</dt><dd>'
+    yield escape(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'llm_calls')))
+    yield ' calls, '
+    yield escape(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'cache_hits')))
+    yield ' answered from the cache</dd>\n<dt>Tokens</dt><dd>'
+    yield escape(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'input_tokens')))
+    yield ' in, '
+    yield escape(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'output_tokens')))
+    yield ' out</dd>\n<dt>Cost</dt><dd>'
+    yield escape(t_8(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage')))
+    yield '</dd>\n'
+    if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'system_prompt'):
+        pass
+        yield '<dt>System prompt</dt><dd><div class="text">'
+        yield escape(t_2(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'system_prompt'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'prompt')))
+        yield '</div></dd>\n'
+    yield '</dl>\n</section>\n\n'
+    if (undefined(name='forest') if l_0_forest is missing else l_0_forest):
+        pass
+        yield '<section aria-labelledby="scores-h">\n<h2 id="scores-h">Scores</h2>\n'
+        yield escape(context.call((undefined(name='forest_plot') if l_0_forest_plot is missing else l_0_forest_plot), (undefined(name='forest') if l_0_forest is missing else l_0_forest), 'forest', _block_vars=_block_vars))
+        yield '\n<table>\n<caption class="note">Per metric: scores from 1 (worst) to 5 (best), the mean with its 95 % confidence interval, and the votes people cast.</caption>\n<thead><tr><th scope="col">#</th><th scope="col">Metric</th><th scope="col" class="num">Mean</th><th scope="col" class="num">Interval</th><th scope="col" class="num">Median</th><th scope="col" class="num">Min</th><th scope="col" class="num">Max</th><th scope="col" class="num">Std dev</th><th scope="col" class="num">Votes +1 / −1 / 0</th></tr></thead>\n<tbody>\n'
+        def t_11(fiter):
+            for l_1_m in fiter:
+                if environment.getattr(l_1_m, 'summary'):
+                    yield l_1_m
+        for l_1_m in t_11(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'metrics')):
+            l_1_short = resolve('short')
+            _loop_vars = {}
+            pass
+            yield '<tr><th scope="row">'
+            yield escape((environment.getattr(l_1_m, 'idx') + 1))
+            yield '</th><td>'
+            yield escape(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'definition'), 120, _loop_vars=_loop_vars))
+            yield '</td><td class="num">'
+            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'mean')))
+            yield '</td><td class="num">['
+            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low')))
+            yield ', '
+            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high')))
+            yield ']</td><td class="num">'
+            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median')))
+            yield '</td><td class="num">'
+            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'min')))
+            yield '</td><td class="num">'
+            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'max')))
+            yield '</td><td class="num">'
+            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'std_dev')))
+            yield '</td><td class="num">'
+            if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques_more'):
+                pass
+                yield '—'
+            else:
+                pass
+                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'up'))
+                yield ' / '
+                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'down'))
+                yield ' / '
+                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'neutral'))
+            yield '</td></tr>\n'
+        l_1_m = l_1_short = missing
+        yield '</tbody>\n</table>\n</section>\n'
+    yield '\n'
+    if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'metrics'):
+        pass
+        yield '<section aria-labelledby="metrics-h">\n<h2 id="metrics-h">Metrics</h2>\n'
+        if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'histogram_note'):
+            pass
+            yield '<p class="note">'
+            yield escape(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'histogram_note'))
+            yield '</p>'
+        for l_1_m in environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'metrics'):
+            l_1_short = resolve('short')
+            l_1_histograms = resolve('histograms')
+            l_1_histogram = resolve('histogram')
+            l_1_a = resolve('a')
+            _loop_vars = {}
+            pass
+            yield '<section class="metric" aria-labelledby="m'
+            yield escape(environment.getattr(l_1_m, 'idx'))
+            yield '-h">\n<h3 id="m'
+            yield escape(environment.getattr(l_1_m, 'idx'))
+            yield '-h">Metric '
+            yield escape((environment.getattr(l_1_m, 'idx') + 1))
+            yield ': '
+            yield escape(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'definition'), 160, _loop_vars=_loop_vars))
+            yield '</h3>\n'
+            if (t_4(environment.getattr(l_1_m, 'definition')) > 160):
+                pass
+                yield '<div class="text">'
+                yield escape(t_2(environment.getattr(l_1_m, 'definition'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'definition')))
+                yield '</div>'
+            yield '<div class="chart-row">\n'
+            if environment.getitem((undefined(name='histograms') if l_1_histograms is missing else l_1_histograms), environment.getattr(l_1_m, 'idx')):
+                pass
+                yield escape(context.call((undefined(name='histogram') if l_1_histogram is missing else l_1_histogram), environment.getitem((undefined(name='histograms') if l_1_histograms is missing else l_1_histograms), environment.getattr(l_1_m, 'idx')), markup_join(('hist', environment.getattr(l_1_m, 'idx'), )), _loop_vars=_loop_vars))
+            yield '<dl class="facts">\n'
+            if environment.getattr(l_1_m, 'summary'):
+                pass
+                yield '<dt>Mean</dt><dd>'
+                yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'mean')))
+                yield ' ['
+                yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low')))
+                yield ', '
+                yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high')))
+                yield ']</dd>\n<dt>Median</dt><dd>'
+                yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median')))
+                yield '</dd>\n'
+            if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques_more'):
+                pass
+                yield '<dt>Votes</dt><dd>more than one report reads: GET /evaluation/'
+                yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id'))
+                yield '/agreement counts them and measures the judge against them</dd>\n'
+            else:
+                pass
+                yield '<dt>Votes</dt><dd>'
+                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'up'))
+                yield ' +1, '
+                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'down'))
+                yield ' −1, '
+                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'neutral'))
+                yield ' 0; '
+                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'comments'))
+                yield ' with a comment</dd>\n'
+            if environment.getattr(l_1_m, 'agreement'):
+                pass
+                l_1_a = environment.getattr(l_1_m, 'agreement')
+                _loop_vars['a'] = l_1_a
+                yield '<dt>Judge–human agreement</dt><dd>'
+                yield escape(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'votes'))
+                yield ' votes ('
+                yield escape(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'positive'))
+                yield ' +1, '
+                yield escape(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'negative'))
+                yield ' −1, '
+                yield escape(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'neutral'))
+                yield ' 0)</dd>\n<dt>AUC</dt><dd>'
+                yield escape(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'auc'), 3))
+                if (not t_10(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_low'))):
+                    pass
+                    yield ' ['
+                    yield escape(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_low'), 3))
+                    yield ', '
+                    yield escape(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_high'), 3))
+                    yield ']'
+                yield '</dd>\n<dt>Threshold</dt><dd>'
+                if (not t_10(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'threshold'))):
+                    pass
+                    yield 'meets at score ≥ '
+                    yield escape(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'threshold'))
+                    yield ': balanced accuracy '
+                    yield escape(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'balanced_accuracy'), 3))
+                    yield ', κ '
+                    yield escape(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'kappa'), 3))
+                else:
+                    pass
+                    yield '—'
+                yield '</dd>\n<dt>Kendall τ-b</dt><dd>'
+                yield escape(t_6(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'kendall_tau_b'), 3))
+                yield '</dd>\n'
+            yield '</dl>\n</div>\n'
+            if environment.getattr(l_1_m, 'lowest'):
+                pass
+                yield '<h4>Lowest-scoring pairs</h4>\n'
+                for l_2_p in environment.getattr(l_1_m, 'lowest'):
+                    l_2_pair_texts = resolve('pair_texts')
+                    l_2_critiques_per_pair = resolve('critiques_per_pair')
+                    _loop_vars = {}
+                    pass
+                    yield '<article class="pair" aria-label="pair '
+                    yield escape(environment.getattr(l_2_p, 'pair_id'))
+                    yield '">\n<div class="pair-head"><span>Pair <span class="id">'
+                    yield escape(environment.getattr(l_2_p, 'pair_id'))
+                    yield '</span></span><span>score <strong>'
+                    yield escape(t_6(environment.getattr(l_2_p, 'score')))
+                    yield '</strong></span></div>\n<div class="label">Reason</div>\n<div class="text">'
+                    yield escape((t_2(environment.getattr(l_2_p, 'reason'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'reason')) if environment.getattr(l_2_p, 'reason') else '(none given)'))
+                    yield '</div>\n'
+                    yield escape(context.call((undefined(name='pair_texts') if l_2_pair_texts is missing else l_2_pair_texts), environment.getattr(l_2_p, 'text'), (undefined(name='limits') if l_0_limits is missing else l_0_limits), _loop_vars=_loop_vars))
+                    yield '\n'
+                    if environment.getattr(l_2_p, 'critiques'):
+                        pass
+                        yield '<div class="label">Votes and comments ('
+                        yield escape(t_4(environment.getattr(l_2_p, 'critiques')))
+                        yield ')</div>\n<ul>\n'
+                        for l_3_c in environment.getattr(l_2_p, 'critiques')[:(undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair)]:
+                            l_3_vote_word = resolve('vote_word')
+                            _loop_vars = {}
+                            pass
+                            yield '<li>'
+                            yield escape(context.call((undefined(name='vote_word') if l_3_vote_word is missing else l_3_vote_word), environment.getattr(l_3_c, 'vote'), _loop_vars=_loop_vars))
+                            yield ' by '
+                            yield escape(environment.getattr(l_3_c, 'user'))
+                            yield ' &lt;'
+                            yield escape(environment.getattr(l_3_c, 'user_email'))
+                            yield '&gt;, '
+                            yield escape(t_9(environment.getattr(l_3_c, 'time_ms')))
+                            if environment.getattr(l_3_c, 'comment'):
+                                pass
+                                yield ': '
+                                yield escape(t_2(environment.getattr(l_3_c, 'comment'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'comment')))
+                            yield '</li>\n'
+                        l_3_c = l_3_vote_word = missing
+                        if (t_4(environment.getattr(l_2_p, 'critiques')) > (undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair)):
+                            pass
+                            yield '<li class="note">and '
+                            yield escape((t_4(environment.getattr(l_2_p, 'critiques')) - (undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair)))
+                            yield ' more</li>'
+                        yield '</ul>\n'
+                    yield '</article>\n'
+                l_2_p = l_2_pair_texts = l_2_critiques_per_pair = missing
+            yield '</section>\n'
+        l_1_m = l_1_short = l_1_histograms = l_1_histogram = l_1_a = missing
+        yield '</section>\n'
+    yield '\n<section aria-labelledby="votes-h">\n<h2 id="votes-h">Votes and comments</h2>\n'
+    if (undefined(name='listed') if l_0_listed is missing else l_0_listed):
+        pass
+        if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques_more'):
+            pass
+            yield '<p>This result has more votes and comments than one report reads: the newest '
+            yield escape(t_4((undefined(name='listed') if l_0_listed is missing else l_0_listed)))
+            yield ' of the first '
+            yield escape(t_1(t_4(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques'))))
+            yield ' read are listed. Read them all with GET /evaluation/'
+            yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id'))
+            yield '?limit=1000.</p>\n'
+        else:
+            pass
+            yield '<p>'
+            yield escape(t_1(t_4(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques'))))
+            yield ' votes and comments'
+            if (t_4(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques')) > t_4((undefined(name='listed') if l_0_listed is missing else l_0_listed))):
+                pass
+                yield '; the newest '
+                yield escape(t_4((undefined(name='listed') if l_0_listed is missing else l_0_listed)))
+                yield ' are listed'
+            yield '.</p>\n'
+        yield '<table>\n<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Metric</th><th scope="col">Pair</th><th scope="col" class="num">Vote</th><th scope="col">Comment</th></tr></thead>\n<tbody>\n'
+        for l_1_c in (undefined(name='listed') if l_0_listed is missing else l_0_listed):
+            l_1_vote_word = resolve('vote_word')
+            _loop_vars = {}
+            pass
+            yield '<tr><td>'
+            yield escape(t_9(environment.getattr(l_1_c, 'time_ms')))
+            yield '</td><td>'
+            yield escape(environment.getattr(l_1_c, 'user'))
+            yield '</td><td>'
+            yield escape((environment.getattr(l_1_c, 'metric_idx') + 1))
+            yield '</td><td>'
+            yield escape(environment.getattr(l_1_c, 'pair_id'))
+            yield '</td><td class="num">'
+            yield escape(context.call((undefined(name='vote_word') if l_1_vote_word is missing else l_1_vote_word), environment.getattr(l_1_c, 'vote'), _loop_vars=_loop_vars))
+            yield '</td><td>'
+            yield escape(t_2(environment.getattr(l_1_c, 'comment'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'comment')))
+            yield '</td></tr>\n'
+        l_1_c = l_1_vote_word = missing
+        yield '</tbody>\n</table>\n'
+    else:
+        pass
+        yield '<p class="note">No one has voted on this result yet.</p>\n'
+    yield '</section>\n'
+
+blocks = {'title': block_title, 'header': block_header, 'main': block_main}
+debug_info = '1=13&2=16&3=25&4=36&5=49&7=59&9=66&10=140&13=143&14=153&16=161&19=164&20=166&27=171&28=175&29=179&30=181&31=183&32=185&33=189&34=193&35=195&36=198&41=201&44=204&49=206&50=215&57=247&60=250&61=255&62=263&63=265&64=271&66=277&68=281&69=284&70=290&72=292&73=295&75=300&77=308&78=310&79=313&80=321&81=330&82=342&86=345&88=348&89=354&90=356&92=360&93=362&94=364&95=367&97=369&98=374&100=387&113=399&114=401&115=404&117=413&122=422&123=427'

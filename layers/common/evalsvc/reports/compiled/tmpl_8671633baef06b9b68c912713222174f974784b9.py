@@ -1,0 +1,307 @@
+from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
+name = 'comparison.html.j2'
+
+def root(context, missing=missing):
+    resolve = context.resolve_or_missing
+    undefined = environment.undefined
+    concat = environment.concat
+    cond_expr_undefined = Undefined
+    if 0: yield None
+    parent_template = None
+    l_0_forest_plot = l_0_wins_ties_losses = l_0_pair_texts = l_0_changes = missing
+    try:
+        t_1 = environment.filters['cut']
+    except KeyError:
+        @internalcode
+        def t_1(*unused):
+            raise TemplateRuntimeError("No filter named 'cut' found.")
+    try:
+        t_2 = environment.filters['length']
+    except KeyError:
+        @internalcode
+        def t_2(*unused):
+            raise TemplateRuntimeError("No filter named 'length' found.")
+    try:
+        t_3 = environment.filters['number']
+    except KeyError:
+        @internalcode
+        def t_3(*unused):
+            raise TemplateRuntimeError("No filter named 'number' found.")
+    try:
+        t_4 = environment.filters['signed']
+    except KeyError:
+        @internalcode
+        def t_4(*unused):
+            raise TemplateRuntimeError("No filter named 'signed' found.")
+    pass
+    parent_template = environment.get_template('base.html.j2', 'comparison.html.j2')
+    for name, parent_block in parent_template.blocks.items():
+        context.blocks.setdefault(name, []).append(parent_block)
+    included_template = environment.get_template('charts.html.j2', 'comparison.html.j2')._get_default_module(context)
+    l_0_forest_plot = getattr(included_template, 'forest_plot', missing)
+    if l_0_forest_plot is missing:
+        l_0_forest_plot = undefined(f"the template {included_template.__name__!r} (imported on line 2 in 'comparison.html.j2') does not export the requested name 'forest_plot'", name='forest_plot')
+    l_0_wins_ties_losses = getattr(included_template, 'wins_ties_losses', missing)
+    if l_0_wins_ties_losses is missing:
+        l_0_wins_ties_losses = undefined(f"the template {included_template.__name__!r} (imported on line 2 in 'comparison.html.j2') does not export the requested name 'wins_ties_losses'", name='wins_ties_losses')
+    context.vars.update({'forest_plot': l_0_forest_plot, 'wins_ties_losses': l_0_wins_ties_losses})
+    context.exported_vars.difference_update(('forest_plot', 'wins_ties_losses'))
+    included_template = environment.get_template('pair_text.html.j2', 'comparison.html.j2')._get_default_module(context)
+    l_0_pair_texts = getattr(included_template, 'pair_texts', missing)
+    if l_0_pair_texts is missing:
+        l_0_pair_texts = undefined(f"the template {included_template.__name__!r} (imported on line 3 in 'comparison.html.j2') does not export the requested name 'pair_texts'", name='pair_texts')
+    context.vars['pair_texts'] = l_0_pair_texts
+    context.exported_vars.discard('pair_texts')
+    def macro(l_1_list, l_1_heading, l_1_id):
+        t_5 = []
+        l_1_body = resolve('body')
+        if l_1_list is missing:
+            l_1_list = undefined("parameter 'list' was not provided", name='list')
+        if l_1_heading is missing:
+            l_1_heading = undefined("parameter 'heading' was not provided", name='heading')
+        if l_1_id is missing:
+            l_1_id = undefined("parameter 'id' was not provided", name='id')
+        pass
+        t_5.extend((
+            '<section aria-labelledby="',
+            escape(l_1_id),
+            '-h">\n<h2 id="',
+            escape(l_1_id),
+            '-h">',
+            escape(l_1_heading),
+            ' (',
+            escape(t_2(l_1_list)),
+            ')</h2>\n',
+        ))
+        if (not l_1_list):
+            pass
+            t_5.extend((
+                '<p class="note">No pair moved by ',
+                escape(environment.getattr((undefined(name='body') if l_1_body is missing else l_1_body), 'regression_threshold')),
+                ' or more in this direction.</p>\n',
+            ))
+        for l_2_c in l_1_list:
+            l_2_comparison = resolve('comparison')
+            l_2_moved_texts = resolve('moved_texts')
+            l_2_short = resolve('short')
+            l_2_limits = resolve('limits')
+            l_2_missing = resolve('missing')
+            l_2_metric = l_2_texts = missing
+            _loop_vars = {}
+            pass
+            l_2_metric = environment.getattr(environment.getitem(environment.getattr((undefined(name='comparison') if l_2_comparison is missing else l_2_comparison), 'metrics'), environment.getattr(l_2_c, 'metric')), 'metric')
+            _loop_vars['metric'] = l_2_metric
+            l_2_texts = context.call(environment.getattr((undefined(name='moved_texts') if l_2_moved_texts is missing else l_2_moved_texts), 'get'), environment.getattr(l_2_c, 'pair_id'), _loop_vars=_loop_vars)
+            _loop_vars['texts'] = l_2_texts
+            t_5.extend((
+                '<article class="pair" aria-label="pair ',
+                escape(environment.getattr(l_2_c, 'pair_id')),
+                ', metric ',
+                escape((environment.getattr(l_2_c, 'metric') + 1)),
+                '">\n<div class="pair-head"><span>Pair <span class="id">',
+                escape(environment.getattr(l_2_c, 'pair_id')),
+                '</span></span><span>metric ',
+                escape((environment.getattr(l_2_c, 'metric') + 1)),
+                ': ',
+                escape(context.call((undefined(name='short') if l_2_short is missing else l_2_short), environment.getattr((undefined(name='metric') if l_2_metric is missing else l_2_metric), 'definition'), 80, _loop_vars=_loop_vars)),
+                '</span><span>',
+                escape(t_3(environment.getattr(l_2_c, 'baseline_score'))),
+                ' → ',
+                escape(t_3(environment.getattr(l_2_c, 'candidate_score'))),
+                ' (<strong>',
+                escape(t_4(environment.getattr(l_2_c, 'diff'))),
+                '</strong>)</span></div>\n<div class="side">\n<div>\n<h3>Baseline</h3>\n<div class="label">Reason</div>\n<div class="text">',
+                escape((t_1(environment.getattr(l_2_c, 'baseline_reason'), environment.getattr((undefined(name='limits') if l_2_limits is missing else l_2_limits), 'reason')) if environment.getattr(l_2_c, 'baseline_reason') else '(none given)')),
+                '</div>\n',
+                escape(context.call((undefined(name='pair_texts') if l_0_pair_texts is missing else l_0_pair_texts), (environment.getattr((undefined(name='texts') if l_2_texts is missing else l_2_texts), 'baseline') if (undefined(name='texts') if l_2_texts is missing else l_2_texts) else (undefined(name='missing') if l_2_missing is missing else l_2_missing)), (undefined(name='limits') if l_2_limits is missing else l_2_limits), 'Baseline output', _loop_vars=_loop_vars)),
+                '\n</div>\n<div>\n<h3>Candidate</h3>\n<div class="label">Reason</div>\n<div class="text">',
+                escape((t_1(environment.getattr(l_2_c, 'candidate_reason'), environment.getattr((undefined(name='limits') if l_2_limits is missing else l_2_limits), 'reason')) if environment.getattr(l_2_c, 'candidate_reason') else '(none given)')),
+                '</div>\n',
+                escape(context.call((undefined(name='pair_texts') if l_0_pair_texts is missing else l_0_pair_texts), (environment.getattr((undefined(name='texts') if l_2_texts is missing else l_2_texts), 'candidate') if (undefined(name='texts') if l_2_texts is missing else l_2_texts) else (undefined(name='missing') if l_2_missing is missing else l_2_missing)), (undefined(name='limits') if l_2_limits is missing else l_2_limits), 'Candidate output', _loop_vars=_loop_vars)),
+                '\n</div>\n</div>\n</article>\n',
+            ))
+        l_2_c = l_2_comparison = l_2_metric = l_2_moved_texts = l_2_texts = l_2_short = l_2_limits = l_2_missing = missing
+        t_5.append(
+            '</section>\n',
+        )
+        return concat(t_5)
+    context.exported_vars.add('changes')
+    context.vars['changes'] = l_0_changes = Macro(environment, macro, 'changes', ('list', 'heading', 'id'), False, False, False, context.eval_ctx.autoescape)
+    yield from parent_template.root_render_func(context)
+
+def block_title(context, missing=missing):
+    resolve = context.resolve_or_missing
+    undefined = environment.undefined
+    concat = environment.concat
+    cond_expr_undefined = Undefined
+    if 0: yield None
+    _block_vars = {}
+    l_0_body = resolve('body')
+    pass
+    yield 'Comparison '
+    yield escape(environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'baseline_id'))
+    yield ' → '
+    yield escape(environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'candidate_id'))
+    yield ' — report'
+
+def block_header(context, missing=missing):
+    resolve = context.resolve_or_missing
+    undefined = environment.undefined
+    concat = environment.concat
+    cond_expr_undefined = Undefined
+    if 0: yield None
+    _block_vars = {}
+    l_0_body = resolve('body')
+    pass
+    yield '<h1>Comparison report</h1>\n<p class="sub">Baseline <strong>'
+    yield escape(environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'baseline_id'))
+    yield '</strong> → candidate <strong>'
+    yield escape(environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'candidate_id'))
+    yield '</strong></p>\n'
+
+def block_main(context, missing=missing):
+    resolve = context.resolve_or_missing
+    undefined = environment.undefined
+    concat = environment.concat
+    cond_expr_undefined = Undefined
+    if 0: yield None
+    _block_vars = {}
+    l_0_report = resolve('report')
+    l_0_comparison = resolve('comparison')
+    l_0_body = resolve('body')
+    l_0_forest_plot = resolve('forest_plot')
+    l_0_forest = resolve('forest')
+    l_0_wins_ties_losses = resolve('wins_ties_losses')
+    l_0_wtl = resolve('wtl')
+    l_0_changes = resolve('changes')
+    try:
+        t_6 = environment.filters['count']
+    except KeyError:
+        @internalcode
+        def t_6(*unused):
+            raise TemplateRuntimeError("No filter named 'count' found.")
+    try:
+        t_3 = environment.filters['number']
+    except KeyError:
+        @internalcode
+        def t_3(*unused):
+            raise TemplateRuntimeError("No filter named 'number' found.")
+    try:
+        t_7 = environment.filters['p_value']
+    except KeyError:
+        @internalcode
+        def t_7(*unused):
+            raise TemplateRuntimeError("No filter named 'p_value' found.")
+    try:
+        t_4 = environment.filters['signed']
+    except KeyError:
+        @internalcode
+        def t_4(*unused):
+            raise TemplateRuntimeError("No filter named 'signed' found.")
+    try:
+        t_8 = environment.filters['usd']
+    except KeyError:
+        @internalcode
+        def t_8(*unused):
+            raise TemplateRuntimeError("No filter named 'usd' found.")
+    try:
+        t_9 = environment.filters['when']
+    except KeyError:
+        @internalcode
+        def t_9(*unused):
+            raise TemplateRuntimeError("No filter named 'when' found.")
+    pass
+    yield '<section aria-labelledby="what-h">\n<h2 id="what-h">What was compared</h2>\n<table>\n<thead><tr><th scope="col"></th><th scope="col">Baseline</th><th scope="col">Candidate</th></tr></thead>\n<tbody>\n<tr><th scope="row">Result</th><td>'
+    yield escape(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'baseline'), 'results_id'))
+    yield '</td><td>'
+    yield escape(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'candidate'), 'results_id'))
+    yield '</td></tr>\n<tr><th scope="row">Dataset</th><td>'
+    yield escape(environment.getattr(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'baseline'), 'dataset_kind'), 'value'))
+    yield ' '
+    yield escape(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'baseline'), 'dataset_id'))
+    yield '</td><td>'
+    yield escape(environment.getattr(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'candidate'), 'dataset_kind'), 'value'))
+    yield ' '
+    yield escape(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'candidate'), 'dataset_id'))
+    yield '</td></tr>\n<tr><th scope="row">Metrics set</th><td>'
+    yield escape(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'baseline'), 'metrics_id'))
+    yield '</td><td>'
+    yield escape(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'candidate'), 'metrics_id'))
+    yield '</td></tr>\n<tr><th scope="row">Pairs</th><td>'
+    yield escape(t_6(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'baseline'), 'pair_count')))
+    yield '</td><td>'
+    yield escape(t_6(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'candidate'), 'pair_count')))
+    yield '</td></tr>\n<tr><th scope="row">Created</th><td>'
+    yield escape(t_9(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'baseline'), 'created_ms')))
+    yield '</td><td>'
+    yield escape(t_9(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'candidate'), 'created_ms')))
+    yield '</td></tr>\n<tr><th scope="row">Judge model</th><td>'
+    yield escape((environment.getattr(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'baseline'), 'usage'), 'model') or 'none'))
+    yield '</td><td>'
+    yield escape((environment.getattr(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'candidate'), 'usage'), 'model') or 'none'))
+    yield '</td></tr>\n<tr><th scope="row">Cost</th><td>'
+    yield escape(t_8(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'baseline'), 'usage')))
+    yield '</td><td>'
+    yield escape(t_8(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'candidate'), 'usage')))
+    yield '</td></tr>\n</tbody>\n</table>\n<dl class="facts">\n<dt>Pairs matched</dt><dd>'
+    yield escape(t_6(environment.getattr((undefined(name='comparison') if l_0_comparison is missing else l_0_comparison), 'pairs_matched')))
+    yield ' (by pair id); '
+    yield escape(t_6(environment.getattr((undefined(name='comparison') if l_0_comparison is missing else l_0_comparison), 'only_in_baseline')))
+    yield ' only in the baseline, '
+    yield escape(t_6(environment.getattr((undefined(name='comparison') if l_0_comparison is missing else l_0_comparison), 'only_in_candidate')))
+    yield ' only in the candidate</dd>\n<dt>Significance</dt><dd>α = '
+    yield escape(environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'alpha'))
+    yield ', '
+    yield escape(('Holm–Bonferroni across the metrics' if (environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'correction') == 'holm') else 'no correction across the metrics'))
+    yield '</dd>\n<dt>A pair moved</dt><dd>when its score changed by '
+    yield escape(environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'regression_threshold'))
+    yield ' or more</dd>\n</dl>\n</section>\n\n<section aria-labelledby="diff-h">\n<h2 id="diff-h">Differences</h2>\n'
+    yield escape(context.call((undefined(name='forest_plot') if l_0_forest_plot is missing else l_0_forest_plot), (undefined(name='forest') if l_0_forest is missing else l_0_forest), 'forest', _block_vars=_block_vars))
+    yield '\n<table>\n<thead><tr><th scope="col">#</th><th scope="col">Metric</th><th scope="col" class="num">Pairs</th><th scope="col" class="num">Baseline</th><th scope="col" class="num">Candidate</th><th scope="col" class="num">Difference</th><th scope="col" class="num">Interval</th><th scope="col" class="num">p (adjusted)</th><th scope="col" class="num">Wins / ties / losses</th><th scope="col">Verdict</th></tr></thead>\n<tbody>\n'
+    l_1_loop = missing
+    for l_1_m, l_1_loop in LoopContext(environment.getattr((undefined(name='comparison') if l_0_comparison is missing else l_0_comparison), 'metrics'), undefined):
+        l_1_short = resolve('short')
+        l_1_tones = resolve('tones')
+        l_1_verdict_words = resolve('verdict_words')
+        _loop_vars = {}
+        pass
+        yield '<tr><th scope="row">'
+        yield escape(environment.getattr(l_1_loop, 'index'))
+        yield '</th><td>'
+        yield escape(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(environment.getattr(l_1_m, 'metric'), 'definition'), 120, _loop_vars=_loop_vars))
+        yield '</td><td class="num">'
+        yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'stats'), 'n')))
+        yield '</td><td class="num">'
+        yield escape(t_3(environment.getattr(l_1_m, 'baseline_mean')))
+        yield '</td><td class="num">'
+        yield escape(t_3(environment.getattr(l_1_m, 'candidate_mean')))
+        yield '</td><td class="num">'
+        yield escape(t_4(environment.getattr(environment.getattr(l_1_m, 'stats'), 'mean_diff')))
+        yield '</td><td class="num">['
+        yield escape(t_4(environment.getattr(environment.getattr(l_1_m, 'stats'), 'ci_low')))
+        yield ', '
+        yield escape(t_4(environment.getattr(environment.getattr(l_1_m, 'stats'), 'ci_high')))
+        yield ']</td><td class="num">'
+        yield escape(t_7(environment.getattr(l_1_m, 'p_adjusted')))
+        yield '</td><td class="num">'
+        yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'stats'), 'wins')))
+        yield ' / '
+        yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'stats'), 'ties')))
+        yield ' / '
+        yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'stats'), 'losses')))
+        yield '</td><td><span class="verdict '
+        yield escape(context.call(environment.getattr((undefined(name='tones') if l_1_tones is missing else l_1_tones), 'get'), environment.getattr(l_1_m, 'verdict'), 'neutral', _loop_vars=_loop_vars))
+        yield '">'
+        yield escape(environment.getitem((undefined(name='verdict_words') if l_1_verdict_words is missing else l_1_verdict_words), environment.getattr(l_1_m, 'verdict')))
+        yield '</span></td></tr>\n'
+    l_1_loop = l_1_m = l_1_short = l_1_tones = l_1_verdict_words = missing
+    yield '</tbody>\n</table>\n</section>\n\n<section aria-labelledby="wtl-h">\n<h2 id="wtl-h">Wins, ties and losses</h2>\n'
+    yield escape(context.call((undefined(name='wins_ties_losses') if l_0_wins_ties_losses is missing else l_0_wins_ties_losses), (undefined(name='wtl') if l_0_wtl is missing else l_0_wtl), 'wtl', _block_vars=_block_vars))
+    yield '\n</section>\n\n'
+    yield escape(context.call((undefined(name='changes') if l_0_changes is missing else l_0_changes), environment.getattr((undefined(name='comparison') if l_0_comparison is missing else l_0_comparison), 'regressions'), 'Regressions, side by side', 'regressions', _block_vars=_block_vars))
+    yield '\n'
+    yield escape(context.call((undefined(name='changes') if l_0_changes is missing else l_0_changes), environment.getattr((undefined(name='comparison') if l_0_comparison is missing else l_0_comparison), 'improvements'), 'Improvements, side by side', 'improvements', _block_vars=_block_vars))
+    yield '\n'
+
+blocks = {'title': block_title, 'header': block_header, 'main': block_main}
+debug_info = '1=37&2=40&3=49&9=55&10=67&11=69&12=76&13=80&15=83&16=92&17=94&18=98&19=102&24=114&25=116&30=118&31=120&4=132&5=147&7=157&38=162&44=215&45=219&46=227&47=231&48=235&49=239&50=243&54=247&55=253&56=257&62=259&66=262&67=269&75=299&78=301&79=303'

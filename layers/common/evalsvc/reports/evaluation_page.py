@@ -1,0 +1,72 @@
+"""The evaluation page (GET /evaluation/{id}/report): what was run, a forest plot of every
+metric's mean and interval, a histogram per metric, the lowest pairs with their texts, votes
+and comments, agreement; progress while it runs, the failure when it failed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evalsvc.logic.reports import EvaluationReport
+from evalsvc.reports import charts
+from evalsvc.reports.limits import Limits
+from evalsvc.reports.pages import EVALUATION_PAGE, render
+from evalsvc.stats import SCALE_MAX, SCALE_MIN
+
+# How many votes and comments are listed under one pair, and in the page's own list.
+CRITIQUES_PER_PAIR = 3
+LISTED_CRITIQUES = 50
+
+
+def _limits(report: EvaluationReport) -> Limits:
+    shown = sum(len(m.lowest) for m in report.metrics)
+    comments = sum(
+        min(len(p.critiques), CRITIQUES_PER_PAIR) for m in report.metrics for p in m.lowest
+    )
+    return Limits.for_counts(texts=2 * shown, reasons=shown, comments=comments + LISTED_CRITIQUES)
+
+
+def _forest(report: EvaluationReport) -> charts.Forest | None:
+    rows = [
+        charts.Estimate(
+            f"{m.idx + 1}. {m.definition}",
+            m.summary.mean,
+            m.summary.ci_low,
+            m.summary.ci_high,
+        )
+        for m in report.metrics
+        if m.summary is not None
+    ]
+    if not rows:
+        return None
+    return charts.forest(
+        rows,
+        title="Mean score per metric with its 95 % confidence interval",
+        description="For each metric, a dot at the mean score (1 to 5) and a line across its "
+        "95 % confidence interval.",
+        low=SCALE_MIN,
+        high=SCALE_MAX,
+        ticks=[1, 2, 3, 4, 5],
+    )
+
+
+def render_evaluation(
+    report: EvaluationReport, fits: Callable[[bytes], bool] = lambda _: True
+) -> bytes:
+    """The evaluation page, as UTF-8 HTML that `fits` accepts (and within MAX_PAGE_BYTES)."""
+    histograms = [
+        charts.histogram(m.histogram, title=f"Scores of metric {m.idx + 1}")
+        if m.histogram is not None
+        else None
+        for m in report.metrics
+    ]
+    return render(
+        EVALUATION_PAGE,
+        fits,
+        _limits(report),
+        report=report,
+        result=report.result,
+        forest=_forest(report),
+        histograms=histograms,
+        critiques_per_pair=CRITIQUES_PER_PAIR,
+        listed=report.critiques[:LISTED_CRITIQUES],
+    )
