@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from evalsvc.logic import jobs
 from evalsvc.logic.kinds import evaluation as evaluation_kind
+from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import results as results_store
 from evalsvc_tools.local.workers import QueueConsumer, drain
@@ -99,13 +100,16 @@ def assert_same_statistics(queued: dict[str, Any], inline: dict[str, Any]) -> No
         assert queued[name] == inline[name], name
 
 
-def test_a_5000_pair_evaluation_through_the_queue_matches_the_inline_path(
+def test_a_2000_pair_evaluation_through_the_queue_matches_the_inline_path(
     acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given 5,000 pairs and three graded checks
-    seed(acme, 5000)
+    # Given 2,000 pairs (over several shards) and three graded checks, 200 pairs a chunk
+    point_service_at({"EVALSVC_CHUNK_CHECKS": "600"}, monkeypatch)
+    seed(acme, 2000)
+    header = datasets_store.get_header("acme", *_seed("big"))
+    assert header is not None and header.shards > 1
 
-    # When the evaluation is queued (10 chunks of 500 pairs)
+    # When the evaluation is queued (10 chunks of 200 pairs)
     results_id = queue_async(acme)
 
     # Then it is running, with its progress, until the workers are done
@@ -113,21 +117,21 @@ def test_a_5000_pair_evaluation_through_the_queue_matches_the_inline_path(
     assert (running["status"], running["pairs_done"], running["pairs_total"]) == (
         "running",
         0,
-        5000,
+        2000,
     )
     assert running["score_means"] == [] and running["min_scoring_pairs"] == []
     work.deliver(3)
     assert (read(acme, results_id)["status"], read(acme, results_id)["pairs_done"]) == (
         "running",
-        1500,
+        600,
     )
     work.drain()
     done = read(acme, results_id, all_scores=True)
-    assert (done["status"], done["pairs_done"], done["pairs_total"]) == ("complete", 5000, 5000)
+    assert (done["status"], done["pairs_done"], done["pairs_total"]) == ("complete", 2000, 2000)
     assert "failure" not in done
     # …with exactly the statistics, lowest pairs and scores of the same evaluation inline
     assert_same_statistics(done, inline_twin(acme, monkeypatch))
-    assert len(done["all_scored_pairs"][0]) == 5000
+    assert len(done["all_scored_pairs"][0]) == 2000
     assert work.waiting() == 0 and work.waiting(work.dead_letter_url) == 0
 
 
