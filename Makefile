@@ -92,8 +92,10 @@ browser:
 	echo "Chromium or Chrome executable. Playwright's own browser download is not used."; \
 	exit 1
 
+# Four test processes on two cores: much of the suite waits (on local servers, the fake judge's
+# latency, real deadlines, Chromium), and with two processes one of them sat idle most of a run.
 test: lint venv template-check build browser
-	EVALSVC_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n 2
+	EVALSVC_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n 4
 
 openapi: venv
 	$(BIN)/python -m evalsvc.api.openapi > docs/openapi.json
