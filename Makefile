@@ -92,10 +92,13 @@ browser:
 	echo "Chromium or Chrome executable. Playwright's own browser download is not used."; \
 	exit 1
 
-# Four test processes on two cores: much of the suite waits (on local servers, the fake judge's
-# latency, real deadlines, Chromium), and with two processes one of them sat idle most of a run.
-test: lint venv template-check build browser
-	EVALSVC_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n 4
+# The checks before the tests run side by side (none needs another's output); then four test
+# processes on two cores: much of the suite waits (on local servers, the fake judge's latency,
+# real deadlines, Chromium), and with two processes one of them sat idle most of a run. Idle
+# processes take work from busy ones (worksteal), so a long test late in the run is no tail.
+test:
+	$(MAKE) --no-print-directory -j4 lint template-check build browser
+	EVALSVC_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n 4 --dist worksteal
 
 openapi: venv
 	$(BIN)/python -m evalsvc.api.openapi > docs/openapi.json

@@ -151,11 +151,16 @@ def test_pooled_over_a_metrics_set_counts_every_result_of_it(acme: Tenant) -> No
     assert latest["metrics"][0]["votes"] == 1
 
 
+@pytest.fixture
+def a_result(acme: Tenant) -> str:
+    """A 2-pair result of the latest metrics set, nobody having voted."""
+    assert acme.post("/specify_questions", {"metrics": METRICS}).status_code == 200
+    return evaluated(acme, count=2)
+
+
 @pytest.mark.parametrize("source", ["AUDIT", "review", "", "x" * 500])
-def test_an_unknown_source_is_400(
-    acme: Tenant, voted: tuple[str, dict[int, list[tuple[float, int]]]], source: str
-) -> None:
-    results_id, _ = voted
+def test_an_unknown_source_is_400(acme: Tenant, a_result: str, source: str) -> None:
+    results_id = a_result
 
     for path in (f"/evaluation/{results_id}/agreement", "/question/latest/agreement"):
         response = acme.get(f"{path}?source={source}")
