@@ -21,6 +21,7 @@ from typing import Any
 
 from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber
+from moto.core.config import DefaultConfig
 
 # Reentrant: a request handled by moto may itself call moto (the same thread).
 _one_at_a_time = threading.RLock()
@@ -58,8 +59,15 @@ def is_serialised() -> bool:
     return _users > 0
 
 
+# moto replaces boto3's default session on every start, so each client made afterwards loads
+# botocore's service models and endpoint rules again (about 0.1 s of JSON a client): most of a
+# test's set-up. Its session is kept instead; moto answers every client whatever session made
+# it, and the credentials any session finds here are moto's or the tests' fakes.
+_KEEP_SESSION: DefaultConfig = {"core": {"reset_boto3_session": False}}
+
+
 @contextlib.contextmanager
 def moto_in_process() -> Iterator[None]:
     """moto's mock of AWS for this process, serialised (see above)."""
-    with serialised(), mock_aws():
+    with serialised(), mock_aws(config=_KEEP_SESSION):
         yield

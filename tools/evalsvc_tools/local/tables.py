@@ -3,6 +3,7 @@ from what is deployed."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -57,9 +58,19 @@ def find_template() -> Path:
 
 
 def load_template(path: Path | None = None) -> dict[str, Any]:
-    with (path or find_template()).open() as handle:
+    """The template as data: a fresh copy each call (callers may change it), parsed once per
+    version of the file (every test's tables are built from it: parsing took 64 ms a test)."""
+    path = (path or find_template()).resolve()
+    stat = path.stat()
+    return dict(json.loads(_parsed(path, stat.st_mtime_ns, stat.st_size)))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(path: Path, mtime_ns: int, size: int) -> str:
+    """The template at `path` as it was at (`mtime_ns`, `size`), as JSON text."""
+    with path.open() as handle:
         document: dict[str, Any] = yaml.load(handle, Loader=_CloudFormationLoader)  # noqa: S506
-    return document
+    return json.dumps(document)
 
 
 def table_definitions(template: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
