@@ -158,6 +158,12 @@ def _count(body: dict[str, Any], name: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def retry_pause(retry_after: float | None, backoff: float) -> float:
+    """How long to wait before asking again after a failure the service said may pass: its
+    Retry-After, else `backoff`, at most MAX_RETRY_SECONDS."""
+    return min(retry_after if retry_after is not None else backoff, MAX_RETRY_SECONDS)
+
+
 def follow(
     client: Client, results_id: str, display: ProgressDisplay, interval: float
 ) -> dict[str, Any]:
@@ -173,8 +179,8 @@ def follow(
             failures += 1
             if not transient or failures > MAX_POLL_FAILURES:
                 raise
-            pause = exc.retry_after if isinstance(exc, HttpError) else None
-            time.sleep(min(pause if pause is not None else interval * 2**failures, 60.0))
+            said = exc.retry_after if isinstance(exc, HttpError) else None
+            time.sleep(retry_pause(said, interval * 2**failures))
             continue
         failures = 0
         body = response.json()
@@ -293,10 +299,8 @@ def read_retrying(
             )
             if not later or attempt == READ_ATTEMPTS:
                 raise
-            pause = exc.retry_after
-            if pause is None:
-                pause = FIRST_RETRY_SECONDS * 2 ** (attempt - 1)
-            pause = min(max(pause, MIN_POLL_SECONDS), MAX_RETRY_SECONDS)
+            backoff = FIRST_RETRY_SECONDS * 2 ** (attempt - 1)
+            pause = max(MIN_POLL_SECONDS, retry_pause(exc.retry_after, backoff))
             print(
                 f"evalsvc: {terminal_safe(exc.message)}; asking again in {pause:g} s "
                 f"(retry {attempt} of {READ_ATTEMPTS - 1})",
