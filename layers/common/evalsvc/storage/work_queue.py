@@ -4,11 +4,17 @@ A message is one chunk, as compact JSON: which result, which chunk, the key rang
 and their ords' fingerprints (never the pairs themselves, which can be far larger than a
 message). A chunk of the most pairs (10,000 one-check pairs) takes about 110 KB; SendMessageBatch
 takes 256 KB in all, so messages are batched by size as well as by count.
+
+Every message carries its tenant as its MessageGroupId: on a standard queue that makes it an
+SQS fair queue, which serves first the tenants with the fewest messages in flight, so one
+tenant's backlog does not hold back another's work (the local server's workers apply the same
+rule: evalsvc_tools.local.workers).
 """
 
 from __future__ import annotations
 
 import binascii
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -31,6 +37,8 @@ SEND_BATCH_BYTES = 250_000
 MAX_DELAY_SECONDS = 900
 MESSAGE_VERSION = 1
 _KIND = re.compile(r"\A[a-z][a-z_]{0,31}\Z")
+# What SQS takes as a MessageGroupId: 1-128 characters, printable ASCII without the space.
+_GROUP = re.compile(r"\A[!-~]{1,128}\Z")
 
 
 @cache
@@ -149,19 +157,31 @@ def batched(bodies: Sequence[str]) -> list[list[str]]:
     return batches
 
 
+def message_group(tenant: str) -> str:
+    """The tenant's message group: its name when SQS takes it as one, else a digest of it
+    (distinct tenants stay distinct groups)."""
+    if _GROUP.match(tenant):
+        return tenant
+    return "sha256:" + hashlib.sha256(tenant.encode()).hexdigest()
+
+
 def send(chunks: Sequence[Chunk], *, delay_seconds: int = 0, workers: int = 8) -> None:
-    """Put every chunk on the queue, up to 10 and SEND_BATCH_BYTES a call, retrying entries SQS
-    reports as failed."""
+    """Put every chunk on the queue, up to 10 and SEND_BATCH_BYTES a call, each in its
+    tenant's message group, retrying entries SQS reports as failed."""
     url = queue_url()
     if url is None:
         raise StorageUnavailable("no work queue is configured (WORK_QUEUE_URL)")
+    groups = [message_group(chunk.tenant) for chunk in chunks]
     batches = batched([encode(chunk) for chunk in chunks])
+    # batched keeps the order: the k-th body of all is chunk k's.
+    firsts = [sum(len(b) for b in batches[:k]) for k in range(len(batches))]
 
-    def send_batch(batch: Sequence[str]) -> None:
+    def send_batch(first: int, batch: Sequence[str]) -> None:
         entries = [
             {
                 "Id": str(k),
                 "MessageBody": body,
+                "MessageGroupId": groups[first + k],
                 "DelaySeconds": min(MAX_DELAY_SECONDS, max(0, delay_seconds)),
             }
             for k, body in enumerate(batch)
@@ -175,11 +195,11 @@ def send(chunks: Sequence[Chunk], *, delay_seconds: int = 0, workers: int = 8) -
         raise StorageUnavailable("the work queue kept refusing messages; retry shortly")
 
     if len(batches) <= 1:
-        for batch in batches:
-            send_batch(batch)
+        for first, batch in zip(firsts, batches, strict=True):
+            send_batch(first, batch)
         return
     with ThreadPoolExecutor(max_workers=min(workers, len(batches))) as pool:
-        list(pool.map(send_batch, batches))
+        list(pool.map(send_batch, firsts, batches))
 
 
 def retry_later(receipt_handle: str, delay_seconds: int) -> None:
