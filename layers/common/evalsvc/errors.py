@@ -65,6 +65,15 @@ class OverLimit(Throttled):
             self.headers = {"Retry-After": "30"}
 
 
+class TooManyJobs(Throttled):
+    """The tenant runs as many queued jobs as it may at once: nothing was stored; retry once
+    one has ended."""
+
+    def __init__(self, message: str, retry_after_seconds: int = 30) -> None:
+        super().__init__(message)
+        self.headers = {"Retry-After": str(retry_after_seconds)}
+
+
 class SpendingUnbounded(DomainError):
     """The tenant has a monthly limit, and the model has no price to hold its work to it."""
 

@@ -76,6 +76,9 @@ class Settings(BaseModel):
     # chunks again (at most JOB_MAX_SWEEPS times), then fails it. Longer than a worker may run
     # on one chunk (300 s) plus the longest delay a throttled chunk waits (900 s).
     job_stall_seconds: float = Field(default=1800.0, ge=0)
+    # The most queued jobs (evaluations, augmentations) one tenant has running at once; a
+    # request that would start one more is a 429 (docs/design.md, "Queued work").
+    max_running_jobs_per_tenant: int = Field(default=4, ge=1, le=1000)
 
     @classmethod
     def from_environ(cls) -> "Settings":
@@ -122,6 +125,7 @@ class Settings(BaseModel):
             ("chunk_generation_calls", "EVALSVC_CHUNK_GENERATION_CALLS"),
             ("job_stall_seconds", "EVALSVC_JOB_STALL_SECONDS"),
             ("chunk_retry_base_seconds", "EVALSVC_CHUNK_RETRY_BASE_SECONDS"),
+            ("max_running_jobs_per_tenant", "EVALSVC_MAX_RUNNING_JOBS_PER_TENANT"),
         ):
             if env.get(var):
                 values[field] = env[var]

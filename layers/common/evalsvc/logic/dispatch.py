@@ -15,6 +15,10 @@ What is read, once each (docs/performance.md counts the calls):
 
 The LLM work of the whole request is metered and held to its cap and the tenant's monthly
 limit in one session (logic.spending), which the use case opens before it makes its work.
+
+Work that would queue is refused (429) before anything is stored or any model is called when
+the tenant runs as many queued jobs as it may (logic.jobs.start). Work handed over mid-request
+is not: its calls were made, and refusing it would waste them; it may pass the cap by a few.
 """
 
 from __future__ import annotations
@@ -155,7 +159,9 @@ class _Dispatch(Generic[R]):
         except HandOver as over:
             if not queue:
                 raise self.work.out_of_time(over.why) from None
-            job = self.work.start(selection, self.spend)
+            # Its calls were made: a tenant at its cap of running jobs is not refused them.
+            with jobs.handing_over():
+                job = self.work.start(selection, self.spend)
             metrics.add_metric(name="WorkHandedOver", unit="Count", value=1)
             raise self.work.handed_over(job, over.why) from None
 

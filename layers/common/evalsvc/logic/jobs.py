@@ -5,7 +5,9 @@ besides the job itself. How a request's work comes here (inside the request, or 
 waited for) is logic.dispatch.
 
     start      the request: the job (and whatever the kind creates with it, in one
-               transaction), then one message per chunk on the work queue
+               transaction, with its slot among the tenant's running jobs: at most
+               EVALSVC_MAX_RUNNING_JOBS_PER_TENANT), then one message per chunk on the work
+               queue
     wait       the request, for a plain POST: until the job ends, or out of time
     run_chunk  a worker: do one chunk, then count it once (storage.jobs.count), leaving its
                tally (the kind's aggregates); each delivery's LLM usage is added to its
@@ -28,14 +30,16 @@ the sweeper, which queues its chunks from the job's plan.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import partial
 from typing import Protocol
 
 from evalsvc.deadlines import Deadline
-from evalsvc.errors import Failure, StorageUnavailable, Unrecoverable
+from evalsvc.errors import Failure, StorageUnavailable, TooManyJobs, Unrecoverable
 from evalsvc.identifiers import now_ms
 from evalsvc.logic import chunks, spending
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
@@ -51,6 +55,15 @@ from evalsvc.usage import Usage
 MAX_COST_PARAM = "max_cost_usd"
 # Times the sweeper queues a stalled job's missing chunks again before failing it.
 MAX_SWEEPS = 3
+# Work handed over mid-request (its calls already made) may start past the tenant's cap of
+# running jobs, by at most this many jobs: hand-overs are small, and the set stays small.
+HAND_OVER_ROOM = 32
+# Seconds a caller refused for running too many jobs is told to wait.
+TOO_MANY_RETRY_SECONDS = 30
+# Running jobs a refusal names, at most.
+NAMED_JOBS = 10
+
+_HANDING_OVER: ContextVar[bool] = ContextVar("handing_over", default=False)
 
 
 class Kind(Protocol):
@@ -123,16 +136,49 @@ def cut(kind: str, tenant: str, job_id: str, ords: Sequence[str], size: int) -> 
     ]
 
 
+@contextmanager
+def handing_over() -> Iterator[None]:
+    """Jobs started in the block take over work a request began (its calls already made): they
+    may pass the tenant's cap of running jobs, by at most HAND_OVER_ROOM."""
+    token = _HANDING_OVER.set(True)
+    try:
+        yield
+    finally:
+        _HANDING_OVER.reset(token)
+
+
+def _room() -> int:
+    """How many running jobs the tenant may have for this one to start."""
+    cap = get_settings().max_running_jobs_per_tenant
+    return cap + HAND_OVER_ROOM if _HANDING_OVER.get() else cap
+
+
+def _too_many(running: Sequence[tuple[str, str]]) -> TooManyJobs:
+    cap = get_settings().max_running_jobs_per_tenant
+    named = ", ".join(f"{kind} {job_id!r}" for kind, job_id in running[:NAMED_JOBS])
+    more = f" and {len(running) - NAMED_JOBS} more" if len(running) > NAMED_JOBS else ""
+    return TooManyJobs(
+        f"this tenant has {len(running)} queued jobs running ({named}{more}), and may run "
+        f"{cap} at once: nothing was started; retry once one of them has ended, or ask the "
+        "operator to raise EVALSVC_MAX_RUNNING_JOBS_PER_TENANT",
+        retry_after_seconds=TOO_MANY_RETRY_SECONDS,
+    )
+
+
 def start(job: Job, pieces: Sequence[Chunk], also: Writes, again: str) -> Job:
     """Store the job (with the writes `also`) and queue its chunks; the job. A job with its id
-    already stored (a retry of the same request) is returned as it is. If the chunks cannot be
-    queued the job fails, saying to `again` (what to do), and the error is raised; a request
-    that dies before queueing leaves the job to the sweeper."""
-    if not jobs_store.create(job, pieces, also):
-        existing = jobs_store.get(job.tenant, job.kind, job.job_id, params=True)
-        if existing is None:
-            raise StorageUnavailable(f"the {job.kind} changed while it was started; retry")
-        return existing
+    already stored (a retry of the same request) is returned as it is. A tenant running as
+    many jobs as it may is refused (TooManyJobs) before anything is stored: one read first,
+    and the condition of the transaction that stores the job, which two requests racing for
+    the last slot cannot both pass. If the chunks cannot be queued the job fails, saying to
+    `again` (what to do), and the error is raised; a request that dies before queueing leaves
+    the job to the sweeper."""
+    room = _room()
+    running = jobs_store.running(job.tenant)
+    if (job.kind, job.job_id) not in running and len(running) >= room:
+        return _existing(job, running)
+    if not jobs_store.create(job, pieces, also, room=room):
+        return _existing(job, jobs_store.running(job.tenant), room)
     try:
         work_queue.send(pieces)
     except BaseException:
@@ -142,6 +188,18 @@ def start(job: Job, pieces: Sequence[Chunk], also: Writes, again: str) -> Job:
     metrics.add_metric(name=f"{job.kind.title()}sQueued", unit="Count", value=1)
     logger.info("job queued", extra={"kind": job.kind, "job": job.job_id, "chunks": len(pieces)})
     return job
+
+
+def _existing(job: Job, running: Sequence[tuple[str, str]], room: int | None = None) -> Job:
+    """The job a retry of the same request started (running or ended), when it was not
+    started now; else why not: the tenant's running jobs fill its room (`room`; None: they
+    were found to), or a concurrent change (`also`'s condition)."""
+    existing = jobs_store.get(job.tenant, job.kind, job.job_id, params=True)
+    if existing is not None:
+        return existing
+    if room is None or len(running) >= room:
+        raise _too_many(running)
+    raise StorageUnavailable(f"the {job.kind} changed while it was started; retry")
 
 
 def get(tenant: str, kind: str, job_id: str) -> Job | None:

@@ -6,12 +6,20 @@
     T#<tenant>#J#<kind>#<job_id>     spent#<k>     LLM usage of every delivery of chunk k, and
                                                    the holds of deliveries not yet settled
     T#<tenant>#text#<sha256>         part#<k>      long params or plans (storage.texts)
+    T#<tenant>#running               running       `running`: the tenant's running jobs, a
+                                                   string set of <kind>#<job_id>
 
 The job item stays small: counters and a reference to its chunk plan (the chunks' boundaries,
 read only by the sweeper). A chunk is counted once by creating its chunk item, in one
 transaction with the counters' update; finishing a job reads its chunk items, one per chunk,
 never the pairs. While a job runs its item carries `sweep`, which puts it in the sparse index
 `stalled` by `progress_ms`; ending the job removes it.
+
+A job is in its tenant's running set exactly while it runs: it is added in the transaction
+that creates the job (only while the set is smaller than the room allowed), and removed in the
+transaction that ends it, complete or failed (by a worker, the dead-letter worker or the
+sweeper). So the set cannot drift from the jobs' states, two requests racing for the last
+slot cannot both take it, and a job that stalls holds its slot only until the sweeper ends it.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ CHUNK_PREFIX = "chunk#"
 SPENT_PREFIX = "spent#"
 STALLED_INDEX = "stalled"
 RUNNING_MARK = "running"
+RUNNING_SK = "running"
 
 # The most bytes of params a job item holds itself.
 PARAMS_INLINE_BYTES = 1024
@@ -61,6 +70,22 @@ def key(tenant: str, kind: str, job_id: str) -> Item:
 
 def _chunk_key(tenant: str, kind: str, job_id: str, index: int) -> Item:
     return {"pk": s(_pk(tenant, kind, job_id)), "sk": s(f"{CHUNK_PREFIX}{index:06d}")}
+
+
+def _running_key(tenant: str) -> Item:
+    return {"pk": s(f"T#{tenant}#running"), "sk": s(RUNNING_SK)}
+
+
+def _running_entry(kind: str, job_id: str) -> str:
+    return f"{kind}#{job_id}"
+
+
+def running(tenant: str) -> list[tuple[str, str]]:
+    """(kind, job id) of every job of the tenant running now (started since the running set
+    was kept), in a stable order: one consistent read."""
+    item = dynamo.get_item(_table(), _running_key(tenant))
+    entries = sorted((item or {}).get("running", {}).get("SS", []))
+    return [(kind, job_id) for kind, _, job_id in (e.partition("#") for e in entries)]
 
 
 def _parse_pk(pk: str) -> tuple[str, str, str]:
@@ -105,10 +130,45 @@ def _create_action(job: Job, pieces: Sequence[Chunk]) -> Item:
     }
 
 
-def create(job: Job, pieces: Sequence[Chunk], also: Writes | None = None) -> bool:
-    """Make the job exist (with the writes `also`, in one transaction); False, changing
-    nothing, when it exists already or a condition of `also` fails."""
-    actions = [_create_action(job, pieces), *(also.actions() if also else [])]
+def _take_slot(job: Job, room: int) -> Item:
+    """The transaction action that adds the job to its tenant's running set, only while the
+    set holds fewer than `room` jobs."""
+    return {
+        "Update": {
+            "TableName": _table(),
+            "Key": _running_key(job.tenant),
+            "UpdateExpression": "ADD running :job",
+            "ConditionExpression": "attribute_not_exists(running) OR size(running) < :room",
+            "ExpressionAttributeValues": {
+                ":job": {"SS": [_running_entry(job.kind, job.job_id)]},
+                ":room": n(room),
+            },
+        }
+    }
+
+
+def _free_slot(job: Job) -> Item:
+    """The transaction action that removes the job from its tenant's running set (nothing to
+    remove, for a job started before the set was kept, is no error)."""
+    return {
+        "Update": {
+            "TableName": _table(),
+            "Key": _running_key(job.tenant),
+            "UpdateExpression": "DELETE running :job",
+            "ExpressionAttributeValues": {":job": {"SS": [_running_entry(job.kind, job.job_id)]}},
+        }
+    }
+
+
+def create(job: Job, pieces: Sequence[Chunk], also: Writes | None = None, *, room: int) -> bool:
+    """Make the job exist and take its slot in its tenant's running set (with the writes
+    `also`, in one transaction); False, changing nothing, when it exists already, the set
+    holds `room` jobs, or a condition of `also` fails."""
+    actions = [
+        _create_action(job, pieces),
+        _take_slot(job, room),
+        *(also.actions() if also else []),
+    ]
     return dynamo.transact(actions)
 
 
@@ -356,6 +416,7 @@ def failing(job: Job, failure: Failure) -> Writes:
 
 
 def _ending(job: Job, status: Status, set_expression: str, values: Item) -> Writes:
+    """The job's end (refused once it has ended), and its slot freed with it."""
     update = {
         "TableName": _table(),
         "Key": key(job.tenant, job.kind, job.job_id),
@@ -364,7 +425,7 @@ def _ending(job: Job, status: Status, set_expression: str, values: Item) -> Writ
         "ExpressionAttributeNames": _STATUS,
         "ExpressionAttributeValues": {":ended": s(status.value), **_RUNNING, **values},
     }
-    return Writes([{"Update": update}])
+    return Writes([{"Update": update}, _free_slot(job)])
 
 
 def _update_running(
