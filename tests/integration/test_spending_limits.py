@@ -441,3 +441,57 @@ def test_a_queued_run_that_cannot_fit_the_month_is_429_before_it_is_queued(
     assert "monthly limit" in response.json()["error"]
     assert chunked.waiting() == 0
     assert priced_judge.requests == []
+
+
+@pytest.mark.parametrize("texts_read", [True, False], ids=["from-texts", "from-sizes"])
+def test_a_queued_augmentation_that_cannot_fit_the_month_is_429_before_it_is_queued(
+    acme: Tenant,
+    priced_judge: FakeJudge,
+    work: Work,
+    monkeypatch: pytest.MonkeyPatch,
+    texts_read: bool,
+) -> None:
+    # Given an augmentation that is queued (no generation call inside a request), bounded from
+    # the seeds' texts or, when they are too large to read in a request, from their sizes
+    point_service_at(
+        {
+            "EVALSVC_INLINE_MAX_GENERATION_CALLS": "0",
+            **({} if texts_read else {"EVALSVC_INLINE_MAX_BYTES": "1"}),
+        },
+        monkeypatch,
+    )
+    seed(acme, pairs=5)
+    spending.set_limit("acme", Decimal("0.000001"))
+
+    # When it is asked for, answered at once or waited for
+    asked = acme.http.post(
+        "/v1/augment",
+        json={"seed_data_id": "ds", "multiple": 2},
+        headers={**acme.headers, "Prefer": "respond-async"},
+    )
+    plain = acme.post("/augment", {"seed_data_id": "ds", "multiple": 2})
+
+    # Then both are refused at once, as an evaluation is: nothing queued, no call made
+    for response in (asked, plain):
+        assert response.status_code == 429, response.text
+        assert "monthly limit" in response.json()["error"]
+    assert work.waiting() == 0
+    assert priced_judge.requests == []
+
+
+def test_a_queued_augmentation_within_the_month_is_queued(
+    acme: Tenant, priced_judge: FakeJudge, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    point_service_at({"EVALSVC_INLINE_MAX_GENERATION_CALLS": "0"}, monkeypatch)
+    seed(acme, pairs=5)
+    spending.set_limit("acme", Decimal("100"))
+
+    response = acme.http.post(
+        "/v1/augment",
+        json={"seed_data_id": "ds", "multiple": 2},
+        headers={**acme.headers, "Prefer": "respond-async"},
+    )
+
+    assert response.status_code == 202, response.text
+    assert work.waiting() > 0
+    assert priced_judge.requests == []

@@ -25,7 +25,12 @@ from evalsvc.logic.datasets import Selection, new_dataset_id
 from evalsvc.logic.dispatch import HandOver, storing_seconds
 from evalsvc.logic.kinds import augmentation as augmentation_kind
 from evalsvc.logic.results import ensure_complete
-from evalsvc.logic.variants import llm_variants, perturbed_variants
+from evalsvc.logic.variants import (
+    llm_variants,
+    perturbed_variants,
+    variants_bound,
+    variants_bound_unread,
+)
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind
 from evalsvc.models.generation import AugmentIn
@@ -217,7 +222,23 @@ class _Augmenting:
     # ---- queued --------------------------------------------------------------------------------
 
     def before_queueing(self, selection: Selection, spend: spending.Spending) -> None:
-        """Each chunk reserves its own LLM work against the monthly limit."""
+        """Before anything is queued: within what the month's limit leaves, as a queued
+        evaluation is (each chunk reserves its own LLM work when it runs). The bound is the
+        seeds' texts' when they are small enough to read here, else their sizes'."""
+        llm = configured_llm()
+        if llm is None or spend.limit() is None:
+            return
+        multiple, system_prompt = self.body.multiple, selection.header.system_prompt
+        worth_reading = (selection.bytes or 0) <= get_settings().inline_max_bytes
+        if selection.keys_only and selection.bytes is not None and worth_reading:
+            selection = self.with_texts(selection)
+        if selection.keys_only:
+            bound = variants_bound_unread(
+                llm, len(selection.ords), selection.bytes, multiple, system_prompt, self.target()
+            )
+        else:
+            bound = variants_bound(llm, selection.pairs, multiple, system_prompt, self.target())
+        spend.check_room(bound)
 
     def start(self, selection: Selection, spend: spending.Spending) -> Job:
         labels = (self.body.pair_query.pair_labels if self.body.pair_query else None) or []

@@ -12,7 +12,7 @@ from evalsvc.errors import GenerationFailed
 from evalsvc.models.datasets import MAX_TEXT_CHARS, Pair
 from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, LLMOutOfTime
 from evalsvc.scoring.perturb import KINDS, perturb
-from evalsvc.usage import Bound, guard, text_bytes
+from evalsvc.usage import EXPECTED_BYTES_PER_TOKEN, Bound, guard, text_bytes
 
 
 def perturbed_variants(seed: Pair, multiple: int) -> list[Pair]:
@@ -180,6 +180,33 @@ def variants_bound(
             attempts_max=asks * ask.attempts_max,
         )
     return bound
+
+
+def variants_bound_unread(
+    llm: LLM,
+    seed_count: int,
+    seed_bytes: int | None,
+    multiple: int,
+    system_prompt: str,
+    target: str | None,
+) -> Bound:
+    """variants_bound of `seed_count` seeds whose texts, not read, take at most `seed_bytes`
+    together (None: unknown, every seed counted as large as a pair can be): every ask about a
+    seed sends its texts, so each of the bound's attempts is charged the texts of all of them
+    on top of what an empty seed's ask sends."""
+    if seed_bytes is None:
+        seed_bytes = seed_count * 2 * MAX_TEXT_CHARS * 4
+    one = variants_bound(llm, [Pair(id="", input="", output="")], multiple, system_prompt, target)
+    return Bound(
+        calls=seed_count * one.calls,
+        input_tokens_max=seed_count * one.input_tokens_max + one.attempts_max * seed_bytes,
+        output_tokens_max=seed_count * one.output_tokens_max,
+        input_tokens_expected=seed_count * one.input_tokens_expected
+        + -(-seed_bytes // EXPECTED_BYTES_PER_TOKEN),
+        output_tokens_expected=seed_count * one.output_tokens_expected,
+        model=one.model,
+        attempts_max=seed_count * one.attempts_max,
+    )
 
 
 def llm_variants(
