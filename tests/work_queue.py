@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from evalsvc_tools.local.workers import QueueConsumer, drain
+from evalsvc_tools.local.workers import FairShare, QueueConsumer, drain
 
 from tests.lambda_support import handler_of
 
@@ -21,10 +21,12 @@ class Work:
         self.queue_url = urls["WorkQueue"]
         self.dead_letter_url = urls["WorkDeadLetterQueue"]
         self.chunk_handler: Callable[..., Any] = handler_of("score_chunks")
+        # The chunks are delivered fairly across tenants, as the local server's workers do.
+        self.fair = FairShare(client, self.queue_url)
 
     def consumers(self) -> list[QueueConsumer]:
         return [
-            QueueConsumer(self.client, self.queue_url, self._chunk, batch_size=1),
+            QueueConsumer(self.client, self.queue_url, self._chunk, batch_size=1, fair=self.fair),
             QueueConsumer(
                 self.client, self.dead_letter_url, handler_of("fail_chunks"), batch_size=10
             ),
@@ -50,6 +52,7 @@ class Work:
         """Delete every message waiting on the work queue without delivering it, as a local
         server killed with its queue loses them (SQS allows one PurgeQueue a minute); how many
         were lost."""
+        self.fair.release()
         lost = 0
         while True:
             messages = self.client.receive_message(

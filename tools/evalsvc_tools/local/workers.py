@@ -6,14 +6,28 @@ dead-letter queue.
 
 Used by the local server (threads that poll) and by tests (`drain`, which delivers until both
 queues are empty).
+
+The work queue's chunks are served fairly across tenants, as SQS fair queues serve them on AWS
+(every message carries its tenant as its MessageGroupId): `FairShare` receives every visible
+message into a buffer shared by the work queue's consumers, and hands out next the oldest
+message of the tenant with the fewest messages being worked on, and among those the one served
+least recently. So a tenant's small job is not queued behind another's backlog, however deep:
+every waiting message is in the buffer, not only the first ten SQS returns. A message is
+received once (its receive count is its delivery's, as Lambda's would be), stays invisible on
+the queue while it waits in the buffer (its invisibility renewed before the queue's visibility
+timeout ends), and is deleted only once delivered and done: a process that stops loses nothing
+the queue would not have lost (the local server's queue is not kept in any case; its restart
+sweep queues every running job's missing chunks again).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,8 +77,128 @@ def sqs_event(messages: list[dict[str, Any]], queue_arn: str, region: str) -> di
     }
 
 
+@dataclass(slots=True)
+class _Waiting:
+    message: dict[str, Any]
+    group: str
+    order: int
+    hidden_at: float
+
+
+class FairShare:
+    """One queue's waiting messages, handed out fairly across message groups (tenants): the
+    oldest message of the group with the fewest messages in flight, then of the group served
+    least recently. Shared by the consumers of the queue; safe across threads."""
+
+    # What SQS returns at most per ReceiveMessage.
+    RECEIVE_MAX = 10
+
+    def __init__(self, client: Any, queue_url: str) -> None:
+        self.client = client
+        self.queue_url = queue_url
+        attributes = client.get_queue_attributes(
+            QueueUrl=queue_url, AttributeNames=["VisibilityTimeout"]
+        )["Attributes"]
+        self.visibility_seconds = int(attributes.get("VisibilityTimeout", 30))
+        self._lock = threading.Lock()
+        self._waiting: dict[str, _Waiting] = {}  # by message id
+        self._in_flight: Counter[str] = Counter()
+        self._served: dict[str, int] = {}
+        self._ticks = itertools.count(1)
+        self._order = itertools.count()
+
+    def take(self) -> dict[str, Any] | None:
+        """The next message to deliver (None: the queue has none visible); it counts as in
+        flight for its group until `done`."""
+        with self._lock:
+            self._receive_all()
+            self._keep_hidden()
+            if not self._waiting:
+                return None
+            chosen = min(
+                self._waiting.values(),
+                key=lambda w: (self._in_flight[w.group], self._served.get(w.group, 0), w.order),
+            )
+            del self._waiting[chosen.message["MessageId"]]
+            self._in_flight[chosen.group] += 1
+            self._served[chosen.group] = next(self._ticks)
+            return chosen.message
+
+    def done(self, message: dict[str, Any]) -> None:
+        """The delivery of `message` (from `take`) is over, whatever its outcome."""
+        with self._lock:
+            group = group_of(message)
+            self._in_flight[group] -= 1
+            if self._in_flight[group] <= 0:
+                del self._in_flight[group]
+
+    def release(self) -> int:
+        """Make every message waiting here visible on the queue again (the consumers stop);
+        how many."""
+        with self._lock:
+            waiting = list(self._waiting.values())
+            self._waiting.clear()
+        self._change_visibility(waiting, 0)
+        return len(waiting)
+
+    def waiting(self) -> int:
+        with self._lock:
+            return len(self._waiting)
+
+    def _receive_all(self) -> None:
+        while True:
+            messages = self.client.receive_message(
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=self.RECEIVE_MAX,
+                AttributeNames=["All"],
+                WaitTimeSeconds=0,
+            ).get("Messages", [])
+            now = time.monotonic()
+            for message in messages:
+                known = self._waiting.get(message["MessageId"])
+                if known is not None:
+                    # Visible again after all (its invisibility lapsed): the newest receipt.
+                    known.message, known.hidden_at = message, now
+                    continue
+                self._waiting[message["MessageId"]] = _Waiting(
+                    message, group_of(message), next(self._order), now
+                )
+            if len(messages) < self.RECEIVE_MAX:
+                return
+
+    def _keep_hidden(self) -> None:
+        """Renew the invisibility of the messages that have waited here half the queue's
+        visibility timeout (none is received twice while it waits)."""
+        now = time.monotonic()
+        old = [w for w in self._waiting.values() if now - w.hidden_at > self.visibility_seconds / 2]
+        self._change_visibility(old, self.visibility_seconds)
+        for waiting in old:
+            waiting.hidden_at = now
+
+    def _change_visibility(self, waiting: list[_Waiting], seconds: int) -> None:
+        for start in range(0, len(waiting), self.RECEIVE_MAX):
+            batch = waiting[start : start + self.RECEIVE_MAX]
+            self.client.change_message_visibility_batch(
+                QueueUrl=self.queue_url,
+                Entries=[
+                    {
+                        "Id": str(k),
+                        "ReceiptHandle": w.message["ReceiptHandle"],
+                        "VisibilityTimeout": seconds,
+                    }
+                    for k, w in enumerate(batch)
+                ],
+            )
+
+
+def group_of(message: dict[str, Any]) -> str:
+    """A received message's group (its tenant); "" for a message sent without one."""
+    return str(message.get("Attributes", {}).get("MessageGroupId", ""))
+
+
 class QueueConsumer:
-    """Delivers one queue's messages to one handler, `batch_size` at a time."""
+    """Delivers one queue's messages to one handler, `batch_size` at a time; with `fair`, one
+    at a time, in the order the queue's FairShare gives them."""
 
     def __init__(
         self,
@@ -74,11 +208,13 @@ class QueueConsumer:
         *,
         batch_size: int,
         timeout_seconds: float = 300.0,
+        fair: FairShare | None = None,
     ) -> None:
         self.client = client
         self.queue_url = queue_url
         self.handler = handler
         self.batch_size = batch_size
+        self.fair = fair
         # The function's timeout, as its context reports it (the worker's is 300 s).
         self.timeout_seconds = timeout_seconds
         attributes = client.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])
@@ -87,12 +223,26 @@ class QueueConsumer:
 
     def deliver_once(self) -> int:
         """Receive up to one batch and hand it to the handler; the number of messages received."""
-        messages = self.client.receive_message(
+        if self.fair is None:
+            return self._deliver(self._receive())
+        message = self.fair.take()
+        if message is None:
+            return 0
+        try:
+            return self._deliver([message])
+        finally:
+            self.fair.done(message)
+
+    def _receive(self) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = self.client.receive_message(
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=self.batch_size,
             AttributeNames=["All"],
             WaitTimeSeconds=0,
         ).get("Messages", [])
+        return messages
+
+    def _deliver(self, messages: list[dict[str, Any]]) -> int:
         if not messages:
             return 0
         try:
@@ -128,8 +278,11 @@ class LocalWorkers:
     ) -> None:
         from evalsvc.workers import chunk_handler, dead_chunk_handler
 
+        # The chunk workers share one fair view of the work queue.
+        self.fair = FairShare(client, queue_url)
         self.consumers = [
-            QueueConsumer(client, queue_url, chunk_handler, batch_size=1) for _ in range(workers)
+            QueueConsumer(client, queue_url, chunk_handler, batch_size=1, fair=self.fair)
+            for _ in range(workers)
         ]
         self.consumers.append(
             QueueConsumer(client, dead_letter_url, dead_chunk_handler, batch_size=10)
@@ -163,6 +316,10 @@ class LocalWorkers:
         for thread in self._threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
         self._threads.clear()
+        try:
+            self.fair.release()
+        except Exception:
+            logger.exception("local workers could not put their waiting messages back")
 
 
 def drain(consumers: list[QueueConsumer], *, max_rounds: int = 100_000) -> int:
