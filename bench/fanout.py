@@ -8,10 +8,15 @@
 2. checks: N pairs x 5 check metrics end to end through the queue, in-process moto, one
    worker delivering every message: seconds per phase, and the DynamoDB and SQS calls against
    the minimum the design needs.
+3. fairness: a small tenant's 120-pair judged evaluation, from its request to complete, alone
+   and queued behind another tenant's four 1,000-pair evaluations, with the local workers'
+   fair share of the queue and without it (first come, first served: the code before), on the
+   local server's store and worker threads and the fake judge of fixed latency.
 
     .venv/bin/python bench/fanout.py throughput [--workers 4] [--concurrency 16]
                                                [--latency 0.5] [--pairs 3200]
     .venv/bin/python bench/fanout.py checks [--pairs 10000] [--pairs 100000]
+    .venv/bin/python bench/fanout.py fairness [--workers 2] [--concurrency 16] [--latency 0.2]
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ CHECKS = [
 ]
 
 
-def seed(n: int) -> None:
+def seed(n: int, identity: Identity = IDENTITY) -> None:
     data = [
         PairIn(
             id=f"pair-{i:06d}",
@@ -75,7 +80,7 @@ def seed(n: int) -> None:
         )
         for i in range(n)
     ]
-    datasets.write_seed_dataset(IDENTITY, "bench-ds", SeedDatasetIn(data=data))
+    datasets.write_seed_dataset(identity, "bench-ds", SeedDatasetIn(data=data))
 
 
 # ---- 1. throughput -----------------------------------------------------------------------------
@@ -291,6 +296,90 @@ def checks(n: int) -> None:
         )
 
 
+# ---- 3. fairness across tenants ----------------------------------------------------------------
+
+SMALL = Identity(tenant="small", user="s", user_email="s@example.test", key_id="s")
+
+
+def _wait_complete(identity: Identity, results_id: str) -> float:
+    """Seconds until the result is no longer running (polled every 50 ms)."""
+    started = time.perf_counter()
+    while True:
+        result = results_store.get(identity.tenant, results_id)
+        assert result is not None
+        if result.status is not Status.RUNNING:
+            assert result.status is Status.COMPLETE, result.failure
+            return time.perf_counter() - started
+        time.sleep(0.05)
+
+
+def _small_behind(
+    workers: int, concurrency: int, latency: float, backlog: int, fair: bool
+) -> float:
+    """Seconds from the small tenant's request to its result, after `backlog` 1,000-pair
+    evaluations of another tenant were queued (0: alone)."""
+    with tempfile.TemporaryDirectory() as tmp, judge_process(latency) as judge:
+        store = EmbeddedDynamoDB(Path(tmp), port=0)
+        env = store.start()
+        try:
+            apply_environment(
+                {
+                    **env,
+                    "EVALSVC_LLM": "openai:fake-judge",
+                    "OPENAI_BASE_URL": judge.base_url,
+                    "OPENAI_API_KEY": "sk-bench",
+                    "JUDGE_CONCURRENCY": str(concurrency),
+                }
+            )
+            for identity, pairs in ((IDENTITY, 1000), (SMALL, 120)):
+                seed(pairs, identity)
+                metrics.create_metrics_set(identity, ["Does the output say please?"])
+            runner = LocalWorkers(
+                store.sqs_client(),
+                store.queues["WorkQueue"],
+                store.queues["WorkDeadLetterQueue"],
+                workers=workers,
+                idle_pause=0.05,
+            )
+            if not fair:
+                for consumer in runner.consumers:
+                    consumer.fair = None
+            runner.start()
+
+            def queue(identity: Identity) -> str:
+                return evaluations.evaluate(
+                    identity,
+                    EvaluateIn(seed_data_id="bench-ds"),
+                    Deadline.after(29),
+                    respond_async=True,
+                ).results_id
+
+            for _ in range(backlog):
+                queue(IDENTITY)
+            time.sleep(1.0)  # the workers have taken the backlog's first chunks
+            started = time.perf_counter()
+            results_id = queue(SMALL)
+            _wait_complete(SMALL, results_id)
+            seconds = time.perf_counter() - started
+            runner.stop(timeout=120)
+        finally:
+            store.stop()
+    return seconds
+
+
+def fairness(workers: int, concurrency: int, latency: float) -> None:
+    alone = _small_behind(workers, concurrency, latency, 0, fair=True)
+    fair = _small_behind(workers, concurrency, latency, 4, fair=True)
+    fifo = _small_behind(workers, concurrency, latency, 4, fair=False)
+    print(
+        f"fairness: 120 judged pairs of one tenant, 4 x 1,000 of another queued first; "
+        f"{workers} workers x {concurrency} judge calls, latency {latency} s"
+    )
+    print(f"  alone {alone:.2f} s")
+    print(f"  behind the backlog, fair share {fair:.2f} s ({fair / alone:.2f}x alone)")
+    print(f"  behind the backlog, first come first served {fifo:.2f} s ({fifo / alone:.2f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -303,9 +392,15 @@ def main() -> None:
     speed.add_argument("--pairs", type=int, default=3200)
     bulk = commands.add_parser("checks")
     bulk.add_argument("--pairs", type=int, action="append")
+    share = commands.add_parser("fairness")
+    share.add_argument("--workers", type=int, default=2)
+    share.add_argument("--concurrency", type=int, default=16)
+    share.add_argument("--latency", type=float, default=0.2)
     args = parser.parse_args()
     if args.command == "throughput":
         throughput(args.workers, args.concurrency, args.latency, args.pairs)
+    elif args.command == "fairness":
+        fairness(args.workers, args.concurrency, args.latency)
     else:
         for n in args.pairs or [10_000]:
             checks(n)

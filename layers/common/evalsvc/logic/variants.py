@@ -191,9 +191,9 @@ def variants_bound_unread(
     target: str | None,
 ) -> Bound:
     """variants_bound of `seed_count` seeds whose texts, not read, take at most `seed_bytes`
-    together (None: unknown, every seed counted as large as a pair can be): every ask about a
-    seed sends its texts, so each of the bound's attempts is charged the texts of all of them
-    on top of what an empty seed's ask sends."""
+    together (None: unknown, every seed counted as large as a pair can be): what an empty
+    seed's asks send, for each seed, and its texts with every attempt of every ask about it,
+    which the attempts about one seed times `seed_bytes` bound."""
     if seed_bytes is None:
         seed_bytes = seed_count * 2 * MAX_TEXT_CHARS * 4
     one = variants_bound(llm, [Pair(id="", input="", output="")], multiple, system_prompt, target)
