@@ -148,3 +148,31 @@ def test_messages_waiting_in_a_stopped_consumers_buffer_go_back_on_the_queue(
     assert fair.release() == 4
     work.drain()
     assert read(acme, results_id)["status"] == "complete"
+
+
+def test_a_message_waiting_long_in_the_buffer_is_kept_hidden_not_received_again(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a buffer holding four of a job's five chunks
+    seed(acme, 1000)
+    queue_async(acme)
+    now = [0.0]
+    fair = FairShare(work.client, work.queue_url, clock=lambda: now[0])
+    assert fair.take() is not None and fair.waiting() == 4
+    renewed: list[int] = []
+    real = work.client.change_message_visibility_batch
+
+    def spy(**kwargs: Any) -> Any:
+        renewed.append(len(kwargs["Entries"]))
+        return real(**kwargs)
+
+    monkeypatch.setattr(work.client, "change_message_visibility_batch", spy)
+
+    # When they have waited more than half the queue's visibility timeout
+    now[0] = fair.visibility_seconds / 2 + 1
+    second = fair.take()
+
+    # Then their invisibility was renewed (once each), and none was received a second time
+    assert renewed == [4]
+    assert second is not None and second["Attributes"]["ApproximateReceiveCount"] == "1"
+    assert fair.waiting() == 3

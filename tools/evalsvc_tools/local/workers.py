@@ -93,9 +93,12 @@ class FairShare:
     # What SQS returns at most per ReceiveMessage.
     RECEIVE_MAX = 10
 
-    def __init__(self, client: Any, queue_url: str) -> None:
+    def __init__(
+        self, client: Any, queue_url: str, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.client = client
         self.queue_url = queue_url
+        self.clock = clock
         attributes = client.get_queue_attributes(
             QueueUrl=queue_url, AttributeNames=["VisibilityTimeout"]
         )["Attributes"]
@@ -153,7 +156,7 @@ class FairShare:
                 AttributeNames=["All"],
                 WaitTimeSeconds=0,
             ).get("Messages", [])
-            now = time.monotonic()
+            now = self.clock()
             for message in messages:
                 known = self._waiting.get(message["MessageId"])
                 if known is not None:
@@ -169,7 +172,7 @@ class FairShare:
     def _keep_hidden(self) -> None:
         """Renew the invisibility of the messages that have waited here half the queue's
         visibility timeout (none is received twice while it waits)."""
-        now = time.monotonic()
+        now = self.clock()
         old = [w for w in self._waiting.values() if now - w.hidden_at > self.visibility_seconds / 2]
         self._change_visibility(old, self.visibility_seconds)
         for waiting in old:
