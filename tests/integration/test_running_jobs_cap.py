@@ -243,3 +243,31 @@ def test_work_handed_over_mid_request_may_pass_the_cap(acme: Tenant, no_sending:
     # and the cap holds for the next request
     with pytest.raises(TooManyJobs):
         jobs.start(_job("ev_e"), jobs.cut(EVALUATION, "acme", "ev_e", ["0001"], 1), NONE, "x")
+
+
+def test_an_evaluation_handed_over_mid_request_is_not_refused_at_the_cap(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a tenant at its cap, and a judge too slow for 10 pairs x 1 question to be judged
+    # within a 6 s request (1 s a call, 2 at a time, 3 s kept back to store the result)
+    for name in ("ev_a", "ev_b"):
+        jobs.start(_job(name), jobs.cut(EVALUATION, "acme", name, ["0001"], 1), NONE, "again")
+    fake = FakeJudge(latency=1.0)
+    with fake.running():
+        point_service_at(
+            {**service_env(fake), "JUDGE_CONCURRENCY": "2", "EVALSVC_REQUEST_SECONDS": "6"},
+            monkeypatch,
+        )
+        data = [{"id": f"p{i}", "input": f"q{i}", "output": f"please {i}"} for i in range(10)]
+        assert acme.post("/data/seed/ds", {"data": data}).status_code == 200
+        assert acme.post("/specify_questions", {"metrics": ["Is it kind?"]}).status_code == 200
+
+        # When the evaluation, begun inside the request, does not fit it
+        response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    # Then its work goes on in the queue (the calls made are not wasted), past the cap
+    assert response.status_code == 503, response.text
+    assert "goes on in the background" in response.json()["error"]
+    results_id = response.headers["Location"].removeprefix("evaluation/")
+    assert (EVALUATION, results_id) in jobs_store.running("acme")
+    assert len(jobs_store.running("acme")) == CAP + 1
