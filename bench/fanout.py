@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import multiprocessing
 import tempfile
@@ -71,16 +72,19 @@ CHECKS = [
 ]
 
 
-def seed(n: int, identity: Identity = IDENTITY) -> None:
+def seed(n: int, identity: Identity = IDENTITY, dataset_id: str = "bench-ds") -> None:
+    """`n` pairs as dataset `dataset_id`; datasets of other ids have texts of their own (the
+    judge cache answers none of their verdicts)."""
+    tag = "" if dataset_id == "bench-ds" else f" [{dataset_id}]"
     data = [
         PairIn(
             id=f"pair-{i:06d}",
-            input=f"Question {i}: how do I change the billing address on my account?",
+            input=f"Question {i}: how do I change the billing address on my account?{tag}",
             output=f"Open Settings, then Billing, edit the address and press Save ({i}).",
         )
         for i in range(n)
     ]
-    datasets.write_seed_dataset(identity, "bench-ds", SeedDatasetIn(data=data))
+    datasets.write_seed_dataset(identity, dataset_id, SeedDatasetIn(data=data))
 
 
 # ---- 1. throughput -----------------------------------------------------------------------------
@@ -315,9 +319,10 @@ def _wait_complete(identity: Identity, results_id: str) -> float:
 
 def _small_behind(
     workers: int, concurrency: int, latency: float, backlog: int, fair: bool
-) -> float:
+) -> tuple[float, int]:
     """Seconds from the small tenant's request to its result, after `backlog` 1,000-pair
-    evaluations of another tenant were queued (0: alone)."""
+    evaluations of another tenant were queued (0: alone), and how many chunks of the other
+    tenant's were delivered before the small one's."""
     with tempfile.TemporaryDirectory() as tmp, judge_process(latency) as judge:
         store = EmbeddedDynamoDB(Path(tmp), port=0)
         env = store.start()
@@ -331,8 +336,11 @@ def _small_behind(
                     "JUDGE_CONCURRENCY": str(concurrency),
                 }
             )
-            for identity, pairs in ((IDENTITY, 1000), (SMALL, 120)):
-                seed(pairs, identity)
+            # Four datasets of the big tenant's, so that no verdict of one is cached for another.
+            for k in range(backlog):
+                seed(1000, IDENTITY, f"backlog-{k}")
+            seed(120, SMALL)
+            for identity in (IDENTITY, SMALL):
                 metrics.create_metrics_set(identity, ["Does the output say please?"])
             runner = LocalWorkers(
                 store.sqs_client(),
@@ -341,43 +349,78 @@ def _small_behind(
                 workers=workers,
                 idle_pause=0.05,
             )
-            if not fair:
-                for consumer in runner.consumers:
+            delivered: list[str] = []
+            for consumer in runner.consumers[:-1]:  # the work queue's (the last: dead letters)
+                consumer.handler = _recording(consumer.handler, delivered)
+                if not fair:
                     consumer.fair = None
             runner.start()
 
-            def queue(identity: Identity) -> str:
+            def queue(identity: Identity, dataset_id: str = "bench-ds") -> str:
                 return evaluations.evaluate(
                     identity,
-                    EvaluateIn(seed_data_id="bench-ds"),
+                    EvaluateIn(seed_data_id=dataset_id),
                     Deadline.after(29),
                     respond_async=True,
                 ).results_id
 
-            for _ in range(backlog):
-                queue(IDENTITY)
+            for k in range(backlog):
+                queue(IDENTITY, f"backlog-{k}")
             time.sleep(1.0)  # the workers have taken the backlog's first chunks
             started = time.perf_counter()
             results_id = queue(SMALL)
             _wait_complete(SMALL, results_id)
             seconds = time.perf_counter() - started
+            before = delivered.index(SMALL.tenant)
             runner.stop(timeout=120)
         finally:
             store.stop()
-    return seconds
+    return seconds, before
+
+
+def _recording(handler: Any, delivered: list[str]) -> Any:
+    """`handler`, noting the tenant of every chunk it is given, as it is given it."""
+
+    def recorded(event: dict[str, Any], context: Any) -> Any:
+        delivered.extend(json.loads(r["body"])["tenant"] for r in event["Records"])
+        return handler(event, context)
+
+    return recorded
+
+
+def _run_apart(pipe: Connection, *args: Any) -> None:
+    pipe.send(_small_behind(*args))
+
+
+def _apart(*args: Any) -> tuple[float, int]:
+    """_small_behind in a process of its own: the in-process store and queues of one run
+    (its backlog's chunks left waiting among them) must not be the next run's."""
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    process = context.Process(target=_run_apart, args=(theirs, *args))
+    process.start()
+    result: tuple[float, int] = ours.recv()
+    process.join()
+    return result
 
 
 def fairness(workers: int, concurrency: int, latency: float) -> None:
-    alone = _small_behind(workers, concurrency, latency, 0, fair=True)
-    fair = _small_behind(workers, concurrency, latency, 4, fair=True)
-    fifo = _small_behind(workers, concurrency, latency, 4, fair=False)
+    alone, _ = _apart(workers, concurrency, latency, 0, True)
+    fair, fair_before = _apart(workers, concurrency, latency, 4, True)
+    fifo, fifo_before = _apart(workers, concurrency, latency, 4, False)
     print(
         f"fairness: 120 judged pairs of one tenant, 4 x 1,000 of another queued first; "
         f"{workers} workers x {concurrency} judge calls, latency {latency} s"
     )
     print(f"  alone {alone:.2f} s")
-    print(f"  behind the backlog, fair share {fair:.2f} s ({fair / alone:.2f}x alone)")
-    print(f"  behind the backlog, first come first served {fifo:.2f} s ({fifo / alone:.2f}x)")
+    print(
+        f"  behind the backlog, fair share {fair:.2f} s ({fair / alone:.2f}x alone; "
+        f"{fair_before} chunks of the backlog delivered first)"
+    )
+    print(
+        f"  behind the backlog, first come first served {fifo:.2f} s ({fifo / alone:.2f}x; "
+        f"{fifo_before} chunks of the backlog delivered first)"
+    )
 
 
 def main() -> None:
