@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import socket
 import subprocess
 import sys
 import threading
 import time
+import unicodedata
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,11 +22,14 @@ from typing import Any
 import pytest
 from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
+from evalsvc_tools import client as client_module
 from evalsvc_tools import terminal, user_commands
 from evalsvc_tools.cli import main
 from evalsvc_tools.client import Client, ClientError, normalise_base_url
 from evalsvc_tools.pair_files import BadFile, read_pairs
 from evalsvc_tools.tables import render_comparison, render_evaluation
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from tests.conftest import ROOT
@@ -1161,3 +1167,255 @@ def test_a_service_answer_nested_too_deep_is_an_error_not_a_traceback(
 
     err = capsys.readouterr().err
     assert "body that is not JSON" in err and "Traceback" not in err
+
+
+# ---- plain http --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://api.example.com/v1",
+        "http://10.0.0.5:3000/v1",
+        "http://[2001:db8::1]:3000/v1",
+        "http://127.0.0.1.example.com/v1",
+        "http://localhost.example.com/v1",
+    ],
+)
+@pytest.mark.parametrize("given_by", ["flag", "environment"])
+def test_plain_http_to_another_host_is_refused_before_anything_is_sent(
+    service: Scripted,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    url: str,
+    given_by: str,
+) -> None:
+    sent: list[Any] = []
+    monkeypatch.setattr(Client, "request", lambda *args, **kwargs: sent.append(args))
+    if given_by == "flag":
+        code = main(["compare", "a", "b", "--url", url, "--key", KEY])
+    else:
+        monkeypatch.setenv("EVALSVC_URL", url)
+        monkeypatch.setenv("EVALSVC_API_KEY", KEY)
+        code = main(["compare", "a", "b"])
+
+    assert code == 2
+    assert sent == []
+    err = capsys.readouterr().err
+    assert err.startswith("evalsvc: ") and len(err.splitlines()) == 1
+    assert "plain http to another machine" in err and "the API key would travel in clear" in err
+    assert "https://" in err and "--insecure-http" in err
+    assert KEY not in err
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:3000/v1",
+        "http://127.8.9.10/v1",
+        "http://localhost:3000/v1",
+        "http://LOCALHOST/v1",
+        "http://[::1]:3000/v1",
+        "https://api.example.com/v1",
+    ],
+)
+def test_loopback_http_and_https_anywhere_are_taken_without_a_word(url: str) -> None:
+    assert Client(url, KEY).warning is None
+    assert Client(url, KEY, insecure_http=True).warning is None
+
+
+def test_insecure_http_sends_the_key_anyway_with_a_warning(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a host that is not this machine, reached here through a proxy on 127.0.0.1 (the
+    # scripted service sees the whole URL as the path)
+    remote = "http://10.1.2.3:8080/v1"
+    proxy = service.url.removesuffix("/v1")
+    monkeypatch.setattr(
+        client_module,
+        "_OPENER",
+        urllib.request.build_opener(
+            urllib.request.ProxyHandler({"http": proxy}), client_module._NoRedirects()
+        ),
+    )
+    service.on("POST", f"{remote}/compare", as_json(200, comparison("no_significant_difference")))
+
+    # When the user insists on plain http
+    code = main(["compare", "a", "b", "--json", "--url", remote, "--key", KEY, "--insecure-http"])
+
+    # Then the request went, and stderr says what that means
+    assert code == 0
+    assert [(s.path, s.headers["authorization"]) for s in service.seen] == [
+        (f"{remote}/compare", KEY)
+    ]
+    out, err = capsys.readouterr()
+    assert json.loads(out)["baseline_id"] == "ev_a"
+    assert err == (
+        "evalsvc: warning: sending the API key in clear over plain http to 10.1.2.3 "
+        "(--insecure-http): anyone on the way can read it\n"
+    )
+
+
+# ---- the terminal filter -----------------------------------------------------------------------
+
+# Characters a terminal obeys, and markup rich would read: ESC (CSI, OSC 52 clipboard, OSC 8
+# link, a window title), BEL, C1's one-character CSI and OSC, DEL, bidirectional overrides and
+# isolates, a zero-width joiner, the line separator, lone surrogates, a language tag.
+HOSTILE_PIECES = [
+    "\x1b[2J",
+    "\x1b]0;owned\x07",
+    "\x1b]8;;https://evil.example\x1b\\",
+    "\x1b]52;c;cm0gLXJmIH4=\x07",
+    "\x9b31m",
+    "\x9d0;t\x9c",
+    "\x7f",
+    "\x00",
+    "\r",
+    "\b",
+    "\u202e",
+    "\u202a",
+    "\u2066",
+    "\u2069",
+    "\u200d",
+    "\u2028",
+    "\ud800",
+    "\udfff",
+    "\U000e0041",
+    "[link=https://evil.example]x[/link]",
+    "[bold]",
+    ":smile:",
+    "\\",
+    '"',
+]
+HOSTILE = st.lists(
+    st.one_of(
+        st.sampled_from(HOSTILE_PIECES),
+        st.text(st.characters(exclude_categories=()), max_size=8),
+    ),
+    max_size=6,
+).map("".join)
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | HOSTILE,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(HOSTILE, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def obeyed(text: str) -> list[str]:
+    """The characters of `text` a terminal would obey rather than show (a newline aside)."""
+    return [
+        ch
+        for ch in text
+        if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp")
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON_VALUES)
+def test_json_for_the_terminal_obeys_nothing_and_reads_back_the_same(value: Any) -> None:
+    shown = terminal.terminal_json(value)
+
+    assert obeyed(shown) == []
+    assert json.loads(shown) == value
+    shown.encode("utf-8")  # no lone surrogate left to fail on a UTF-8 terminal
+
+
+def test_json_for_the_terminal_keeps_text_as_it_is_and_escapes_what_would_be_obeyed() -> None:
+    value = {"é 🎉": "x\x1b[2Jy\x9b\u202e\ud800\U000e0041\n"}
+    assert terminal.terminal_json(value) == (
+        '{\n  "é 🎉": "x\\u001b[2Jy\\u009b\\u202e\\ud800\\udb40\\udc41\\n"\n}'
+    )
+
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def hostile_result(text: str) -> dict[str, Any]:
+    body = result(
+        results_id=text,
+        dataset_id=text,
+        metrics_id=text,
+        created_at=text,
+        pair_count=text,
+        metrics_definitions=[text, "check:non_empty"],
+        min_scoring_pairs=[[{"reason": text, "pair_id": text, "score": 1.0}], []],
+    )
+    body["usage"]["model"] = text
+    return body
+
+
+def hostile_comparison(text: str) -> dict[str, Any]:
+    body = comparison()
+    body.update(baseline_id=text, candidate_id=text, correction=text, pairs_matched=text)
+    body["metrics"][0].update(metric=text, n=text, wins=text)
+    body["metrics"][1]["verdict"] = text
+    body["regressions"][0].update(pair_id=text, metric=text, candidate_reason=text)
+    return body
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=HOSTILE)
+def test_tables_show_the_services_text_and_obey_none_of_it(text: str) -> None:
+    for render, body in (
+        (render_evaluation, hostile_result(text)),
+        (render_comparison, hostile_comparison(text)),
+    ):
+        # Off a terminal rich writes no escape code of its own: nothing in the output may be one
+        plain = io.StringIO()
+        render(body, Console(file=plain, width=200))  # type: ignore[operator]
+        assert obeyed(plain.getvalue()) == []
+        # On a terminal, only rich's own colours: no other sequence, no link made from markup
+        drawn = io.StringIO()
+        render(body, Console(file=drawn, width=200, force_terminal=True))  # type: ignore[operator]
+        assert obeyed(SGR.sub("", drawn.getvalue())) == []
+
+
+def test_markup_in_the_services_text_is_shown_as_it_is() -> None:
+    text = "[link=https://evil.example]click[/link] [bold]x:smile:"
+    for render, body in (
+        (render_evaluation, hostile_result(text)),
+        (render_comparison, hostile_comparison(text)),
+    ):
+        out = io.StringIO()
+        render(body, Console(file=out, width=400, force_terminal=True))  # type: ignore[operator]
+        assert text in SGR.sub("", out.getvalue())
+        assert "\x1b]8" not in out.getvalue()
+
+
+def test_evaluate_and_compare_json_escape_what_a_terminal_would_obey(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = "q\x1b]0;title\x07\x9b2J\u202eevil"
+    body = hostile_result("ev_1") | {"min_scoring_pairs": [[{"reason": text, "pair_id": text}]]}
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, body))
+    service.on("POST", "/v1/compare", as_json(200, hostile_comparison(text)))
+
+    assert run(service, "evaluate", "--seed", "faq", "--metrics", "m_1", "--json") == 0
+    evaluated = capsys.readouterr().out
+    assert run(service, "compare", "a", "b", "--json") == 0
+    compared = capsys.readouterr().out
+
+    assert obeyed(evaluated) == obeyed(compared) == []
+    assert json.loads(evaluated) == body
+    assert json.loads(compared) == hostile_comparison(text)
+    assert "\\u001b]0;title\\u0007\\u009b2J\\u202eevil" in evaluated
+
+
+def test_the_progress_lines_and_errors_obey_nothing(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = "x\x1b[2J\u202e\x9b"
+    failed = hostile_result("ev_1") | {"status": "failed", "failure": text, "dataset_id": text}
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, failed))
+
+    assert run(service, "evaluate", "--seed", "faq") == 1
+
+    err = capsys.readouterr().err
+    assert obeyed(err) == []
+    assert "evaluation ev_1 failed: x\ufffd[2J\ufffd\ufffd" in err

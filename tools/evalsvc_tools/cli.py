@@ -277,6 +277,12 @@ def _add_service_flags(parser: argparse.ArgumentParser) -> None:
         "--key",
         help="an API key (default: $EVALSVC_API_KEY, which keeps it out of the process list)",
     )
+    group.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="send the key over plain http to a host other than this machine (refused "
+        "otherwise: anyone on the way could read the key); use https instead",
+    )
 
 
 def _finite_float(text: str) -> float:
@@ -420,16 +426,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"evalsvc: {terminal_safe(exc.message)}", file=sys.stderr)
         return exc.exit_code
     except DomainError as exc:
-        print(f"evalsvc: {exc.message}", file=sys.stderr)
+        print(f"evalsvc: {terminal_safe(exc.message)}", file=sys.stderr)
         return 2
     except PricesInvalid as exc:
-        print(f"evalsvc: {exc}", file=sys.stderr)
+        print(f"evalsvc: {terminal_safe(str(exc))}", file=sys.stderr)
         return 2
     except StoreFileError as exc:
-        print(f"evalsvc: {exc}", file=sys.stderr)
+        print(f"evalsvc: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1
     except (OSError, KeyError) as exc:
-        print(f"evalsvc: {exc}", file=sys.stderr)
+        print(f"evalsvc: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1
 
 

@@ -16,13 +16,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import json
 import os
 import re
 import secrets
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +49,7 @@ from evalsvc_tools.tables import (
     render_comparison,
     render_evaluation,
 )
-from evalsvc_tools.terminal import cut, rich_console, terminal_safe
+from evalsvc_tools.terminal import cut, rich_console, terminal_json, terminal_safe
 
 EXIT_INTERRUPTED = 130
 POLL_VARIABLE = "EVALSVC_POLL_SECONDS"
@@ -93,7 +92,15 @@ def user_command(run: Command) -> Command:
 
 
 def _client(args: argparse.Namespace) -> Client:
-    return Client.from_settings(args.url, args.key)
+    client = Client.from_settings(args.url, args.key, insecure_http=args.insecure_http)
+    if client.warning:
+        print(f"evalsvc: {terminal_safe(client.warning)}", file=sys.stderr)
+    return client
+
+
+def _problems(lines: Iterable[str]) -> None:
+    for line in lines:
+        print(terminal_safe(line), file=sys.stderr)
 
 
 # ---- push ---------------------------------------------------------------------------------------
@@ -117,8 +124,7 @@ def push(args: argparse.Namespace) -> int:
     try:
         pairs = read_pairs(args.file)
     except BadFile as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
+        _problems(exc.problems)
         raise
     body: dict[str, Any] = {"data": pairs}
     if prompt is not None:
@@ -266,7 +272,7 @@ def evaluate(args: argparse.Namespace) -> int:
     if not isinstance(result, dict):
         raise ClientError(f"GET /evaluation/{results_id} did not answer with an object")
     if args.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
+        print(terminal_json(result))
     if result.get("status") == "failed":
         raise ClientError(
             f"evaluation {results_id} failed: {result.get('failure') or 'no reason given'}"
@@ -333,7 +339,7 @@ def compare(args: argparse.Namespace) -> int:
     if not isinstance(comparison, dict):
         raise ClientError("POST /compare did not answer with an object")
     if args.json:
-        print(json.dumps(comparison, indent=2, ensure_ascii=False))
+        print(terminal_json(comparison))
     else:
         render_comparison(comparison, rich_console())
     regressed = regressed_metrics(comparison)
