@@ -637,6 +637,194 @@ def test_a_missing_rich_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) 
         terminal.rich_console()
 
 
+# ---- metrics -----------------------------------------------------------------------------------
+
+
+def created(metrics_id: str = "m_1") -> Callable[[Seen], Answer]:
+    """POST /specify_questions as the service answers it: the definitions it stored."""
+    return lambda seen: as_json(
+        200, {"metrics_id": metrics_id, "definitions": seen.json()["metrics"]}
+    )
+
+
+def test_metrics_creates_a_set_from_questions_and_checks_in_the_order_given(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/specify_questions", created("m_abc"))
+
+    code = run(
+        service,
+        "metrics",
+        "--question",
+        "Is the answer polite?",
+        "--check",
+        "max_words:20",
+        "--check",
+        " check:no_pii ",
+        "--question",
+        "Does it answer the question?",
+    )
+
+    assert code == 0
+    assert [s.json() for s in service.seen] == [
+        {
+            "metrics": [
+                "Is the answer polite?",
+                "check:max_words:20",
+                "check:no_pii",
+                "Does it answer the question?",
+            ]
+        }
+    ]
+    out, err = capsys.readouterr()
+    assert out == "m_abc\n"  # alone, for M=$(evalsvc metrics ...)
+    assert err.splitlines() == [
+        "created metrics set m_abc with 4 metrics:",
+        "  0  Is the answer polite?",
+        "  1  check:max_words:20",
+        "  2  check:no_pii",
+        "  3  Does it answer the question?",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("metrics.txt", "# the support bot\nIs the answer polite?\n\n  check:max_words:20  \n"),
+        ("metrics", "Is the answer polite?\r\ncheck:max_words:20\r\n"),
+        ("metrics.json", '["Is the answer polite?", "check:max_words:20"]'),
+        ("metrics.json", '{"metrics": ["Is the answer polite?", "check:max_words:20"]}'),
+        ("metrics.JSON", '\ufeff[\n  "Is the answer polite?",\n  "check:max_words:20"\n]\n'),
+    ],
+)
+def test_metrics_reads_a_text_or_json_file_then_the_flags(
+    service: Scripted,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    content: str,
+) -> None:
+    service.on("POST", "/v1/specify_questions", created())
+    path = write(tmp_path / name, content)
+
+    assert run(service, "metrics", "--check", "no_pii", "--file", str(path)) == 0
+
+    assert service.seen[0].json() == {
+        "metrics": ["Is the answer polite?", "check:max_words:20", "check:no_pii"]
+    }
+    assert capsys.readouterr().out == "m_1\n"
+
+
+def test_metrics_json_prints_the_answer(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/specify_questions", created())
+
+    assert run(service, "metrics", "--check", "non_empty", "--json") == 0
+
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"metrics_id": "m_1", "definitions": ["check:non_empty"]}
+    assert err == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "args", "problems"),
+    [
+        ("m.json", '["ok", ', [], ["m.json:1: not valid JSON (Expecting value, column 8)"]),
+        (
+            "m.json",
+            '{"questions": ["q"]}',
+            [],
+            [
+                'm.json: expected a list of definitions (["Is the answer polite?", '
+                '"check:max_words:50"]) or {"metrics": [...]}, not a JSON dict'
+            ],
+        ),
+        (
+            "m.json",
+            '["ok", 5, "", {"q": 1}]',
+            [],
+            [
+                "m.json: metrics[1]: a definition is a string, not 5",
+                'm.json: metrics[3]: a definition is a string, not {"q": 1}',
+                "m.json: metrics[2]: empty: write a question, or a check such as max_words:50",
+            ],
+        ),
+        (
+            "m.json",
+            "[" * 100 + "]" * 100,
+            [],
+            ["m.json: not valid JSON (it is nested 100 levels deep"],
+        ),
+        (
+            "m.txt",
+            "fine\n" + "x" * 2001 + "\n",
+            ["--check", "", "--question", " "],
+            [
+                "m.txt:2: 2,001 characters, over the limit of 2,000",
+                "--check 1: empty: write a question, or a check such as max_words:50",
+                "--question 1: empty: write a question, or a check such as max_words:50",
+            ],
+        ),
+        ("m.txt", "".join(f"q{k}\n" for k in range(51)), [], ["51 metrics, over the 50"]),
+        ("m.txt", "# nothing but a comment\n", [], ["no metrics given: pass --question TEXT"]),
+        ("m.txt", None, [], ["m.txt: no such file"]),
+        ("m.yaml", "- q\n", [], ["m.yaml: cannot tell the format from the extension '.yaml'"]),
+        ("m.txt", b"ok\n\xff\n", [], ["m.txt:2: not UTF-8 text (byte 3)"]),
+    ],
+)
+def test_metrics_lists_every_problem_and_sends_nothing(
+    service: Scripted,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    content: str | bytes | None,
+    args: list[str],
+    problems: list[str],
+) -> None:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        write(path, content)
+
+    assert run(service, "metrics", "--file", str(path), *args) == 2
+
+    assert service.seen == []
+    err = capsys.readouterr().err.replace(f"{tmp_path}/", "")
+    for problem in problems:
+        assert problem in err
+    assert "Traceback" not in err
+
+
+def test_metrics_without_any_definition_is_refused(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(service, "metrics") == 2
+    assert service.seen == []
+    assert capsys.readouterr().err.splitlines() == [
+        "no metrics given: pass --question TEXT or --check NAME (repeat either), or --file",
+        "evalsvc: 1 problem with the metrics (listed above); nothing was sent",
+    ]
+
+
+def test_a_definition_the_service_refuses_is_named_where_it_came_from(
+    service: Scripted, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = "metrics[2]: check:max_words needs a whole number, not 'x'"
+    service.on("POST", "/v1/specify_questions", as_json(400, {"error": said}))
+    path = write(tmp_path / "m.txt", "q1\n\nq2\n")
+
+    assert run(service, "metrics", "--file", str(path), "--check", "max_words:x") == 1
+    assert capsys.readouterr().err == (
+        "evalsvc: HTTP 400: --check 1: check:max_words needs a whole number, not 'x'\n"
+    )
+
+    service.on("POST", "/v1/specify_questions", as_json(400, {"error": "metrics[1]: bad"}))
+    assert run(service, "metrics", "--file", str(path)) == 1
+    assert capsys.readouterr().err == f"evalsvc: HTTP 400: {path}:3: bad\n"
+
+
 # ---- evaluate ----------------------------------------------------------------------------------
 
 

@@ -12,13 +12,15 @@ Every command above but `serve` targets AWS DynamoDB (table names from --stack-n
 flags, or from the environment) or, with --local, the local embedded store.
 
 The user's commands talk to any deployment over HTTP (user_commands.py), with the API's base
-URL and a key from --url/--key or EVALSVC_URL/EVALSVC_API_KEY:
+URL and a key from --url/--key or EVALSVC_URL/EVALSVC_API_KEY (plain http only to this
+machine, unless --insecure-http):
 
     evalsvc push FILE.jsonl|FILE.csv --seed ID [--system-prompt TEXT]
+    evalsvc metrics [--question TEXT]... [--check NAME[:ARG]]... [--file FILE] [--json]
     evalsvc evaluate (--seed ID | --synthetic ID) [--metrics ID] [--label L]... [--latest-n N]
                      [--json]
     evalsvc compare BASELINE_ID CANDIDATE_ID [--fail-on-regression] [--json]
-    evalsvc report ID [--compare OTHER_ID] [-o FILE]
+    evalsvc report ID [--compare OTHER_ID] [-o FILE | -o - [--force]]
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from evalsvc.identifiers import format_ms
 from evalsvc.models.datasets import MAX_PAIRS, MAX_TEXT_CHARS
 from evalsvc.pricing import PricesInvalid
 
-from evalsvc_tools import user_commands
+from evalsvc_tools import metrics_files, user_commands
 from evalsvc_tools.client import ClientError
 from evalsvc_tools.terminal import terminal_safe
 
@@ -370,13 +372,53 @@ def build_parser() -> argparse.ArgumentParser:
     _add_service_flags(push)
     push.set_defaults(run=user_commands.push)
 
+    metrics = commands.add_parser(
+        "metrics",
+        help="create a metrics set from questions and checks; prints its id",
+        description="Create a metrics set (POST /specify_questions): the definitions of --file "
+        "first, then --question and --check in the order given (a metric's index is its place "
+        "in that order). Prints the set's id alone on stdout (the metrics, by index, on "
+        "stderr); pass it to evaluate --metrics.",
+    )
+    metrics.add_argument(
+        "--question",
+        dest="definitions",
+        action=metrics_files.AddDefinition,
+        metavar="TEXT",
+        help="a question the LLM judge scores each pair on, e.g. 'Is the answer polite?' "
+        "(repeat for more)",
+    )
+    metrics.add_argument(
+        "--check",
+        dest="definitions",
+        action=metrics_files.AddDefinition,
+        metavar="NAME[:ARG]",
+        help="a deterministic check, e.g. max_words:50, no_pii, regex:^[A-Z] (check: prefix "
+        "optional; repeat for more)",
+    )
+    metrics.add_argument(
+        "--file",
+        type=Path,
+        metavar="FILE",
+        help="definitions from FILE.txt (one a line, # starts a comment; a check is written "
+        'check:NAME) or FILE.json (["...", ...] or {"metrics": [...]})',
+    )
+    metrics.add_argument("--json", action="store_true", help="print the service's JSON answer")
+    _add_service_flags(metrics)
+    metrics.set_defaults(run=user_commands.metrics)
+
     evaluate = commands.add_parser(
         "evaluate", help="evaluate a dataset, following its progress; a table of the result"
     )
     dataset = evaluate.add_mutually_exclusive_group(required=True)
     dataset.add_argument("--seed", metavar="ID", help="a seed dataset (or latest)")
     dataset.add_argument("--synthetic", metavar="ID", help="a synthetic dataset (or latest)")
-    evaluate.add_argument("--metrics", metavar="ID", help="a metrics set; default: the latest")
+    evaluate.add_argument(
+        "--metrics",
+        metavar="ID",
+        help="the metrics set (from evalsvc metrics); without it the tenant's latest set is "
+        "used, with a warning naming it",
+    )
     evaluate.add_argument(
         "--label", action="append", metavar="L", help="only pairs carrying this label (repeat: all)"
     )

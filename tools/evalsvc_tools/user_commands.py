@@ -1,14 +1,17 @@
 """The user's commands of `evalsvc`, against any deployment over HTTP (client.py):
 
     evalsvc push FILE --seed ID [--system-prompt P]     a JSON Lines or CSV file → a seed dataset
+    evalsvc metrics (--question Q | --check C)... [--file F]   create a metrics set; its id
     evalsvc evaluate (--seed ID | --synthetic ID) ...   run an evaluation, with its progress
     evalsvc compare BASELINE CANDIDATE ...              POST /compare, as a table; a CI gate
     evalsvc report ID [--compare OTHER] [-o FILE]       the HTML report of a result or comparison
 
-The URL and key come from --url/--key or EVALSVC_URL/EVALSVC_API_KEY. Beside this module:
-pair_files.py reads and checks what push sends; tables.py and progress.py draw the tables and
-the progress bar with `rich` (the `cli` extra, imported only when a command draws); terminal.py
-makes text safe to show.
+The URL and key come from --url/--key or EVALSVC_URL/EVALSVC_API_KEY; plain http is refused
+to any host but this machine (the key would travel in clear) unless --insecure-http. Beside
+this module: pair_files.py and metrics_files.py read and check what push and metrics send;
+tables.py and progress.py draw the tables and the progress bar with `rich` (the `cli` extra,
+imported only when a command draws); terminal.py makes text safe to show. Every text the
+service gave reaches the terminal through terminal.py's filter, --json output included.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from evalsvc.identifiers import check_dataset_id, is_client_id
 from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_TEXT_CHARS
 
+from evalsvc_tools import metrics_files
 from evalsvc_tools.client import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -142,6 +146,56 @@ def push(args: argparse.Namespace) -> int:
     written = answer.get("id", dataset_id) if isinstance(answer, dict) else dataset_id
     written = terminal_safe(str(written))
     print(f"wrote {len(pairs):,} pairs to seed dataset {written} (it holds exactly these now)")
+    return 0
+
+
+# ---- metrics -----------------------------------------------------------------------------------
+
+
+def _where_rejected(said: str, definitions: list[metrics_files.Definition]) -> str:
+    """The service names a definition it refuses by its index (`metrics[2]: ...`): name it by
+    where it came from instead (a file's line, or the flag)."""
+    match = re.match(r"metrics\[(\d+)\]:?\s*(.*)", said, re.DOTALL)
+    if match is None or int(match.group(1)) >= len(definitions):
+        return said
+    return f"{definitions[int(match.group(1))].where}: {match.group(2)}"
+
+
+@user_command
+def metrics(args: argparse.Namespace) -> int:
+    """Create a metrics set (POST /specify_questions) from --file, then --question/--check in
+    the order given; the id alone on stdout, the metrics by index on stderr."""
+    definitions: list[metrics_files.Definition] = []
+    problems: list[str] = []
+    if args.file is not None:
+        definitions, problems = metrics_files.from_file(args.file)
+    definitions += metrics_files.from_flags(args.definitions or [])
+    try:
+        metrics_files.check(definitions, problems)
+    except metrics_files.BadDefinitions as exc:
+        _problems(exc.problems)
+        raise
+    client = _client(args)
+    try:
+        answer = client.request(
+            "POST", "/specify_questions", {"metrics": [d.text for d in definitions]}
+        ).json()
+    except HttpError as exc:
+        if exc.status != 400:
+            raise
+        raise ClientError(f"HTTP 400: {_where_rejected(exc.said, definitions)}") from None
+    metrics_id = answer.get("metrics_id") if isinstance(answer, dict) else None
+    if not isinstance(metrics_id, str) or not is_client_id(metrics_id):
+        raise ClientError("POST /specify_questions answered without a metrics_id")
+    if args.json:
+        print(terminal_json(answer))
+        return 0
+    created = answer.get("definitions")
+    shown = created if isinstance(created, list) else [d.text for d in definitions]
+    print(f"created metrics set {metrics_id} with {len(shown)} metrics:", file=sys.stderr)
+    for index, definition in enumerate(shown):
+        print(f"  {index}  {cut(str(definition), 100)}", file=sys.stderr)
+    print(metrics_id)
     return 0
 
 
