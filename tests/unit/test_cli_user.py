@@ -923,6 +923,7 @@ def test_evaluate_queues_follows_progress_and_prints_a_table(
     # Off a terminal: plain lines at each tenth, no escape codes.
     assert err.splitlines() == [
         "evaluation ev_1: 0/10 pairs (0%)",
+        "evaluation ev_1 of dataset faq uses metrics set m_1 (2 metrics)",  # the first answer's
         "evaluation ev_1: 3/10 pairs (30%)",
         "evaluation ev_1: 7/10 pairs (70%)",
         "evaluation ev_1: 10/10 pairs (100%)",
@@ -967,11 +968,12 @@ def test_an_evaluation_answered_at_once_is_read_and_shown(
     service.on("POST", "/v1/evaluate", as_json(200, v1))
     service.on("GET", "/v1/evaluation/ev_1", as_json(200, result()))
 
-    assert run(service, "evaluate", "--seed", "faq") == 0
+    assert run(service, "evaluate", "--seed", "faq", "--metrics", "m_1") == 0
 
     assert [s.method for s in service.seen] == ["POST", "GET"]
     out, err = capsys.readouterr()
-    assert "4.20" in out and err == ""
+    assert "4.20" in out
+    assert err == "evaluation ev_1 of dataset faq uses metrics set m_1 (2 metrics)\n"
 
 
 def test_a_plain_503_naming_the_result_is_followed(
@@ -1014,6 +1016,131 @@ def test_evaluate_needs_one_dataset(capsys: pytest.CaptureFixture[str]) -> None:
     assert caught.value.code == 2
     with pytest.raises(SystemExit):
         main(["evaluate", "--seed", "a", "--latest-n", "0"])
+
+
+def test_evaluate_without_metrics_warns_naming_the_latest_set_it_took(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on(
+        "GET",
+        "/v1/evaluation/ev_1",
+        as_json(200, result(status="running", pairs_done=5)),
+        as_json(200, result()),
+    )
+
+    assert run(service, "evaluate", "--seed", "faq", "--json") == 0
+
+    assert "metrics_id" not in service.seen[0].json()
+    out, err = capsys.readouterr()
+    assert json.loads(out)["metrics_id"] == "m_1"
+    warnings = [line for line in err.splitlines() if "metrics" in line]
+    assert warnings == [
+        "evalsvc: warning: no --metrics given, so evaluation ev_1 of dataset faq uses the "
+        "tenant's latest metrics set m_1 (2 metrics); pass --metrics ID to choose the set "
+        "(evalsvc metrics creates one)"
+    ]
+
+
+def test_evaluate_with_metrics_names_the_set_without_a_warning(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, result()))
+
+    assert run(service, "evaluate", "--seed", "faq", "--metrics", "latest", "--json") == 0
+
+    assert service.seen[0].json()["metrics_id"] == "latest"
+    err = capsys.readouterr().err
+    assert "evaluation ev_1 of dataset faq uses metrics set m_1 (2 metrics)" in err
+    assert "warning" not in err
+
+
+def test_evaluate_with_no_metrics_set_says_how_to_create_one(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = "there is no metrics set yet: create one with POST /specify_questions {...}"
+    service.on("POST", "/v1/evaluate", as_json(404, {"error": said}))
+
+    assert run(service, "evaluate", "--seed", "faq") == 1
+    assert capsys.readouterr().err == (
+        f"evalsvc: HTTP 404: {said}; from the command line: evalsvc metrics --check non_empty "
+        "--question 'Is the answer polite?'\n"
+    )
+
+
+class Answers:
+    """GET /evaluation/{id} as `follow` reads it: running `running` times (each answer with
+    the Retry-After given for it, if any), then complete."""
+
+    def __init__(self, running: int, retry_after: dict[int, float] | None = None) -> None:
+        self.running = running
+        self.retry_after = retry_after or {}
+        self.asked = 0
+
+    def request(self, method: str, path: str) -> Any:
+        self.asked += 1
+        status = "running" if self.asked <= self.running else "complete"
+        answer = {"status": status, "pairs_done": self.asked, "pairs_total": self.running + 1}
+        retry_after = self.retry_after.get(self.asked)
+
+        class Answer:
+            def json(self) -> Any:
+                return answer
+
+        response = Answer()
+        response.retry_after = retry_after  # type: ignore[attr-defined]
+        return response
+
+
+class Quiet:
+    def update(self, done: int, total: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_following_asks_again_soon_then_backs_off_to_the_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr(user_commands.time, "sleep", pauses.append)
+    answers = Answers(running=6)
+
+    body = user_commands.follow(answers, "ev_1", Quiet(), 1.0)  # type: ignore[arg-type]
+
+    assert body["status"] == "complete" and answers.asked == 7
+    assert pauses == [0.2, 0.4, 0.8, 1.0, 1.0, 1.0]
+
+
+def test_following_honours_retry_after_and_a_shorter_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr(user_commands.time, "sleep", pauses.append)
+
+    user_commands.follow(Answers(3, {2: 7.0, 3: 500.0}), "ev_1", Quiet(), 5.0)  # type: ignore[arg-type]
+    user_commands.follow(Answers(2), "ev_1", Quiet(), 0.05)  # type: ignore[arg-type]
+
+    assert pauses == [0.2, 7.0, user_commands.MAX_RETRY_SECONDS, 0.05, 0.05]
+
+
+def test_following_gives_each_answer_to_the_caller_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(user_commands.time, "sleep", lambda seconds: None)
+    seen: list[int] = []
+
+    user_commands.follow(
+        Answers(2),  # type: ignore[arg-type]
+        "ev_1",
+        Quiet(),
+        1.0,
+        lambda body: seen.append(body["pairs_done"]),
+    )
+
+    assert seen == [1, 2, 3]
 
 
 # ---- compare -----------------------------------------------------------------------------------

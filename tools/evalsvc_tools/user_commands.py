@@ -65,7 +65,9 @@ MAX_POLL_FAILURES = 5
 Command = Callable[[argparse.Namespace], int]
 
 
-# The shortest pause between two reads of a running evaluation, whatever Retry-After says.
+# The shortest pause between two reads of a running evaluation, whatever Retry-After says,
+# and the first: a small evaluation is often done by then. Each pause after it doubles, up to
+# EVALSVC_POLL_SECONDS.
 MIN_POLL_SECONDS = 0.2
 # A comparison or report (which change nothing) is asked this many times in all while the
 # service says to retry: a 503 (busy: out of its time, or storage), a 429 with Retry-After, a
@@ -225,12 +227,19 @@ def retry_pause(retry_after: float | None, backoff: float) -> float:
 
 
 def follow(
-    client: Client, results_id: str, display: ProgressDisplay, interval: float
+    client: Client,
+    results_id: str,
+    display: ProgressDisplay,
+    interval: float,
+    on_answer: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """GET /evaluation/{id} until it is no longer running; its last answer. Throttling, a
-    gateway's 5xx or a dropped connection are asked again (honouring Retry-After), up to
-    MAX_POLL_FAILURES times in a row."""
+    """GET /evaluation/{id} until it is no longer running; its last answer (each answer is
+    given to `on_answer` first). The first read is at once, the next MIN_POLL_SECONDS later,
+    each pause after it twice the last, up to `interval`; a Retry-After is honoured instead.
+    Throttling, a gateway's 5xx or a dropped connection are asked again (honouring
+    Retry-After), up to MAX_POLL_FAILURES times in a row."""
     failures = 0
+    pause = min(MIN_POLL_SECONDS, interval)
     while True:
         try:
             response = client.request("GET", f"/evaluation/{segment(results_id)}")
@@ -246,11 +255,14 @@ def follow(
         body = response.json()
         if not isinstance(body, dict):
             raise ClientError(f"GET /evaluation/{results_id} did not answer with an object")
+        if on_answer is not None:
+            on_answer(body)
         display.update(_count(body, "pairs_done"), _count(body, "pairs_total"))
         if body.get("status", "complete") != "running":
             return body
-        pause = response.retry_after
-        time.sleep(max(MIN_POLL_SECONDS, min(pause, 60.0)) if pause is not None else interval)
+        said = response.retry_after
+        time.sleep(max(MIN_POLL_SECONDS, retry_pause(said, 0.0)) if said is not None else pause)
+        pause = min(2 * pause, interval)
 
 
 def _results_id(body: Any, status: int) -> str:
@@ -284,6 +296,39 @@ def _evaluate_body(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
+class MetricsNamer:
+    """Says once, on stderr, which metrics set an evaluation scores with, from the first
+    answer that names it: a warning when the command did not choose it (--metrics absent),
+    since then the service took the tenant's latest set, whichever that is now."""
+
+    def __init__(self, results_id: str, chosen: str | None) -> None:
+        self.results_id = results_id
+        self.chosen = chosen
+        self.said = False
+
+    def __call__(self, body: dict[str, Any]) -> None:
+        metrics_id = body.get("metrics_id")
+        if self.said or not isinstance(metrics_id, str) or not metrics_id:
+            return
+        self.said = True
+        definitions = body.get("metrics_definitions")
+        count = len(definitions) if isinstance(definitions, list) else 0
+        named = f"metrics set {cut(metrics_id, 128)} ({count} metric{'s' if count != 1 else ''})"
+        dataset = cut(str(body.get("dataset_id")), 128)
+        if self.chosen is None:
+            print(
+                f"evalsvc: warning: no --metrics given, so evaluation {self.results_id} of "
+                f"dataset {dataset} uses the tenant's latest {named}; pass --metrics ID to "
+                "choose the set (evalsvc metrics creates one)",
+                file=sys.stderr,
+            )
+        else:
+            print(
+                f"evaluation {self.results_id} of dataset {dataset} uses {named}",
+                file=sys.stderr,
+            )
+
+
 @user_command
 def evaluate(args: argparse.Namespace) -> int:
     client = _client(args)
@@ -296,6 +341,11 @@ def evaluate(args: argparse.Namespace) -> int:
         )
         body, status = answer.json(), answer.status
     except HttpError as exc:
+        if exc.status == 404 and args.metrics is None and "no metrics set" in exc.said:
+            raise ClientError(
+                f"{exc.message}; from the command line: evalsvc metrics --check non_empty "
+                "--question 'Is the answer polite?'"
+            ) from None
         # Were respond-async not honoured (a proxy dropping Prefer), a plain request that
         # outlives its wait answers 503 with the result to follow in Location.
         queued = _location_id(exc.location) if exc.status == 503 else None
@@ -303,6 +353,7 @@ def evaluate(args: argparse.Namespace) -> int:
             raise
         body, status = {"eval_results_id": queued, "status": "running"}, exc.status
     results_id = _results_id(body, status)
+    name_metrics = MetricsNamer(results_id, args.metrics)
     try:
         if status in (202, 503) or body.get("status") == "running":
             display: ProgressDisplay = (
@@ -310,13 +361,15 @@ def evaluate(args: argparse.Namespace) -> int:
             )
             try:
                 display.update(_count(body, "pairs_done"), _count(body, "pairs_total"))
-                result = follow(client, results_id, display, interval)
+                result = follow(client, results_id, display, interval, name_metrics)
             finally:
                 display.close()
         else:
             # Done inside the request (a v1 body, or a finished job's status): read it as a
             # result, the shape --json prints whichever way the run went.
             result = client.request("GET", f"/evaluation/{segment(results_id)}").json()
+            if isinstance(result, dict):
+                name_metrics(result)
     except KeyboardInterrupt:
         raise ClientError(
             f"interrupted; evaluation {results_id} goes on in the service "
