@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import pty
 import re
 import socket
 import subprocess
@@ -1351,6 +1353,76 @@ def test_a_report_goes_to_stdout_with_a_dash(
     service.on("GET", "/v1/evaluation/ev_1/report", (200, {"Content-Type": "text/html"}, HTML))
     assert run(service, "report", "ev_1", "-o", "-") == 0
     assert capsysbinary.readouterr().out == HTML
+
+
+def report_on_a_terminal(service: Scripted, *args: str) -> tuple[int, str]:
+    """`evalsvc report ... -o -` in a subprocess whose stdout is a terminal: its exit code and
+    what reached the terminal (stderr goes there too)."""
+    master, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evalsvc_tools.cli", "report", *args, "-o", "-"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "EVALSVC_URL": service.url, "EVALSVC_API_KEY": KEY},
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    received = bytearray()
+    try:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the process has gone, and the terminal with it
+                break
+            if not chunk:
+                break
+            received += chunk
+        code = process.wait(timeout=60)
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+    return code, received.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+HOSTILE_PAGE = (
+    "<!DOCTYPE html><title>r</title><p>\x1b[2J\x1b]0;owned\x07\x1b]8;;https://evil.example"
+    "\x1b\\link\u202eé</p>\n"
+).encode()
+
+
+def test_a_report_to_a_terminal_is_refused_unless_forced_then_shown_not_obeyed(
+    service: Scripted,
+) -> None:
+    service.on(
+        "GET", "/v1/evaluation/ev_1/report", (200, {"Content-Type": "text/html"}, HOSTILE_PAGE)
+    )
+
+    refused, said = report_on_a_terminal(service, "ev_1")
+    assert refused == 2
+    assert service.seen == []  # refused before asking
+    assert said.startswith("evalsvc: -o - would write the HTML report to this terminal")
+    assert "save it (-o FILE), pipe it (| less), or pass --force" in said
+
+    forced, shown = report_on_a_terminal(service, "ev_1", "--force")
+    assert forced == 0
+    assert len(service.seen) == 1
+    assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
+    assert shown == (
+        "<!DOCTYPE html><title>r</title><p>\ufffd[2J\ufffd]0;owned\ufffd\ufffd]8;;"
+        "https://evil.example\ufffd\\link\ufffdé</p>\n"
+    )
+
+
+def test_a_report_piped_is_written_as_it_is(
+    service: Scripted, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    service.on(
+        "GET", "/v1/evaluation/ev_1/report", (200, {"Content-Type": "text/html"}, HOSTILE_PAGE)
+    )
+    assert run(service, "report", "ev_1", "-o", "-", "--force") == 0
+    assert capsysbinary.readouterr().out == HOSTILE_PAGE
 
 
 def test_a_report_that_is_not_html_or_not_found_is_an_error(

@@ -450,8 +450,14 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         metavar="FILE",
-        help="where to save the HTML (- for stdout); default report-ID.html or "
-        "compare-ID-OTHER.html",
+        help="where to save the HTML (- for stdout: refused when that is a terminal, unless "
+        "--force); default report-ID.html or compare-ID-OTHER.html",
+    )
+    report.add_argument(
+        "--force",
+        action="store_true",
+        help="with -o - on a terminal: write the page there anyway, its control characters "
+        "replaced (shown, not obeyed)",
     )
     _add_service_flags(report)
     report.set_defaults(run=user_commands.report)

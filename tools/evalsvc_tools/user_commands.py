@@ -485,8 +485,19 @@ def _write_atomically(path: Path, content: bytes) -> None:
         raise
 
 
+REPORT_ON_TERMINAL = (
+    "-o - would write the HTML report to this terminal, and the page holds the datasets' and "
+    "judges' text as it is, control characters included, which a terminal obeys (clearing the "
+    "screen, setting its title, making links): save it (-o FILE), pipe it (| less), or pass "
+    "--force to write it here with those characters replaced"
+)
+
+
 @user_command
 def report(args: argparse.Namespace) -> int:
+    on_terminal = args.output == "-" and sys.stdout.isatty()
+    if on_terminal and not args.force:
+        raise ClientError(REPORT_ON_TERMINAL, EXIT_USAGE)
     client = _client(args)
     if args.compare is None:
         path = f"/evaluation/{segment(args.id)}/report"
@@ -501,7 +512,11 @@ def report(args: argparse.Namespace) -> int:
     if kind != "text/html":
         raise ClientError(f"GET {path} answered {kind or 'no Content-Type'}, not an HTML page")
     if args.output == "-":
-        sys.stdout.buffer.write(answer.body)
+        # To a pipe or a file the page as it is; to a terminal (--force) shown, never obeyed.
+        page = answer.body
+        if on_terminal:
+            page = terminal_safe(page.decode("utf-8", "replace")).encode("utf-8")
+        sys.stdout.buffer.write(page)
         sys.stdout.flush()
         return 0
     target = Path(args.output or default)
