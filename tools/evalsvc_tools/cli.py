@@ -274,7 +274,11 @@ def _add_target_flags(parser: argparse.ArgumentParser) -> None:
 
 def _add_service_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("service")
-    group.add_argument("--url", help="the API's base URL, ending in /v1 (default: $EVALSVC_URL)")
+    group.add_argument(
+        "--url",
+        help="the API's base URL, ending in /v1 (default: $EVALSVC_URL): https, or plain http "
+        "to this machine only",
+    )
     group.add_argument(
         "--key",
         help="an API key (default: $EVALSVC_API_KEY, which keeps it out of the process list)",
