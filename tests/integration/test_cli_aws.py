@@ -109,3 +109,26 @@ def test_synthetic_import_reports_a_bad_line(tables: dict[str, str], tmp_path, c
 
     assert main(["synthetic", "import", str(path), "--tenant", "acme"]) == 2
     assert "rows.jsonl:2: 'output' must be a string" in capsys.readouterr().err
+
+
+def test_key_owner_names_reach_the_terminal_as_text(
+    tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile_user = "ann\x1b]0;owned\x07\x1b[2J\u202eevil"
+    hostile_email = "a\x9b31m@acme.test"
+    assert (
+        main(
+            ["keys", "create", "--tenant", "acme", "--user", hostile_user, "--email", hostile_email]
+        )
+        == 0
+    )
+    created = capsys.readouterr().out
+    key_id = created.splitlines()[0].split()[2]
+    assert main(["keys", "list", "--tenant", "acme"]) == 0
+    listing = capsys.readouterr().out
+    assert main(["keys", "revoke", key_id]) == 0
+    revoked = capsys.readouterr().out
+
+    for shown in (created, listing, revoked):
+        assert "ann" in shown
+        assert not any(c in shown for c in "\x1b\x07\x9b\u202e")

@@ -138,8 +138,8 @@ def _keys_create(args: argparse.Namespace) -> int:
 
     with _target(args):
         key, record = api_keys.create_key(args.tenant, args.user, args.email)
-    owner = f"{record.user} <{record.user_email}>"
-    print(f"created key {record.key_id} for {owner} in tenant {record.tenant}")
+    owner = terminal_safe(f"{record.user} <{record.user_email}>")
+    print(f"created key {record.key_id} for {owner} in tenant {terminal_safe(record.tenant)}")
     print("store it now: it is shown once and only its hash is kept")
     print(key)
     return 0
@@ -154,7 +154,9 @@ def _keys_list(args: argparse.Namespace) -> int:
     for r in records:
         status = "revoked" if r.revoked else "active"
         created = format_ms(r.created_ms)
-        print(f"{r.key_id:<14}{r.tenant:<20}{r.user:<20}{r.user_email:<32}{created:<26}{status}")
+        # Names and emails were typed by whoever created the key: shown, never obeyed.
+        tenant, user, email = (terminal_safe(t) for t in (r.tenant, r.user, r.user_email))
+        print(f"{r.key_id:<14}{tenant:<20}{user:<20}{email:<32}{created:<26}{status}")
     return 0
 
 
@@ -163,7 +165,8 @@ def _keys_revoke(args: argparse.Namespace) -> int:
 
     with _target(args):
         record = api_keys.revoke_key(args.key)
-    print(f"revoked key {record.key_id} of {record.user} in tenant {record.tenant}")
+    user, tenant = terminal_safe(record.user), terminal_safe(record.tenant)
+    print(f"revoked key {record.key_id} of {user} in tenant {tenant}")
     return 0
 
 
