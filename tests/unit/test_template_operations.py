@@ -353,6 +353,12 @@ def test_the_default_monthly_limit_and_the_running_jobs_cap_reach_the_functions_
         assert cap == (
             {"Ref": "MaxRunningJobsPerTenant"} if name in STARTS_OR_ENDS_JOBS else None
         ), name
+    # the operator's CLI reads the default from the stack's outputs (an output cannot be empty)
+    output = template["Outputs"]["DefaultMonthlyLimitUsd"]
+    assert output["Value"] == {"Ref": "DefaultMonthlyLimitUsd"}
+    assert template["Conditions"][output["Condition"]] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "DefaultMonthlyLimitUsd"}, ""]}]
+    }
     pattern = re.compile(template["Parameters"]["DefaultMonthlyLimitUsd"]["AllowedPattern"])
     assert all(pattern.fullmatch(value) for value in ("", "100", "12.50"))
     assert not any(pattern.fullmatch(value) for value in ("-1", "ten", "1e3"))
