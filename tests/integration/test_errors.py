@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.integration.conftest import Tenant
+from tests.lambda_support import LambdaContext
 
 
 def assert_error(response, status: int, contains: str = "") -> None:  # type: ignore[no-untyped-def]
@@ -223,3 +224,30 @@ def test_unexpected_failure_is_500_without_details(
 
     assert_error(response, 500, "internal error (request id")
     assert "secret" not in response.text
+
+
+@pytest.mark.parametrize("path", ["/v1/data/seed/ds/", "/v1/evaluation/ev_x/", "/v1/usage/"])
+def test_a_trailing_slash_is_a_404_not_a_redirect_to_the_host_header(
+    seeded: Tenant, path: str
+) -> None:
+    headers = {**seeded.headers, "Host": "evil.example"}
+
+    response = seeded.http.get(path, headers=headers, follow_redirects=False)
+
+    assert_error(response, 404, f"no route GET {path}")
+    assert "location" not in response.headers
+    assert "evil.example" not in response.text
+
+
+def test_a_function_answers_a_trailing_slash_with_a_404_not_a_redirect(event_key: str) -> None:
+    from tests.lambda_support import handler_of, load_event, with_header
+
+    event = with_header(load_event("get_seed_dataset"), "Host", "evil.example")
+    event["path"] = "/data/seed/support-faq/"
+
+    response = handler_of("get_seed_dataset")(event, LambdaContext())
+
+    assert response["statusCode"] == 404
+    assert "location" not in {k.lower() for k in (response.get("headers") or {})}
+    assert "location" not in {k.lower() for k in (response.get("multiValueHeaders") or {})}
+    assert "evil.example" not in json.dumps(response)
