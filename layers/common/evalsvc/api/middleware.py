@@ -5,22 +5,29 @@ from __future__ import annotations
 
 import json
 
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evalsvc.models.common import MAX_BODY_BYTES
 
+TOO_LARGE = (
+    f"request body is larger than {MAX_BODY_BYTES:,} bytes (4.4 MB, what one request carries "
+    "through the gateway); split it"
+)
 
-class BodyTooLarge(Exception):
-    pass
+
+class BodyTooLarge(HTTPException):
+    """The body passed the limit as it streamed in (no Content-Length said so before). Raised
+    from inside the app, where the route reads the body: an HTTPException, so FastAPI passes it
+    on instead of calling it "an error parsing the body", and the app's error handler answers
+    the same 413 as for a declared length."""
+
+    def __init__(self) -> None:
+        super().__init__(status_code=413, detail=TOO_LARGE)
 
 
 async def _send_too_large(send: Send) -> None:
-    body = json.dumps(
-        {
-            "error": f"request body is larger than {MAX_BODY_BYTES:,} bytes (4.4 MB, what one "
-            "request carries through the gateway); split it"
-        }
-    ).encode()
+    body = json.dumps({"error": TOO_LARGE}).encode()
     await send(
         {
             "type": "http.response.start",
