@@ -43,6 +43,7 @@ MAX_WORK_SECONDS = 900.0
 METRICS_NAMESPACE = "EvalService"
 
 
+# ASCII digits only (\d would take other scripts' digits).
 _MONTH = re.compile(r"\A[0-9]{4}-(0[1-9]|1[0-2])\Z")
 
 
@@ -237,9 +238,14 @@ def month_usage(tenant: str, month: str | None) -> MonthUsageOut:
     """The tenant's figures for `month` (YYYY-MM, UTC; None: this month)."""
     if month is None:
         month = this_month()
-    elif not _MONTH.match(month) or month < "2000-01":
+    elif not _MONTH.match(month):
         shown = month if len(month) <= 20 else month[:17] + "..."
-        raise InvalidInput(f"month {shown!r} is not a month: give it as YYYY-MM, e.g. 2026-11")
+        raise InvalidInput(
+            f"month {shown!r} is not a month: give it as YYYY-MM (a four-digit year and a "
+            "two-digit month 01-12), e.g. 2026-11"
+        )
+    # Any month can be asked for: one before the tenant's first spending, or still to come,
+    # has nothing stored and answers zeros.
     limit, stored = ledger.limit_and_month(tenant, month)
     now = time.time()
     # Work that died is charged in full when its reservation expires: counted as spent from
