@@ -26,6 +26,9 @@ class Settings(BaseModel):
     llm: str = ""
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: SecretStr = SecretStr("")
+    # The Secrets Manager secret (ARN or name) holding the OpenAI key, deployed; when set, the
+    # key is read from it (scoring/llm/credentials.py) and OPENAI_API_KEY is not used.
+    openai_api_key_secret_arn: str = ""
     judge_concurrency: int = 16
     judge_max_attempts: int = 4
     judge_timeout_seconds: float = 30.0
@@ -99,6 +102,7 @@ class Settings(BaseModel):
             ("llm", "EVALSVC_LLM"),
             ("openai_base_url", "OPENAI_BASE_URL"),
             ("openai_api_key", "OPENAI_API_KEY"),
+            ("openai_api_key_secret_arn", "OPENAI_API_KEY_SECRET_ARN"),
             ("judge_concurrency", "JUDGE_CONCURRENCY"),
             ("judge_max_attempts", "JUDGE_MAX_ATTEMPTS"),
             ("judge_timeout_seconds", "JUDGE_TIMEOUT_SECONDS"),

@@ -1,5 +1,6 @@
 """The OpenAI-compatible transport: chat completions over http.client (OpenAI, vLLM and Ollama
-all speak it), with `OPENAI_BASE_URL` and `OPENAI_API_KEY`."""
+all speak it), with `OPENAI_BASE_URL` and the key credentials.py gives (`OPENAI_API_KEY`, or
+the secret `OPENAI_API_KEY_SECRET_ARN` names), read as each call is made."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import math
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,9 +30,17 @@ MAX_ANSWER_BYTES = 4 * 1024 * 1024
 
 class OpenAIProvider:
     """`POST {base_url}/chat/completions` with a JSON-schema response format, temperature 0.
-    Connections are kept alive, one per worker thread, with TCP_NODELAY."""
+    Connections are kept alive, one per worker thread, with TCP_NODELAY. `api_key` is the key,
+    or what gives it when a call is made (a secret is read then, not before); `key_setting`
+    is the setting a refusal of the key names."""
 
-    def __init__(self, model: str, base_url: str, api_key: str) -> None:
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        api_key: str | Callable[[], str],
+        key_setting: str = "OPENAI_API_KEY",
+    ) -> None:
         self.name = f"openai:{model}"
         self.model = model
         parts = urlsplit(base_url.rstrip("/"))
@@ -40,7 +50,8 @@ class OpenAIProvider:
         self._host = parts.hostname
         self._port = parts.port
         self._path = f"{parts.path}/chat/completions"
-        self._api_key = api_key
+        self._api_key: Callable[[], str] = api_key if callable(api_key) else _fixed(api_key)
+        self._key_setting = key_setting
         self._local = threading.local()
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
@@ -63,8 +74,9 @@ class OpenAIProvider:
 
     def _post(self, payload: dict[str, Any], timeout: float) -> tuple[int, bytes, float | None]:
         headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
+        api_key = self._api_key()
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
         body = json.dumps(payload).encode()
         connection: http.client.HTTPConnection | None = None
         sent = False
@@ -116,7 +128,7 @@ class OpenAIProvider:
             raise RetryableError(f"the LLM answered HTTP {status}", retry_after=wait)
         if status in (401, 403):
             raise ProviderUnavailable(
-                f"the LLM refused the credentials (HTTP {status}); check OPENAI_API_KEY"
+                f"the LLM refused the credentials (HTTP {status}); check {self._key_setting}"
             )
         if status != 200:
             detail = raw[:200].decode(errors="replace")
@@ -136,6 +148,10 @@ class OpenAIProvider:
         if not isinstance(content, str):
             raise InvalidAnswer("the message content is not text", tokens)
         return Answer(json_objects(content), tokens)
+
+
+def _fixed(api_key: str) -> Callable[[], str]:
+    return lambda: api_key
 
 
 def retry_after(headers: Any) -> float | None:
