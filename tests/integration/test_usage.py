@@ -361,6 +361,7 @@ def test_the_month_adds_up_every_request(acme: Tenant, priced_judge: FakeJudge) 
         "output_tokens": first["output_tokens"] + questions["output_tokens"],
         "cost_usd": pytest.approx(first["cost_usd"] + questions["cost_usd"], rel=1e-9),
         "limit_usd": None,
+        "limit_is_default": False,
         "reserved_usd": 0.0,
     }
     assert acme.get("/usage", params={"month": "2001-01"}).json()["llm_calls"] == 0
@@ -384,6 +385,7 @@ def test_any_month_before_the_first_spending_or_to_come_answers_zeros(
         "output_tokens": 0,
         "cost_usd": 0.0,
         "limit_usd": None,
+        "limit_is_default": False,
         "reserved_usd": 0.0,
     }
 

@@ -1,6 +1,7 @@
 """Runtime settings, read from the environment on first use (never at import time)."""
 
 import os
+from decimal import Decimal
 from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -36,6 +37,9 @@ class Settings(BaseModel):
     judge_cache_days: int = 30
     # Prices (USD per million tokens) over the built-in table: JSON, read by evalsvc.pricing.
     prices: str = ""
+    # The monthly LLM spending limit of a tenant that has none of its own (None: no default);
+    # `evalsvc tenants set-limit` gives a tenant its own, or the explicit choice of none.
+    default_monthly_limit_usd: Decimal | None = Field(default=None, ge=0, le=10_000_000)
     # Seconds an authenticated key stays cached in a warm process. Revocation takes effect
     # within this window.
     auth_cache_seconds: float = 60.0
@@ -109,6 +113,7 @@ class Settings(BaseModel):
             ("judge_retry_base_seconds", "JUDGE_RETRY_BASE_SECONDS"),
             ("judge_cache_days", "JUDGE_CACHE_DAYS"),
             ("prices", "EVALSVC_PRICES"),
+            ("default_monthly_limit_usd", "EVALSVC_DEFAULT_MONTHLY_LIMIT_USD"),
             ("work_queue_url", "WORK_QUEUE_URL"),
             ("sqs_endpoint_url", "SQS_ENDPOINT_URL"),
             ("dataset_shards", "EVALSVC_DATASET_SHARDS"),
