@@ -305,3 +305,49 @@ def test_no_function_imports_the_parameters_utility_before_a_call() -> None:
         "OPENAI_API_KEY_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:k",
     }
     subprocess.run([sys.executable, "-c", program], check=True, env=env, cwd=ROOT)
+
+
+def test_a_key_refused_after_a_rotation_is_read_again_at_once(
+    acme: Tenant, judge: FakeJudge, secret: str, reads: _Reads, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_secret(judge, monkeypatch, secret)
+    point_service_at({"JUDGE_CONCURRENCY": "1"}, monkeypatch)
+    seed(acme)
+    ok(acme.post("/questions", {"system_prompt": "Always say please."}))
+    # Rotated, and the old key revoked, well within the cache's age.
+    boto3.client("secretsmanager", region_name="us-east-1").put_secret_value(
+        SecretId=secret, SecretString=ROTATED
+    )
+    verdict = json.dumps({"reason": "Polite.", "score": 4})
+
+    def only_the_rotated_key(_request: dict[str, Any]) -> tuple[int, str]:
+        if judge.authorizations[-1] == f"Bearer {ROTATED}":
+            return 200, verdict
+        return 401, '{"error": "revoked"}'
+
+    judge.answer = only_the_rotated_key
+    judge.authorizations.clear()
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 200, response.text
+    assert judge.authorizations[0] == f"Bearer {KEY}"
+    assert set(judge.authorizations[1:]) == {f"Bearer {ROTATED}"}
+    assert reads.secrets == [secret, secret]
+
+
+def test_a_refused_key_the_secret_still_holds_is_a_503_after_one_fresh_read(
+    acme: Tenant, judge: FakeJudge, secret: str, reads: _Reads, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fake_judge import sequence
+
+    use_secret(judge, monkeypatch, secret)
+    seed(acme)
+    judge.answer = sequence((401, '{"error": "bad key"}'))
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 503
+    assert "OPENAI_API_KEY_SECRET_ARN" in response.json()["error"]
+    assert set(judge.authorizations) == {f"Bearer {KEY}"}
+    assert reads.secrets == [secret, secret]

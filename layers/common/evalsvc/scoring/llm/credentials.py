@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from evalsvc.errors import ProviderUnavailable
@@ -35,28 +34,54 @@ _lock = threading.Lock()
 # region -> Powertools' SecretsProvider (its cache lives with it).
 _providers: dict[str, Any] = {}
 
-KeySource = Callable[[], str]
+
+class KeySource:
+    """Gives the key when a call is made; `setting` is what a refusal of it names."""
+
+    setting = PLAIN_SETTING
+
+    def __call__(self) -> str:
+        raise NotImplementedError
+
+    def refresh(self, refused: str) -> bool:
+        """The provider refused `refused`: whether a newer key may now be had (a rotation)."""
+        return False
 
 
-def key_source(settings: Settings) -> tuple[KeySource, str]:
-    """What gives the key when a call is made, and the setting to name when it is refused. One
-    transport (one request's, one chunk's) reads the secret once, on its first call, and keeps
-    what that read gave: the key, or the failure, which its other calls then share rather than
-    each asking Secrets Manager again."""
+class PlainKey(KeySource):
+    """A key given as it is (OPENAI_API_KEY, tests)."""
+
+    def __init__(self, key: str) -> None:
+        self._key = key
+
+    def __call__(self) -> str:
+        return self._key
+
+
+def key_source(settings: Settings) -> KeySource:
+    """What gives the OpenAI key when a call is made: the secret OPENAI_API_KEY_SECRET_ARN
+    names, or OPENAI_API_KEY."""
     secret = settings.openai_api_key_secret_arn.strip()
     if secret:
-        return _SecretKey(secret, settings.region), SECRET_SETTING
-    plain = settings.openai_api_key.get_secret_value()
-    return (lambda: plain), PLAIN_SETTING
+        return SecretKey(secret, settings.region)
+    return PlainKey(settings.openai_api_key.get_secret_value())
 
 
-class _SecretKey:
+class SecretKey(KeySource):
+    """The key in a secret. One transport (one request's, one chunk's) reads it once, on its
+    first call, and keeps what that read gave, the key or the failure, for its other calls
+    rather than each asking Secrets Manager again. A key the provider refuses is read afresh
+    once (past the cache: it may have been rotated and the old one revoked)."""
+
+    setting = SECRET_SETTING
+
     def __init__(self, secret: str, region: str) -> None:
         self.secret = secret
         self.region = region
         self._lock = threading.Lock()
-        # The first read's outcome: the key, or why there is none.
+        # The latest read's outcome: the key, or why there is none.
         self._read: str | ProviderUnavailable | None = None
+        self._refreshed = False
 
     def __call__(self) -> str:
         with self._lock:
@@ -68,6 +93,20 @@ class _SecretKey:
             if isinstance(self._read, ProviderUnavailable):
                 raise ProviderUnavailable(self._read.message)
             return self._read
+
+    def refresh(self, refused: str) -> bool:
+        with self._lock:
+            if self._read != refused:
+                # Another call read a newer key meanwhile.
+                return isinstance(self._read, str)
+            if self._refreshed:
+                return False
+            self._refreshed = True
+            try:
+                self._read = secret_key(self.secret, self.region, fresh=True)
+            except ProviderUnavailable:
+                return False
+            return self._read != refused
 
 
 def _secrets(region: str) -> Any:
@@ -81,15 +120,15 @@ def _secrets(region: str) -> Any:
     return provider
 
 
-def secret_key(secret: str, region: str) -> str:
-    """The key the secret holds (cached for SECRET_MAX_AGE_SECONDS); ProviderUnavailable when
-    it cannot be read or holds no key."""
+def secret_key(secret: str, region: str, *, fresh: bool = False) -> str:
+    """The key the secret holds (cached for SECRET_MAX_AGE_SECONDS; `fresh`: read past the
+    cache); ProviderUnavailable when it cannot be read or holds no key."""
     from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 
     # One read at a time: the judge's threads all wait for the first instead of each asking.
     with _lock:
         try:
-            value = _secrets(region).get(secret, max_age=SECRET_MAX_AGE_SECONDS)
+            value = _secrets(region).get(secret, max_age=SECRET_MAX_AGE_SECONDS, force_fetch=fresh)
         except GetParameterError as exc:
             reason = _reason(exc)
             logger.error(

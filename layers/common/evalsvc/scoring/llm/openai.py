@@ -11,11 +11,11 @@ import math
 import socket
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 from evalsvc.errors import ProviderUnavailable
+from evalsvc.scoring.llm.credentials import KeySource, PlainKey
 from evalsvc.scoring.llm.provider import (
     Answer,
     InvalidAnswer,
@@ -31,16 +31,9 @@ MAX_ANSWER_BYTES = 4 * 1024 * 1024
 class OpenAIProvider:
     """`POST {base_url}/chat/completions` with a JSON-schema response format, temperature 0.
     Connections are kept alive, one per worker thread, with TCP_NODELAY. `api_key` is the key,
-    or what gives it when a call is made (a secret is read then, not before); `key_setting`
-    is the setting a refusal of the key names."""
+    or what gives it when a call is made (a secret is read then, not before)."""
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str,
-        api_key: str | Callable[[], str],
-        key_setting: str = "OPENAI_API_KEY",
-    ) -> None:
+    def __init__(self, model: str, base_url: str, api_key: str | KeySource) -> None:
         self.name = f"openai:{model}"
         self.model = model
         parts = urlsplit(base_url.rstrip("/"))
@@ -50,8 +43,7 @@ class OpenAIProvider:
         self._host = parts.hostname
         self._port = parts.port
         self._path = f"{parts.path}/chat/completions"
-        self._api_key: Callable[[], str] = api_key if callable(api_key) else _fixed(api_key)
-        self._key_setting = key_setting
+        self._api_key = api_key if isinstance(api_key, KeySource) else PlainKey(api_key)
         self._local = threading.local()
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
@@ -72,9 +64,10 @@ class OpenAIProvider:
             connection.sock.settimeout(timeout)
         return connection
 
-    def _post(self, payload: dict[str, Any], timeout: float) -> tuple[int, bytes, float | None]:
+    def _post(
+        self, payload: dict[str, Any], timeout: float, api_key: str
+    ) -> tuple[int, bytes, float | None]:
         headers = {"Content-Type": "application/json"}
-        api_key = self._api_key()
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         body = json.dumps(payload).encode()
@@ -108,27 +101,29 @@ class OpenAIProvider:
         max_tokens: int,
         timeout: float,
     ) -> Answer:
-        status, raw, wait = self._post(
-            {
-                "model": self.model,
-                "temperature": 0,
-                "max_tokens": max_tokens,
-                "messages": [
-                    {"role": "system", "content": system},
-                    {"role": "user", "content": user},
-                ],
-                "response_format": {
-                    "type": "json_schema",
-                    "json_schema": {"name": schema_name, "strict": True, "schema": schema},
-                },
+        payload = {
+            "model": self.model,
+            "temperature": 0,
+            "max_tokens": max_tokens,
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": user},
+            ],
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "strict": True, "schema": schema},
             },
-            timeout,
-        )
+        }
+        api_key = self._api_key()
+        status, raw, wait = self._post(payload, timeout, api_key)
+        if status in (401, 403) and self._api_key.refresh(api_key):
+            # The key was rotated (and the old one revoked) since it was read: the new one.
+            status, raw, wait = self._post(payload, timeout, self._api_key())
         if status == 429 or status >= 500:
             raise RetryableError(f"the LLM answered HTTP {status}", retry_after=wait)
         if status in (401, 403):
             raise ProviderUnavailable(
-                f"the LLM refused the credentials (HTTP {status}); check {self._key_setting}"
+                f"the LLM refused the credentials (HTTP {status}); check {self._api_key.setting}"
             )
         if status != 200:
             detail = raw[:200].decode(errors="replace")
@@ -148,10 +143,6 @@ class OpenAIProvider:
         if not isinstance(content, str):
             raise InvalidAnswer("the message content is not text", tokens)
         return Answer(json_objects(content), tokens)
-
-
-def _fixed(api_key: str) -> Callable[[], str]:
-    return lambda: api_key
 
 
 def retry_after(headers: Any) -> float | None:

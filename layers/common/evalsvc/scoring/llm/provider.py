@@ -131,8 +131,7 @@ def provider_from_settings(settings: Settings) -> Provider | None:
         from evalsvc.scoring.llm.credentials import key_source
         from evalsvc.scoring.llm.openai import OpenAIProvider
 
-        api_key, key_setting = key_source(settings)
-        return OpenAIProvider(model, settings.openai_base_url, api_key, key_setting)
+        return OpenAIProvider(model, settings.openai_base_url, key_source(settings))
     if kind == "bedrock":
         from evalsvc.scoring.llm.bedrock import BedrockProvider
 
