@@ -225,6 +225,8 @@ def test_unexpected_failure_is_500_without_details(
 
     assert_error(response, 500, "internal error (request id")
     assert "secret" not in response.text
+    # The local server names the request by the id it answers with (and logs under).
+    assert f"(request id {response.headers['x-request-id']})" in response.json()["error"]
 
 
 @pytest.mark.parametrize("path", ["/v1/data/seed/ds/", "/v1/evaluation/ev_x/", "/v1/usage/"])
