@@ -5,7 +5,7 @@
     evalsvc keys list [--tenant T]
     evalsvc keys revoke KEY_OR_KEY_ID
     evalsvc synthetic import FILE.jsonl --tenant T [--id ID] [--system-prompt TEXT]
-    evalsvc tenants set-limit --tenant T (--monthly-usd X | --clear)
+    evalsvc tenants set-limit --tenant T (--monthly-usd X | --unlimited | --clear)
     evalsvc tenants usage --tenant T [--month YYYY-MM]
 
 Every command above but `serve` targets AWS DynamoDB (table names from --stack-name outputs, from
@@ -187,9 +187,19 @@ def _tenants_set_limit(args: argparse.Namespace) -> int:
     from evalsvc.logic import spending
 
     with _target(args):
-        spending.set_limit(args.tenant, None if args.clear else args.monthly_usd)
+        if args.clear:
+            spending.clear_limit(args.tenant)
+        elif args.unlimited:
+            spending.set_unlimited(args.tenant)
+        else:
+            spending.set_limit(args.tenant, args.monthly_usd)
     if args.clear:
-        print(f"tenant {args.tenant} has no monthly LLM limit")
+        print(
+            f"tenant {args.tenant} has no monthly LLM limit of its own: the deployment's default "
+            "applies (EVALSVC_DEFAULT_MONTHLY_LIMIT_USD; none when that is unset)"
+        )
+    elif args.unlimited:
+        print(f"tenant {args.tenant} has no monthly LLM limit, whatever the default")
     else:
         print(f"tenant {args.tenant} may spend ${args.monthly_usd} a month on LLM calls")
     return 0
@@ -346,11 +356,22 @@ def build_parser() -> argparse.ArgumentParser:
     tenants = commands.add_parser("tenants", help="tenants' LLM spending").add_subparsers(
         dest="tenants", required=True
     )
-    limit = tenants.add_parser("set-limit", help="set (or clear) a tenant's monthly LLM limit")
+    limit = tenants.add_parser(
+        "set-limit", help="set a tenant's own monthly LLM limit, none, or back to the default"
+    )
     limit.add_argument("--tenant", required=True)
     amount = limit.add_mutually_exclusive_group(required=True)
     amount.add_argument("--monthly-usd", type=_usd_amount, help="the limit, in US dollars")
-    amount.add_argument("--clear", action="store_true", help="remove the limit")
+    amount.add_argument(
+        "--unlimited",
+        action="store_true",
+        help="no limit at all, whatever the deployment's default",
+    )
+    amount.add_argument(
+        "--clear",
+        action="store_true",
+        help="remove the tenant's own limit (or --unlimited): the default applies again",
+    )
     _add_target_flags(limit)
     limit.set_defaults(run=_tenants_set_limit)
     usage = tenants.add_parser("usage", help="a tenant's LLM usage and spending in a month")
