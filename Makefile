@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
+CHECKOV_VENV := .venv-checkov
 PORT ?= 3000
 # The Lambda runtime is python3.13: `sam build` needs that interpreter on PATH.
 PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$(dirname "$$(command -v python3.13 2>/dev/null)" 2>/dev/null); do "$$d/python3.13" --version >/dev/null 2>&1 && { echo "$$d"; break; }; done)
@@ -13,7 +14,7 @@ PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$
 
 help:
 	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB and SQS, queue workers)"
-	@echo "make test   lint (ruff, mypy --strict), unit, integration, e2e, fuzz and browser tests, template checks, sam build"
+	@echo "make test   lint (ruff, mypy --strict, checkov), unit, integration, e2e, fuzz and browser tests, template checks, sam build"
 	@echo "make browser install Debian's chromium for the browser tests (tests/browser) unless it is there"
 	@echo "make bench  print the DynamoDB call counts, cold import and queued-work figures"
 	@echo "make fuzz   a longer, randomised schemathesis run (make test runs a fixed-seed one)"
@@ -38,13 +39,23 @@ $(SAM_VENV)/.installed: requirements/sam.txt
 	$(SAM_VENV)/bin/uv pip sync --quiet --python $(SAM_VENV)/bin/python requirements/sam.txt
 	touch $@
 
+# checkov (the IaC scan of template.yaml) in a venv of its own, apart from the service's and
+# the tests' dependencies, like the SAM CLI.
+$(CHECKOV_VENV)/.installed: requirements/checkov.txt
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
+	$(CHECKOV_VENV)/bin/uv pip sync --quiet --python $(CHECKOV_VENV)/bin/python requirements/checkov.txt
+	touch $@
+
 run: venv
 	$(BIN)/evalsvc serve --port $(PORT)
 
-lint: venv
+# checkov reads .checkov.yaml: the checks that do not apply, each with its reason.
+lint: venv $(CHECKOV_VENV)/.installed
 	$(BIN)/ruff check layers tools functions tests bench
 	$(BIN)/ruff format --check layers tools functions tests bench
 	$(BIN)/mypy
+	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml
 
 template-check: $(SAM_VENV)/.installed
 	$(SAM_VENV)/bin/sam validate --lint --template template.yaml --region us-east-1
@@ -121,4 +132,4 @@ lock: venv
 		--no-header --no-annotate -o layers/common/requirements.txt
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .aws-sam .pytest_cache

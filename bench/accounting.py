@@ -153,7 +153,7 @@ def main() -> None:
             print(f"  reading the complete result: accounting {shown(extra)}; the rest: {other}")
 
         print(f"\na queued evaluation ({args.chunk_calls} judge calls a chunk)")
-        spending.set_limit("bench", None)
+        spending.clear_limit("bench")
         print(" no monthly limit:")
         queued("queued-a")
         spending.set_limit("bench", Decimal(1000))

@@ -122,7 +122,7 @@ def main() -> None:
         # by keys first, then (the selection fits) scored inside the request.
         apply_environment({"EVALSVC_INLINE_MAX_JUDGE_CALLS": "100"})
         counter = CallCounter()  # on the client made afresh for the new settings
-        spending.set_limit(IDENTITY.tenant, None)
+        spending.clear_limit(IDENTITY.tenant)
         seed("labelled", args.large, labelled=args.small)
         query = PairQuery(pair_labels=["pick"])
         counter.take()

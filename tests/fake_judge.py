@@ -100,6 +100,8 @@ class FakeJudge:
         # Every reply's `usage`, in order.
         self.reported: list[dict[str, int]] = []
         self.requests: list[dict[str, Any]] = []
+        # The Authorization header of every request, in order (None: none was sent).
+        self.authorizations: list[str | None] = []
         self.request_times: list[float] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -145,6 +147,7 @@ class FakeJudge:
                     if judge.first_request_at is None:
                         judge.first_request_at = time.perf_counter()
                     judge.requests.append(body)
+                    judge.authorizations.append(self.headers.get("Authorization"))
                     judge.request_times.append(time.monotonic())
                     judge.in_flight += 1
                     judge.max_in_flight = max(judge.max_in_flight, judge.in_flight)

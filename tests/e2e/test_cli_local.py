@@ -264,6 +264,39 @@ def test_evaluate_off_a_terminal_prints_plain_progress_lines(
     assert "check:max_words:2" in done.stdout and "1.00" in done.stdout
 
 
+def test_metrics_creates_the_set_evaluate_then_takes_by_default_with_a_warning(
+    cli_server: LocalServer, tmp_path: Path
+) -> None:
+    rows = [{"id": f"p{k}", "input": "q", "output": "a b c" if k % 2 else "a"} for k in range(4)]
+    path = jsonl(tmp_path / "m.jsonl", rows)
+    assert evalsvc(cli_server, "push", str(path), "--seed", "cli-metrics").returncode == 0
+    definitions = tmp_path / "metrics.txt"
+    definitions.write_text("# short answers\ncheck:max_words:2\n", "utf-8")
+
+    made = evalsvc(cli_server, "metrics", "--file", str(definitions), "--check", "non_empty")
+    bad = evalsvc(cli_server, "metrics", "--check", "max_words:lots")
+    done = evalsvc(cli_server, "evaluate", "--seed", "cli-metrics", "--json")
+
+    assert made.returncode == 0, made.stderr
+    metrics_id = made.stdout.strip()
+    assert re.fullmatch(r"m_\w+", metrics_id)
+    assert made.stderr.splitlines()[1:] == ["  0  check:max_words:2", "  1  check:non_empty"]
+    listed = requests.get(f"{cli_server.base_url}/list_questions", headers=HEADERS, timeout=30)
+    assert listed.json()["metrics"][metrics_id]["definitions"] == [
+        "check:max_words:2",
+        "check:non_empty",
+    ]
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("evalsvc: HTTP 400: --check 1: ")
+    assert done.returncode == 0, done.stderr
+    evaluated = json.loads(done.stdout)
+    assert evaluated["metrics_id"] == metrics_id
+    assert (
+        f"evalsvc: warning: no --metrics given, so evaluation {evaluated['results_id']} of "
+        f"dataset cli-metrics uses the tenant's latest metrics set {metrics_id} (2 metrics)"
+    ) in done.stderr
+
+
 @pytest.fixture(scope="module")
 def three_runs(cli_server: LocalServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """v1: short answers; v2: the same questions, longer answers that say please (max_words
@@ -371,6 +404,7 @@ def test_errors_print_the_service_message_and_no_traceback(cli_server: LocalServ
         cli_server, "evaluate", "--seed", "x", EVALSVC_URL=f"http://127.0.0.1:{free_port()}/v1"
     )
     no_url = evalsvc(cli_server, "push", "x.jsonl", "--seed", "x", EVALSVC_URL="")
+    in_clear = evalsvc(cli_server, "compare", "a", "b", EVALSVC_URL="http://api.example.com/v1")
 
     assert wrong_key.returncode == 1
     assert wrong_key.stderr.startswith("evalsvc: HTTP 401: ")
@@ -380,7 +414,8 @@ def test_errors_print_the_service_message_and_no_traceback(cli_server: LocalServ
     assert nobody.returncode == 1
     assert "connection refused (is the service running?)" in nobody.stderr
     assert (no_url.returncode, no_url.stderr) == (2, "evalsvc: set EVALSVC_URL or pass --url\n")
-    for done in (wrong_key, unknown, nobody, no_url):
+    assert in_clear.returncode == 2 and "the API key would travel in clear" in in_clear.stderr
+    for done in (wrong_key, unknown, nobody, no_url, in_clear):
         assert "Traceback" not in done.stderr
         assert len(done.stderr.splitlines()) == 1
         assert DEV_KEY not in done.stdout + done.stderr

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 import signal
 import threading
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 
@@ -221,3 +226,69 @@ def test_an_audit_sample_its_votes_and_the_agreement_over_http(server: LocalServ
     assert agreement["auc"] == (2 + 0.5) / 3
     pooled = requests.get(f"{base}/question/{metrics_id}/agreement", headers=headers, timeout=10)
     assert pooled.json()["metrics"][0]["votes"] == 4
+
+
+def _post_chunked(server: LocalServer, path: str, chunks: Iterator[bytes]) -> tuple[int, Any]:
+    """POST with Transfer-Encoding: chunked (no Content-Length), as a streaming client sends."""
+    parts = urlsplit(server.base_url)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=60)
+    try:
+        connection.request(
+            "POST",
+            f"{parts.path}{path}",
+            body=chunks,
+            headers={"Authorization": DEV_KEY, "Content-Type": "application/json"},
+            encode_chunked=True,
+        )
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def _body(total: int) -> Iterator[bytes]:
+    head, tail = b'{"data": [{"input": "', b'", "output": "y"}]}'
+    yield head
+    left = total - len(head) - len(tail)
+    while left > 0:
+        yield b"x" * min(64 * 1024, left)
+        left -= 64 * 1024
+    yield tail
+
+
+def test_a_chunked_body_past_the_limit_is_the_same_413_as_a_sized_one(
+    server: LocalServer,
+) -> None:
+    from evalsvc.models.common import MAX_BODY_BYTES
+
+    sized = requests.post(
+        f"{server.base_url}/data/seed/chunked",
+        data=b"".join(_body(MAX_BODY_BYTES + 1)),
+        headers={"Authorization": DEV_KEY},
+        timeout=60,
+    )
+    status, body = _post_chunked(server, "/data/seed/chunked", _body(MAX_BODY_BYTES + 1))
+
+    assert sized.status_code == 413
+    assert (status, body) == (413, sized.json())
+    assert "larger than 4,669,440 bytes" in body["error"]
+    missing = requests.get(
+        f"{server.base_url}/data/seed/chunked", headers={"Authorization": DEV_KEY}, timeout=10
+    )
+    assert missing.status_code == 404
+    # Within the limit, the same way of sending is read.
+    status, body = _post_chunked(server, "/data/seed/chunked", _body(50_000))
+    assert status == 200, body
+
+
+def test_a_trailing_slash_is_a_404_not_a_redirect_to_the_host_header(server: LocalServer) -> None:
+    response = requests.get(
+        f"{server.base_url}/data/seed/x/",
+        headers={"Authorization": DEV_KEY, "Host": "evil.example"},
+        allow_redirects=False,
+        timeout=10,
+    )
+
+    assert response.status_code == 404
+    assert "location" not in response.headers
+    assert response.json() == {"error": "no route GET /v1/data/seed/x/"}

@@ -109,3 +109,71 @@ def test_synthetic_import_reports_a_bad_line(tables: dict[str, str], tmp_path, c
 
     assert main(["synthetic", "import", str(path), "--tenant", "acme"]) == 2
     assert "rows.jsonl:2: 'output' must be a string" in capsys.readouterr().err
+
+
+def test_key_owner_names_reach_the_terminal_as_text(
+    tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile_user = "ann\x1b]0;owned\x07\x1b[2J\u202eevil"
+    hostile_email = "a\x9b31m@acme.test"
+    assert (
+        main(
+            ["keys", "create", "--tenant", "acme", "--user", hostile_user, "--email", hostile_email]
+        )
+        == 0
+    )
+    created = capsys.readouterr().out
+    key_id = created.splitlines()[0].split()[2]
+    assert main(["keys", "list", "--tenant", "acme"]) == 0
+    listing = capsys.readouterr().out
+    assert main(["keys", "revoke", key_id]) == 0
+    revoked = capsys.readouterr().out
+
+    for shown in (created, listing, revoked):
+        assert "ann" in shown
+        assert not any(c in shown for c in "\x1b\x07\x9b\u202e")
+
+
+def test_tenants_set_limit_overrides_the_default_chooses_none_or_returns_to_it(
+    tables: dict[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from decimal import Decimal
+
+    from evalsvc.storage import ledger
+
+    from tests.conftest import point_service_at
+
+    point_service_at({"EVALSVC_DEFAULT_MONTHLY_LIMIT_USD": "100"}, monkeypatch)
+
+    def limit_shown() -> tuple[object, object]:
+        capsys.readouterr()
+        assert main(["tenants", "usage", "--tenant", "acme"]) == 0
+        figures = json.loads(capsys.readouterr().out)
+        return figures["limit_usd"], figures["limit_is_default"]
+
+    assert limit_shown() == (100.0, True)
+
+    assert main(["tenants", "set-limit", "--tenant", "acme", "--monthly-usd", "5"]) == 0
+    assert "$5 a month" in capsys.readouterr().out
+    assert ledger.limit_of("acme") == ledger.OwnLimit(Decimal(5))
+    assert limit_shown() == (5.0, False)
+
+    assert main(["tenants", "set-limit", "--tenant", "acme", "--unlimited"]) == 0
+    assert "no monthly LLM limit, whatever the default" in capsys.readouterr().out
+    assert ledger.limit_of("acme") == ledger.OwnLimit(None)
+    assert limit_shown() == (None, False)
+
+    assert main(["tenants", "set-limit", "--tenant", "acme", "--clear"]) == 0
+    assert "the deployment's default applies" in capsys.readouterr().out
+    assert ledger.limit_of("acme") is None
+    assert limit_shown() == (100.0, True)
+
+
+def test_tenants_set_limit_takes_one_choice(
+    tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["tenants", "set-limit", "--tenant", "acme", "--unlimited", "--monthly-usd", "5"])
+
+    assert exited.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err

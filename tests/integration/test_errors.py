@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 
 from tests.integration.conftest import Tenant
+from tests.lambda_support import LambdaContext
 
 
 def assert_error(response, status: int, contains: str = "") -> None:  # type: ignore[no-untyped-def]
@@ -223,3 +225,70 @@ def test_unexpected_failure_is_500_without_details(
 
     assert_error(response, 500, "internal error (request id")
     assert "secret" not in response.text
+    # The local server names the request by the id it answers with (and logs under).
+    assert f"(request id {response.headers['x-request-id']})" in response.json()["error"]
+
+
+@pytest.mark.parametrize("path", ["/v1/data/seed/ds/", "/v1/evaluation/ev_x/", "/v1/usage/"])
+def test_a_trailing_slash_is_a_404_not_a_redirect_to_the_host_header(
+    seeded: Tenant, path: str
+) -> None:
+    headers = {**seeded.headers, "Host": "evil.example"}
+
+    response = seeded.http.get(path, headers=headers, follow_redirects=False)
+
+    assert_error(response, 404, f"no route GET {path}")
+    assert "location" not in response.headers
+    assert "evil.example" not in response.text
+
+
+def test_a_function_answers_a_trailing_slash_with_a_404_not_a_redirect(event_key: str) -> None:
+    from tests.lambda_support import handler_of, load_event, with_header
+
+    event = with_header(load_event("get_seed_dataset"), "Host", "evil.example")
+    event["path"] = "/data/seed/support-faq/"
+
+    response = handler_of("get_seed_dataset")(event, LambdaContext())
+
+    assert response["statusCode"] == 404
+    assert "location" not in {k.lower() for k in (response.get("headers") or {})}
+    assert "location" not in {k.lower() for k in (response.get("multiValueHeaders") or {})}
+    assert "evil.example" not in json.dumps(response)
+
+
+def _chunks(total: int, size: int = 64 * 1024) -> Iterator[bytes]:
+    """`total` bytes of a JSON body, sent as they come (no Content-Length: chunked)."""
+    head = b'{"data": [{"input": "'
+    tail = b'", "output": "y"}]}'
+    yield head
+    left = total - len(head) - len(tail)
+    while left > 0:
+        yield b"x" * min(size, left)
+        left -= size
+    yield tail
+
+
+def test_a_chunked_body_past_the_limit_is_the_same_413_as_a_sized_one(seeded: Tenant) -> None:
+    from evalsvc.models.common import MAX_BODY_BYTES
+
+    sized = seeded.http.post(
+        "/v1/data/seed/ds", headers=seeded.headers, content=b"".join(_chunks(MAX_BODY_BYTES + 1))
+    )
+    chunked = seeded.http.post(
+        "/v1/data/seed/ds", headers=seeded.headers, content=_chunks(MAX_BODY_BYTES + 1)
+    )
+
+    assert "content-length" not in chunked.request.headers
+    assert chunked.request.headers["transfer-encoding"] == "chunked"
+    assert_error(chunked, 413, "larger than 4,669,440 bytes (4.4 MB")
+    assert (sized.status_code, sized.json()) == (chunked.status_code, chunked.json())
+    assert len(seeded.get("/data/seed/ds").json()["data"]) == 1
+
+
+def test_a_chunked_body_within_the_limit_is_read(seeded: Tenant) -> None:
+    response = seeded.http.post(
+        "/v1/data/seed/ds", headers=seeded.headers, content=_chunks(90_000, size=1000)
+    )
+
+    assert response.status_code == 200, response.text
+    assert len(seeded.get("/data/seed/ds").json()["data"][0]["input"]) > 89_000

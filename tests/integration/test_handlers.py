@@ -180,5 +180,6 @@ def test_estimate_and_usage_through_their_handlers(event_key: str) -> None:
         "output_tokens": 0,
         "cost_usd": 0.0,
         "limit_usd": None,
+        "limit_is_default": False,
         "reserved_usd": 0.0,
     }

@@ -495,3 +495,140 @@ def test_a_queued_augmentation_within_the_month_is_queued(
     assert response.status_code == 202, response.text
     assert work.waiting() > 0
     assert priced_judge.requests == []
+
+
+# ---- the default limit -------------------------------------------------------------------------
+
+
+def default_limit(monkeypatch: pytest.MonkeyPatch, usd: str) -> None:
+    point_service_at({"EVALSVC_DEFAULT_MONTHLY_LIMIT_USD": usd}, monkeypatch)
+
+
+def test_a_tenant_without_a_limit_of_its_own_is_held_to_the_default(
+    acme: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(acme)
+    default_limit(monkeypatch, "0.0001")
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 429
+    error = response.json()["error"]
+    assert "monthly limit of $0.000100 (the default for a tenant without a limit of its own)" in (
+        error
+    )
+    assert priced_judge.requests == []
+    figures = month(acme)
+    assert (figures["limit_usd"], figures["limit_is_default"]) == (0.0001, True)
+    # Another month shows the limit in force too.
+    other = acme.get("/usage", params={"month": "1999-01"}).json()
+    assert (other["limit_usd"], other["limit_is_default"]) == (0.0001, True)
+
+
+def test_the_default_holds_queued_work_questions_and_augmentation(
+    acme: Tenant, priced_judge: FakeJudge, chunked: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(acme)
+    default_limit(monkeypatch, "0.000001")
+
+    assert acme.post("/questions", {"system_prompt": "Always say please."}).status_code == 429
+    assert acme.post("/augment", {"seed_data_id": "ds"}).status_code == 429
+    refused = acme.http.post(
+        "/v1/evaluate",
+        json={"seed_data_id": "ds"},
+        headers={**acme.headers, "Prefer": "respond-async"},
+    )
+    assert refused.status_code == 429, refused.text
+    assert chunked.drain() == 0
+    assert priced_judge.requests == []
+
+
+def test_a_tenants_own_limit_overrides_the_default(
+    acme: Tenant, globex: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(acme)
+    seed(globex)
+    default_limit(monkeypatch, "0.000001")
+    spending.set_limit("acme", Decimal(100))
+
+    assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
+    assert globex.post("/evaluate", {"seed_data_id": "ds"}).status_code == 429
+    figures = month(acme)
+    assert (figures["limit_usd"], figures["limit_is_default"]) == (100.0, False)
+    stored = ledger.read_month("acme", spending.this_month())
+    assert stored.committed_usd == stored.spent_usd > 0
+
+
+def test_unlimited_is_an_explicit_choice_distinct_from_no_limit_of_its_own(
+    acme: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(acme)
+    default_limit(monkeypatch, "0.000001")
+
+    spending.set_unlimited("acme")
+    unlimited = acme.post("/questions", {"system_prompt": "Always say please."})
+    figures = month(acme)
+    stored = ledger.limit_of("acme")
+    spending.clear_limit("acme")
+    cleared = acme.post("/questions", {"system_prompt": "Always say please."})
+
+    assert unlimited.status_code == 200, unlimited.text
+    assert (figures["limit_usd"], figures["limit_is_default"]) == (None, False)
+    assert stored == ledger.OwnLimit(None)
+    assert ledger.limit_of("acme") is None
+    assert cleared.status_code == 429
+    assert month(acme)["limit_is_default"] is True
+
+
+def test_a_limit_set_then_cleared_returns_to_the_default(
+    acme: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    default_limit(monkeypatch, "25")
+    spending.set_limit("acme", Decimal(5))
+    assert ledger.limit_of("acme") == ledger.OwnLimit(Decimal(5))
+    assert (month(acme)["limit_usd"], month(acme)["limit_is_default"]) == (5.0, False)
+
+    spending.clear_limit("acme")
+
+    assert ledger.limit_of("acme") is None
+    assert (month(acme)["limit_usd"], month(acme)["limit_is_default"]) == (25.0, True)
+
+
+def test_without_a_default_a_tenant_without_a_limit_has_none(
+    acme: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EVALSVC_DEFAULT_MONTHLY_LIMIT_USD", raising=False)
+    default_limit(monkeypatch, "")
+    seed(acme)
+
+    assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
+    assert (month(acme)["limit_usd"], month(acme)["limit_is_default"]) == (None, False)
+
+
+def test_the_default_with_a_model_without_a_price_is_503_naming_it(
+    acme: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    point_service_at({"EVALSVC_PRICES": ""}, monkeypatch)
+    default_limit(monkeypatch, "100")
+    seed(acme)
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert "EVALSVC_PRICES" in error and "the default" in error
+    assert priced_judge.requests == []
+    spending.set_unlimited("acme")
+    assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
+
+
+@pytest.mark.parametrize("bad", ["-1", "ten", "nan", "Infinity", "1e99"])
+def test_a_malformed_default_is_refused_naming_the_setting(
+    monkeypatch: pytest.MonkeyPatch, bad: str
+) -> None:
+    from evalsvc.settings import Settings
+
+    monkeypatch.setenv("EVALSVC_DEFAULT_MONTHLY_LIMIT_USD", bad)
+
+    with pytest.raises(ValueError, match="default_monthly_limit_usd"):
+        Settings.from_environ()

@@ -361,10 +361,33 @@ def test_the_month_adds_up_every_request(acme: Tenant, priced_judge: FakeJudge) 
         "output_tokens": first["output_tokens"] + questions["output_tokens"],
         "cost_usd": pytest.approx(first["cost_usd"] + questions["cost_usd"], rel=1e-9),
         "limit_usd": None,
+        "limit_is_default": False,
         "reserved_usd": 0.0,
     }
-    assert acme.get("/usage", params={"month": "1999-12"}).status_code == 400
     assert acme.get("/usage", params={"month": "2001-01"}).json()["llm_calls"] == 0
+
+
+@pytest.mark.parametrize("month", ["1999-01", "0001-01", "2000-12", "2999-12", "9999-12"])
+def test_any_month_before_the_first_spending_or_to_come_answers_zeros(
+    acme: Tenant, priced_judge: FakeJudge, month: str
+) -> None:
+    seed(acme)
+    assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 200
+    assert acme.get("/usage").json()["llm_calls"] > 0
+
+    response = acme.get("/usage", params={"month": month})
+
+    assert response.status_code == 200, response.text
+    assert response.json() == {
+        "month": month,
+        "llm_calls": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": 0.0,
+        "limit_usd": None,
+        "limit_is_default": False,
+        "reserved_usd": 0.0,
+    }
 
 
 @pytest.mark.parametrize(

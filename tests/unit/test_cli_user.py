@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import pty
+import re
 import socket
 import subprocess
 import sys
 import threading
 import time
+import unicodedata
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,11 +24,14 @@ from typing import Any
 import pytest
 from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
+from evalsvc_tools import client as client_module
 from evalsvc_tools import terminal, user_commands
 from evalsvc_tools.cli import main
 from evalsvc_tools.client import Client, ClientError, normalise_base_url
 from evalsvc_tools.pair_files import BadFile, read_pairs
 from evalsvc_tools.tables import render_comparison, render_evaluation
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 
 from tests.conftest import ROOT
@@ -631,6 +639,194 @@ def test_a_missing_rich_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) 
         terminal.rich_console()
 
 
+# ---- metrics -----------------------------------------------------------------------------------
+
+
+def created(metrics_id: str = "m_1") -> Callable[[Seen], Answer]:
+    """POST /specify_questions as the service answers it: the definitions it stored."""
+    return lambda seen: as_json(
+        200, {"metrics_id": metrics_id, "definitions": seen.json()["metrics"]}
+    )
+
+
+def test_metrics_creates_a_set_from_questions_and_checks_in_the_order_given(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/specify_questions", created("m_abc"))
+
+    code = run(
+        service,
+        "metrics",
+        "--question",
+        "Is the answer polite?",
+        "--check",
+        "max_words:20",
+        "--check",
+        " check:no_pii ",
+        "--question",
+        "Does it answer the question?",
+    )
+
+    assert code == 0
+    assert [s.json() for s in service.seen] == [
+        {
+            "metrics": [
+                "Is the answer polite?",
+                "check:max_words:20",
+                "check:no_pii",
+                "Does it answer the question?",
+            ]
+        }
+    ]
+    out, err = capsys.readouterr()
+    assert out == "m_abc\n"  # alone, for M=$(evalsvc metrics ...)
+    assert err.splitlines() == [
+        "created metrics set m_abc with 4 metrics:",
+        "  0  Is the answer polite?",
+        "  1  check:max_words:20",
+        "  2  check:no_pii",
+        "  3  Does it answer the question?",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("metrics.txt", "# the support bot\nIs the answer polite?\n\n  check:max_words:20  \n"),
+        ("metrics", "Is the answer polite?\r\ncheck:max_words:20\r\n"),
+        ("metrics.json", '["Is the answer polite?", "check:max_words:20"]'),
+        ("metrics.json", '{"metrics": ["Is the answer polite?", "check:max_words:20"]}'),
+        ("metrics.JSON", '\ufeff[\n  "Is the answer polite?",\n  "check:max_words:20"\n]\n'),
+    ],
+)
+def test_metrics_reads_a_text_or_json_file_then_the_flags(
+    service: Scripted,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    content: str,
+) -> None:
+    service.on("POST", "/v1/specify_questions", created())
+    path = write(tmp_path / name, content)
+
+    assert run(service, "metrics", "--check", "no_pii", "--file", str(path)) == 0
+
+    assert service.seen[0].json() == {
+        "metrics": ["Is the answer polite?", "check:max_words:20", "check:no_pii"]
+    }
+    assert capsys.readouterr().out == "m_1\n"
+
+
+def test_metrics_json_prints_the_answer(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/specify_questions", created())
+
+    assert run(service, "metrics", "--check", "non_empty", "--json") == 0
+
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"metrics_id": "m_1", "definitions": ["check:non_empty"]}
+    assert err == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "args", "problems"),
+    [
+        ("m.json", '["ok", ', [], ["m.json:1: not valid JSON (Expecting value, column 8)"]),
+        (
+            "m.json",
+            '{"questions": ["q"]}',
+            [],
+            [
+                'm.json: expected a list of definitions (["Is the answer polite?", '
+                '"check:max_words:50"]) or {"metrics": [...]}, not a JSON dict'
+            ],
+        ),
+        (
+            "m.json",
+            '["ok", 5, "", {"q": 1}]',
+            [],
+            [
+                "m.json: metrics[1]: a definition is a string, not 5",
+                'm.json: metrics[3]: a definition is a string, not {"q": 1}',
+                "m.json: metrics[2]: empty: write a question, or a check such as max_words:50",
+            ],
+        ),
+        (
+            "m.json",
+            "[" * 100 + "]" * 100,
+            [],
+            ["m.json: not valid JSON (it is nested 100 levels deep"],
+        ),
+        (
+            "m.txt",
+            "fine\n" + "x" * 2001 + "\n",
+            ["--check", "", "--question", " "],
+            [
+                "m.txt:2: 2,001 characters, over the limit of 2,000",
+                "--check 1: empty: write a question, or a check such as max_words:50",
+                "--question 1: empty: write a question, or a check such as max_words:50",
+            ],
+        ),
+        ("m.txt", "".join(f"q{k}\n" for k in range(51)), [], ["51 metrics, over the 50"]),
+        ("m.txt", "# nothing but a comment\n", [], ["no metrics given: pass --question TEXT"]),
+        ("m.txt", None, [], ["m.txt: no such file"]),
+        ("m.yaml", "- q\n", [], ["m.yaml: cannot tell the format from the extension '.yaml'"]),
+        ("m.txt", b"ok\n\xff\n", [], ["m.txt:2: not UTF-8 text (byte 3)"]),
+    ],
+)
+def test_metrics_lists_every_problem_and_sends_nothing(
+    service: Scripted,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    content: str | bytes | None,
+    args: list[str],
+    problems: list[str],
+) -> None:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        write(path, content)
+
+    assert run(service, "metrics", "--file", str(path), *args) == 2
+
+    assert service.seen == []
+    err = capsys.readouterr().err.replace(f"{tmp_path}/", "")
+    for problem in problems:
+        assert problem in err
+    assert "Traceback" not in err
+
+
+def test_metrics_without_any_definition_is_refused(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(service, "metrics") == 2
+    assert service.seen == []
+    assert capsys.readouterr().err.splitlines() == [
+        "no metrics given: pass --question TEXT or --check NAME (repeat either), or --file",
+        "evalsvc: 1 problem with the metrics (listed above); nothing was sent",
+    ]
+
+
+def test_a_definition_the_service_refuses_is_named_where_it_came_from(
+    service: Scripted, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = "metrics[2]: check:max_words needs a whole number, not 'x'"
+    service.on("POST", "/v1/specify_questions", as_json(400, {"error": said}))
+    path = write(tmp_path / "m.txt", "q1\n\nq2\n")
+
+    assert run(service, "metrics", "--file", str(path), "--check", "max_words:x") == 1
+    assert capsys.readouterr().err == (
+        "evalsvc: HTTP 400: --check 1: check:max_words needs a whole number, not 'x'\n"
+    )
+
+    service.on("POST", "/v1/specify_questions", as_json(400, {"error": "metrics[1]: bad"}))
+    assert run(service, "metrics", "--file", str(path)) == 1
+    assert capsys.readouterr().err == f"evalsvc: HTTP 400: {path}:3: bad\n"
+
+
 # ---- evaluate ----------------------------------------------------------------------------------
 
 
@@ -729,6 +925,7 @@ def test_evaluate_queues_follows_progress_and_prints_a_table(
     # Off a terminal: plain lines at each tenth, no escape codes.
     assert err.splitlines() == [
         "evaluation ev_1: 0/10 pairs (0%)",
+        "evaluation ev_1 of dataset faq uses metrics set m_1 (2 metrics)",  # the first answer's
         "evaluation ev_1: 3/10 pairs (30%)",
         "evaluation ev_1: 7/10 pairs (70%)",
         "evaluation ev_1: 10/10 pairs (100%)",
@@ -773,11 +970,12 @@ def test_an_evaluation_answered_at_once_is_read_and_shown(
     service.on("POST", "/v1/evaluate", as_json(200, v1))
     service.on("GET", "/v1/evaluation/ev_1", as_json(200, result()))
 
-    assert run(service, "evaluate", "--seed", "faq") == 0
+    assert run(service, "evaluate", "--seed", "faq", "--metrics", "m_1") == 0
 
     assert [s.method for s in service.seen] == ["POST", "GET"]
     out, err = capsys.readouterr()
-    assert "4.20" in out and err == ""
+    assert "4.20" in out
+    assert err == "evaluation ev_1 of dataset faq uses metrics set m_1 (2 metrics)\n"
 
 
 def test_a_plain_503_naming_the_result_is_followed(
@@ -820,6 +1018,131 @@ def test_evaluate_needs_one_dataset(capsys: pytest.CaptureFixture[str]) -> None:
     assert caught.value.code == 2
     with pytest.raises(SystemExit):
         main(["evaluate", "--seed", "a", "--latest-n", "0"])
+
+
+def test_evaluate_without_metrics_warns_naming_the_latest_set_it_took(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on(
+        "GET",
+        "/v1/evaluation/ev_1",
+        as_json(200, result(status="running", pairs_done=5)),
+        as_json(200, result()),
+    )
+
+    assert run(service, "evaluate", "--seed", "faq", "--json") == 0
+
+    assert "metrics_id" not in service.seen[0].json()
+    out, err = capsys.readouterr()
+    assert json.loads(out)["metrics_id"] == "m_1"
+    warnings = [line for line in err.splitlines() if "metrics" in line]
+    assert warnings == [
+        "evalsvc: warning: no --metrics given, so evaluation ev_1 of dataset faq uses the "
+        "tenant's latest metrics set m_1 (2 metrics); pass --metrics ID to choose the set "
+        "(evalsvc metrics creates one)"
+    ]
+
+
+def test_evaluate_with_metrics_names_the_set_without_a_warning(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, result()))
+
+    assert run(service, "evaluate", "--seed", "faq", "--metrics", "latest", "--json") == 0
+
+    assert service.seen[0].json()["metrics_id"] == "latest"
+    err = capsys.readouterr().err
+    assert "evaluation ev_1 of dataset faq uses metrics set m_1 (2 metrics)" in err
+    assert "warning" not in err
+
+
+def test_evaluate_with_no_metrics_set_says_how_to_create_one(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = "there is no metrics set yet: create one with POST /specify_questions {...}"
+    service.on("POST", "/v1/evaluate", as_json(404, {"error": said}))
+
+    assert run(service, "evaluate", "--seed", "faq") == 1
+    assert capsys.readouterr().err == (
+        f"evalsvc: HTTP 404: {said}; from the command line: evalsvc metrics --check non_empty "
+        "--question 'Is the answer polite?'\n"
+    )
+
+
+class Answers:
+    """GET /evaluation/{id} as `follow` reads it: running `running` times (each answer with
+    the Retry-After given for it, if any), then complete."""
+
+    def __init__(self, running: int, retry_after: dict[int, float] | None = None) -> None:
+        self.running = running
+        self.retry_after = retry_after or {}
+        self.asked = 0
+
+    def request(self, method: str, path: str) -> Any:
+        self.asked += 1
+        status = "running" if self.asked <= self.running else "complete"
+        answer = {"status": status, "pairs_done": self.asked, "pairs_total": self.running + 1}
+        retry_after = self.retry_after.get(self.asked)
+
+        class Answer:
+            def json(self) -> Any:
+                return answer
+
+        response = Answer()
+        response.retry_after = retry_after  # type: ignore[attr-defined]
+        return response
+
+
+class Quiet:
+    def update(self, done: int, total: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_following_asks_again_soon_then_backs_off_to_the_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr(user_commands.time, "sleep", pauses.append)
+    answers = Answers(running=6)
+
+    body = user_commands.follow(answers, "ev_1", Quiet(), 1.0)  # type: ignore[arg-type]
+
+    assert body["status"] == "complete" and answers.asked == 7
+    assert pauses == [0.2, 0.4, 0.8, 1.0, 1.0, 1.0]
+
+
+def test_following_honours_retry_after_and_a_shorter_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr(user_commands.time, "sleep", pauses.append)
+
+    user_commands.follow(Answers(3, {2: 7.0, 3: 500.0}), "ev_1", Quiet(), 5.0)  # type: ignore[arg-type]
+    user_commands.follow(Answers(2), "ev_1", Quiet(), 0.05)  # type: ignore[arg-type]
+
+    assert pauses == [0.2, 7.0, user_commands.MAX_RETRY_SECONDS, 0.05, 0.05]
+
+
+def test_following_gives_each_answer_to_the_caller_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(user_commands.time, "sleep", lambda seconds: None)
+    seen: list[int] = []
+
+    user_commands.follow(
+        Answers(2),  # type: ignore[arg-type]
+        "ev_1",
+        Quiet(),
+        1.0,
+        lambda body: seen.append(body["pairs_done"]),
+    )
+
+    assert seen == [1, 2, 3]
 
 
 # ---- compare -----------------------------------------------------------------------------------
@@ -1032,6 +1355,76 @@ def test_a_report_goes_to_stdout_with_a_dash(
     assert capsysbinary.readouterr().out == HTML
 
 
+def report_on_a_terminal(service: Scripted, *args: str) -> tuple[int, str]:
+    """`evalsvc report ... -o -` in a subprocess whose stdout is a terminal: its exit code and
+    what reached the terminal (stderr goes there too)."""
+    master, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evalsvc_tools.cli", "report", *args, "-o", "-"],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "EVALSVC_URL": service.url, "EVALSVC_API_KEY": KEY},
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    received = bytearray()
+    try:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the process has gone, and the terminal with it
+                break
+            if not chunk:
+                break
+            received += chunk
+        code = process.wait(timeout=60)
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+    return code, received.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+HOSTILE_PAGE = (
+    "<!DOCTYPE html><title>r</title><p>\x1b[2J\x1b]0;owned\x07\x1b]8;;https://evil.example"
+    "\x1b\\link\u202eé</p>\n"
+).encode()
+
+
+def test_a_report_to_a_terminal_is_refused_unless_forced_then_shown_not_obeyed(
+    service: Scripted,
+) -> None:
+    service.on(
+        "GET", "/v1/evaluation/ev_1/report", (200, {"Content-Type": "text/html"}, HOSTILE_PAGE)
+    )
+
+    refused, said = report_on_a_terminal(service, "ev_1")
+    assert refused == 2
+    assert service.seen == []  # refused before asking
+    assert said.startswith("evalsvc: -o - would write the HTML report to this terminal")
+    assert "save it (-o FILE), pipe it (| less), or pass --force" in said
+
+    forced, shown = report_on_a_terminal(service, "ev_1", "--force")
+    assert forced == 0
+    assert len(service.seen) == 1
+    assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
+    assert shown == (
+        "<!DOCTYPE html><title>r</title><p>\ufffd[2J\ufffd]0;owned\ufffd\ufffd]8;;"
+        "https://evil.example\ufffd\\link\ufffdé</p>\n"
+    )
+
+
+def test_a_report_piped_is_written_as_it_is(
+    service: Scripted, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    service.on(
+        "GET", "/v1/evaluation/ev_1/report", (200, {"Content-Type": "text/html"}, HOSTILE_PAGE)
+    )
+    assert run(service, "report", "ev_1", "-o", "-", "--force") == 0
+    assert capsysbinary.readouterr().out == HOSTILE_PAGE
+
+
 def test_a_report_that_is_not_html_or_not_found_is_an_error(
     service: Scripted, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1161,3 +1554,255 @@ def test_a_service_answer_nested_too_deep_is_an_error_not_a_traceback(
 
     err = capsys.readouterr().err
     assert "body that is not JSON" in err and "Traceback" not in err
+
+
+# ---- plain http --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://api.example.com/v1",
+        "http://10.0.0.5:3000/v1",
+        "http://[2001:db8::1]:3000/v1",
+        "http://127.0.0.1.example.com/v1",
+        "http://localhost.example.com/v1",
+    ],
+)
+@pytest.mark.parametrize("given_by", ["flag", "environment"])
+def test_plain_http_to_another_host_is_refused_before_anything_is_sent(
+    service: Scripted,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    url: str,
+    given_by: str,
+) -> None:
+    sent: list[Any] = []
+    monkeypatch.setattr(Client, "request", lambda *args, **kwargs: sent.append(args))
+    if given_by == "flag":
+        code = main(["compare", "a", "b", "--url", url, "--key", KEY])
+    else:
+        monkeypatch.setenv("EVALSVC_URL", url)
+        monkeypatch.setenv("EVALSVC_API_KEY", KEY)
+        code = main(["compare", "a", "b"])
+
+    assert code == 2
+    assert sent == []
+    err = capsys.readouterr().err
+    assert err.startswith("evalsvc: ") and len(err.splitlines()) == 1
+    assert "plain http to another machine" in err and "the API key would travel in clear" in err
+    assert "https://" in err and "--insecure-http" in err
+    assert KEY not in err
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:3000/v1",
+        "http://127.8.9.10/v1",
+        "http://localhost:3000/v1",
+        "http://LOCALHOST/v1",
+        "http://[::1]:3000/v1",
+        "https://api.example.com/v1",
+    ],
+)
+def test_loopback_http_and_https_anywhere_are_taken_without_a_word(url: str) -> None:
+    assert Client(url, KEY).warning is None
+    assert Client(url, KEY, insecure_http=True).warning is None
+
+
+def test_insecure_http_sends_the_key_anyway_with_a_warning(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a host that is not this machine, reached here through a proxy on 127.0.0.1 (the
+    # scripted service sees the whole URL as the path)
+    remote = "http://10.1.2.3:8080/v1"
+    proxy = service.url.removesuffix("/v1")
+    monkeypatch.setattr(
+        client_module,
+        "_OPENER",
+        urllib.request.build_opener(
+            urllib.request.ProxyHandler({"http": proxy}), client_module._NoRedirects()
+        ),
+    )
+    service.on("POST", f"{remote}/compare", as_json(200, comparison("no_significant_difference")))
+
+    # When the user insists on plain http
+    code = main(["compare", "a", "b", "--json", "--url", remote, "--key", KEY, "--insecure-http"])
+
+    # Then the request went, and stderr says what that means
+    assert code == 0
+    assert [(s.path, s.headers["authorization"]) for s in service.seen] == [
+        (f"{remote}/compare", KEY)
+    ]
+    out, err = capsys.readouterr()
+    assert json.loads(out)["baseline_id"] == "ev_a"
+    assert err == (
+        "evalsvc: warning: sending the API key in clear over plain http to 10.1.2.3 "
+        "(--insecure-http): anyone on the way can read it\n"
+    )
+
+
+# ---- the terminal filter -----------------------------------------------------------------------
+
+# Characters a terminal obeys, and markup rich would read: ESC (CSI, OSC 52 clipboard, OSC 8
+# link, a window title), BEL, C1's one-character CSI and OSC, DEL, bidirectional overrides and
+# isolates, a zero-width joiner, the line separator, lone surrogates, a language tag.
+HOSTILE_PIECES = [
+    "\x1b[2J",
+    "\x1b]0;owned\x07",
+    "\x1b]8;;https://evil.example\x1b\\",
+    "\x1b]52;c;cm0gLXJmIH4=\x07",
+    "\x9b31m",
+    "\x9d0;t\x9c",
+    "\x7f",
+    "\x00",
+    "\r",
+    "\b",
+    "\u202e",
+    "\u202a",
+    "\u2066",
+    "\u2069",
+    "\u200d",
+    "\u2028",
+    "\ud800",
+    "\udfff",
+    "\U000e0041",
+    "[link=https://evil.example]x[/link]",
+    "[bold]",
+    ":smile:",
+    "\\",
+    '"',
+]
+HOSTILE = st.lists(
+    st.one_of(
+        st.sampled_from(HOSTILE_PIECES),
+        st.text(st.characters(exclude_categories=()), max_size=8),
+    ),
+    max_size=6,
+).map("".join)
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | HOSTILE,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(HOSTILE, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def obeyed(text: str) -> list[str]:
+    """The characters of `text` a terminal would obey rather than show (a newline aside)."""
+    return [
+        ch
+        for ch in text
+        if ch != "\n" and unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp")
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON_VALUES)
+def test_json_for_the_terminal_obeys_nothing_and_reads_back_the_same(value: Any) -> None:
+    shown = terminal.terminal_json(value)
+
+    assert obeyed(shown) == []
+    assert json.loads(shown) == value
+    shown.encode("utf-8")  # no lone surrogate left to fail on a UTF-8 terminal
+
+
+def test_json_for_the_terminal_keeps_text_as_it_is_and_escapes_what_would_be_obeyed() -> None:
+    value = {"é 🎉": "x\x1b[2Jy\x9b\u202e\ud800\U000e0041\n"}
+    assert terminal.terminal_json(value) == (
+        '{\n  "é 🎉": "x\\u001b[2Jy\\u009b\\u202e\\ud800\\udb40\\udc41\\n"\n}'
+    )
+
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def hostile_result(text: str) -> dict[str, Any]:
+    body = result(
+        results_id=text,
+        dataset_id=text,
+        metrics_id=text,
+        created_at=text,
+        pair_count=text,
+        metrics_definitions=[text, "check:non_empty"],
+        min_scoring_pairs=[[{"reason": text, "pair_id": text, "score": 1.0}], []],
+    )
+    body["usage"]["model"] = text
+    return body
+
+
+def hostile_comparison(text: str) -> dict[str, Any]:
+    body = comparison()
+    body.update(baseline_id=text, candidate_id=text, correction=text, pairs_matched=text)
+    body["metrics"][0].update(metric=text, n=text, wins=text)
+    body["metrics"][1]["verdict"] = text
+    body["regressions"][0].update(pair_id=text, metric=text, candidate_reason=text)
+    return body
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=HOSTILE)
+def test_tables_show_the_services_text_and_obey_none_of_it(text: str) -> None:
+    for render, body in (
+        (render_evaluation, hostile_result(text)),
+        (render_comparison, hostile_comparison(text)),
+    ):
+        # Off a terminal rich writes no escape code of its own: nothing in the output may be one
+        plain = io.StringIO()
+        render(body, Console(file=plain, width=200))  # type: ignore[operator]
+        assert obeyed(plain.getvalue()) == []
+        # On a terminal, only rich's own colours: no other sequence, no link made from markup
+        drawn = io.StringIO()
+        render(body, Console(file=drawn, width=200, force_terminal=True))  # type: ignore[operator]
+        assert obeyed(SGR.sub("", drawn.getvalue())) == []
+
+
+def test_markup_in_the_services_text_is_shown_as_it_is() -> None:
+    text = "[link=https://evil.example]click[/link] [bold]x:smile:"
+    for render, body in (
+        (render_evaluation, hostile_result(text)),
+        (render_comparison, hostile_comparison(text)),
+    ):
+        out = io.StringIO()
+        render(body, Console(file=out, width=400, force_terminal=True))  # type: ignore[operator]
+        assert text in SGR.sub("", out.getvalue())
+        assert "\x1b]8" not in out.getvalue()
+
+
+def test_evaluate_and_compare_json_escape_what_a_terminal_would_obey(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = "q\x1b]0;title\x07\x9b2J\u202eevil"
+    body = hostile_result("ev_1") | {"min_scoring_pairs": [[{"reason": text, "pair_id": text}]]}
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, body))
+    service.on("POST", "/v1/compare", as_json(200, hostile_comparison(text)))
+
+    assert run(service, "evaluate", "--seed", "faq", "--metrics", "m_1", "--json") == 0
+    evaluated = capsys.readouterr().out
+    assert run(service, "compare", "a", "b", "--json") == 0
+    compared = capsys.readouterr().out
+
+    assert obeyed(evaluated) == obeyed(compared) == []
+    assert json.loads(evaluated) == body
+    assert json.loads(compared) == hostile_comparison(text)
+    assert "\\u001b]0;title\\u0007\\u009b2J\\u202eevil" in evaluated
+
+
+def test_the_progress_lines_and_errors_obey_nothing(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = "x\x1b[2J\u202e\x9b"
+    failed = hostile_result("ev_1") | {"status": "failed", "failure": text, "dataset_id": text}
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, failed))
+
+    assert run(service, "evaluate", "--seed", "faq") == 1
+
+    err = capsys.readouterr().err
+    assert obeyed(err) == []
+    assert "evaluation ev_1 failed: x\ufffd[2J\ufffd\ufffd" in err

@@ -1,87 +1,141 @@
-"""Each function may touch only what it needs: read template.yaml and check every policy."""
+"""Each function may touch only what it needs: read template.yaml and check every policy.
+
+NEEDS is what each function's code calls, read from its code paths (the storage modules it
+reaches, the idempotency layer on POST and PUT routes); tests/integration/test_granted_calls.py
+runs the routes and checks that every DynamoDB call they make is granted here."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from evalsvc_tools.local.tables import load_template
 
-READ, CRUD = "DynamoDBReadPolicy", "DynamoDBCrudPolicy"
+from tests.conftest import ROOT
+from tests.template_policies import actions, dynamodb_grants, functions, statements
 
-# What each function needs, and nothing more: table -> access.
-EXPECTED: dict[str, dict[str, str]] = {
-    "create_seed_dataset": {"DatasetsTable": CRUD, "IdempotencyTable": CRUD},
-    "add_seed_pair_for_prompt": {"DatasetsTable": CRUD, "IdempotencyTable": CRUD},
-    "write_seed_dataset": {"DatasetsTable": CRUD, "IdempotencyTable": CRUD},
-    "replace_seed_dataset": {"DatasetsTable": CRUD, "IdempotencyTable": CRUD},
-    "get_seed_dataset": {"DatasetsTable": READ},
-    "add_seed_pair": {"DatasetsTable": CRUD, "IdempotencyTable": CRUD},
-    "get_synthetic_dataset": {"DatasetsTable": READ, "JobsTable": READ},
-    "specify_questions": {"MetricsTable": CRUD, "IdempotencyTable": CRUD},
-    "list_questions": {"MetricsTable": READ},
-    "get_question": {"MetricsTable": READ},
+G, Q, BG, BW = "GetItem", "Query", "BatchGetItem", "BatchWriteItem"
+P, U, D = "PutItem", "UpdateItem", "DeleteItem"
+READS = {G, Q, BG}
+# Powertools' idempotency (GetItem, PutItem, UpdateItem, DeleteItem) and answers kept in parts.
+IDEMPOTENCY = {G, P, U, D, BG, BW}
+# Every route reads the caller's key, and only that: one GetItem by the key's hash.
+ROUTE_KEYS = {"ApiKeysTable": {G}}
+
+# Function -> table (or table/index/<name>) -> the DynamoDB actions its code uses.
+NEEDS: dict[str, dict[str, set[str]]] = {
+    "create_seed_dataset": {"DatasetsTable": {BG, BW, G, P, Q}, "IdempotencyTable": IDEMPOTENCY},
+    "add_seed_pair_for_prompt": {
+        "DatasetsTable": {BG, BW, D, G, P, Q, U},
+        "IdempotencyTable": IDEMPOTENCY,
+    },
+    "write_seed_dataset": {"DatasetsTable": {BG, BW, G, P, Q}, "IdempotencyTable": IDEMPOTENCY},
+    "replace_seed_dataset": {"DatasetsTable": {BG, BW, G, P, Q}, "IdempotencyTable": IDEMPOTENCY},
+    "get_seed_dataset": {"DatasetsTable": READS, "DatasetsTable/index/by_order": {Q}},
+    "add_seed_pair": {"DatasetsTable": {BG, BW, D, G, P, Q, U}, "IdempotencyTable": IDEMPOTENCY},
+    "get_synthetic_dataset": {
+        "DatasetsTable": READS,
+        "DatasetsTable/index/by_order": {Q},
+        "JobsTable": {G, Q},
+    },
+    "specify_questions": {"MetricsTable": {BW, P, U}, "IdempotencyTable": IDEMPOTENCY},
+    "list_questions": {"MetricsTable": {G, Q}},
+    "get_question": {"MetricsTable": {G, Q}},
     "evaluate": {
-        "DatasetsTable": READ,
-        "MetricsTable": READ,
-        "ResultsTable": CRUD,
-        "JobsTable": CRUD,
-        "JudgeCacheTable": CRUD,
-        "IdempotencyTable": CRUD,
-        "UsageTable": CRUD,
+        "DatasetsTable": READS,
+        "DatasetsTable/index/by_order": {Q},
+        "MetricsTable": {G, Q},
+        "ResultsTable": {BG, BW, G, P, Q, U},
+        "JobsTable": {BW, G, P, Q, U},
+        "JudgeCacheTable": {BG, BW},
+        "IdempotencyTable": IDEMPOTENCY,
+        "UsageTable": {G, U},
     },
-    "estimate_evaluation": {"DatasetsTable": READ, "MetricsTable": READ, "JudgeCacheTable": READ},
-    "get_usage": {"UsageTable": READ},
-    "get_evaluation": {"ResultsTable": READ, "JobsTable": READ, "CritiquesTable": READ},
+    "estimate_evaluation": {
+        "DatasetsTable": READS,
+        "DatasetsTable/index/by_order": {Q},
+        "MetricsTable": {G, Q},
+        "JudgeCacheTable": {BG},
+    },
+    "get_usage": {"UsageTable": {BG}},
+    "get_evaluation": {"ResultsTable": READS, "JobsTable": {G, Q}, "CritiquesTable": {Q}},
     "vote_eval_pair": {
-        "ResultsTable": READ,
-        "JobsTable": READ,
-        "CritiquesTable": CRUD,
-        "IdempotencyTable": CRUD,
+        "ResultsTable": READS,
+        "JobsTable": {G, Q},
+        "CritiquesTable": {U},
+        "IdempotencyTable": IDEMPOTENCY,
     },
-    "compare": {"ResultsTable": READ, "JobsTable": READ},
-    "get_comparison_report": {"ResultsTable": READ, "JobsTable": READ, "DatasetsTable": READ},
+    "compare": {"ResultsTable": READS, "JobsTable": {G, Q}},
+    "get_comparison_report": {"ResultsTable": READS, "JobsTable": {G, Q}, "DatasetsTable": READS},
     "get_evaluation_report": {
-        "ResultsTable": READ,
-        "JobsTable": READ,
-        "CritiquesTable": READ,
-        "DatasetsTable": READ,
+        "ResultsTable": READS,
+        "JobsTable": {G, Q},
+        "CritiquesTable": {Q},
+        "DatasetsTable": READS,
     },
-    "get_evaluation_agreement": {"ResultsTable": READ, "JobsTable": READ, "CritiquesTable": READ},
-    "get_question_agreement": {"MetricsTable": READ, "CritiquesTable": READ},
+    "get_evaluation_agreement": {
+        "ResultsTable": READS,
+        "JobsTable": {G, Q},
+        "CritiquesTable": {Q},
+    },
+    "get_question_agreement": {
+        "MetricsTable": {G, Q},
+        "CritiquesTable": {Q},
+        "CritiquesTable/index/by_metrics_set": {Q},
+    },
     "get_audit_sample": {
-        "ResultsTable": READ,
-        "JobsTable": READ,
-        "CritiquesTable": READ,
-        "DatasetsTable": READ,
+        "ResultsTable": READS,
+        "JobsTable": {G, Q},
+        "CritiquesTable": {Q},
+        "DatasetsTable": READS,
     },
-    "questions": {"MetricsTable": CRUD, "IdempotencyTable": CRUD, "UsageTable": CRUD},
+    "questions": {
+        "MetricsTable": {BW, P, U},
+        "IdempotencyTable": IDEMPOTENCY,
+        "UsageTable": {G, U},
+    },
     "improve_prompt": {
-        "DatasetsTable": READ,
-        "MetricsTable": READ,
-        "ResultsTable": READ,
-        "JobsTable": READ,
-        "CritiquesTable": READ,
-        "IdempotencyTable": CRUD,
-        "UsageTable": CRUD,
+        "DatasetsTable": READS,
+        "MetricsTable": {G, Q},
+        "ResultsTable": READS,
+        "JobsTable": {G, Q},
+        "CritiquesTable": {Q},
+        "IdempotencyTable": IDEMPOTENCY,
+        "UsageTable": {G, U},
     },
     "augment": {
-        "DatasetsTable": CRUD,
-        "ResultsTable": READ,
-        "JobsTable": CRUD,
-        "IdempotencyTable": CRUD,
-        "UsageTable": CRUD,
+        "DatasetsTable": {BG, BW, G, P, Q},
+        "DatasetsTable/index/by_order": {Q},
+        "ResultsTable": READS,
+        "JobsTable": {BW, G, P, Q, U},
+        "IdempotencyTable": IDEMPOTENCY,
+        "UsageTable": {G, U},
     },
     "score_chunks": {
-        "DatasetsTable": CRUD,
-        "ResultsTable": CRUD,
-        "JobsTable": CRUD,
-        "JudgeCacheTable": CRUD,
-        "UsageTable": CRUD,
+        "DatasetsTable": {BG, BW, G, P, Q},
+        "DatasetsTable/index/by_order": {Q},
+        "ResultsTable": {BG, BW, G, P, Q, U},
+        "JobsTable": {BW, G, P, Q, U},
+        "JudgeCacheTable": {BG, BW},
+        "UsageTable": {G, U},
     },
-    "fail_chunks": {"ResultsTable": CRUD, "DatasetsTable": CRUD, "JobsTable": CRUD},
-    "sweep_jobs": {"ResultsTable": CRUD, "DatasetsTable": CRUD, "JobsTable": CRUD},
+    "fail_chunks": {
+        "ResultsTable": {BG, BW, G, P, Q, U},
+        "DatasetsTable": {BG, BW, G, P, Q},
+        "DatasetsTable/index/by_order": {Q},
+        "JobsTable": {BW, G, P, Q, U},
+    },
+    "sweep_jobs": {
+        "ResultsTable": {BG, BW, G, P, Q, U},
+        "DatasetsTable": {BG, BW, G, P, Q},
+        "DatasetsTable/index/by_order": {Q},
+        "JobsTable": {BW, G, P, Q, U},
+        "JobsTable/index/stalled": {Q},
+    },
 }
+# The functions that call the judge, and of those the API routes (reserved concurrency).
 USES_LLM = {"evaluate", "questions", "improve_prompt", "augment", "score_chunks"}
+MODEL_ROUTES = USES_LLM - {"score_chunks"}
 # Queue access: function -> (policy template, queue) pairs.
 QUEUE_ACCESS: dict[str, set[tuple[str, str]]] = {
     "evaluate": {("SQSSendMessagePolicy", "WorkQueue")},
@@ -96,54 +150,159 @@ QUEUE_ACCESS: dict[str, set[tuple[str, str]]] = {
 # Queue workers are not routes: they never see an API key.
 WORKERS = {"score_chunks", "fail_chunks", "sweep_jobs"}
 
+# The DynamoDB operation names each table's storage code calls (boto3's snake case), and the
+# actions they need (a transaction needs the action of each of its writes).
+_OPERATIONS = {
+    r"\bget_item\b": G,
+    r"\b(query_items|query_pages|query_bounded|merged_query)\(": Q,
+    r"\bbatch_get\(": BG,
+    r"\bbatch_write\(": BW,
+    r"\bput_item\b": P,
+    r"\bupdate_item\b": U,
+    r"\bdelete_item\b": D,
+    r'"Put":': P,
+    r'"Update":': U,
+    r'"Delete":': D,
+}
+STORAGE = ROOT / "layers" / "common" / "evalsvc" / "storage"
+TABLE_CODE = {
+    "ApiKeysTable": ["api_keys.py"],
+    "DatasetsTable": ["datasets", "texts.py"],
+    "MetricsTable": ["metrics.py", "texts.py"],
+    "ResultsTable": ["results.py", "texts.py"],
+    "JobsTable": ["jobs.py", "texts.py"],
+    "CritiquesTable": ["critiques.py"],
+    "JudgeCacheTable": ["judge_cache.py"],
+    "UsageTable": ["ledger.py"],
+}
 
-def functions() -> dict[str, dict[str, Any]]:
-    return {
-        resource["Properties"]["CodeUri"].strip("/").split("/")[-1]: resource
-        for resource in load_template()["Resources"].values()
-        if resource["Type"] == "AWS::Serverless::Function"
-    }
+
+def table_operations(table: str) -> set[str]:
+    """The actions the storage code of `table` can call at all."""
+    found: set[str] = set()
+    for name in TABLE_CODE[table]:
+        path = STORAGE / name
+        for source in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            text = source.read_text()
+            found |= {action for op, action in _OPERATIONS.items() if re.search(op, text)}
+    return found
 
 
-def test_every_function_has_exactly_the_table_access_it_needs() -> None:
+def test_every_function_is_granted_exactly_the_dynamodb_actions_its_code_uses() -> None:
     found = functions()
-    assert set(found) == set(EXPECTED)
+    assert set(found) == set(NEEDS)
     for name, resource in found.items():
-        tables: dict[str, str] = {}
+        expected = dict(NEEDS[name]) if name in WORKERS else {**ROUTE_KEYS, **NEEDS[name]}
+        assert dynamodb_grants(resource) == expected, name
+
+
+def test_no_grant_names_an_action_its_tables_storage_code_never_calls() -> None:
+    # A stale grant (the code that needed it is gone) fails here; so does a typo in NEEDS.
+    for name, tables in NEEDS.items():
+        for target, needed in tables.items():
+            table = target.split("/")[0]
+            if table == "IdempotencyTable":
+                continue
+            assert needed <= table_operations(table), (name, target)
+
+
+def test_routes_read_the_keys_table_by_key_only_and_only_the_operator_scans_it() -> None:
+    for name, resource in functions().items():
+        grants = dynamodb_grants(resource)
+        if name in WORKERS:
+            assert "ApiKeysTable" not in grants, name
+        else:
+            assert grants["ApiKeysTable"] == {G}, name
+        for resource_actions in grants.values():
+            assert "Scan" not in resource_actions, name
+
+
+def test_queue_access_is_what_each_function_sends_or_receives() -> None:
+    for name, resource in functions().items():
         queues: set[tuple[str, str]] = set()
         for policy in resource["Properties"]["Policies"]:
             if "Statement" in policy:
                 continue
             ((kind, args),) = policy.items()
-            if kind.startswith("SQS"):
-                queues.add((kind, args["QueueName"]["Fn::GetAtt"].removesuffix(".QueueName")))
-                continue
-            assert kind in (READ, CRUD), (name, kind)
-            table = args["TableName"]["Ref"]
-            tables[table] = CRUD if CRUD in (tables.get(table), kind) else kind
-        if name not in WORKERS:
-            # every route checks keys, none writes them
-            assert tables.pop("ApiKeysTable") == READ, name
-        assert tables == EXPECTED[name], name
+            assert kind.startswith("SQS"), (name, kind)
+            queues.add((kind, args["QueueName"]["Fn::GetAtt"].removesuffix(".QueueName")))
         assert queues == QUEUE_ACCESS.get(name, set()), name
 
 
-def test_no_statement_grants_a_wildcard_action_and_only_llm_functions_call_bedrock() -> None:
+def _other_statements(resource: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
+    return [
+        (condition, statement)
+        for condition, statement in statements(resource)
+        if not all(action.startswith("dynamodb:") for action in actions(statement))
+    ]
+
+
+def test_bedrock_only_on_the_configured_model_and_only_when_the_judge_is_bedrock() -> None:
+    profile = (
+        "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}"
+        ":inference-profile/${JudgeModelId}"
+    )
     for name, resource in functions().items():
-        statements = [
-            statement
-            for policy in resource["Properties"]["Policies"]
-            if "Statement" in policy
-            for statement in policy["Statement"]
+        bedrock = [
+            (condition, statement)
+            for condition, statement in _other_statements(resource)
+            if any(action.startswith("bedrock:") for action in actions(statement))
         ]
-        actions = [action for statement in statements for action in statement["Action"]]
-        assert all("*" not in action for action in actions), name
-        assert actions == (["bedrock:InvokeModel"] if name in USES_LLM else []), name
-        for statement in statements:
-            for resource_arn in statement["Resource"]:
-                assert "foundation-model/" in str(resource_arn) or "inference-profile/" in str(
-                    resource_arn
-                )
+        if name not in USES_LLM:
+            assert bedrock == [], name
+            continue
+        assert [condition for condition, _ in bedrock] == ["JudgeIsBedrock", "JudgeIsBedrock"]
+        (_, model), (_, through_profile) = bedrock
+        assert actions(model) == ["bedrock:InvokeModel"]
+        assert [arn["Fn::Sub"] for arn in model["Resource"]] == [
+            "arn:${AWS::Partition}:bedrock:*::foundation-model/${JudgeModelId}",
+            profile,
+        ]
+        # the models behind the profile, only when called through that profile
+        assert actions(through_profile) == ["bedrock:InvokeModel"]
+        assert through_profile["Condition"] == {
+            "StringEquals": {"bedrock:InferenceProfileArn": {"Fn::Sub": profile}}
+        }
+
+
+def test_the_openai_secret_is_readable_only_by_judge_functions_and_only_that_secret() -> None:
+    secret = {"Fn::If": ["CreateOpenAISecret", {"Ref": "OpenAIApiKeySecret"}, NO_SECRET_PARAM]}
+    for name, resource in functions().items():
+        reads = [
+            (condition, statement)
+            for condition, statement in _other_statements(resource)
+            if any(action.startswith("secretsmanager:") for action in actions(statement))
+        ]
+        if name not in USES_LLM:
+            assert reads == [], name
+            continue
+        ((condition, statement),) = reads
+        assert condition == "JudgeIsOpenAI"
+        assert actions(statement) == ["secretsmanager:GetSecretValue"]
+        assert statement["Resource"] == secret
+
+
+NO_SECRET_PARAM = {"Ref": "OpenAIApiKeySecretArn"}
+
+
+def test_nothing_else_is_granted_and_no_action_is_a_wildcard() -> None:
+    for name, resource in functions().items():
+        for _, statement in statements(resource):
+            assert statement["Effect"] == "Allow"
+            for action in actions(statement):
+                assert "*" not in action, (name, action)
+                assert action.split(":")[0] in {"dynamodb", "bedrock", "secretsmanager"}, name
+
+
+def test_api_functions_that_call_a_model_have_reserved_concurrency() -> None:
+    for name, resource in functions().items():
+        reserved = resource["Properties"].get("ReservedConcurrentExecutions")
+        if name in MODEL_ROUTES:
+            assert reserved == {"Ref": "ModelRouteConcurrency"}, name
+        elif name not in WORKERS:
+            assert reserved is None, name
+    parameter = load_template()["Parameters"]["ModelRouteConcurrency"]
+    assert parameter["Type"] == "Number" and parameter["MinValue"] >= 1
 
 
 def test_the_stage_is_throttled_and_every_error_is_json() -> None:

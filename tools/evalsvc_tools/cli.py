@@ -5,20 +5,22 @@
     evalsvc keys list [--tenant T]
     evalsvc keys revoke KEY_OR_KEY_ID
     evalsvc synthetic import FILE.jsonl --tenant T [--id ID] [--system-prompt TEXT]
-    evalsvc tenants set-limit --tenant T (--monthly-usd X | --clear)
+    evalsvc tenants set-limit --tenant T (--monthly-usd X | --unlimited | --clear)
     evalsvc tenants usage --tenant T [--month YYYY-MM]
 
 Every command above but `serve` targets AWS DynamoDB (table names from --stack-name outputs, from
 flags, or from the environment) or, with --local, the local embedded store.
 
 The user's commands talk to any deployment over HTTP (user_commands.py), with the API's base
-URL and a key from --url/--key or EVALSVC_URL/EVALSVC_API_KEY:
+URL and a key from --url/--key or EVALSVC_URL/EVALSVC_API_KEY (plain http only to this
+machine, unless --insecure-http):
 
     evalsvc push FILE.jsonl|FILE.csv --seed ID [--system-prompt TEXT]
+    evalsvc metrics [--question TEXT]... [--check NAME[:ARG]]... [--file FILE] [--json]
     evalsvc evaluate (--seed ID | --synthetic ID) [--metrics ID] [--label L]... [--latest-n N]
                      [--json]
     evalsvc compare BASELINE_ID CANDIDATE_ID [--fail-on-regression] [--json]
-    evalsvc report ID [--compare OTHER_ID] [-o FILE]
+    evalsvc report ID [--compare OTHER_ID] [-o FILE | -o - [--force]]
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from evalsvc.identifiers import format_ms
 from evalsvc.models.datasets import MAX_PAIRS, MAX_TEXT_CHARS
 from evalsvc.pricing import PricesInvalid
 
-from evalsvc_tools import user_commands
+from evalsvc_tools import metrics_files, user_commands
 from evalsvc_tools.client import ClientError
 from evalsvc_tools.terminal import terminal_safe
 
@@ -136,8 +138,8 @@ def _keys_create(args: argparse.Namespace) -> int:
 
     with _target(args):
         key, record = api_keys.create_key(args.tenant, args.user, args.email)
-    owner = f"{record.user} <{record.user_email}>"
-    print(f"created key {record.key_id} for {owner} in tenant {record.tenant}")
+    owner = terminal_safe(f"{record.user} <{record.user_email}>")
+    print(f"created key {record.key_id} for {owner} in tenant {terminal_safe(record.tenant)}")
     print("store it now: it is shown once and only its hash is kept")
     print(key)
     return 0
@@ -152,7 +154,9 @@ def _keys_list(args: argparse.Namespace) -> int:
     for r in records:
         status = "revoked" if r.revoked else "active"
         created = format_ms(r.created_ms)
-        print(f"{r.key_id:<14}{r.tenant:<20}{r.user:<20}{r.user_email:<32}{created:<26}{status}")
+        # Names and emails were typed by whoever created the key: shown, never obeyed.
+        tenant, user, email = (terminal_safe(t) for t in (r.tenant, r.user, r.user_email))
+        print(f"{r.key_id:<14}{tenant:<20}{user:<20}{email:<32}{created:<26}{status}")
     return 0
 
 
@@ -161,7 +165,8 @@ def _keys_revoke(args: argparse.Namespace) -> int:
 
     with _target(args):
         record = api_keys.revoke_key(args.key)
-    print(f"revoked key {record.key_id} of {record.user} in tenant {record.tenant}")
+    user, tenant = terminal_safe(record.user), terminal_safe(record.tenant)
+    print(f"revoked key {record.key_id} of {user} in tenant {tenant}")
     return 0
 
 
@@ -182,9 +187,19 @@ def _tenants_set_limit(args: argparse.Namespace) -> int:
     from evalsvc.logic import spending
 
     with _target(args):
-        spending.set_limit(args.tenant, None if args.clear else args.monthly_usd)
+        if args.clear:
+            spending.clear_limit(args.tenant)
+        elif args.unlimited:
+            spending.set_unlimited(args.tenant)
+        else:
+            spending.set_limit(args.tenant, args.monthly_usd)
     if args.clear:
-        print(f"tenant {args.tenant} has no monthly LLM limit")
+        print(
+            f"tenant {args.tenant} has no monthly LLM limit of its own: the deployment's default "
+            "applies (EVALSVC_DEFAULT_MONTHLY_LIMIT_USD; none when that is unset)"
+        )
+    elif args.unlimited:
+        print(f"tenant {args.tenant} has no monthly LLM limit, whatever the default")
     else:
         print(f"tenant {args.tenant} may spend ${args.monthly_usd} a month on LLM calls")
     return 0
@@ -272,10 +287,20 @@ def _add_target_flags(parser: argparse.ArgumentParser) -> None:
 
 def _add_service_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("service")
-    group.add_argument("--url", help="the API's base URL, ending in /v1 (default: $EVALSVC_URL)")
+    group.add_argument(
+        "--url",
+        help="the API's base URL, ending in /v1 (default: $EVALSVC_URL): https, or plain http "
+        "to this machine only",
+    )
     group.add_argument(
         "--key",
         help="an API key (default: $EVALSVC_API_KEY, which keeps it out of the process list)",
+    )
+    group.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="send the key over plain http to a host other than this machine (refused "
+        "otherwise: anyone on the way could read the key); use https instead",
     )
 
 
@@ -331,11 +356,22 @@ def build_parser() -> argparse.ArgumentParser:
     tenants = commands.add_parser("tenants", help="tenants' LLM spending").add_subparsers(
         dest="tenants", required=True
     )
-    limit = tenants.add_parser("set-limit", help="set (or clear) a tenant's monthly LLM limit")
+    limit = tenants.add_parser(
+        "set-limit", help="set a tenant's own monthly LLM limit, none, or back to the default"
+    )
     limit.add_argument("--tenant", required=True)
     amount = limit.add_mutually_exclusive_group(required=True)
     amount.add_argument("--monthly-usd", type=_usd_amount, help="the limit, in US dollars")
-    amount.add_argument("--clear", action="store_true", help="remove the limit")
+    amount.add_argument(
+        "--unlimited",
+        action="store_true",
+        help="no limit at all, whatever the deployment's default",
+    )
+    amount.add_argument(
+        "--clear",
+        action="store_true",
+        help="remove the tenant's own limit (or --unlimited): the default applies again",
+    )
     _add_target_flags(limit)
     limit.set_defaults(run=_tenants_set_limit)
     usage = tenants.add_parser("usage", help="a tenant's LLM usage and spending in a month")
@@ -364,13 +400,53 @@ def build_parser() -> argparse.ArgumentParser:
     _add_service_flags(push)
     push.set_defaults(run=user_commands.push)
 
+    metrics = commands.add_parser(
+        "metrics",
+        help="create a metrics set from questions and checks; prints its id",
+        description="Create a metrics set (POST /specify_questions): the definitions of --file "
+        "first, then --question and --check in the order given (a metric's index is its place "
+        "in that order). Prints the set's id alone on stdout (the metrics, by index, on "
+        "stderr); pass it to evaluate --metrics.",
+    )
+    metrics.add_argument(
+        "--question",
+        dest="definitions",
+        action=metrics_files.AddDefinition,
+        metavar="TEXT",
+        help="a question the LLM judge scores each pair on, e.g. 'Is the answer polite?' "
+        "(repeat for more)",
+    )
+    metrics.add_argument(
+        "--check",
+        dest="definitions",
+        action=metrics_files.AddDefinition,
+        metavar="NAME[:ARG]",
+        help="a deterministic check, e.g. max_words:50, no_pii, regex:^[A-Z] (check: prefix "
+        "optional; repeat for more)",
+    )
+    metrics.add_argument(
+        "--file",
+        type=Path,
+        metavar="FILE",
+        help="definitions from FILE.txt (one a line, # starts a comment; a check is written "
+        'check:NAME) or FILE.json (["...", ...] or {"metrics": [...]})',
+    )
+    metrics.add_argument("--json", action="store_true", help="print the service's JSON answer")
+    _add_service_flags(metrics)
+    metrics.set_defaults(run=user_commands.metrics)
+
     evaluate = commands.add_parser(
         "evaluate", help="evaluate a dataset, following its progress; a table of the result"
     )
     dataset = evaluate.add_mutually_exclusive_group(required=True)
     dataset.add_argument("--seed", metavar="ID", help="a seed dataset (or latest)")
     dataset.add_argument("--synthetic", metavar="ID", help="a synthetic dataset (or latest)")
-    evaluate.add_argument("--metrics", metavar="ID", help="a metrics set; default: the latest")
+    evaluate.add_argument(
+        "--metrics",
+        metavar="ID",
+        help="the metrics set (from evalsvc metrics); without it the tenant's latest set is "
+        "used, with a warning naming it",
+    )
     evaluate.add_argument(
         "--label", action="append", metavar="L", help="only pairs carrying this label (repeat: all)"
     )
@@ -402,8 +478,14 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         metavar="FILE",
-        help="where to save the HTML (- for stdout); default report-ID.html or "
-        "compare-ID-OTHER.html",
+        help="where to save the HTML (- for stdout: refused when that is a terminal, unless "
+        "--force); default report-ID.html or compare-ID-OTHER.html",
+    )
+    report.add_argument(
+        "--force",
+        action="store_true",
+        help="with -o - on a terminal: write the page there anyway, its control characters "
+        "replaced (shown, not obeyed)",
     )
     _add_service_flags(report)
     report.set_defaults(run=user_commands.report)
@@ -420,16 +502,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"evalsvc: {terminal_safe(exc.message)}", file=sys.stderr)
         return exc.exit_code
     except DomainError as exc:
-        print(f"evalsvc: {exc.message}", file=sys.stderr)
+        print(f"evalsvc: {terminal_safe(exc.message)}", file=sys.stderr)
         return 2
     except PricesInvalid as exc:
-        print(f"evalsvc: {exc}", file=sys.stderr)
+        print(f"evalsvc: {terminal_safe(str(exc))}", file=sys.stderr)
         return 2
     except StoreFileError as exc:
-        print(f"evalsvc: {exc}", file=sys.stderr)
+        print(f"evalsvc: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1
     except (OSError, KeyError) as exc:
-        print(f"evalsvc: {exc}", file=sys.stderr)
+        print(f"evalsvc: {terminal_safe(str(exc))}", file=sys.stderr)
         return 1
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import ipaddress
 import json
 import os
 import socket
@@ -144,6 +145,36 @@ def normalise_base_url(url: str) -> str:
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
+def is_loopback(host: str | None) -> bool:
+    """Whether `host` names this machine: localhost, 127.0.0.0/8 or ::1."""
+    if not host:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name, not an address
+        return False
+
+
+def plain_http_warning(base_url: str, insecure_http: bool) -> str | None:
+    """Refuse to send a key over plain http to another machine, where anyone on the way could
+    read it: a ClientError (exit 2) unless `insecure_http`, then the warning to show."""
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.scheme != "http" or is_loopback(parts.hostname):
+        return None
+    if not insecure_http:
+        raise ClientError(
+            f"{base_url} is plain http to another machine, so the API key would travel in "
+            "clear: use the service's https:// URL (or pass --insecure-http to send it anyway)",
+            EXIT_USAGE,
+        )
+    return (
+        f"warning: sending the API key in clear over plain http to {parts.hostname} "
+        "(--insecure-http): anyone on the way can read it"
+    )
+
+
 def check_key(key: str) -> str:
     """The key as a header value. Its text is never put into a message."""
     key = key.strip()
@@ -192,21 +223,34 @@ _OPENER = urllib.request.build_opener(_NoRedirects())
 class Client:
     """Requests to one deployment, authenticated with one key."""
 
-    def __init__(self, base_url: str, key: str, timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        key: str,
+        timeout: float | None = None,
+        *,
+        insecure_http: bool = False,
+    ) -> None:
         self.base_url = normalise_base_url(base_url)
+        # Checked before the key is: nothing is sent, and the refusal is said first.
+        self.warning = plain_http_warning(self.base_url, insecure_http)
         self._key = check_key(key)
         self.timeout = timeout if timeout is not None else timeout_from_environment()
 
     @classmethod
-    def from_settings(cls, url: str | None, key: str | None) -> Client:
-        """The client for --url/--key, else EVALSVC_URL/EVALSVC_API_KEY (flags win)."""
+    def from_settings(
+        cls, url: str | None, key: str | None, *, insecure_http: bool = False
+    ) -> Client:
+        """The client for --url/--key, else EVALSVC_URL/EVALSVC_API_KEY (flags win). Plain
+        http to a host other than this machine is refused unless `insecure_http`; then
+        `warning` says what that means."""
         url = url or os.environ.get(URL_VARIABLE, "")
         key = key or os.environ.get(KEY_VARIABLE, "")
         if not url.strip():
             raise ClientError(f"set {URL_VARIABLE} or pass --url", EXIT_USAGE)
         if not key.strip():
             raise ClientError(f"set {KEY_VARIABLE} or pass --key", EXIT_USAGE)
-        return cls(url, key)
+        return cls(url, key, insecure_http=insecure_http)
 
     def __repr__(self) -> str:  # never the key
         return f"Client({self.base_url!r})"

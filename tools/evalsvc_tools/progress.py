@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Protocol
 
-from evalsvc_tools.terminal import rich_console
+from evalsvc_tools.terminal import cut, rich_console
 
 if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
@@ -30,9 +30,10 @@ class RichBar:
             TextColumn,
             TimeElapsedColumn,
         )
+        from rich.text import Text
 
         console = rich_console(stderr=True)
-        console.print(f"evaluation {results_id}", highlight=False)
+        console.print(Text(f"evaluation {cut(results_id, 200)}"))
         self.progress: RichProgress = Progress(
             TextColumn("scoring"),
             BarColumn(bar_width=32),
@@ -57,7 +58,7 @@ class PlainLines:
     """Off a terminal: a line at each tenth of the way, no escape codes."""
 
     def __init__(self, results_id: str) -> None:
-        self.results_id = results_id
+        self.results_id = cut(results_id, 200)
         self.shown = -1
 
     def update(self, done: int, total: int) -> None:

@@ -1,12 +1,16 @@
 """The tables the user's commands draw with rich: an evaluation result's, per metric (`evalsvc
 evaluate`), and a comparison's, per metric with the pairs that regressed most (`evalsvc
-compare`); and how a figure is written in them. rich is imported when a table is drawn."""
+compare`); and how a figure is written in them. rich is imported when a table is drawn.
+
+Every value the service gave reaches the console as a rich `Text` of terminal-safe text
+(terminal.cut): never as markup, which rich would read (`[link=…]` makes a terminal link), and
+never with a control character, which rich passes on (ESC starts every escape sequence)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalsvc_tools.terminal import cut, terminal_safe
+from evalsvc_tools.terminal import cut
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -16,6 +20,10 @@ METRIC_WIDTH = 40
 LOWEST_SHOWN = 3
 REGRESSIONS_SHOWN = 10
 REASON_WIDTH = 60
+# How much of a pair id, or of any other value the service gave, a line shows (an id is at
+# most 128 characters).
+PAIR_ID_WIDTH = 128
+FIELD_WIDTH = 200
 # A figure the service gave as null (too few pairs for it).
 MISSING = "-"
 
@@ -38,13 +46,18 @@ def format_p_value(value: Any) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
+def _field(value: Any) -> str:
+    """A value the service gave, to put in a line: on one line and terminal-safe."""
+    return cut(str(value), FIELD_WIDTH)
+
+
 def _lowest(pairs: Any) -> str:
     if not isinstance(pairs, list) or not pairs:
         return MISSING
     shown = [
-        f"{terminal_safe(str(p.get('pair_id')))} {format_figure(p.get('score'), 1)}"
+        f"{cut(str(p.get('pair_id')), PAIR_ID_WIDTH)} {format_figure(p.get('score'), 1)}"
         for p in pairs[:LOWEST_SHOWN]
-        if p
+        if isinstance(p, dict)
     ]
     more = len(pairs) - LOWEST_SHOWN
     return ", ".join(shown) + (f" (+{more})" if more > 0 else "")
@@ -56,15 +69,15 @@ def _at(values: Any, index: int) -> Any:
 
 def render_evaluation(result: dict[str, Any], console: Console) -> None:
     """The per-metric table of a complete evaluation result (GET /evaluation/{id})."""
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
-    pairs = result.get("pair_count", result.get("pairs_total"))
+    pairs = _field(result.get("pair_count", result.get("pairs_total")))
     console.print(
-        escape(
-            f"evaluation {result.get('results_id')}: {pairs} pairs of dataset "
-            f"{result.get('dataset_id')}\nmetrics {result.get('metrics_id')}, created "
-            f"{result.get('created_at')}"
+        Text(
+            f"evaluation {_field(result.get('results_id'))}: {pairs} pairs of dataset "
+            f"{_field(result.get('dataset_id'))}\nmetrics {_field(result.get('metrics_id'))}, "
+            f"created {_field(result.get('created_at'))}"
         )
     )
     usage = result.get("usage")
@@ -72,10 +85,11 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
         cost = usage.get("cost_usd")
         money = f"${cost:.6f}" if isinstance(cost, int | float) else "cost unknown (no price)"
         console.print(
-            escape(
-                f"LLM: {usage.get('llm_calls')} calls, {usage.get('cache_hits')} cache hits, "
-                f"{usage.get('input_tokens')} input and {usage.get('output_tokens')} output "
-                f"tokens, {money} ({usage.get('model')})"
+            Text(
+                f"LLM: {_field(usage.get('llm_calls'))} calls, {_field(usage.get('cache_hits'))} "
+                f"cache hits, {_field(usage.get('input_tokens'))} input and "
+                f"{_field(usage.get('output_tokens'))} output tokens, {money} "
+                f"({_field(usage.get('model'))})"
             )
         )
     intervals = result.get("score_confidence_intervals")
@@ -95,14 +109,16 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
         interval = _at(intervals, index)
         low = interval.get("ci_low") if isinstance(interval, dict) else None
         high = interval.get("ci_high") if isinstance(interval, dict) else None
+        # Text, not markup: the service's text is shown as it is, never read as rich markup
+        # (which could make a link) or emoji codes.
         table.add_row(
             str(index),
-            escape(cut(str(definition), METRIC_WIDTH)),
+            Text(cut(str(definition), METRIC_WIDTH)),
             format_figure(_at(result.get("score_means"), index)),
             f"[{format_figure(low)}, {format_figure(high)}]",
             format_figure(_at(result.get("score_medians"), index)),
-            str(pairs),
-            escape(_lowest(_at(result.get("min_scoring_pairs"), index))),
+            Text(pairs),
+            Text(_lowest(_at(result.get("min_scoring_pairs"), index))),
         )
     console.print(table)
 
@@ -118,18 +134,19 @@ VERDICTS = {
 
 def render_comparison(comparison: dict[str, Any], console: Console) -> None:
     """The per-metric table of a POST /compare answer, and the pairs that regressed most."""
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     alpha = comparison.get("alpha")
     level = f"{100 * (1 - alpha):g}%" if isinstance(alpha, int | float) else "interval"
     console.print(
-        escape(
-            f"baseline {comparison.get('baseline_id')} → candidate "
-            f"{comparison.get('candidate_id')}\n{comparison.get('pairs_matched')} pairs "
-            f"matched ({comparison.get('only_in_baseline')} only in the baseline, "
-            f"{comparison.get('only_in_candidate')} only in the candidate); alpha {alpha}, "
-            f"correction {comparison.get('correction')}"
+        Text(
+            f"baseline {_field(comparison.get('baseline_id'))} → candidate "
+            f"{_field(comparison.get('candidate_id'))}\n"
+            f"{_field(comparison.get('pairs_matched'))} pairs matched "
+            f"({_field(comparison.get('only_in_baseline'))} only in the baseline, "
+            f"{_field(comparison.get('only_in_candidate'))} only in the candidate); "
+            f"alpha {_field(alpha)}, correction {_field(comparison.get('correction'))}"
         )
     )
     table = Table()
@@ -143,18 +160,24 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
     table.add_column("verdict", no_wrap=True)
     metrics = comparison.get("metrics")
     for metric in metrics if isinstance(metrics, list) else []:
+        if not isinstance(metric, dict):
+            continue
         verdict = str(metric.get("verdict"))
-        shown, style = VERDICTS.get(verdict, (escape(cut(verdict, 30)), ""))
+        shown, style = VERDICTS.get(verdict, (cut(verdict, 30), ""))
+        counts = (
+            f"{_field(metric.get('wins'))}/{_field(metric.get('ties'))}/"
+            f"{_field(metric.get('losses'))}"
+        )
         table.add_row(
-            escape(cut(str(metric.get("metric")), METRIC_WIDTH)),
-            str(metric.get("n")),
+            Text(cut(str(metric.get("metric")), METRIC_WIDTH)),
+            Text(_field(metric.get("n"))),
             format_figure(metric.get("baseline_mean")),
             format_figure(metric.get("candidate_mean")),
             f"{format_signed(metric.get('mean_diff'))} [{format_signed(metric.get('ci_low'))}, "
             f"{format_signed(metric.get('ci_high'))}]",
             format_p_value(metric.get("p_adjusted")),
-            f"{metric.get('wins')}/{metric.get('ties')}/{metric.get('losses')}",
-            f"[{style}]{shown}[/]" if style else shown,
+            Text(counts),
+            Text(shown, style=style),
         )
     console.print(table)
     regressions = comparison.get("regressions")
@@ -163,13 +186,16 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
         return
     console.print(f"pairs that regressed most ({len(regressions)} listed by the service):")
     for change in regressions[:REGRESSIONS_SHOWN]:
+        if not isinstance(change, dict):
+            continue
         reason = cut(str(change.get("candidate_reason") or ""), REASON_WIDTH)
         line = (
-            f"  {change.get('pair_id')}  {cut(str(change.get('metric')), 40)}  "
+            f"  {cut(str(change.get('pair_id')), PAIR_ID_WIDTH)}  "
+            f"{cut(str(change.get('metric')), 40)}  "
             f"{format_figure(change.get('baseline_score'))} → "
             f"{format_figure(change.get('candidate_score'))} "
             f"({format_signed(change.get('diff'))})"
         )
-        console.print(escape(line + (f"  {reason}" if reason else "")))
+        console.print(Text(line + (f"  {reason}" if reason else "")))
     if len(regressions) > REGRESSIONS_SHOWN:
         console.print(f"  … and {len(regressions) - REGRESSIONS_SHOWN} more (--json shows all)")

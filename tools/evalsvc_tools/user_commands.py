@@ -1,14 +1,17 @@
 """The user's commands of `evalsvc`, against any deployment over HTTP (client.py):
 
     evalsvc push FILE --seed ID [--system-prompt P]     a JSON Lines or CSV file → a seed dataset
+    evalsvc metrics (--question Q | --check C)... [--file F]   create a metrics set; its id
     evalsvc evaluate (--seed ID | --synthetic ID) ...   run an evaluation, with its progress
     evalsvc compare BASELINE CANDIDATE ...              POST /compare, as a table; a CI gate
     evalsvc report ID [--compare OTHER] [-o FILE]       the HTML report of a result or comparison
 
-The URL and key come from --url/--key or EVALSVC_URL/EVALSVC_API_KEY. Beside this module:
-pair_files.py reads and checks what push sends; tables.py and progress.py draw the tables and
-the progress bar with `rich` (the `cli` extra, imported only when a command draws); terminal.py
-makes text safe to show.
+The URL and key come from --url/--key or EVALSVC_URL/EVALSVC_API_KEY; plain http is refused
+to any host but this machine (the key would travel in clear) unless --insecure-http. Beside
+this module: pair_files.py and metrics_files.py read and check what push and metrics send;
+tables.py and progress.py draw the tables and the progress bar with `rich` (the `cli` extra,
+imported only when a command draws); terminal.py makes text safe to show. Every text the
+service gave reaches the terminal through terminal.py's filter, --json output included.
 """
 
 from __future__ import annotations
@@ -16,13 +19,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import json
 import os
 import re
 import secrets
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ from evalsvc.identifiers import check_dataset_id, is_client_id
 from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_TEXT_CHARS
 
+from evalsvc_tools import metrics_files
 from evalsvc_tools.client import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -50,7 +53,7 @@ from evalsvc_tools.tables import (
     render_comparison,
     render_evaluation,
 )
-from evalsvc_tools.terminal import cut, rich_console, terminal_safe
+from evalsvc_tools.terminal import cut, rich_console, terminal_json, terminal_safe
 
 EXIT_INTERRUPTED = 130
 POLL_VARIABLE = "EVALSVC_POLL_SECONDS"
@@ -62,7 +65,9 @@ MAX_POLL_FAILURES = 5
 Command = Callable[[argparse.Namespace], int]
 
 
-# The shortest pause between two reads of a running evaluation, whatever Retry-After says.
+# The shortest pause between two reads of a running evaluation, whatever Retry-After says,
+# and the first: a small evaluation is often done by then. Each pause after it doubles, up to
+# EVALSVC_POLL_SECONDS.
 MIN_POLL_SECONDS = 0.2
 # A comparison or report (which change nothing) is asked this many times in all while the
 # service says to retry: a 503 (busy: out of its time, or storage), a 429 with Retry-After, a
@@ -93,7 +98,15 @@ def user_command(run: Command) -> Command:
 
 
 def _client(args: argparse.Namespace) -> Client:
-    return Client.from_settings(args.url, args.key)
+    client = Client.from_settings(args.url, args.key, insecure_http=args.insecure_http)
+    if client.warning:
+        print(f"evalsvc: {terminal_safe(client.warning)}", file=sys.stderr)
+    return client
+
+
+def _problems(lines: Iterable[str]) -> None:
+    for line in lines:
+        print(terminal_safe(line), file=sys.stderr)
 
 
 # ---- push ---------------------------------------------------------------------------------------
@@ -117,8 +130,7 @@ def push(args: argparse.Namespace) -> int:
     try:
         pairs = read_pairs(args.file)
     except BadFile as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
+        _problems(exc.problems)
         raise
     body: dict[str, Any] = {"data": pairs}
     if prompt is not None:
@@ -136,6 +148,56 @@ def push(args: argparse.Namespace) -> int:
     written = answer.get("id", dataset_id) if isinstance(answer, dict) else dataset_id
     written = terminal_safe(str(written))
     print(f"wrote {len(pairs):,} pairs to seed dataset {written} (it holds exactly these now)")
+    return 0
+
+
+# ---- metrics -----------------------------------------------------------------------------------
+
+
+def _where_rejected(said: str, definitions: list[metrics_files.Definition]) -> str:
+    """The service names a definition it refuses by its index (`metrics[2]: ...`): name it by
+    where it came from instead (a file's line, or the flag)."""
+    match = re.match(r"metrics\[(\d+)\]:?\s*(.*)", said, re.DOTALL)
+    if match is None or int(match.group(1)) >= len(definitions):
+        return said
+    return f"{definitions[int(match.group(1))].where}: {match.group(2)}"
+
+
+@user_command
+def metrics(args: argparse.Namespace) -> int:
+    """Create a metrics set (POST /specify_questions) from --file, then --question/--check in
+    the order given; the id alone on stdout, the metrics by index on stderr."""
+    definitions: list[metrics_files.Definition] = []
+    problems: list[str] = []
+    if args.file is not None:
+        definitions, problems = metrics_files.from_file(args.file)
+    definitions += metrics_files.from_flags(args.definitions or [])
+    try:
+        metrics_files.check(definitions, problems)
+    except metrics_files.BadDefinitions as exc:
+        _problems(exc.problems)
+        raise
+    client = _client(args)
+    try:
+        answer = client.request(
+            "POST", "/specify_questions", {"metrics": [d.text for d in definitions]}
+        ).json()
+    except HttpError as exc:
+        if exc.status != 400:
+            raise
+        raise ClientError(f"HTTP 400: {_where_rejected(exc.said, definitions)}") from None
+    metrics_id = answer.get("metrics_id") if isinstance(answer, dict) else None
+    if not isinstance(metrics_id, str) or not is_client_id(metrics_id):
+        raise ClientError("POST /specify_questions answered without a metrics_id")
+    if args.json:
+        print(terminal_json(answer))
+        return 0
+    created = answer.get("definitions")
+    shown = created if isinstance(created, list) else [d.text for d in definitions]
+    print(f"created metrics set {metrics_id} with {len(shown)} metrics:", file=sys.stderr)
+    for index, definition in enumerate(shown):
+        print(f"  {index}  {cut(str(definition), 100)}", file=sys.stderr)
+    print(metrics_id)
     return 0
 
 
@@ -165,12 +227,19 @@ def retry_pause(retry_after: float | None, backoff: float) -> float:
 
 
 def follow(
-    client: Client, results_id: str, display: ProgressDisplay, interval: float
+    client: Client,
+    results_id: str,
+    display: ProgressDisplay,
+    interval: float,
+    on_answer: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """GET /evaluation/{id} until it is no longer running; its last answer. Throttling, a
-    gateway's 5xx or a dropped connection are asked again (honouring Retry-After), up to
-    MAX_POLL_FAILURES times in a row."""
+    """GET /evaluation/{id} until it is no longer running; its last answer (each answer is
+    given to `on_answer` first). The first read is at once, the next MIN_POLL_SECONDS later,
+    each pause after it twice the last, up to `interval`; a Retry-After is honoured instead.
+    Throttling, a gateway's 5xx or a dropped connection are asked again (honouring
+    Retry-After), up to MAX_POLL_FAILURES times in a row."""
     failures = 0
+    pause = min(MIN_POLL_SECONDS, interval)
     while True:
         try:
             response = client.request("GET", f"/evaluation/{segment(results_id)}")
@@ -186,11 +255,14 @@ def follow(
         body = response.json()
         if not isinstance(body, dict):
             raise ClientError(f"GET /evaluation/{results_id} did not answer with an object")
+        if on_answer is not None:
+            on_answer(body)
         display.update(_count(body, "pairs_done"), _count(body, "pairs_total"))
         if body.get("status", "complete") != "running":
             return body
-        pause = response.retry_after
-        time.sleep(max(MIN_POLL_SECONDS, min(pause, 60.0)) if pause is not None else interval)
+        said = response.retry_after
+        time.sleep(max(MIN_POLL_SECONDS, retry_pause(said, 0.0)) if said is not None else pause)
+        pause = min(2 * pause, interval)
 
 
 def _results_id(body: Any, status: int) -> str:
@@ -224,6 +296,39 @@ def _evaluate_body(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
+class MetricsNamer:
+    """Says once, on stderr, which metrics set an evaluation scores with, from the first
+    answer that names it: a warning when the command did not choose it (--metrics absent),
+    since then the service took the tenant's latest set, whichever that is now."""
+
+    def __init__(self, results_id: str, chosen: str | None) -> None:
+        self.results_id = results_id
+        self.chosen = chosen
+        self.said = False
+
+    def __call__(self, body: dict[str, Any]) -> None:
+        metrics_id = body.get("metrics_id")
+        if self.said or not isinstance(metrics_id, str) or not metrics_id:
+            return
+        self.said = True
+        definitions = body.get("metrics_definitions")
+        count = len(definitions) if isinstance(definitions, list) else 0
+        named = f"metrics set {cut(metrics_id, 128)} ({count} metric{'s' if count != 1 else ''})"
+        dataset = cut(str(body.get("dataset_id")), 128)
+        if self.chosen is None:
+            print(
+                f"evalsvc: warning: no --metrics given, so evaluation {self.results_id} of "
+                f"dataset {dataset} uses the tenant's latest {named}; pass --metrics ID to "
+                "choose the set (evalsvc metrics creates one)",
+                file=sys.stderr,
+            )
+        else:
+            print(
+                f"evaluation {self.results_id} of dataset {dataset} uses {named}",
+                file=sys.stderr,
+            )
+
+
 @user_command
 def evaluate(args: argparse.Namespace) -> int:
     client = _client(args)
@@ -236,6 +341,11 @@ def evaluate(args: argparse.Namespace) -> int:
         )
         body, status = answer.json(), answer.status
     except HttpError as exc:
+        if exc.status == 404 and args.metrics is None and "no metrics set" in exc.said:
+            raise ClientError(
+                f"{exc.message}; from the command line: evalsvc metrics --check non_empty "
+                "--question 'Is the answer polite?'"
+            ) from None
         # Were respond-async not honoured (a proxy dropping Prefer), a plain request that
         # outlives its wait answers 503 with the result to follow in Location.
         queued = _location_id(exc.location) if exc.status == 503 else None
@@ -243,6 +353,7 @@ def evaluate(args: argparse.Namespace) -> int:
             raise
         body, status = {"eval_results_id": queued, "status": "running"}, exc.status
     results_id = _results_id(body, status)
+    name_metrics = MetricsNamer(results_id, args.metrics)
     try:
         if status in (202, 503) or body.get("status") == "running":
             display: ProgressDisplay = (
@@ -250,13 +361,15 @@ def evaluate(args: argparse.Namespace) -> int:
             )
             try:
                 display.update(_count(body, "pairs_done"), _count(body, "pairs_total"))
-                result = follow(client, results_id, display, interval)
+                result = follow(client, results_id, display, interval, name_metrics)
             finally:
                 display.close()
         else:
             # Done inside the request (a v1 body, or a finished job's status): read it as a
             # result, the shape --json prints whichever way the run went.
             result = client.request("GET", f"/evaluation/{segment(results_id)}").json()
+            if isinstance(result, dict):
+                name_metrics(result)
     except KeyboardInterrupt:
         raise ClientError(
             f"interrupted; evaluation {results_id} goes on in the service "
@@ -266,7 +379,7 @@ def evaluate(args: argparse.Namespace) -> int:
     if not isinstance(result, dict):
         raise ClientError(f"GET /evaluation/{results_id} did not answer with an object")
     if args.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
+        print(terminal_json(result))
     if result.get("status") == "failed":
         raise ClientError(
             f"evaluation {results_id} failed: {result.get('failure') or 'no reason given'}"
@@ -333,7 +446,7 @@ def compare(args: argparse.Namespace) -> int:
     if not isinstance(comparison, dict):
         raise ClientError("POST /compare did not answer with an object")
     if args.json:
-        print(json.dumps(comparison, indent=2, ensure_ascii=False))
+        print(terminal_json(comparison))
     else:
         render_comparison(comparison, rich_console())
     regressed = regressed_metrics(comparison)
@@ -372,8 +485,19 @@ def _write_atomically(path: Path, content: bytes) -> None:
         raise
 
 
+REPORT_ON_TERMINAL = (
+    "-o - would write the HTML report to this terminal, and the page holds the datasets' and "
+    "judges' text as it is, control characters included, which a terminal obeys (clearing the "
+    "screen, setting its title, making links): save it (-o FILE), pipe it (| less), or pass "
+    "--force to write it here with those characters replaced"
+)
+
+
 @user_command
 def report(args: argparse.Namespace) -> int:
+    on_terminal = args.output == "-" and sys.stdout.isatty()
+    if on_terminal and not args.force:
+        raise ClientError(REPORT_ON_TERMINAL, EXIT_USAGE)
     client = _client(args)
     if args.compare is None:
         path = f"/evaluation/{segment(args.id)}/report"
@@ -388,7 +512,11 @@ def report(args: argparse.Namespace) -> int:
     if kind != "text/html":
         raise ClientError(f"GET {path} answered {kind or 'no Content-Type'}, not an HTML page")
     if args.output == "-":
-        sys.stdout.buffer.write(answer.body)
+        # To a pipe or a file the page as it is; to a terminal (--force) shown, never obeyed.
+        page = answer.body
+        if on_terminal:
+            page = terminal_safe(page.decode("utf-8", "replace")).encode("utf-8")
+        sys.stdout.buffer.write(page)
         sys.stdout.flush()
         return 0
     target = Path(args.output or default)

@@ -1,6 +1,7 @@
 """Runtime settings, read from the environment on first use (never at import time)."""
 
 import os
+from decimal import Decimal
 from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -26,6 +27,9 @@ class Settings(BaseModel):
     llm: str = ""
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: SecretStr = SecretStr("")
+    # The Secrets Manager secret (ARN or name) holding the OpenAI key, deployed; when set, the
+    # key is read from it (scoring/llm/credentials.py) and OPENAI_API_KEY is not used.
+    openai_api_key_secret_arn: str = ""
     judge_concurrency: int = 16
     judge_max_attempts: int = 4
     judge_timeout_seconds: float = 30.0
@@ -33,6 +37,9 @@ class Settings(BaseModel):
     judge_cache_days: int = 30
     # Prices (USD per million tokens) over the built-in table: JSON, read by evalsvc.pricing.
     prices: str = ""
+    # The monthly LLM spending limit of a tenant that has none of its own (None: no default);
+    # `evalsvc tenants set-limit` gives a tenant its own, or the explicit choice of none.
+    default_monthly_limit_usd: Decimal | None = Field(default=None, ge=0, le=10_000_000)
     # Seconds an authenticated key stays cached in a warm process. Revocation takes effect
     # within this window.
     auth_cache_seconds: float = 60.0
@@ -102,12 +109,14 @@ class Settings(BaseModel):
             ("llm", "EVALSVC_LLM"),
             ("openai_base_url", "OPENAI_BASE_URL"),
             ("openai_api_key", "OPENAI_API_KEY"),
+            ("openai_api_key_secret_arn", "OPENAI_API_KEY_SECRET_ARN"),
             ("judge_concurrency", "JUDGE_CONCURRENCY"),
             ("judge_max_attempts", "JUDGE_MAX_ATTEMPTS"),
             ("judge_timeout_seconds", "JUDGE_TIMEOUT_SECONDS"),
             ("judge_retry_base_seconds", "JUDGE_RETRY_BASE_SECONDS"),
             ("judge_cache_days", "JUDGE_CACHE_DAYS"),
             ("prices", "EVALSVC_PRICES"),
+            ("default_monthly_limit_usd", "EVALSVC_DEFAULT_MONTHLY_LIMIT_USD"),
             ("work_queue_url", "WORK_QUEUE_URL"),
             ("sqs_endpoint_url", "SQS_ENDPOINT_URL"),
             ("dataset_shards", "EVALSVC_DATASET_SHARDS"),

@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from evalsvc.deadlines import Deadline, lambda_remaining
 from evalsvc.errors import Failure
 from evalsvc.logic import chunks, jobs, kinds
-from evalsvc.observability import logger, metrics, tracer
+from evalsvc.observability import invocation_log_context, log_context, logger, metrics, tracer
 from evalsvc.storage import work_queue
 
 LambdaHandler = Any
@@ -65,15 +65,13 @@ def score_record(record: SQSRecord, lambda_context: Any = None) -> None:
         logger.error("unreadable message on the work queue", extra={"id": record.message_id})
         _retry_later(record, 0)
         raise
-    logger.append_keys(results_id=chunk.job_id, chunk=chunk.index)
-    try:
-        jobs.run_chunk(chunk, _receives(record), _deadline(lambda_context))
-    except chunks.RetryChunk as retry:
-        logger.warning("chunk will be retried", extra={"delay": retry.delay, "why": str(retry)})
-        _retry_later(record, retry.delay)
-        raise
-    finally:
-        logger.remove_keys(["results_id", "chunk"])
+    with log_context(tenant=chunk.tenant, results_id=chunk.job_id, chunk=chunk.index):
+        try:
+            jobs.run_chunk(chunk, _receives(record), _deadline(lambda_context))
+        except chunks.RetryChunk as retry:
+            logger.warning("chunk will be retried", extra={"delay": retry.delay, "why": str(retry)})
+            _retry_later(record, retry.delay)
+            raise
 
 
 def fail_record(record: SQSRecord) -> None:
@@ -94,7 +92,7 @@ def fail_record(record: SQSRecord) -> None:
 
 
 def _batch_handler(record_handler: Any) -> LambdaHandler:
-    @logger.inject_lambda_context
+    @invocation_log_context()
     @tracer.capture_lambda_handler(capture_response=False)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -108,7 +106,7 @@ def _batch_handler(record_handler: Any) -> LambdaHandler:
     return handler
 
 
-@logger.inject_lambda_context
+@invocation_log_context()
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

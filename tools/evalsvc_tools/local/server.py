@@ -37,6 +37,8 @@ def apply_environment(env: dict[str, str]) -> None:
     # Only if it was ever imported: importing it here would cost every process its start-up.
     if "evalsvc.api.idempotency" in sys.modules:
         sys.modules["evalsvc.api.idempotency"].reset()
+    if "evalsvc.scoring.llm.credentials" in sys.modules:
+        sys.modules["evalsvc.scoring.llm.credentials"].reset()
 
 
 def dev_key(data_dir: Path) -> str:

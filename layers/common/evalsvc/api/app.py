@@ -10,7 +10,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 
 from evalsvc.api.errors import install_error_handlers
-from evalsvc.api.middleware import BodySizeLimit, JsonBodies
+from evalsvc.api.middleware import BodySizeLimit, JsonBodies, RequestLogContext
 
 API_VERSION = "1.1.0"
 VERSION_PREFIX = "/v1"
@@ -30,6 +30,10 @@ def create_app(routers: Sequence[APIRouter], *, docs: bool = False) -> FastAPI:
         docs_url="/docs" if docs else None,
         redoc_url=None,
         openapi_url="/openapi.json" if docs else None,
+        # A slash redirect is built from the request's Host header: `GET /data/seed/x/` with
+        # `Host: evil.example` would send the caller to http://evil.example/. A path with a
+        # trailing slash is an unknown route (JSON 404) instead.
+        redirect_slashes=False,
     )
     install_error_handlers(app)
     app.add_middleware(JsonBodies)
@@ -49,9 +53,11 @@ def create_app(routers: Sequence[APIRouter], *, docs: bool = False) -> FastAPI:
 
 def create_versioned_app(routers: Sequence[APIRouter]) -> FastAPI:
     """The API under /v1, as the local server serves it (API Gateway's stage plays that part
-    when deployed). Anything outside /v1 is a JSON 404 too."""
-    root = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    when deployed), each request with its own request id and log context (what Lambda gives an
+    invocation). Anything outside /v1 is a JSON 404 too."""
+    root = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, redirect_slashes=False)
     install_error_handlers(root)
+    root.add_middleware(RequestLogContext)
     root.mount(VERSION_PREFIX, create_app(routers, docs=True))
     return root
 

@@ -14,6 +14,7 @@ from fastapi.security import APIKeyHeader
 from evalsvc.api.deadlines import mark_arrival
 from evalsvc.logic.api_keys import authenticate
 from evalsvc.models.api_keys import Identity
+from evalsvc.observability import add_log_keys
 
 IDEMPOTENT_METHODS = frozenset({"POST", "PUT"})
 IDEMPOTENCY_HEADER = "idempotency-key"
@@ -37,6 +38,10 @@ class AuthenticatedRoute(APIRoute):
             header = request.headers.get("authorization")
             identity = await run_in_threadpool(authenticate, header)
             request.state.identity = identity
+            # Every later log line of this request names the caller: its tenant and its key's
+            # id (never the key, nor its hash). The request's own context holds them, so
+            # requests served at once in one process never mix them.
+            add_log_keys(tenant=identity.tenant, key_id=identity.key_id)
             if request.method in IDEMPOTENT_METHODS and IDEMPOTENCY_HEADER in request.headers:
                 # Imported on first use: Powertools idempotency costs ~55 ms of cold start that
                 # requests without the header (and every GET function) need not pay.

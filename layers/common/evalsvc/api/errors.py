@@ -115,4 +115,10 @@ def allowed_methods(request: Request) -> list[str]:
 def request_id_of(request: Request) -> str:
     event = request.scope.get("aws.event") or {}
     context = event.get("requestContext") or {}
-    return str(context.get("requestId") or request.headers.get("x-request-id") or "local")
+    state = request.scope.get("state") or {}
+    return str(
+        context.get("requestId")
+        or state.get("request_id")
+        or request.headers.get("x-request-id")
+        or "local"
+    )

@@ -1,5 +1,5 @@
 """Turns one router into a Lambda handler: Mangum for the API Gateway event, wrapped with the
-Powertools logger context (correlation id = API Gateway request id), tracer and metrics."""
+invocation's log context (correlation id = API Gateway request id), tracer and metrics."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from fastapi import APIRouter
 from mangum import Mangum
 
 from evalsvc.api.app import create_app
-from evalsvc.observability import logger, metrics, tracer
+from evalsvc.observability import invocation_log_context, metrics, tracer
 from evalsvc.pricing import check_prices
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -24,7 +24,7 @@ def build_handler(router: APIRouter) -> LambdaHandler:
     check_prices()
     asgi = Mangum(create_app([router]), lifespan="off")
 
-    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+    @invocation_log_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
     @tracer.capture_lambda_handler(capture_response=False)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -1,26 +1,36 @@
 """ASGI middleware run before any route: the request body limit (the Lambda synchronous payload
-limit), and JSON bodies accepted whatever Content-Type the client sent."""
+limit), JSON bodies accepted whatever Content-Type the client sent, and, on the local server,
+each request's own log context."""
 
 from __future__ import annotations
 
 import json
+import uuid
 
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from evalsvc.models.common import MAX_BODY_BYTES
+from evalsvc.observability import log_context
+
+TOO_LARGE = (
+    f"request body is larger than {MAX_BODY_BYTES:,} bytes (4.4 MB, what one request carries "
+    "through the gateway); split it"
+)
 
 
-class BodyTooLarge(Exception):
-    pass
+class BodyTooLarge(HTTPException):
+    """The body passed the limit as it streamed in (no Content-Length said so before). Raised
+    from inside the app, where the route reads the body: an HTTPException, so FastAPI passes it
+    on instead of calling it "an error parsing the body", and the app's error handler answers
+    the same 413 as for a declared length."""
+
+    def __init__(self) -> None:
+        super().__init__(status_code=413, detail=TOO_LARGE)
 
 
 async def _send_too_large(send: Send) -> None:
-    body = json.dumps(
-        {
-            "error": f"request body is larger than {MAX_BODY_BYTES:,} bytes (4.4 MB, what one "
-            "request carries through the gateway); split it"
-        }
-    ).encode()
+    body = json.dumps({"error": TOO_LARGE}).encode()
     await send(
         {
             "type": "http.response.start",
@@ -96,3 +106,29 @@ class JsonBodies:
             if b"json" not in content_type.lower():
                 scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
         await self.app(scope, receive, send)
+
+
+class RequestLogContext:
+    """The local server's stand-in for what Lambda gives each invocation: a request id, the
+    correlation id of every log line the request writes (in its own context: requests served
+    at once, and the queue workers beside them, each log with their own), kept in the scope's
+    state for error messages and sent back as `X-Request-Id`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = str(uuid.uuid4())
+        scope.setdefault("state", {})["request_id"] = request_id
+
+        async def with_request_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        with log_context(correlation_id=request_id):
+            await self.app(scope, receive, with_request_id)

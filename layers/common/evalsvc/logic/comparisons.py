@@ -37,7 +37,7 @@ from evalsvc.models.comparisons import (
     Verdict,
 )
 from evalsvc.models.evaluations import EvaluationResult
-from evalsvc.observability import logger
+from evalsvc.observability import LogContextPool, logger
 from evalsvc.settings import get_settings
 from evalsvc.stats import Paired, holm, mean_of_counts, paired_counts
 from evalsvc.storage import results as results_store
@@ -83,7 +83,7 @@ def compare_results(
     tally = Tally(matched, body.regression_threshold, body.limit)
     # Not a `with`: leaving early (out of time, a storage error) must not wait for a page in
     # flight.
-    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="compare")
+    pool = LogContextPool(max_workers=2, thread_name_prefix="compare")
     try:
         merge(
             prefetched(

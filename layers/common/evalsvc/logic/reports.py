@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from evalsvc.agreement import Agreement
@@ -28,6 +27,7 @@ from evalsvc.models.comparisons import CompareIn, Comparison
 from evalsvc.models.datasets import Pair
 from evalsvc.models.evaluations import Critique, EvaluationResult, VoteObservation
 from evalsvc.models.jobs import Status
+from evalsvc.observability import LogContextPool
 from evalsvc.stats import Summary, histogram
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import datasets as datasets_store
@@ -207,7 +207,7 @@ def _count_histograms(tenant: str, result: EvaluationResult, deadline: Deadline)
     """The histograms of a result stored without them, from its scores; TimeUp when they
     cannot be read within the deadline."""
     counts: list[Counter[float]] = [Counter() for _ in result.definitions]
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="report")
+    pool = LogContextPool(max_workers=1, thread_name_prefix="report")
     try:
         pages = results_store.score_pages(tenant, result.results_id)
         for _, scores in comparisons.prefetched(pages, pool, deadline):

@@ -21,6 +21,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from decimal import Decimal
 
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
@@ -29,6 +30,7 @@ from evalsvc.errors import InvalidInput, OverLimit, SpendingUnbounded, Throttled
 from evalsvc.identifiers import new_id
 from evalsvc.models.usage import MonthUsageOut
 from evalsvc.observability import logger
+from evalsvc.settings import get_settings
 from evalsvc.storage import ledger
 from evalsvc.usage import Bound, Meter, Usage, metering
 
@@ -43,6 +45,7 @@ MAX_WORK_SECONDS = 900.0
 METRICS_NAMESPACE = "EvalService"
 
 
+# ASCII digits only (\d would take other scripts' digits).
 _MONTH = re.compile(r"\A[0-9]{4}-(0[1-9]|1[0-2])\Z")
 
 
@@ -54,6 +57,31 @@ def this_month(at: float | None = None) -> str:
 def dollars(amount: Decimal) -> str:
     """An amount for a message: to the cent, or to six places when under a cent."""
     return f"${amount:.2f}" if amount >= Decimal("0.01") or amount == 0 else f"${amount:.6f}"
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """The monthly limit a tenant is held to (`usd` None: none), and whether it is the default
+    (EVALSVC_DEFAULT_MONTHLY_LIMIT_USD, for a tenant with no limit of its own)."""
+
+    usd: Decimal | None
+    is_default: bool = False
+
+    def named(self) -> str:
+        """The limit for a message: "the monthly limit of $X" and where it comes from."""
+        if self.usd is None:
+            return "no monthly limit"
+        source = " (the default for a tenant without a limit of its own)" if self.is_default else ""
+        return f"the monthly limit of {dollars(self.usd)}{source}"
+
+
+def limit_in_force(own: ledger.OwnLimit | None) -> Limit:
+    """The tenant's own limit (an amount, or the explicit choice of none); without one, the
+    deployment's default."""
+    if own is not None:
+        return Limit(own.usd)
+    default = get_settings().default_monthly_limit_usd
+    return Limit(default, is_default=default is not None)
 
 
 class Spending:
@@ -78,13 +106,17 @@ class Spending:
         self._reservations: list[tuple[str, Decimal]] = []
         self._holds: list[str] = []
         self._settled = False
-        self._limit: tuple[Decimal | None] | None = None
+        self._limit: Limit | None = None
+
+    def limit_in_force(self) -> Limit:
+        """The limit the tenant is held to, read once for the request or chunk."""
+        if self._limit is None:
+            self._limit = limit_in_force(ledger.limit_of(self.tenant))
+        return self._limit
 
     def limit(self) -> Decimal | None:
         """The tenant's monthly limit (None: none), read once for the request or chunk."""
-        if self._limit is None:
-            self._limit = (ledger.limit_of(self.tenant),)
-        return self._limit[0]
+        return self.limit_in_force().usd
 
     def guard(self, bound: Bound) -> None:
         """Refuse the planned calls of `bound` before any is made, or reserve the most they
@@ -95,7 +127,7 @@ class Spending:
             return
         limit = self.limit()
         if limit is not None and cost_max is None:
-            raise _unbounded(limit, bound.model)
+            raise _unbounded(self.limit_in_force(), bound.model)
         reservation = new_id("rs_")
         held = ledger.Reservation(cost_max, self._until, bound.most())
         if not self._reserve(reservation, held, limit):
@@ -124,7 +156,7 @@ class Spending:
             return
         cost_max = bound.cost_max()
         if cost_max is None:
-            raise _unbounded(limit, bound.model)
+            raise _unbounded(self.limit_in_force(), bound.model)
         now = time.time()
         month = ledger.read_month(self.tenant, self.month).charged(now)
         if month.spent_usd + month.reserved_usd(now) + cost_max > limit:
@@ -139,7 +171,7 @@ class Spending:
         return OverLimit(
             f"this work could cost up to {dollars(cost_max)}, and this month's LLM spending "
             f"is {dollars(spent)} with {dollars(reserved)} held by work in flight, against "
-            f"the monthly limit of {dollars(limit)}: "
+            f"{self.limit_in_force().named()}: "
             + (
                 "retry once the work in flight is done, or select less"
                 if spent + cost_max <= limit
@@ -204,10 +236,10 @@ class Spending:
             emit(self.route, usage, cost)
 
 
-def _unbounded(limit: Decimal, model: str) -> SpendingUnbounded:
+def _unbounded(limit: Limit, model: str) -> SpendingUnbounded:
     return SpendingUnbounded(
-        f"this tenant has a monthly limit of {dollars(limit)}, and the model {model!r} has no "
-        "price to hold LLM work to it: the operator must give it one in EVALSVC_PRICES"
+        f"this tenant is held to {limit.named()}, and the model {model!r} has no price to hold "
+        "LLM work to it: the operator must give it one in EVALSVC_PRICES"
     )
 
 
@@ -226,21 +258,43 @@ def emit(route: str, usage: Usage, cost: Decimal | None) -> None:
             metric.add_dimension(name="route", value=route)
 
 
-def set_limit(tenant: str, monthly_usd: Decimal | None) -> None:
-    """The operator's: the most `tenant` may spend on LLM calls in a month (None: no limit)."""
+def set_limit(tenant: str, monthly_usd: Decimal) -> None:
+    """The operator's: the most `tenant` may spend on LLM calls in a month, over the default."""
+    _named(tenant)
+    ledger.set_limit(tenant, ledger.OwnLimit(monthly_usd))
+
+
+def set_unlimited(tenant: str) -> None:
+    """The operator's explicit choice: `tenant` has no monthly limit, whatever the default."""
+    _named(tenant)
+    ledger.set_limit(tenant, ledger.OwnLimit(None))
+
+
+def clear_limit(tenant: str) -> None:
+    """The operator's: `tenant` has no limit of its own any more; the default applies."""
+    _named(tenant)
+    ledger.set_limit(tenant, None)
+
+
+def _named(tenant: str) -> None:
     if not tenant.strip():
         raise InvalidInput("name the tenant")
-    ledger.set_limit(tenant, monthly_usd)
 
 
 def month_usage(tenant: str, month: str | None) -> MonthUsageOut:
     """The tenant's figures for `month` (YYYY-MM, UTC; None: this month)."""
     if month is None:
         month = this_month()
-    elif not _MONTH.match(month) or month < "2000-01":
+    elif not _MONTH.match(month):
         shown = month if len(month) <= 20 else month[:17] + "..."
-        raise InvalidInput(f"month {shown!r} is not a month: give it as YYYY-MM, e.g. 2026-11")
-    limit, stored = ledger.limit_and_month(tenant, month)
+        raise InvalidInput(
+            f"month {shown!r} is not a month: give it as YYYY-MM (a four-digit year and a "
+            "two-digit month 01-12), e.g. 2026-11"
+        )
+    # Any month can be asked for: one before the tenant's first spending, or still to come,
+    # has nothing stored and answers zeros.
+    own, stored = ledger.limit_and_month(tenant, month)
+    limit = limit_in_force(own)
     now = time.time()
     # Work that died is charged in full when its reservation expires: counted as spent from
     # then on, whether or not the next reservation has written it yet.
@@ -252,7 +306,8 @@ def month_usage(tenant: str, month: str | None) -> MonthUsageOut:
         input_tokens=stored.usage.input_tokens,
         output_tokens=stored.usage.output_tokens,
         cost_usd=cost,
-        limit_usd=None if limit is None else float(limit),
+        limit_usd=None if limit.usd is None else float(limit.usd),
+        limit_is_default=limit.is_default,
         reserved_usd=float(stored.reserved_usd(now)),
     )
 

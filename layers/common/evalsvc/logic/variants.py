@@ -5,11 +5,11 @@ whitespace, typos, reordering) that keep the seed outputs. Every variant's id na
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from evalsvc.errors import GenerationFailed
 from evalsvc.models.datasets import MAX_TEXT_CHARS, Pair
+from evalsvc.observability import LogContextPool
 from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, LLMOutOfTime
 from evalsvc.scoring.perturb import KINDS, perturb
 from evalsvc.usage import EXPECTED_BYTES_PER_TOKEN, Bound, guard, text_bytes
@@ -215,7 +215,7 @@ def llm_variants(
     """`multiple` variants of every seed, up to the LLM's concurrency seeds at a time; their
     bound is shown to the usage guard first (which may refuse them)."""
     guard(variants_bound(llm, seeds, multiple, system_prompt, target))
-    pool = ThreadPoolExecutor(max_workers=min(llm.concurrency, len(seeds)))
+    pool = LogContextPool(max_workers=min(llm.concurrency, len(seeds)))
     try:
         futures = [
             pool.submit(redraft, llm, seed, multiple, system_prompt, target) for seed in seeds

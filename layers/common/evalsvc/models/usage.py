@@ -80,5 +80,11 @@ class MonthUsageOut(BaseModel):
     cost_usd: float | None = Field(
         description="Spent this month; null when some of the month's calls had no price"
     )
-    limit_usd: float | None = Field(description="The monthly limit; null when there is none")
+    limit_usd: float | None = Field(
+        description="The monthly limit in force; null when there is none"
+    )
+    limit_is_default: bool = Field(
+        default=False,
+        description="The limit is the deployment's default, the tenant having none of its own",
+    )
     reserved_usd: float = Field(description="Held by LLM work in flight (its bound)")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import JudgeFailed, OutOfTime
 from evalsvc.models.datasets import Pair
-from evalsvc.observability import logger, metrics
+from evalsvc.observability import LogContextPool, logger, metrics
 from evalsvc.scoring.checks import Score
 from evalsvc.scoring.llm import LLM, LLMFailed, LLMOutOfTime, configured_llm
 from evalsvc.scoring.metric import Verdicts
@@ -80,7 +80,7 @@ class JudgeRun:
         self._pool: ThreadPoolExecutor | None = None
         self._futures: dict[str, Future[tuple[int, str] | None]] = {}
         if todo:
-            self._pool = ThreadPoolExecutor(max_workers=min(self._llm.concurrency, len(todo)))
+            self._pool = LogContextPool(max_workers=min(self._llm.concurrency, len(todo)))
             self._futures = {
                 key: self._pool.submit(self._ask, question, pair, system_prompt)
                 for key, (question, pair) in todo.items()

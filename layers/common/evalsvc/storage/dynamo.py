@@ -17,7 +17,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from evalsvc import backoff
 from evalsvc.errors import StorageUnavailable
-from evalsvc.observability import logger
+from evalsvc.observability import LogContextPool, logger
 from evalsvc.settings import get_settings
 
 Item = dict[str, Any]
@@ -233,7 +233,7 @@ def batch_write(
             if on_progress:
                 on_progress(done)
         return
-    with ThreadPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
+    with LogContextPool(max_workers=min(workers, len(chunks))) as pool:
         for count in pool.map(write_chunk, chunks):
             done += count
             if on_progress:
@@ -270,7 +270,7 @@ def _first_pages(queries: Sequence[Item]) -> list[Item]:
     if len(queries) == 1:
         return [call("query", **queries[0])]
     if _query_pool is None:
-        _query_pool = ThreadPoolExecutor(_QUERY_THREADS, thread_name_prefix="query")
+        _query_pool = LogContextPool(_QUERY_THREADS, thread_name_prefix="query")
     return list(_query_pool.map(lambda query: call("query", **query), queries))
 
 

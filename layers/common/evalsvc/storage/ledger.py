@@ -2,7 +2,9 @@
 limit, and the reservations of work in flight.
 
     pk          sk                  what
-    T#<tenant>  limit               limit_pusd (set by the operator)
+    T#<tenant>  limit               limit_pusd (set by the operator), or unlimited = true (the
+                                    operator's explicit choice of no limit); no item: the
+                                    tenant has no limit of its own (the default applies)
     T#<tenant>  M#<YYYY-MM>         llm_calls, cache_hits, input_tokens, output_tokens,
                                     spent_pusd, unpriced_calls (calls of a model with no price),
                                     reserved_pusd, committed_pusd (spent + reserved), and
@@ -152,32 +154,53 @@ def _reservation_from(value: Item) -> Reservation:
 # ---- the limit ---------------------------------------------------------------------------------
 
 
-def set_limit(tenant: str, limit_usd: Decimal | None) -> None:
-    """Set the tenant's monthly limit (None: no limit)."""
+@dataclass(frozen=True, slots=True)
+class OwnLimit:
+    """A monthly limit the operator set for one tenant: `usd`, or None for the explicit choice
+    of no limit."""
+
+    usd: Decimal | None
+
+
+def set_limit(tenant: str, limit: OwnLimit | None) -> None:
+    """Set the tenant's own monthly limit (None: it has none of its own)."""
     key = {"pk": s(_pk(tenant)), "sk": s(LIMIT_SK)}
-    if limit_usd is None:
+    if limit is None:
         dynamo.call("delete_item", TableName=_table(), Key=key)
-        return
-    dynamo.call("put_item", TableName=_table(), Item={**key, "limit_pusd": _usd(limit_usd)})
+    elif limit.usd is None:
+        dynamo.call("put_item", TableName=_table(), Item={**key, "unlimited": {"BOOL": True}})
+    else:
+        dynamo.call("put_item", TableName=_table(), Item={**key, "limit_pusd": _usd(limit.usd)})
 
 
-def limit_and_month(tenant: str, month: str) -> tuple[Decimal | None, Month]:
-    """The tenant's limit (None: none) and its month, in one read."""
+def _own_limit(item: Item | None) -> OwnLimit | None:
+    if item is None:
+        return None
+    if "limit_pusd" in item:
+        return OwnLimit(_get_usd(item, "limit_pusd"))
+    if item.get("unlimited", {}).get("BOOL") is True:
+        return OwnLimit(None)
+    return None
+
+
+def limit_and_month(tenant: str, month: str) -> tuple[OwnLimit | None, Month]:
+    """The tenant's own limit (None: none of its own) and its month, in one read."""
     limit_key = {"pk": s(_pk(tenant)), "sk": s(LIMIT_SK)}
     month_key = _month_key(tenant, month)
-    limit: Decimal | None = None
+    limit_item: Item | None = None
     month_item: Item | None = None
     for item in dynamo.batch_get(_table(), [limit_key, month_key]):
         if item["sk"]["S"] == LIMIT_SK:
-            limit = _get_usd(item, "limit_pusd")
+            limit_item = item
         else:
             month_item = item
-    return limit, _month_from(month, month_item)
+    return _own_limit(limit_item), _month_from(month, month_item)
 
 
-def limit_of(tenant: str) -> Decimal | None:
+def limit_of(tenant: str) -> OwnLimit | None:
+    """The tenant's own limit; None when it has none of its own."""
     item = dynamo.get_item(_table(), {"pk": s(_pk(tenant)), "sk": s(LIMIT_SK)}, consistent=False)
-    return None if item is None else _get_usd(item, "limit_pusd")
+    return _own_limit(item)
 
 
 # ---- reservations ------------------------------------------------------------------------------

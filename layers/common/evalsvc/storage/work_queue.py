@@ -18,7 +18,6 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any
 
@@ -28,7 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from evalsvc.errors import StorageUnavailable
 from evalsvc.models.jobs import Chunk, members_from_text, members_text
-from evalsvc.observability import logger
+from evalsvc.observability import LogContextPool, logger
 from evalsvc.settings import get_settings
 
 SEND_BATCH_MAX = 10
@@ -198,7 +197,7 @@ def send(chunks: Sequence[Chunk], *, delay_seconds: int = 0, workers: int = 8) -
         for first, batch in zip(firsts, batches, strict=True):
             send_batch(first, batch)
         return
-    with ThreadPoolExecutor(max_workers=min(workers, len(batches))) as pool:
+    with LogContextPool(max_workers=min(workers, len(batches))) as pool:
         list(pool.map(send_batch, firsts, batches))
 
 

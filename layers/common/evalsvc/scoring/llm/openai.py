@@ -1,5 +1,6 @@
 """The OpenAI-compatible transport: chat completions over http.client (OpenAI, vLLM and Ollama
-all speak it), with `OPENAI_BASE_URL` and `OPENAI_API_KEY`."""
+all speak it), with `OPENAI_BASE_URL` and the key credentials.py gives (`OPENAI_API_KEY`, or
+the secret `OPENAI_API_KEY_SECRET_ARN` names), read as each call is made."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from evalsvc.errors import ProviderUnavailable
+from evalsvc.scoring.llm.credentials import KeySource, PlainKey
 from evalsvc.scoring.llm.provider import (
     Answer,
     InvalidAnswer,
@@ -28,9 +30,10 @@ MAX_ANSWER_BYTES = 4 * 1024 * 1024
 
 class OpenAIProvider:
     """`POST {base_url}/chat/completions` with a JSON-schema response format, temperature 0.
-    Connections are kept alive, one per worker thread, with TCP_NODELAY."""
+    Connections are kept alive, one per worker thread, with TCP_NODELAY. `api_key` is the key,
+    or what gives it when a call is made (a secret is read then, not before)."""
 
-    def __init__(self, model: str, base_url: str, api_key: str) -> None:
+    def __init__(self, model: str, base_url: str, api_key: str | KeySource) -> None:
         self.name = f"openai:{model}"
         self.model = model
         parts = urlsplit(base_url.rstrip("/"))
@@ -40,7 +43,7 @@ class OpenAIProvider:
         self._host = parts.hostname
         self._port = parts.port
         self._path = f"{parts.path}/chat/completions"
-        self._api_key = api_key
+        self._api_key = api_key if isinstance(api_key, KeySource) else PlainKey(api_key)
         self._local = threading.local()
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
@@ -61,10 +64,12 @@ class OpenAIProvider:
             connection.sock.settimeout(timeout)
         return connection
 
-    def _post(self, payload: dict[str, Any], timeout: float) -> tuple[int, bytes, float | None]:
+    def _post(
+        self, payload: dict[str, Any], timeout: float, api_key: str
+    ) -> tuple[int, bytes, float | None]:
         headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
         body = json.dumps(payload).encode()
         connection: http.client.HTTPConnection | None = None
         sent = False
@@ -96,27 +101,29 @@ class OpenAIProvider:
         max_tokens: int,
         timeout: float,
     ) -> Answer:
-        status, raw, wait = self._post(
-            {
-                "model": self.model,
-                "temperature": 0,
-                "max_tokens": max_tokens,
-                "messages": [
-                    {"role": "system", "content": system},
-                    {"role": "user", "content": user},
-                ],
-                "response_format": {
-                    "type": "json_schema",
-                    "json_schema": {"name": schema_name, "strict": True, "schema": schema},
-                },
+        payload = {
+            "model": self.model,
+            "temperature": 0,
+            "max_tokens": max_tokens,
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": user},
+            ],
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "strict": True, "schema": schema},
             },
-            timeout,
-        )
+        }
+        api_key = self._api_key()
+        status, raw, wait = self._post(payload, timeout, api_key)
+        if status in (401, 403) and self._api_key.refresh(api_key):
+            # The key was rotated (and the old one revoked) since it was read: the new one.
+            status, raw, wait = self._post(payload, timeout, self._api_key())
         if status == 429 or status >= 500:
             raise RetryableError(f"the LLM answered HTTP {status}", retry_after=wait)
         if status in (401, 403):
             raise ProviderUnavailable(
-                f"the LLM refused the credentials (HTTP {status}); check OPENAI_API_KEY"
+                f"the LLM refused the credentials (HTTP {status}); check {self._api_key.setting}"
             )
         if status != 200:
             detail = raw[:200].decode(errors="replace")

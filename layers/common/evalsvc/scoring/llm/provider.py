@@ -128,11 +128,10 @@ def provider_from_settings(settings: Settings) -> Provider | None:
             f"EVALSVC_LLM={spec!r} names no model: use bedrock:<model-id> or openai:<model>"
         )
     if kind == "openai":
+        from evalsvc.scoring.llm.credentials import key_source
         from evalsvc.scoring.llm.openai import OpenAIProvider
 
-        return OpenAIProvider(
-            model, settings.openai_base_url, settings.openai_api_key.get_secret_value()
-        )
+        return OpenAIProvider(model, settings.openai_base_url, key_source(settings))
     if kind == "bedrock":
         from evalsvc.scoring.llm.bedrock import BedrockProvider
 

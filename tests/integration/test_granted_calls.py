@@ -1,0 +1,181 @@
+"""Every DynamoDB call a function makes is one template.yaml grants it: each route's handler runs
+with its events/ file (and the queue workers on the work that makes), every call is recorded by
+table (or index) and action, and checked against the function's policy statements."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from tests.fake_judge import FakeJudge
+from tests.lambda_support import (
+    LambdaContext,
+    handler_of,
+    invoke,
+    load_event,
+    with_body,
+    with_header,
+    with_path,
+)
+from tests.template_policies import dynamodb_grants, functions
+from tests.work_queue import Work
+
+# A transaction needs, on each item's table, the action of what it does there.
+_TRANSACT_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
+
+
+class Calls:
+    """DynamoDB calls by function: function -> {(table or table/index/name, action)}."""
+
+    def __init__(self, tables: dict[str, str]) -> None:
+        self.logical_ids = {name: name.split("-", 1)[1] for name in tables.values()}
+        self.function: str | None = None
+        self.made: dict[str, set[tuple[str, str]]] = {}
+
+    def record(self, params: dict[str, Any], model: Any, **_: Any) -> None:
+        assert self.function, f"a DynamoDB {model.name} outside any function"
+        made = self.made.setdefault(self.function, set())
+        action = model.name
+        if action in ("BatchGetItem", "BatchWriteItem"):
+            made |= {(self.logical_ids[table], action) for table in params["RequestItems"]}
+        elif action == "TransactWriteItems":
+            for item in params["TransactItems"]:
+                ((kind, write),) = item.items()
+                made.add((self.logical_ids[write["TableName"]], _TRANSACT_ACTIONS[kind]))
+        else:
+            target = self.logical_ids[params["TableName"]]
+            if "IndexName" in params:
+                target = f"{target}/index/{params['IndexName']}"
+            made.add((target, action))
+
+    @contextmanager
+    def running(self, function: str) -> Iterator[None]:
+        self.function = function
+        try:
+            yield
+        finally:
+            self.function = None
+
+    def invoke(self, function: str, event: dict[str, Any]) -> tuple[int, Any]:
+        with self.running(function):
+            return invoke(function, event)
+
+    def page(self, function: str, event: dict[str, Any]) -> int:
+        """Call a route that answers HTML; its status."""
+        with self.running(function):
+            status: int = handler_of(function)(event, LambdaContext())["statusCode"]
+            return status
+
+
+@pytest.fixture
+def calls(tables: dict[str, str], work: Work, priced_judge: FakeJudge) -> Iterator[Calls]:
+    """Set up last: the other fixtures point the service at a new environment (new clients)."""
+    from evalsvc.storage import dynamo
+    from evalsvc.storage import idempotency as idempotency_store
+
+    # the idempotency layer keeps the client it was made with: make it again on this one
+    idempotency_store.reset()
+    recorder = Calls(tables)
+    events = dynamo.client().meta.events
+    events.register("before-parameter-build.dynamodb", recorder.record)
+    try:
+        yield recorder
+    finally:
+        events.unregister("before-parameter-build.dynamodb", recorder.record)
+
+
+def _with_key(event: dict[str, Any], key: str) -> dict[str, Any]:
+    return with_header(event, "Idempotency-Key", key)
+
+
+def test_every_dynamodb_call_of_every_function_is_granted_to_it(
+    event_key: str, calls: Calls, work: Work, priced_judge: FakeJudge
+) -> None:
+    def ok(function: str, event: dict[str, Any], status: int = 200) -> Any:
+        got, body = calls.invoke(function, event)
+        assert got == status, (function, body)
+        return body
+
+    # datasets, through every writing route, each once with an Idempotency-Key
+    ok("write_seed_dataset", _with_key(load_event("write_seed_dataset"), "w1"))
+    ok("replace_seed_dataset", _with_key(load_event("replace_seed_dataset"), "r1"))
+    ok("write_seed_dataset", load_event("write_seed_dataset"))
+    ok("create_seed_dataset", _with_key(load_event("create_seed_dataset"), "c1"))
+    ok("add_seed_pair", _with_key(load_event("add_seed_pair"), "a1"))
+    ok("add_seed_pair_for_prompt", _with_key(load_event("add_seed_pair_for_prompt"), "p1"))
+    ok("get_seed_dataset", load_event("get_seed_dataset"))
+    ok("get_seed_dataset", load_event("get_seed_dataset_latest"))
+    ok("get_synthetic_dataset", load_event("get_synthetic_dataset"), 404)
+
+    # metrics: a question for the judge and a check
+    metrics = {"metrics": ["Is the answer polite?", "check:non_empty"]}
+    specified = ok(
+        "specify_questions", _with_key(with_body(load_event("specify_questions"), metrics), "s1")
+    )
+    ok("list_questions", load_event("list_questions"))
+    ok("get_question", load_event("get_question"))
+    ok("questions", _with_key(load_event("questions"), "q1"))
+    ok("estimate_evaluation", load_event("estimate_evaluation"))
+
+    # two evaluations in the request, one queued; votes, reports, comparisons on them
+    evaluate = with_body(
+        load_event("evaluate"),
+        {"seed_data_id": "support-faq", "metrics_id": specified["metrics_id"]},
+    )
+    baseline = ok("evaluate", _with_key(evaluate, "e1"))["eval_results_id"]
+    queued = ok("evaluate", with_header(evaluate, "Prefer", "respond-async"), 202)
+    with calls.running("score_chunks"):
+        assert work.drain()
+    candidate = queued["eval_results_id"]
+    ok("get_usage", load_event("get_usage"))
+    for function in ("get_evaluation", "get_evaluation_agreement", "get_audit_sample"):
+        ok(function, with_path(load_event(function), id=baseline))
+    report = with_path(load_event("get_evaluation_report"), id=baseline)
+    assert calls.page("get_evaluation_report", report) == 200
+    vote = with_path(load_event("vote_eval_pair"), id=baseline)
+    ok("vote_eval_pair", _with_key(vote, "v1"))
+    ok(
+        "get_question_agreement",
+        with_path(load_event("get_question_agreement"), id=specified["metrics_id"]),
+    )
+    ids = {"baseline_id": baseline, "candidate_id": candidate}
+    compare = dict(load_event("compare"))
+    ok("compare", with_body(compare, {**ids, "alpha": 0.05}))
+    report = load_event("get_comparison_report")
+    report["queryStringParameters"] = ids
+    report["multiValueQueryStringParameters"] = {k: [v] for k, v in ids.items()}
+    assert calls.page("get_comparison_report", report) == 200
+    candidates = [
+        {"prompt": "You are a concise support assistant.", "score_means": [3.2, 1.0]},
+        {"prompt": "You are a friendly, concise support assistant.", "score_means": [4.1, 1.0]},
+    ]
+    improve = {
+        "seed_data_id": "support-faq",
+        "prompt_comparison_results": {"candidates": candidates},
+    }
+    ok("improve_prompt", _with_key(with_body(load_event("improve_prompt"), improve), "i1"))
+
+    # an augmentation, queued: the chunk worker does it
+    augment = with_header(load_event("augment"), "Prefer", "respond-async")
+    ok("augment", _with_key(augment, "g1"), 202)
+    with calls.running("score_chunks"):
+        assert work.drain()
+    with calls.running("sweep_jobs"):
+        handler_of("sweep_jobs")(load_event("sweep_jobs"), LambdaContext())
+
+    template = functions()
+    for function, made in sorted(calls.made.items()):
+        grants = dynamodb_grants(template[function])
+        missing = {
+            (target, action) for target, action in made if action not in grants.get(target, set())
+        }
+        assert not missing, (function, missing)
+    # every route ran and used a table beyond the keys table (whose reads are cached)
+    routes = set(template) - {"score_chunks", "fail_chunks", "sweep_jobs"}
+    assert routes <= set(calls.made)
+    for function in routes:
+        assert {target for target, _ in calls.made[function]} - {"ApiKeysTable"}, function
+    assert {"score_chunks", "sweep_jobs"} <= set(calls.made)

@@ -1,0 +1,70 @@
+"""What template.yaml grants each function: its policy statements, read as data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalsvc_tools.local.tables import load_template
+
+NO_VALUE = {"Ref": "AWS::NoValue"}
+
+
+def functions(template: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Every function resource by its code directory (functions/<name>/)."""
+    template = template or load_template()
+    return {
+        resource["Properties"]["CodeUri"].strip("/").split("/")[-1]: resource
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::Serverless::Function"
+    }
+
+
+def statements(resource: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
+    """The function's own policy statements, each with the condition it is granted under (an
+    `!If [condition, statement, !Ref AWS::NoValue]`), or None when it always is."""
+    found: list[tuple[str | None, dict[str, Any]]] = []
+    for policy in resource["Properties"].get("Policies", []):
+        for statement in policy.get("Statement", []):
+            if "Fn::If" in statement:
+                condition, granted, otherwise = statement["Fn::If"]
+                assert otherwise == NO_VALUE, statement
+                found.append((condition, granted))
+            else:
+                found.append((None, statement))
+    return found
+
+
+def actions(statement: dict[str, Any]) -> list[str]:
+    value = statement["Action"]
+    return [value] if isinstance(value, str) else list(value)
+
+
+def dynamodb_target(resource: Any) -> str:
+    """`Table` for !GetAtt Table.Arn, `Table/index/name` for !Sub "${Table.Arn}/index/name"."""
+    if isinstance(resource, dict) and "Fn::GetAtt" in resource:
+        attribute = resource["Fn::GetAtt"]
+        name = attribute[0] if isinstance(attribute, list) else attribute.removesuffix(".Arn")
+        return str(name)
+    if isinstance(resource, dict) and "Fn::Sub" in resource:
+        text = str(resource["Fn::Sub"])
+        table, _, index = text.partition(".Arn}/index/")
+        assert table.startswith("${") and index and "*" not in index, text
+        return f"{table[2:]}/index/{index}"
+    raise AssertionError(f"a DynamoDB grant on {resource!r}: name one table or index")
+
+
+def dynamodb_grants(resource: dict[str, Any]) -> dict[str, set[str]]:
+    """Table (or table/index/name) -> the DynamoDB actions granted on it, without the prefix."""
+    grants: dict[str, set[str]] = {}
+    for condition, statement in statements(resource):
+        names = actions(statement)
+        if not any(name.startswith("dynamodb:") for name in names):
+            continue
+        assert condition is None and statement["Effect"] == "Allow", statement
+        assert all(name.startswith("dynamodb:") for name in names), statement
+        targets = statement["Resource"]
+        for target in targets if isinstance(targets, list) else [targets]:
+            grants.setdefault(dynamodb_target(target), set()).update(
+                name.removeprefix("dynamodb:") for name in names
+            )
+    return grants

@@ -1,0 +1,364 @@
+"""template.yaml as an operator deploys it: the edge, the secret, retained data, logs, alarms."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from evalsvc_tools.local.tables import load_template
+
+from tests.template_policies import functions
+
+TENANT_TABLES = {
+    "ApiKeysTable",
+    "DatasetsTable",
+    "MetricsTable",
+    "ResultsTable",
+    "JobsTable",
+    "CritiquesTable",
+    "UsageTable",
+}
+# Caches that refill themselves (judge answers, replays of recent answers): dropped with the stack.
+DISPOSABLE_TABLES = {"JudgeCacheTable", "IdempotencyTable"}
+
+
+def resources(kind: str) -> dict[str, dict[str, Any]]:
+    return {
+        logical_id: resource
+        for logical_id, resource in load_template()["Resources"].items()
+        if resource["Type"] == kind
+    }
+
+
+def web_acl_rules() -> dict[str, dict[str, Any]]:
+    acl = load_template()["Resources"]["EdgeWebAcl"]
+    return {rule["Name"]: rule for rule in acl["Properties"]["Rules"]}
+
+
+# ---- the edge ----------------------------------------------------------------------------------
+
+
+def test_the_web_acl_is_regional_and_attached_to_the_v1_stage_unless_turned_off() -> None:
+    template = load_template()
+    acl = template["Resources"]["EdgeWebAcl"]
+    association = template["Resources"]["EdgeWebAclAssociation"]
+    assert acl["Properties"]["Scope"] == "REGIONAL"
+    assert acl["Properties"]["DefaultAction"] == {"Allow": {}}
+    assert association["Properties"]["WebACLArn"] == {"Fn::GetAtt": "EdgeWebAcl.Arn"}
+    assert association["Properties"]["ResourceArn"] == {
+        "Fn::Sub": "arn:${AWS::Partition}:apigateway:${AWS::Region}::/restapis/${EvalApi}/stages/v1"
+    }
+    # SAM's stage for StageName v1 must exist before it can be associated
+    assert association["DependsOn"] == "EvalApiv1Stage"
+    assert template["Conditions"]["EdgeProtectionEnabled"] == {
+        "Fn::Equals": [{"Ref": "EdgeProtection"}, "enabled"]
+    }
+    assert set(template["Parameters"]["EdgeProtection"]["AllowedValues"]) == {
+        "enabled",
+        "disabled",
+    }
+    for logical_id in ("EdgeWebAcl", "EdgeWebAclAssociation", "EdgeLogGroup", "EdgeLogging"):
+        assert template["Resources"][logical_id]["Condition"] == "EdgeProtectionEnabled"
+
+
+def _throttles_with_a_json_429(rule: dict[str, Any]) -> None:
+    response = rule["Action"]["Block"]["CustomResponse"]
+    assert response["ResponseCode"] == 429
+    assert {"Name": "Retry-After", "Value": "60"} in response["ResponseHeaders"]
+    bodies = load_template()["Resources"]["EdgeWebAcl"]["Properties"]["CustomResponseBodies"]
+    body = bodies[response["CustomResponseBodyKey"]]
+    assert body["ContentType"] == "APPLICATION_JSON"
+    assert set(json.loads(body["Content"])) == {"error"}
+
+
+def test_one_api_key_is_rate_limited_on_the_authorization_header() -> None:
+    rule = web_acl_rules()["rate-per-key"]["Statement"]["RateBasedStatement"]
+    assert rule["AggregateKeyType"] == "CUSTOM_KEYS"
+    ((key,),) = [list(custom.values()) for custom in rule["CustomKeys"]]
+    assert key["Name"].lower() == "authorization"
+    assert rule["Limit"] == {"Ref": "RateLimitPerKey"}
+    _throttles_with_a_json_429(web_acl_rules()["rate-per-key"])
+
+
+def test_one_client_ip_is_rate_limited() -> None:
+    rule = web_acl_rules()["rate-per-ip"]["Statement"]["RateBasedStatement"]
+    assert rule["AggregateKeyType"] == "IP"
+    assert rule["Limit"] == {"Ref": "RateLimitPerIp"}
+    _throttles_with_a_json_429(web_acl_rules()["rate-per-ip"])
+
+
+def test_aws_known_bad_inputs_are_blocked() -> None:
+    rule = web_acl_rules()["aws-known-bad-inputs"]
+    assert rule["Statement"]["ManagedRuleGroupStatement"] == {
+        "VendorName": "AWS",
+        "Name": "AWSManagedRulesKnownBadInputsRuleSet",
+    }
+    # the group's own actions (block), not overridden to count
+    assert rule["OverrideAction"] == {"None": {}}
+
+
+def test_a_request_without_a_key_is_refused_at_the_edge_with_a_json_401() -> None:
+    rule = web_acl_rules()["requests-without-a-key"]
+    present = rule["Statement"]["NotStatement"]["Statement"]["SizeConstraintStatement"]
+    assert present["FieldToMatch"]["SingleHeader"]["Name"].lower() == "authorization"
+    assert (present["ComparisonOperator"], present["Size"]) == ("GT", 0)
+    response = rule["Action"]["Block"]["CustomResponse"]
+    assert response["ResponseCode"] == 401
+    bodies = load_template()["Resources"]["EdgeWebAcl"]["Properties"]["CustomResponseBodies"]
+    error = json.loads(bodies[response["CustomResponseBodyKey"]]["Content"])["error"]
+    assert "Authorization" in error
+    # evaluated after the per-IP limit, so a flood of keyless requests is still counted there
+    rules = web_acl_rules()
+    assert rules["rate-per-ip"]["Priority"] < rule["Priority"] < rules["rate-per-key"]["Priority"]
+
+
+def test_the_edge_log_never_holds_an_api_key() -> None:
+    logging = load_template()["Resources"]["EdgeLogging"]["Properties"]
+    assert logging["ResourceArn"] == {"Fn::GetAtt": "EdgeWebAcl.Arn"}
+    assert {"SingleHeader": {"Name": "authorization"}} in logging["RedactedFields"]
+
+
+# ---- the secret --------------------------------------------------------------------------------
+
+SECRET_NAMES = re.compile(r"(_KEY$|SECRET|TOKEN|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+
+
+def _environments(template: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    found = [("Globals", template["Globals"]["Function"]["Environment"]["Variables"])]
+    for name, resource in functions(template).items():
+        variables = resource["Properties"].get("Environment", {}).get("Variables", {})
+        found.append((name, variables))
+    return found
+
+
+def test_no_environment_holds_a_secret_only_the_secrets_arn() -> None:
+    template = load_template()
+    assert "OpenAIApiKey" not in template["Parameters"]
+    for parameter in template["Parameters"].values():
+        assert not parameter.get("NoEcho"), "a secret passed as a parameter"
+    for where, variables in _environments(template):
+        assert "OPENAI_API_KEY" not in variables, where
+        for name, value in variables.items():
+            if SECRET_NAMES.search(name):
+                assert name == "OPENAI_API_KEY_SECRET_ARN", (where, name)
+                assert value == {
+                    "Fn::If": [
+                        "JudgeIsOpenAI",
+                        {
+                            "Fn::If": [
+                                "CreateOpenAISecret",
+                                {"Ref": "OpenAIApiKeySecret"},
+                                {"Ref": "OpenAIApiKeySecretArn"},
+                            ]
+                        },
+                        {"Ref": "AWS::NoValue"},
+                    ]
+                }, where
+
+
+def test_the_secret_is_made_only_when_none_is_given_and_for_an_openai_judge() -> None:
+    template = load_template()
+    secret = template["Resources"]["OpenAIApiKeySecret"]
+    assert secret["Type"] == "AWS::SecretsManager::Secret"
+    assert secret["Condition"] == "CreateOpenAISecret"
+    assert "SecretString" not in secret["Properties"]  # no value in the template
+    assert template["Conditions"]["CreateOpenAISecret"] == {
+        "Fn::And": [
+            {"Fn::Condition": "JudgeIsOpenAI"},  # !Condition, as tools/ reads the template
+            {"Fn::Equals": [{"Ref": "OpenAIApiKeySecretArn"}, ""]},
+        ]
+    }
+    assert template["Outputs"]["OpenAIApiKeySecret"]["Condition"] == "CreateOpenAISecret"
+
+
+def test_the_runtime_judge_setting_keeps_its_provider_colon_model_form() -> None:
+    template = load_template()
+    assert template["Parameters"]["JudgeProvider"]["AllowedValues"] == ["none", "bedrock", "openai"]
+    for name, resource in functions(template).items():
+        variables = resource["Properties"].get("Environment", {}).get("Variables", {})
+        if "EVALSVC_LLM" in variables:
+            assert variables["EVALSVC_LLM"] == {
+                "Fn::If": ["JudgeIsNone", "", {"Fn::Sub": "${JudgeProvider}:${JudgeModelId}"}]
+            }, name
+
+
+# ---- data kept -------------------------------------------------------------------------------
+
+
+def test_tenant_data_outlives_the_stack_and_a_replacement() -> None:
+    tables = resources("AWS::DynamoDB::Table")
+    assert set(tables) == TENANT_TABLES | DISPOSABLE_TABLES
+    for logical_id, table in tables.items():
+        properties = table["Properties"]
+        assert properties["PointInTimeRecoverySpecification"] == {
+            "PointInTimeRecoveryEnabled": True
+        }, logical_id
+        if logical_id in TENANT_TABLES:
+            assert table["DeletionPolicy"] == "Retain", logical_id
+            assert table["UpdateReplacePolicy"] == "Retain", logical_id
+            assert properties["DeletionProtectionEnabled"] is True, logical_id
+        else:
+            assert "DeletionPolicy" not in table, logical_id
+            assert "DeletionProtectionEnabled" not in properties, logical_id
+
+
+# ---- logs --------------------------------------------------------------------------------------
+
+
+def test_every_function_logs_to_its_own_retained_group_with_the_retention_parameter() -> None:
+    template = load_template()
+    groups = resources("AWS::Logs::LogGroup")
+    logical_ids = {
+        logical_id
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::Function"
+    }
+    used: set[str] = set()
+    for logical_id in logical_ids:
+        config = template["Resources"][logical_id]["Properties"]["LoggingConfig"]
+        group_id = config["LogGroup"]["Ref"]
+        assert group_id == f"{logical_id}LogGroup"
+        group = groups[group_id]
+        assert group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+        assert group["DeletionPolicy"] == "Retain" and group["UpdateReplacePolicy"] == "Retain"
+        used.add(group_id)
+    assert len(used) == len(logical_ids)
+    for group in groups.values():
+        assert group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+
+
+def test_the_api_writes_a_json_access_log_line_per_request() -> None:
+    template = load_template()
+    api = template["Resources"]["EvalApi"]
+    setting = api["Properties"]["AccessLogSetting"]
+    assert setting["DestinationArn"] == {"Fn::GetAtt": "ApiAccessLogGroup.Arn"}
+    # with every $context variable as a value, the format is a JSON object
+    line = json.loads(re.sub(r"\$context\.[\w.]+", "x", setting["Format"]))
+    fields = dict(re.findall(r'"(\w+)": "\$context\.([\w.]+)"', setting["Format"]))
+    assert set(line) == set(fields)
+    assert {
+        "requestId": "requestId",
+        "sourceIp": "identity.sourceIp",
+        "status": "status",
+        "responseLatency": "responseLatency",
+        "integrationLatency": "integration.latency",
+        "route": "resourcePath",
+        "error": "error.message",
+        "wafError": "waf.error",
+    }.items() <= fields.items()
+    assert not any("authorization" in value.lower() for value in fields.values())
+    # API Gateway logs through the account's CloudWatch role, which the stack sets first
+    assert api["DependsOn"] == "ApiGatewayAccount"
+    account = template["Resources"]["ApiGatewayAccount"]["Properties"]
+    assert account["CloudWatchRoleArn"] == {"Fn::GetAtt": "ApiGatewayCloudWatchRole.Arn"}
+    role = template["Resources"]["ApiGatewayCloudWatchRole"]["Properties"]
+    assert role["ManagedPolicyArns"] == [
+        {
+            "Fn::Sub": "arn:${AWS::Partition}:iam::aws:policy/service-role/"
+            "AmazonAPIGatewayPushToCloudWatchLogs"
+        }
+    ]
+
+
+# ---- alarms ------------------------------------------------------------------------------------
+
+TOPIC = {"Fn::If": ["CreateAlarmTopic", {"Ref": "AlarmTopic"}, {"Ref": "AlarmTopicArn"}]}
+
+
+def _alarm(namespace: str, metric: str, dimension: dict[str, Any] | None) -> dict[str, Any]:
+    found = [
+        alarm["Properties"]
+        for alarm in resources("AWS::CloudWatch::Alarm").values()
+        if alarm["Properties"]["Namespace"] == namespace
+        and alarm["Properties"]["MetricName"] == metric
+        and (dimension is None or dimension in alarm["Properties"].get("Dimensions", []))
+    ]
+    assert len(found) == 1, (namespace, metric, dimension)
+    return found[0]
+
+
+def test_alarms_watch_the_dead_letters_the_backlog_5xx_errors_and_throttles() -> None:
+    dead = _alarm(
+        "AWS/SQS",
+        "ApproximateNumberOfMessagesVisible",
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": "WorkDeadLetterQueue.QueueName"}},
+    )
+    assert (dead["ComparisonOperator"], dead["Threshold"]) == ("GreaterThanThreshold", 0)
+    age = _alarm(
+        "AWS/SQS",
+        "ApproximateAgeOfOldestMessage",
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": "WorkQueue.QueueName"}},
+    )
+    assert age["Threshold"] == {"Ref": "QueueAgeAlarmSeconds"}
+    api = _alarm("AWS/ApiGateway", "5XXError", {"Name": "Stage", "Value": "v1"})
+    api_name = load_template()["Resources"]["EvalApi"]["Properties"]["Name"]
+    assert {"Name": "ApiName", "Value": api_name} in api["Dimensions"]
+    # throttles: the account-wide sum (no dimension), reserved and shared concurrency alike
+    throttles = _alarm("AWS/Lambda", "Throttles", None)
+    assert "Dimensions" not in throttles
+    for logical_id in resources("AWS::Serverless::Function"):
+        errors = _alarm(
+            "AWS/Lambda", "Errors", {"Name": "FunctionName", "Value": {"Ref": logical_id}}
+        )
+        assert (errors["ComparisonOperator"], errors["Threshold"]) == ("GreaterThanThreshold", 0)
+
+
+def test_every_alarm_notifies_the_named_topic_or_the_stacks_encrypted_one() -> None:
+    template = load_template()
+    alarms = resources("AWS::CloudWatch::Alarm")
+    assert alarms
+    for logical_id, alarm in alarms.items():
+        assert alarm["Properties"]["AlarmActions"] == [TOPIC], logical_id
+        assert alarm["Properties"]["TreatMissingData"] == "notBreaching", logical_id
+    topic = template["Resources"]["AlarmTopic"]
+    assert topic["Condition"] == "CreateAlarmTopic"
+    assert topic["Properties"]["KmsMasterKeyId"] == {"Ref": "AlarmTopicKey"}
+    assert template["Conditions"]["CreateAlarmTopic"] == {
+        "Fn::Equals": [{"Ref": "AlarmTopicArn"}, ""]
+    }
+    # CloudWatch can publish to an encrypted topic only if the key lets it
+    key = template["Resources"]["AlarmTopicKey"]["Properties"]
+    assert key["EnableKeyRotation"] is True
+    (cloudwatch,) = [s for s in key["KeyPolicy"]["Statement"] if s["Principal"].get("Service")]
+    assert cloudwatch["Principal"]["Service"] == "cloudwatch.amazonaws.com"
+    assert set(cloudwatch["Action"]) == {"kms:Decrypt", "kms:GenerateDataKey*"}
+
+
+# ---- cost guard and fair share -----------------------------------------------------------------
+
+SPENDING = {
+    "evaluate",
+    "augment",
+    "questions",
+    "improve_prompt",
+    "score_chunks",
+    "estimate_evaluation",
+    "get_usage",
+}
+STARTS_OR_ENDS_JOBS = {"evaluate", "augment", "score_chunks", "fail_chunks", "sweep_jobs"}
+
+
+def test_the_default_monthly_limit_and_the_running_jobs_cap_reach_the_functions_that_use_them() -> (
+    None
+):
+    template = load_template()
+    assert template["Parameters"]["DefaultMonthlyLimitUsd"]["Default"] == "100"
+    assert template["Parameters"]["MaxRunningJobsPerTenant"]["Default"] == 4
+    for name, resource in functions(template).items():
+        variables = resource["Properties"].get("Environment", {}).get("Variables", {})
+        limit = variables.get("EVALSVC_DEFAULT_MONTHLY_LIMIT_USD")
+        cap = variables.get("EVALSVC_MAX_RUNNING_JOBS_PER_TENANT")
+        assert limit == ({"Ref": "DefaultMonthlyLimitUsd"} if name in SPENDING else None), name
+        assert cap == (
+            {"Ref": "MaxRunningJobsPerTenant"} if name in STARTS_OR_ENDS_JOBS else None
+        ), name
+    # the operator's CLI reads the default from the stack's outputs (an output cannot be empty)
+    output = template["Outputs"]["DefaultMonthlyLimitUsd"]
+    assert output["Value"] == {"Ref": "DefaultMonthlyLimitUsd"}
+    assert template["Conditions"][output["Condition"]] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "DefaultMonthlyLimitUsd"}, ""]}]
+    }
+    pattern = re.compile(template["Parameters"]["DefaultMonthlyLimitUsd"]["AllowedPattern"])
+    assert all(pattern.fullmatch(value) for value in ("", "100", "12.50"))
+    assert not any(pattern.fullmatch(value) for value in ("-1", "ten", "1e3"))
