@@ -58,7 +58,7 @@ from evalsvc_tools.local.inprocess import moto_in_process
 from evalsvc_tools.local.server import apply_environment
 from evalsvc_tools.local.store import EmbeddedDynamoDB
 from evalsvc_tools.local.tables import create_queues
-from evalsvc_tools.local.workers import LocalWorkers, QueueConsumer, drain
+from evalsvc_tools.local.workers import LocalWorkers, QueueConsumer, drain, local_worker_counts
 
 from tests.fake_judge import FakeJudge
 
@@ -318,11 +318,13 @@ def _wait_complete(identity: Identity, results_id: str) -> float:
 
 
 def _small_behind(
-    workers: int, concurrency: int, latency: float, backlog: int, fair: bool
+    workers: int, concurrency: int, latency: float, backlog: int, mode: str
 ) -> tuple[float, int]:
     """Seconds from the small tenant's request to its result, after `backlog` 1,000-pair
     evaluations of another tenant were queued (0: alone), and how many chunks of the other
-    tenant's were delivered before the small one's."""
+    tenant's were delivered before the small one's. `mode`: "fifo" (`workers` workers taking
+    chunks as queued), "fair" (the same workers, fairly), "share" (as the local server runs:
+    `workers` for one tenant and one more for the others, fairly)."""
     with tempfile.TemporaryDirectory() as tmp, judge_process(latency) as judge:
         store = EmbeddedDynamoDB(Path(tmp), port=0)
         env = store.start()
@@ -342,17 +344,22 @@ def _small_behind(
             seed(120, SMALL)
             for identity in (IDENTITY, SMALL):
                 metrics.create_metrics_set(identity, ["Does the output say please?"])
+            counts = (
+                local_worker_counts({"EVALSVC_LOCAL_WORKERS": str(workers)})
+                if mode == "share"
+                else {"workers": workers}
+            )
             runner = LocalWorkers(
                 store.sqs_client(),
                 store.queues["WorkQueue"],
                 store.queues["WorkDeadLetterQueue"],
-                workers=workers,
                 idle_pause=0.05,
+                **counts,
             )
             delivered: list[str] = []
             for consumer in runner.consumers[:-1]:  # the work queue's (the last: dead letters)
                 consumer.handler = _recording(consumer.handler, delivered)
-                if not fair:
+                if mode == "fifo":
                     consumer.fair = None
             runner.start()
 
@@ -405,22 +412,22 @@ def _apart(*args: Any) -> tuple[float, int]:
 
 
 def fairness(workers: int, concurrency: int, latency: float) -> None:
-    alone, _ = _apart(workers, concurrency, latency, 0, True)
-    fair, fair_before = _apart(workers, concurrency, latency, 4, True)
-    fifo, fifo_before = _apart(workers, concurrency, latency, 4, False)
+    alone, _ = _apart(workers, concurrency, latency, 0, "share")
     print(
         f"fairness: 120 judged pairs of one tenant, 4 x 1,000 of another queued first; "
-        f"{workers} workers x {concurrency} judge calls, latency {latency} s"
+        f"{workers} workers a tenant x {concurrency} judge calls, latency {latency} s"
     )
     print(f"  alone {alone:.2f} s")
-    print(
-        f"  behind the backlog, fair share {fair:.2f} s ({fair / alone:.2f}x alone; "
-        f"{fair_before} chunks of the backlog delivered first)"
-    )
-    print(
-        f"  behind the backlog, first come first served {fifo:.2f} s ({fifo / alone:.2f}x; "
-        f"{fifo_before} chunks of the backlog delivered first)"
-    )
+    for mode, what in (
+        ("share", f"fair, {workers} workers a tenant + 1 kept for the others"),
+        ("fair", f"fair, {workers} workers in all"),
+        ("fifo", f"first come first served, {workers} workers in all"),
+    ):
+        seconds, before = _apart(workers, concurrency, latency, 4, mode)
+        print(
+            f"  behind the backlog, {what}: {seconds:.2f} s ({seconds / alone:.2f}x alone; "
+            f"{before} chunks of the backlog delivered first)"
+        )
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from evalsvc.storage import work_queue
-from evalsvc_tools.local.workers import FairShare, QueueConsumer
+from evalsvc_tools.local.workers import FairShare, QueueConsumer, local_worker_counts
 
 from tests.conftest import point_service_at
 from tests.integration.conftest import Tenant
@@ -176,3 +176,35 @@ def test_a_message_waiting_long_in_the_buffer_is_kept_hidden_not_received_again(
     assert renewed == [4]
     assert second is not None and second["Attributes"]["ApproximateReceiveCount"] == "1"
     assert fair.waiting() == 3
+
+
+def test_with_a_share_a_busy_tenant_leaves_a_worker_for_the_others(
+    acme: Tenant, globex: Tenant, work: Work
+) -> None:
+    # Given three workers of which one tenant may hold two, and acme's backlog queued
+    seed(acme, 1000)
+    seed(globex, 120)
+    queue_async(acme)
+    fair = FairShare(work.client, work.queue_url, group_share=2)
+    first, second = fair.take(), fair.take()
+    assert first is not None and second is not None
+
+    # When the third worker looks for work, Then acme's waiting chunks are not for it
+    assert fair.take() is None
+
+    # and a chunk of globex's, queued after, is taken at once
+    queue_async(globex)
+    third = fair.take()
+    assert third is not None and json.loads(third["Body"])["tenant"] == "globex"
+
+    # and once one of acme's is done, acme may take another
+    fair.done(first)
+    fourth = fair.take()
+    assert fourth is not None and json.loads(fourth["Body"])["tenant"] == "acme"
+
+
+def test_the_local_server_keeps_one_worker_beyond_a_tenants_share() -> None:
+    assert local_worker_counts({}) == {"workers": 3, "tenant_share": 2}
+    assert local_worker_counts({"EVALSVC_LOCAL_WORKERS": "1"}) == {"workers": 2, "tenant_share": 1}
+    with pytest.raises(ValueError, match="at least 1"):
+        local_worker_counts({"EVALSVC_LOCAL_WORKERS": "0"})

@@ -20,7 +20,7 @@ from evalsvc.storage import work_queue
 from evalsvc.storage.dynamo import reset_clients
 
 from evalsvc_tools.local.store import EmbeddedDynamoDB
-from evalsvc_tools.local.workers import LocalWorkers
+from evalsvc_tools.local.workers import LocalWorkers, local_worker_counts
 
 DEV_TENANT = "local"
 DEV_USER = "dev"
@@ -97,7 +97,7 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         store.sqs_client(),
         store.queues["WorkQueue"],
         store.queues["WorkDeadLetterQueue"],
-        workers=int(os.environ.get("EVALSVC_LOCAL_WORKERS", "2")),
+        **local_worker_counts(os.environ),
     )
     sweeper = Sweeper(float(os.environ.get("EVALSVC_SWEEP_SECONDS", "60")))
     try:

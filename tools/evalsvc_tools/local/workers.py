@@ -28,7 +28,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,17 +88,30 @@ class _Waiting:
 class FairShare:
     """One queue's waiting messages, handed out fairly across message groups (tenants): the
     oldest message of the group with the fewest messages in flight, then of the group served
-    least recently. Shared by the consumers of the queue; safe across threads."""
+    least recently. Shared by the consumers of the queue; safe across threads.
+
+    With `group_share`, a group never has more than that many in flight: a worker left over
+    waits for another tenant's chunk instead of taking a further one of a busy tenant's (a
+    chunk is never interrupted, so a small job arriving behind a backlog that holds every
+    worker would wait for a whole chunk of it)."""
 
     # What SQS returns at most per ReceiveMessage.
     RECEIVE_MAX = 10
 
     def __init__(
-        self, client: Any, queue_url: str, clock: Callable[[], float] = time.monotonic
+        self,
+        client: Any,
+        queue_url: str,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        group_share: int | None = None,
     ) -> None:
+        if group_share is not None and group_share < 1:
+            raise ValueError("a group's share of the workers is at least 1")
         self.client = client
         self.queue_url = queue_url
         self.clock = clock
+        self.group_share = group_share
         attributes = client.get_queue_attributes(
             QueueUrl=queue_url, AttributeNames=["VisibilityTimeout"]
         )["Attributes"]
@@ -116,10 +129,16 @@ class FairShare:
         with self._lock:
             self._receive_all()
             self._keep_hidden()
-            if not self._waiting:
+            share = self.group_share
+            ready = [
+                w
+                for w in self._waiting.values()
+                if share is None or self._in_flight[w.group] < share
+            ]
+            if not ready:
                 return None
             chosen = min(
-                self._waiting.values(),
+                ready,
                 key=lambda w: (self._in_flight[w.group], self._served.get(w.group, 0), w.order),
             )
             del self._waiting[chosen.message["MessageId"]]
@@ -267,8 +286,21 @@ class QueueConsumer:
         return len(messages)
 
 
+def local_worker_counts(env: Mapping[str, str]) -> dict[str, int]:
+    """The local server's chunk workers: EVALSVC_LOCAL_WORKERS (2) for one tenant's chunks at
+    once, and one more, kept for the chunks of the other tenants."""
+    share = int(env.get("EVALSVC_LOCAL_WORKERS") or "2")
+    if share < 1:
+        raise ValueError("EVALSVC_LOCAL_WORKERS must be at least 1")
+    return {"workers": share + 1, "tenant_share": share}
+
+
 class LocalWorkers:
-    """The chunk workers and the dead-letter worker, polling in background threads."""
+    """The chunk workers and the dead-letter worker, polling in background threads.
+
+    `workers` chunk workers share one fair view of the work queue; with `tenant_share`, one
+    tenant's chunks take at most that many of them at once (the rest stay free for other
+    tenants' chunks)."""
 
     def __init__(
         self,
@@ -277,12 +309,12 @@ class LocalWorkers:
         dead_letter_url: str,
         *,
         workers: int = 2,
+        tenant_share: int | None = None,
         idle_pause: float = 0.2,
     ) -> None:
         from evalsvc.workers import chunk_handler, dead_chunk_handler
 
-        # The chunk workers share one fair view of the work queue.
-        self.fair = FairShare(client, queue_url)
+        self.fair = FairShare(client, queue_url, group_share=tenant_share)
         self.consumers = [
             QueueConsumer(client, queue_url, chunk_handler, batch_size=1, fair=self.fair)
             for _ in range(workers)
