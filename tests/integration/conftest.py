@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import EVENT_KEY, point_service_at
 from tests.fake_judge import FakeJudge
+from tests.log_capture import captured
 from tests.work_queue import Work
 
 
@@ -103,3 +104,10 @@ def priced_judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
     with fake.running():
         point_service_at(judge_env(fake), monkeypatch)
         yield fake
+
+
+@pytest.fixture
+def log_lines() -> Iterator[list[str]]:
+    """The service's log lines (DEBUG and above) written during the test."""
+    with captured("DEBUG") as collect:
+        yield collect.lines

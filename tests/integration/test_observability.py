@@ -3,34 +3,10 @@
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Iterator
 
-import pytest
 from evalsvc.observability import logger
 
 from tests.lambda_support import invoke, load_event, with_header
-
-
-class _Collect(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(self.format(record))
-
-
-@pytest.fixture
-def log_lines() -> Iterator[list[str]]:
-    collect = _Collect()
-    collect.setFormatter(logger.registered_formatter)
-    logger.addHandler(collect)
-    previous = logger.log_level
-    logger.setLevel("DEBUG")
-    yield collect.lines
-    logger.setLevel(previous)
-    logger.removeHandler(collect)
 
 
 def test_log_lines_carry_the_request_id_as_correlation_id(

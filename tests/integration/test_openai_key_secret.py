@@ -5,7 +5,6 @@ cannot be read a clear 503, and the key never in a log line."""
 from __future__ import annotations
 
 import json
-import logging
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,7 +13,6 @@ from typing import Any
 
 import boto3
 import pytest
-from evalsvc.observability import logger
 from evalsvc.scoring.llm import credentials
 
 from tests.conftest import ROOT, point_service_at
@@ -110,27 +108,6 @@ def seed(tenant: Tenant, metrics: list[str] | None = None) -> None:
     ]
     ok(tenant.post("/data/seed/ds", {"data": data, "system_prompt": "Be polite."}))
     ok(tenant.post("/specify_questions", {"metrics": metrics or [QUESTION]}))
-
-
-class _Collect(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(self.format(record))
-
-
-@pytest.fixture
-def log_lines() -> Iterator[list[str]]:
-    collect = _Collect()
-    collect.setFormatter(logger.registered_formatter)
-    logger.addHandler(collect)
-    previous = logger.log_level
-    logger.setLevel("DEBUG")
-    yield collect.lines
-    logger.setLevel(previous)
-    logger.removeHandler(collect)
 
 
 def test_the_key_is_read_from_the_secret_once_for_many_calls(

@@ -6,7 +6,6 @@ and the workers in one process)."""
 from __future__ import annotations
 
 import json
-import logging
 import socket
 import threading
 import time
@@ -25,6 +24,7 @@ from evalsvc_tools.local.workers import LocalWorkers
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, service_env
+from tests.log_capture import LogLines, captured
 from tests.work_queue import Work
 
 VERDICT = json.dumps({"reason": "Polite.", "score": 4})
@@ -32,32 +32,10 @@ TENANTS = [f"tenant-{k}" for k in range(6)]
 REQUESTS_PER_TENANT = 4
 
 
-class _Collect(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: list[str] = []
-        self._lock = threading.Lock()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        line = self.format(record)
-        with self._lock:
-            self.lines.append(line)
-
-    def records(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [json.loads(line) for line in self.lines]
-
-
 @pytest.fixture
-def logs() -> Iterator[_Collect]:
-    collect = _Collect()
-    collect.setFormatter(logger.registered_formatter)
-    logger.addHandler(collect)
-    previous = logger.log_level
-    logger.setLevel("INFO")
-    yield collect
-    logger.setLevel(previous)
-    logger.removeHandler(collect)
+def logs() -> Iterator[LogLines]:
+    with captured("INFO") as lines:
+        yield lines
 
 
 @pytest.fixture
@@ -83,7 +61,7 @@ def served(tables: dict[str, str]) -> Iterator[str]:
 
 
 def test_concurrent_requests_log_their_own_request_id_tenant_and_key_id_beside_a_worker(
-    served: str, work: Work, logs: _Collect, monkeypatch: pytest.MonkeyPatch
+    served: str, work: Work, logs: LogLines, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A judge that holds the worker mid-invocation until the requests are done.
     judged = threading.Event()
@@ -168,7 +146,7 @@ def test_concurrent_requests_log_their_own_request_id_tenant_and_key_id_beside_a
 
 
 def test_a_pools_tasks_log_with_the_keys_of_whoever_submitted_them(
-    logs: _Collect,
+    logs: LogLines,
 ) -> None:
     def work(k: int) -> None:
         logger.info("task", extra={"k": k})
