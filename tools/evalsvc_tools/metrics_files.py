@@ -17,6 +17,7 @@ from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
 from evalsvc.scoring import bounded_json
 
 from evalsvc_tools.client import EXIT_USAGE, ClientError
+from evalsvc_tools.pair_files import read_bytes
 
 CHECK_PREFIX = "check:"
 # A line of a text file starting with this is a comment.
@@ -122,14 +123,7 @@ def from_file(path: Path) -> tuple[list[Definition], list[str]]:
             ".txt (one definition a line, # starts a comment) or .json (a list of definitions)",
             EXIT_USAGE,
         )
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ClientError(f"{path}: no such file", EXIT_USAGE) from None
-    except IsADirectoryError:
-        raise ClientError(f"{path}: is a directory, not a file", EXIT_USAGE) from None
-    except OSError as exc:
-        raise ClientError(f"{path}: cannot be read ({exc.strerror})", EXIT_USAGE) from None
+    raw = read_bytes(path)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -47,6 +47,18 @@ class Row:
 Problem = tuple[int, str]
 
 
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, or a usage error that says why they cannot be read."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ClientError(f"{path}: no such file", EXIT_USAGE) from None
+    except IsADirectoryError:
+        raise ClientError(f"{path}: is a directory, not a file", EXIT_USAGE) from None
+    except OSError as exc:
+        raise ClientError(f"{path}: cannot be read ({exc.strerror})", EXIT_USAGE) from None
+
+
 def _text(raw: bytes, path: Path) -> str:
     """The file as text: UTF-8, with or without a byte order mark."""
     try:
@@ -220,14 +232,7 @@ def read_pairs(path: Path) -> list[dict[str, Any]]:
             "output, id, labels)",
             EXIT_USAGE,
         )
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ClientError(f"{path}: no such file", EXIT_USAGE) from None
-    except IsADirectoryError:
-        raise ClientError(f"{path}: is a directory, not a file", EXIT_USAGE) from None
-    except OSError as exc:
-        raise ClientError(f"{path}: cannot be read ({exc.strerror})", EXIT_USAGE) from None
+    raw = read_bytes(path)
     text = _text(raw, path)
     rows: Iterable[Row | Problem]
     if suffix == ".csv":
