@@ -1707,7 +1707,9 @@ def test_json_for_the_terminal_obeys_nothing_and_reads_back_the_same(value: Any)
     shown = terminal.terminal_json(value)
 
     assert obeyed(shown) == []
-    assert json.loads(shown) == value
+    # What any JSON of the value reads back as (JSON cannot tell a high and a low surrogate
+    # apart from the character they pair into: json.dumps' own output reads back so too).
+    assert json.loads(shown) == json.loads(json.dumps(value))
     shown.encode("utf-8")  # no lone surrogate left to fail on a UTF-8 terminal
 
 

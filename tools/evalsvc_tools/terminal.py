@@ -42,11 +42,11 @@ def _json_escape(ch: str) -> str:
 
 
 def terminal_json(value: Any) -> str:
-    """`value` as indented JSON that is safe on a terminal and equal in value: characters
-    stay as they are (not \\u escapes) except those terminal_safe replaces, which are written
-    as \\u escapes. json.dumps escapes C0 controls in strings already, but not DEL, C1
-    controls, bidirectional overrides or lone surrogates; outside strings it writes only ASCII
-    and the indentation's newlines, so every such character is inside a string."""
+    """`value` as indented JSON that is safe on a terminal and reads back as json.dumps' does:
+    characters stay as they are (not \\u escapes) except those terminal_safe replaces, which
+    are written as \\u escapes. json.dumps escapes C0 controls in strings already, but not
+    DEL, C1 controls, bidirectional overrides or lone surrogates; outside strings it writes
+    only ASCII and the indentation's newlines, so every such character is inside a string."""
     text = json.dumps(value, indent=2, ensure_ascii=False)
     return "".join(_json_escape(ch) if ch != "\n" and _unshown(ch) else ch for ch in text)
 
