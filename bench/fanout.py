@@ -115,6 +115,20 @@ def _serve_judge(latency: float, pipe: Connection) -> None:
     )
 
 
+def _judged(env: dict[str, str], judge: JudgeStats, concurrency: int, **extra: str) -> None:
+    """The service pointed at the embedded store (`env`) and at the fake judge process."""
+    apply_environment(
+        {
+            **env,
+            "EVALSVC_LLM": "openai:fake-judge",
+            "OPENAI_BASE_URL": judge.base_url,
+            "OPENAI_API_KEY": "sk-bench",
+            "JUDGE_CONCURRENCY": str(concurrency),
+            **extra,
+        }
+    )
+
+
 @contextmanager
 def judge_process(latency: float) -> Iterator[JudgeStats]:
     """The fake judge in a process of its own (its threads must not compete with the
@@ -138,17 +152,8 @@ def throughput(workers: int, concurrency: int, latency: float, pairs: int) -> No
         store = EmbeddedDynamoDB(Path(tmp), port=0)
         env = store.start()
         try:
-            apply_environment(
-                {
-                    **env,
-                    "EVALSVC_LLM": "openai:fake-judge",
-                    "OPENAI_BASE_URL": judge.base_url,
-                    "OPENAI_API_KEY": "sk-bench",
-                    "JUDGE_CONCURRENCY": str(concurrency),
-                    # Two rounds of chunks for the workers: each chunk 400 calls.
-                    "EVALSVC_CHUNK_JUDGE_CALLS": str(pairs // (2 * workers)),
-                }
-            )
+            # Two rounds of chunks for the workers: each chunk 400 calls.
+            _judged(env, judge, concurrency, EVALSVC_CHUNK_JUDGE_CALLS=str(pairs // (2 * workers)))
             seed(pairs)
             metrics.create_metrics_set(IDENTITY, ["Does the output say please?"])
             runner = LocalWorkers(
@@ -329,15 +334,7 @@ def _small_behind(
         store = EmbeddedDynamoDB(Path(tmp), port=0)
         env = store.start()
         try:
-            apply_environment(
-                {
-                    **env,
-                    "EVALSVC_LLM": "openai:fake-judge",
-                    "OPENAI_BASE_URL": judge.base_url,
-                    "OPENAI_API_KEY": "sk-bench",
-                    "JUDGE_CONCURRENCY": str(concurrency),
-                }
-            )
+            _judged(env, judge, concurrency)
             # Four datasets of the big tenant's, so that no verdict of one is cached for another.
             for k in range(backlog):
                 seed(1000, IDENTITY, f"backlog-{k}")
