@@ -312,3 +312,7 @@ def test_the_stage_is_throttled_and_every_error_is_json() -> None:
     assert settings["ThrottlingRateLimit"] and settings["ThrottlingBurstLimit"]
     for response in api["GatewayResponses"].values():
         assert response["ResponseTemplates"]["application/json"].startswith('{"error": ')
+    # a function past its reserved concurrency is not a 500: busy, and when to retry
+    throttled = api["GatewayResponses"]["INTEGRATION_FAILURE"]
+    assert throttled["StatusCode"] == 503
+    assert throttled["ResponseParameters"]["Headers"]["Retry-After"] == "'5'"

@@ -88,14 +88,15 @@ def test_one_client_ip_is_rate_limited() -> None:
     _throttles_with_a_json_429(web_acl_rules()["rate-per-ip"])
 
 
-def test_aws_known_bad_inputs_are_blocked() -> None:
+def test_aws_known_bad_inputs_are_blocked_except_in_bodies_which_are_tenant_data() -> None:
     rule = web_acl_rules()["aws-known-bad-inputs"]
-    assert rule["Statement"]["ManagedRuleGroupStatement"] == {
-        "VendorName": "AWS",
-        "Name": "AWSManagedRulesKnownBadInputsRuleSet",
-    }
-    # the group's own actions (block), not overridden to count
+    group = rule["Statement"]["ManagedRuleGroupStatement"]
+    assert (group["VendorName"], group["Name"]) == ("AWS", "AWSManagedRulesKnownBadInputsRuleSet")
+    # the group's own actions (block), not overridden to count as a whole
     assert rule["OverrideAction"] == {"None": {}}
+    # but a dataset holding an exploit string as text is stored, not refused at the edge
+    counted = {o["Name"]: o["ActionToUse"] for o in group["RuleActionOverrides"]}
+    assert counted == {"Log4JRCE_BODY": {"Count": {}}, "JavaDeserializationRCE_BODY": {"Count": {}}}
 
 
 def test_a_request_without_a_key_is_refused_at_the_edge_with_a_json_401() -> None:
