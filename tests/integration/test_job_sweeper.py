@@ -182,6 +182,32 @@ def test_a_job_whose_finisher_died_is_finished_by_the_sweeper(
     assert read(acme, results_id)["status"] == "complete"
 
 
+def test_a_job_whose_completion_keeps_failing_fails_after_its_sweeps_and_frees_its_slot(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a job whose every chunk is counted but whose completion never ends it
+    seed(acme, 1000)
+    monkeypatch.setattr(jobs, "finish", lambda tenant, kind, job_id: None)
+    results_id = queue_async(acme)
+    work.drain()
+    assert read(acme, results_id)["status"] == "running"
+    assert (EVALUATION, results_id) in jobs_store.running(acme.name)
+
+    # When it is swept, stalled, again and again
+    at = stalled_since_now()
+    step = int(get_settings().job_stall_seconds * 1000) + 1
+    reports = [jobs.sweep(at_ms=at + k * step) for k in range(jobs.MAX_SWEEPS + 1)]
+
+    # Then completing it was tried MAX_SWEEPS times, then it failed saying so
+    assert [r.finished_jobs for r in reports] == [1] * jobs.MAX_SWEEPS + [0]
+    assert reports[-1].failed_jobs == 1
+    failed = read(acme, results_id)
+    assert failed["status"] == "failed"
+    assert f"could not be completed in {jobs.MAX_SWEEPS} tries" in failed["failure"]
+    # and the tenant's slot among its running jobs is free again
+    assert (EVALUATION, results_id) not in jobs_store.running(acme.name)
+
+
 def test_an_augmentation_killed_between_stored_and_queued_completes_after_a_sweep(
     acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -381,8 +381,8 @@ class Sweep:
 
 def sweep(at_ms: int | None = None, *, restart: bool = False) -> Sweep:
     """Find the running jobs that made no progress for EVALSVC_JOB_STALL_SECONDS before
-    `at_ms` (now) and get each moving again: finish it when every chunk is counted, queue its
-    missing chunks again, or, after MAX_SWEEPS such requeues, fail it saying why.
+    `at_ms` (now) and get each moving again: finish it when every chunk is counted, else queue
+    its missing chunks again; after MAX_SWEEPS such tries, fail it saying why.
 
     `restart`: a local server starts, and its queue was not kept: every running job is taken
     again, whatever its last progress, and this does not count as one of its MAX_SWEEPS (a
@@ -406,6 +406,24 @@ def sweep(at_ms: int | None = None, *, restart: bool = False) -> Sweep:
     return report
 
 
+def _sweep_finish(job: Job, minutes: int, report: Sweep, restart: bool) -> None:
+    """Every chunk of the stalled job is counted: end it complete. Each try counts as a sweep,
+    so a job whose completion keeps being refused (or raising) fails after MAX_SWEEPS tries
+    instead of being tried forever, holding its tenant's slot among the running jobs."""
+    if job.sweeps >= MAX_SWEEPS and not restart:
+        failure = Failure(
+            f"every chunk was done, but the job could not be completed in {job.sweeps} tries "
+            f"over {job.sweeps * minutes} minutes; run it again"
+        )
+        if fail(job.tenant, job.kind, job.job_id, failure):
+            report.failed_jobs += 1
+        return
+    if not jobs_store.claim_sweep(job, now_ms(), count=not restart):
+        return
+    finish(job.tenant, job.kind, job.job_id)
+    report.finished_jobs += 1
+
+
 def _sweep_one(
     tenant: str,
     kind: str,
@@ -420,8 +438,7 @@ def _sweep_one(
         return  # ended or moved since the index was read
     minutes = max(1, stall_ms // 60_000)
     if job.chunks_done >= job.chunk_count:
-        finish(tenant, kind, job_id)
-        report.finished_jobs += 1
+        _sweep_finish(job, minutes, report, restart)
         return
     if job.sweeps >= MAX_SWEEPS and not restart:
         last = job.last_error
