@@ -177,3 +177,35 @@ def test_tenants_set_limit_takes_one_choice(
 
     assert exited.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("output", "shown"), [("25", (25.0, True)), (None, (None, False))])
+def test_tenants_usage_by_stack_name_holds_the_tenant_to_the_stacks_default(
+    tables: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    output: str | None,
+    shown: tuple[object, object],
+) -> None:
+    # Given a stack deployed with a default monthly limit (or without: no output), and a CLI
+    # whose own environment says otherwise
+    outputs = {
+        "ApiKeysTableName": {"Value": tables["API_KEYS_TABLE"]},
+        "DatasetsTableName": {"Value": tables["DATASETS_TABLE"]},
+        "UsageTableName": {"Value": tables["USAGE_TABLE"]},
+    }
+    if output is not None:
+        outputs["DefaultMonthlyLimitUsd"] = {"Value": output}
+    template = {"Resources": {"Marker": {"Type": "AWS::SQS::Queue"}}, "Outputs": outputs}
+    boto3.client("cloudformation").create_stack(
+        StackName="evalsvc-limits", TemplateBody=json.dumps(template)
+    )
+    monkeypatch.setenv("EVALSVC_DEFAULT_MONTHLY_LIMIT_USD", "7")
+
+    # When the operator reads a tenant's month through the stack
+    code = main(["tenants", "usage", "--tenant", "acme", "--stack-name", "evalsvc-limits"])
+
+    # Then the limit in force is the stack's default, as its functions hold the tenant to it
+    assert code == 0
+    figures = json.loads(capsys.readouterr().out)
+    assert (figures["limit_usd"], figures["limit_is_default"]) == shown

@@ -89,7 +89,7 @@ def _target(args: argparse.Namespace) -> Iterator[None]:
     if args.region:
         env["AWS_REGION"] = args.region
     if args.stack_name:
-        env.update(_stack_tables(args.stack_name, args.region))
+        env.update(_stack_environment(args.stack_name, args.region))
     if args.api_keys_table:
         env["API_KEYS_TABLE"] = args.api_keys_table
     if args.datasets_table:
@@ -100,7 +100,9 @@ def _target(args: argparse.Namespace) -> Iterator[None]:
     yield
 
 
-def _stack_tables(stack_name: str, region: str | None) -> dict[str, str]:
+def _stack_environment(stack_name: str, region: str | None) -> dict[str, str]:
+    """What the stack's functions are given, from its outputs: the tables, and the default
+    monthly limit (none when the stack has no such output: it was deployed without one)."""
     import boto3
 
     stacks = boto3.client("cloudformation", region_name=region).describe_stacks(
@@ -113,6 +115,7 @@ def _stack_tables(stack_name: str, region: str | None) -> dict[str, str]:
     }
     if "UsageTableName" in outputs:
         tables["USAGE_TABLE"] = outputs["UsageTableName"]
+    tables["EVALSVC_DEFAULT_MONTHLY_LIMIT_USD"] = outputs.get("DefaultMonthlyLimitUsd", "")
     return tables
 
 
