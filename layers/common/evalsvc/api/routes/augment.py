@@ -25,7 +25,7 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["generation"])
     response_model=AugmentOut,
     responses={
         202: {"model": AugmentQueuedOut, "description": "Queued (only with Prefer: respond-async)"},
-        **error_responses(400, 404, 409, 413, 502),
+        **error_responses(400, 404, 409, 413, 429, 502),
     },
 )
 def augment(

@@ -64,7 +64,7 @@ def v1_body(result: EvaluationResult) -> EvaluateOut:
     response_model=EvaluateOut,
     responses={
         202: {"model": QueuedOut, "description": "Queued (only with Prefer: respond-async)"},
-        **error_responses(400, 404, 409, 413, 502),
+        **error_responses(400, 404, 409, 413, 429, 502),
     },
 )
 def evaluate(

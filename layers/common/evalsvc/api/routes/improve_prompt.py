@@ -14,7 +14,9 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["generation"])
 
 
 @router.post(
-    "/improve_prompt", response_model=ImprovePromptOut, responses=error_responses(400, 404, 413)
+    "/improve_prompt",
+    response_model=ImprovePromptOut,
+    responses=error_responses(400, 404, 413, 429),
 )
 def improve_prompt(
     request: Request, body: ImprovePromptIn, identity: Identity = Depends(current_identity)

@@ -14,7 +14,9 @@ from evalsvc.models.usage import usage_out
 router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])
 
 
-@router.post("/questions", response_model=QuestionsOut, responses=error_responses(400, 413, 502))
+@router.post(
+    "/questions", response_model=QuestionsOut, responses=error_responses(400, 413, 429, 502)
+)
 def generate_questions(
     request: Request, body: QuestionsIn, identity: Identity = Depends(current_identity)
 ) -> QuestionsOut:
