@@ -66,6 +66,24 @@ class Work:
                 )
             lost += len(messages)
 
+    def dead_letter_all(self) -> int:
+        """Move every message waiting on the work queue to the dead-letter queue, as SQS does
+        with a chunk past its maxReceiveCount; how many."""
+        self.fair.release()
+        moved = 0
+        while True:
+            messages = self.client.receive_message(
+                QueueUrl=self.queue_url, MaxNumberOfMessages=10
+            ).get("Messages", [])
+            if not messages:
+                return moved
+            for message in messages:
+                self.client.send_message(QueueUrl=self.dead_letter_url, MessageBody=message["Body"])
+                self.client.delete_message(
+                    QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"]
+                )
+            moved += len(messages)
+
     def waiting(self, url: str | None = None) -> int:
         attributes = self.client.get_queue_attributes(
             QueueUrl=url or self.queue_url,

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from evalsvc.logic import jobs
 
 from tests.fake_judge import FakeJudge
 from tests.lambda_support import (
@@ -166,6 +167,27 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
     with calls.running("sweep_jobs"):
         handler_of("sweep_jobs")(load_event("sweep_jobs"), LambdaContext())
 
+    # a job whose chunks were lost: the sweeper queues them again (as at a restart, whatever
+    # its last progress, which is the path a stalled job takes), and the worker does them
+    asynchronous = with_header(evaluate, "Prefer", "respond-async")
+    lost = ok("evaluate", _with_key(asynchronous, "e2"), 202)["eval_results_id"]
+    assert work.lose_visible()
+    with calls.running("sweep_jobs"):
+        assert jobs.sweep(restart=True).resumed_jobs == 1
+    with calls.running("score_chunks"):
+        assert work.drain()
+    assert ok("get_evaluation", with_path(load_event("get_evaluation"), id=lost))["status"] == (
+        "complete"
+    )
+
+    # a job whose chunk kept failing: the dead-letter worker fails it
+    dead = ok("evaluate", _with_key(asynchronous, "e3"), 202)["eval_results_id"]
+    assert work.dead_letter_all()
+    with calls.running("fail_chunks"):
+        work.deliver_dead_letters()
+    failed = ok("get_evaluation", with_path(load_event("get_evaluation"), id=dead))
+    assert failed["status"] == "failed"
+
     template = functions()
     for function, made in sorted(calls.made.items()):
         grants = dynamodb_grants(template[function])
@@ -178,4 +200,4 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
     assert routes <= set(calls.made)
     for function in routes:
         assert {target for target, _ in calls.made[function]} - {"ApiKeysTable"}, function
-    assert {"score_chunks", "sweep_jobs"} <= set(calls.made)
+    assert {"score_chunks", "sweep_jobs", "fail_chunks"} <= set(calls.made)
