@@ -52,37 +52,31 @@ class Work:
         """Delete every message waiting on the work queue without delivering it, as a local
         server killed with its queue loses them (SQS allows one PurgeQueue a minute); how many
         were lost."""
-        self.fair.release()
-        lost = 0
-        while True:
-            messages = self.client.receive_message(
-                QueueUrl=self.queue_url, MaxNumberOfMessages=10
-            ).get("Messages", [])
-            if not messages:
-                return lost
-            for message in messages:
-                self.client.delete_message(
-                    QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"]
-                )
-            lost += len(messages)
+        return len(self._take_waiting())
 
     def dead_letter_all(self) -> int:
         """Move every message waiting on the work queue to the dead-letter queue, as SQS does
         with a chunk past its maxReceiveCount; how many."""
+        taken = self._take_waiting()
+        for body in taken:
+            self.client.send_message(QueueUrl=self.dead_letter_url, MessageBody=body)
+        return len(taken)
+
+    def _take_waiting(self) -> list[str]:
+        """Receive and delete every message waiting on the work queue; their bodies."""
         self.fair.release()
-        moved = 0
+        bodies: list[str] = []
         while True:
             messages = self.client.receive_message(
                 QueueUrl=self.queue_url, MaxNumberOfMessages=10
             ).get("Messages", [])
             if not messages:
-                return moved
+                return bodies
             for message in messages:
-                self.client.send_message(QueueUrl=self.dead_letter_url, MessageBody=message["Body"])
                 self.client.delete_message(
                     QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"]
                 )
-            moved += len(messages)
+                bodies.append(message["Body"])
 
     def waiting(self, url: str | None = None) -> int:
         attributes = self.client.get_queue_attributes(
