@@ -40,14 +40,17 @@ def point_service_at(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> No
 
 @pytest.fixture(autouse=True)
 def _settings_follow_the_environment() -> Iterator[None]:
-    """Settings read during a test are forgotten after it (its environment is undone), and so is
-    the LLM latency this process has seen (it steers planning against deadlines)."""
+    """Settings read during a test are forgotten after it (its environment is undone), and so are
+    the LLM latency this process has seen (it steers planning against deadlines) and the
+    structured-output mode each endpoint settled on (a later test's fake may reuse a port)."""
     yield
     from evalsvc.scoring.llm import LATENCY
+    from evalsvc.scoring.llm.structured import ENDPOINTS
     from evalsvc.settings import reset_settings
 
     reset_settings()
     LATENCY.forget()
+    ENDPOINTS.forget()
 
 
 @pytest.fixture

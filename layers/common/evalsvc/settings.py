@@ -3,6 +3,7 @@
 import os
 from decimal import Decimal
 from functools import cache
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -30,6 +31,9 @@ class Settings(BaseModel):
     # The Secrets Manager secret (ARN or name) holding the OpenAI key, deployed; when set, the
     # key is read from it (scoring/llm/credentials.py) and OPENAI_API_KEY is not used.
     openai_api_key_secret_arn: str = ""
+    # How an OpenAI-compatible server is asked for structured output: "auto" finds the first
+    # mode it takes (scoring/llm/structured.py) and remembers it; a mode's name pins that mode.
+    llm_structured: Literal["auto", "json_schema", "json_object", "tools", "prompt"] = "auto"
     judge_concurrency: int = 16
     judge_max_attempts: int = 4
     judge_timeout_seconds: float = 30.0
@@ -110,6 +114,7 @@ class Settings(BaseModel):
             ("openai_base_url", "OPENAI_BASE_URL"),
             ("openai_api_key", "OPENAI_API_KEY"),
             ("openai_api_key_secret_arn", "OPENAI_API_KEY_SECRET_ARN"),
+            ("llm_structured", "EVALSVC_LLM_STRUCTURED"),
             ("judge_concurrency", "JUDGE_CONCURRENCY"),
             ("judge_max_attempts", "JUDGE_MAX_ATTEMPTS"),
             ("judge_timeout_seconds", "JUDGE_TIMEOUT_SECONDS"),

@@ -27,6 +27,7 @@ from evalsvc.scoring.llm.provider import (
     InvalidAnswer,
     Provider,
     RetryableError,
+    ShapeRefused,
     provider_from_settings,
 )
 from evalsvc.settings import Settings, get_settings
@@ -135,8 +136,14 @@ class LLM:
             )
         return min(self.call_timeout, left)
 
-    def _pause(self, attempt: int, retry_after: float | None, problem: str) -> None:
-        pause = max(backoff.delay(attempt, self.base_delay, 8.0), retry_after or 0.0)
+    def _pause(
+        self, attempt: int, retry_after: float | None, problem: str, *, at_once: bool = False
+    ) -> None:
+        pause = (
+            0.0
+            if at_once
+            else max(backoff.delay(attempt, self.base_delay, 8.0), retry_after or 0.0)
+        )
         if pause + MIN_CALL_SECONDS > self.deadline.left():
             raise LLMOutOfTime(problem, attempt, retry_after=retry_after)
         with self._lock:
@@ -153,15 +160,18 @@ class LLM:
         *,
         max_tokens: int = 1024,
     ) -> T:
-        """The first JSON value of the answer that `accept` takes (it raises InvalidAnswer
-        otherwise); LLMFailed after the last attempt, LLMOutOfTime when the deadline comes
-        first."""
+        """The first JSON value of the answer that `accept` takes (it
+        raises InvalidAnswer otherwise); LLMFailed after the last attempt, LLMOutOfTime when
+        the deadline comes first. A refusal of the request's shape is asked again at once, in
+        the transport's next mode, within the same attempts."""
         problem = ""
         transient = False
+        at_once = False
         wait: float | None = None
         for attempt in range(self.max_attempts):
             if attempt:
-                self._pause(attempt, wait, problem)
+                self._pause(attempt, wait, problem, at_once=at_once)
+            at_once = False
             timeout = self._timeout(problem, attempt, wait)
             with self._lock:
                 self.calls += 1
@@ -172,6 +182,9 @@ class LLM:
                 answer = self.provider.complete(
                     system, user, schema, schema_name, max_tokens, timeout
                 )
+            except ShapeRefused as exc:
+                problem, transient, wait, at_once = str(exc), False, None, True
+                continue
             except RetryableError as exc:
                 if exc.billed:  # no counts came back: the attempt's bound is counted
                     self._meter(None, sent, max_tokens)

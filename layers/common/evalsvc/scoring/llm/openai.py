@@ -1,6 +1,7 @@
-"""The OpenAI-compatible transport: chat completions over http.client (OpenAI, vLLM and Ollama
-all speak it), with `OPENAI_BASE_URL` and the key credentials.py gives (`OPENAI_API_KEY`, or
-the secret `OPENAI_API_KEY_SECRET_ARN` names), read as each call is made."""
+"""The OpenAI-compatible transport: chat completions over http.client (OpenAI, vLLM, Ollama,
+llama.cpp and llama-cpp-python all speak it), with `OPENAI_BASE_URL` and the key credentials.py
+gives (`OPENAI_API_KEY`, or the secret `OPENAI_API_KEY_SECRET_ARN` names), read as each call is
+made. Structured output is asked for in the mode the endpoint takes (structured.py)."""
 
 from __future__ import annotations
 
@@ -15,27 +16,50 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from evalsvc.errors import ProviderUnavailable
+from evalsvc.observability import logger
 from evalsvc.scoring.llm.credentials import KeySource, PlainKey
 from evalsvc.scoring.llm.provider import (
     Answer,
     InvalidAnswer,
     RetryableError,
+    ShapeRefused,
+    clean,
     json_objects,
     reported_tokens,
+)
+from evalsvc.scoring.llm.structured import (
+    AUTO,
+    ENDPOINTS,
+    MODES,
+    Endpoint,
+    is_shape_refusal,
+    prompt_instruction,
 )
 
 # The largest answer read from a provider: far above what max_tokens allows.
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
+# A call that waited its whole timeout for another to find the endpoint's mode.
+WAITED = "another call was finding the structured output the LLM takes"
 
 
 class OpenAIProvider:
-    """`POST {base_url}/chat/completions` with a JSON-schema response format, temperature 0.
-    Connections are kept alive, one per worker thread, with TCP_NODELAY. `api_key` is the key,
-    or what gives it when a call is made (a secret is read then, not before)."""
+    """`POST {base_url}/chat/completions`, temperature 0, structured output asked for in the
+    mode `structured` pins, or (auto) the one the endpoint was found to take. Connections are
+    kept alive, one per worker thread, with TCP_NODELAY. `api_key` is the key, or what gives it
+    when a call is made (a secret is read then, not before)."""
 
-    def __init__(self, model: str, base_url: str, api_key: str | KeySource) -> None:
+    def __init__(
+        self, model: str, base_url: str, api_key: str | KeySource, structured: str = AUTO
+    ) -> None:
         self.name = f"openai:{model}"
         self.model = model
+        if structured != AUTO and structured not in MODES:
+            raise ProviderUnavailable(
+                f"EVALSVC_LLM_STRUCTURED={structured!r} is not understood: use auto or one of "
+                + ", ".join(MODES)
+            )
+        self.structured = structured
+        self._base_url = base_url.rstrip("/")
         parts = urlsplit(base_url.rstrip("/"))
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ProviderUnavailable(f"OPENAI_BASE_URL {base_url!r} is not an http(s) URL")
@@ -101,7 +125,78 @@ class OpenAIProvider:
         max_tokens: int,
         timeout: float,
     ) -> Answer:
-        payload = {
+        if self.structured != AUTO:
+            return self._ask(
+                self.structured, system, user, schema, schema_name, max_tokens, timeout
+            )
+        endpoint = ENDPOINTS.get(self._base_url, self.model)
+        if not endpoint.settled and not endpoint.refused:
+            # Nothing refused yet: calls go at once (most servers take the first mode).
+            return self._negotiate(endpoint, system, user, schema, schema_name, max_tokens, timeout)
+        if not endpoint.settled:
+            # A mode was refused: one call at a time tries the next, the others wait for it.
+            started = time.monotonic()
+            if not endpoint.probing.acquire(timeout=timeout):
+                raise RetryableError(WAITED)
+            try:
+                if not endpoint.settled:
+                    left = timeout - (time.monotonic() - started)
+                    if left <= 0:
+                        raise RetryableError(WAITED)
+                    return self._negotiate(
+                        endpoint, system, user, schema, schema_name, max_tokens, left
+                    )
+            finally:
+                endpoint.probing.release()
+            timeout -= time.monotonic() - started
+            if timeout <= 0:
+                raise RetryableError(WAITED)
+        return self._ask(endpoint.mode, system, user, schema, schema_name, max_tokens, timeout)
+
+    def _negotiate(
+        self,
+        endpoint: Endpoint,
+        system: str,
+        user: str,
+        schema: dict[str, Any],
+        schema_name: str,
+        max_tokens: int,
+        timeout: float,
+    ) -> Answer:
+        """One call in the endpoint's current mode: settled on when answered; when its shape is
+        refused, the endpoint moves to the next mode and ShapeRefused says to ask again."""
+        mode = endpoint.mode
+        try:
+            answer = self._ask(mode, system, user, schema, schema_name, max_tokens, timeout)
+        except ShapeRefused:
+            ENDPOINTS.refused(endpoint, mode)
+            raise
+        except InvalidAnswer:
+            # The server took the request (its answer is what failed): this mode works.
+            self._settle(endpoint, mode)
+            raise
+        self._settle(endpoint, mode)
+        return answer
+
+    def _settle(self, endpoint: Endpoint, mode: str) -> None:
+        if ENDPOINTS.answered(endpoint, mode):
+            logger.info(
+                "structured output settled",
+                extra={"llm": self.name, "mode": mode, "refused_modes": list(endpoint.refused)},
+            )
+
+    def _payload(
+        self,
+        mode: str,
+        system: str,
+        user: str,
+        schema: dict[str, Any],
+        schema_name: str,
+        max_tokens: int,
+    ) -> dict[str, Any]:
+        if mode == "prompt":
+            system = f"{system}\n\n{prompt_instruction(schema)}"
+        payload: dict[str, Any] = {
             "model": self.model,
             "temperature": 0,
             "max_tokens": max_tokens,
@@ -109,16 +204,59 @@ class OpenAIProvider:
                 {"role": "system", "content": system},
                 {"role": "user", "content": user},
             ],
-            "response_format": {
+        }
+        if mode == "json_schema":
+            payload["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": schema_name, "strict": True, "schema": schema},
-            },
-        }
+            }
+        elif mode == "json_object":
+            payload["response_format"] = {"type": "json_object", "schema": schema}
+        elif mode == "tools":
+            payload["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": schema_name,
+                        "description": "Record the answer.",
+                        "parameters": schema,
+                    },
+                }
+            ]
+            payload["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
+        return payload
+
+    def _ask(
+        self,
+        mode: str,
+        system: str,
+        user: str,
+        schema: dict[str, Any],
+        schema_name: str,
+        max_tokens: int,
+        timeout: float,
+    ) -> Answer:
+        """One call in `mode`. ShapeRefused when the server refused the request's shape in
+        a mode that can still move down (auto, and not the prompt mode, which adds no shape);
+        pinned, such a refusal is ProviderUnavailable naming the setting."""
+        payload = self._payload(mode, system, user, schema, schema_name, max_tokens)
         api_key = self._api_key()
         status, raw, wait = self._post(payload, timeout, api_key)
         if status in (401, 403) and self._api_key.refresh(api_key):
             # The key was rotated (and the old one revoked) since it was read: the new one.
             status, raw, wait = self._post(payload, timeout, self._api_key())
+        if mode != "prompt" and is_shape_refusal(status, raw):
+            detail = raw[:200].decode(errors="replace")
+            if self.structured != AUTO:
+                raise ProviderUnavailable(
+                    f"the LLM refused structured output in mode {mode!r} (HTTP {status}: "
+                    f"{detail}); EVALSVC_LLM_STRUCTURED={mode} pins that mode: set it to "
+                    "auto, or to a mode the server takes"
+                )
+            if not ENDPOINTS.get(self._base_url, self.model).settled:
+                raise ShapeRefused(
+                    f"the LLM refused structured output in mode {mode!r} (HTTP {status}: {detail})"
+                )
         if status == 429 or status >= 500:
             raise RetryableError(f"the LLM answered HTTP {status}", retry_after=wait)
         if status in (401, 403):
@@ -128,21 +266,41 @@ class OpenAIProvider:
         if status != 200:
             detail = raw[:200].decode(errors="replace")
             raise ProviderUnavailable(f"the LLM answered HTTP {status}: {detail}")
-        try:
-            document = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            raise InvalidAnswer("the response is not JSON") from exc
-        tokens = None
-        if isinstance(document, dict) and isinstance(document.get("usage"), dict):
-            usage = document["usage"]
-            tokens = reported_tokens(usage.get("prompt_tokens"), usage.get("completion_tokens"))
-        try:
-            content = document["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise InvalidAnswer("the response has no message content", tokens) from exc
-        if not isinstance(content, str):
-            raise InvalidAnswer("the message content is not text", tokens)
-        return Answer(json_objects(content), tokens)
+        return _answer(raw)
+
+
+def _answer(raw: bytes) -> Answer:
+    """The JSON values of a 200's message: a tool call's arguments first, then its text."""
+    try:
+        document = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidAnswer("the response is not JSON") from exc
+    tokens = None
+    if isinstance(document, dict) and isinstance(document.get("usage"), dict):
+        usage = document["usage"]
+        tokens = reported_tokens(usage.get("prompt_tokens"), usage.get("completion_tokens"))
+    try:
+        message = document["choices"][0]["message"]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise InvalidAnswer("the response has no message", tokens) from exc
+    if not isinstance(message, dict):
+        raise InvalidAnswer("the response has no message", tokens)
+    values: list[Any] = []
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        for call in calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            arguments = function.get("arguments") if isinstance(function, dict) else None
+            if isinstance(arguments, str):
+                values.extend(json_objects(arguments))
+            elif isinstance(arguments, dict):
+                values.append(clean(arguments))
+    content = message.get("content")
+    if isinstance(content, str):
+        values.extend(json_objects(content))
+    elif not values:
+        raise InvalidAnswer("the message has neither text nor a tool call", tokens)
+    return Answer(values, tokens)
 
 
 def retry_after(headers: Any) -> float | None:

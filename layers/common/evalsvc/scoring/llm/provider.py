@@ -1,8 +1,8 @@
 """The contract between the LLM client (client.py) and each transport (openai.py, bedrock.py):
 what a transport is (Provider), what one call gives (Answer), how a call fails (RetryableError,
-InvalidAnswer); the reading every transport shares of what a model said (json_objects, and the
-token counts it reported); and the choice of transport that EVALSVC_LLM names, whose module is
-imported only then.
+ShapeRefused, InvalidAnswer); the reading every transport shares of what a model said
+(json_objects, and the token counts it reported); and the choice of transport that EVALSVC_LLM
+names, whose module is imported only then.
 
 Model text is hostile: answers are read with bounds (size, nesting) and lone surrogates in them
 become U+FFFD, so whatever is stored from them can be stored.
@@ -32,6 +32,12 @@ class RetryableError(Exception):
         super().__init__(message)
         self.retry_after = retry_after
         self.billed = billed
+
+
+class ShapeRefused(Exception):
+    """The provider refused the shape of the request (how structured output was asked for),
+    and the transport has moved to its next mode: worth asking again at once, never in the
+    same mode."""
 
 
 class InvalidAnswer(ValueError):
@@ -131,7 +137,9 @@ def provider_from_settings(settings: Settings) -> Provider | None:
         from evalsvc.scoring.llm.credentials import key_source
         from evalsvc.scoring.llm.openai import OpenAIProvider
 
-        return OpenAIProvider(model, settings.openai_base_url, key_source(settings))
+        return OpenAIProvider(
+            model, settings.openai_base_url, key_source(settings), settings.llm_structured
+        )
     if kind == "bedrock":
         from evalsvc.scoring.llm.bedrock import BedrockProvider
 
