@@ -266,6 +266,37 @@ def test_bedrock_usage_is_priced_from_the_built_in_table(
     assert usage["cost_usd"] == pytest.approx((30 * 0.25 + 15 * 1.25) / 1e6, rel=1e-12)
 
 
+def test_bedrock_tool_input_outside_the_schema_is_a_failed_attempt(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch, tables: dict[str, str]
+) -> None:
+    from evalsvc.scoring.llm import bedrock
+
+    ok(
+        acme.post(
+            "/data/seed/one",
+            {"data": [{"id": "a", "input": "hi", "output": "please"}], "system_prompt": "P"},
+        )
+    )
+    ok(acme.post("/specify_questions", {"metrics": [QUESTION]}))
+    client = boto3.client("bedrock-runtime", region_name="us-east-1")
+    stubber = Stubber(client)
+    for _ in range(4):
+        stubber.add_response("converse", _converse_response("Very polite.", 9))
+    monkeypatch.setattr(bedrock, "_bedrock_client", lambda region, read_timeout: client)
+    point_service_at(
+        {"EVALSVC_LLM": "bedrock:model-x", "JUDGE_RETRY_BASE_SECONDS": "0.01"}, monkeypatch
+    )
+
+    with stubber:
+        response = acme.post("/evaluate", {"seed_data_id": "one"})
+
+    assert response.status_code == 502, response.text
+    assert "after 4 attempts" in response.json()["error"]
+    assert "$.score: 9 is greater than the maximum of 5" in response.json()["error"]
+    stubber.assert_no_pending_responses()
+    assert boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"] == []
+
+
 def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
     from evalsvc.scoring.llm import bedrock
 

@@ -1,4 +1,5 @@
-"""Settings read from the environment: the OpenAI key's secret and the default monthly limit."""
+"""Settings read from the environment: the OpenAI key's secret, the default monthly limit and
+the structured-output mode."""
 
 from __future__ import annotations
 
@@ -43,3 +44,22 @@ def test_the_secret_is_named_by_its_arn(monkeypatch: pytest.MonkeyPatch) -> None
     assert settings.openai_api_key_secret_arn == arn
     # The plain key is never shown by the settings' repr.
     assert "sk-not-used" not in repr(settings)
+
+
+def test_structured_output_is_negotiated_unless_pinned(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EVALSVC_LLM_STRUCTURED", raising=False)
+    assert Settings.from_environ().llm_structured == "auto"
+
+    monkeypatch.setenv("EVALSVC_LLM_STRUCTURED", "tools")
+    assert Settings.from_environ().llm_structured == "tools"
+
+
+def test_an_unknown_structured_output_mode_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pydantic import ValidationError
+
+    monkeypatch.setenv("EVALSVC_LLM_STRUCTURED", "xml")
+
+    with pytest.raises(ValidationError, match="llm_structured"):
+        Settings.from_environ()

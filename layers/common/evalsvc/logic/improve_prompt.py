@@ -16,7 +16,7 @@ from evalsvc.logic import metrics as metrics_logic
 from evalsvc.logic import results as evaluation_logic
 from evalsvc.logic import spending
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.datasets import DatasetKind
+from evalsvc.models.datasets import MAX_TEXT_CHARS, DatasetKind
 from evalsvc.models.evaluations import Critique, LowScore
 from evalsvc.models.generation import ImprovePromptIn
 from evalsvc.models.metrics import MetricsSet
@@ -235,6 +235,8 @@ def meta_prompt(original: str, definitions: list[str], views: list[CandidateView
 def _accept(value: Any) -> str:
     if not isinstance(value, dict) or not isinstance(value.get("improved_prompt"), str):
         raise InvalidAnswer("expected an object with improved_prompt")
+    if len(value["improved_prompt"]) > MAX_TEXT_CHARS:
+        raise InvalidAnswer(f"improved_prompt is longer than {MAX_TEXT_CHARS:,} characters")
     return str(value["improved_prompt"])
 
 

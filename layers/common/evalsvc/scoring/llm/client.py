@@ -29,6 +29,7 @@ from evalsvc.scoring.llm.provider import (
     RetryableError,
     ShapeRefused,
     provider_from_settings,
+    schema_problem,
 )
 from evalsvc.settings import Settings, get_settings
 from evalsvc.usage import (
@@ -139,16 +140,16 @@ class LLM:
     def _pause(
         self, attempt: int, retry_after: float | None, problem: str, *, at_once: bool = False
     ) -> None:
-        pause = (
-            0.0
-            if at_once
-            else max(backoff.delay(attempt, self.base_delay, 8.0), retry_after or 0.0)
-        )
+        """Wait before attempt `attempt`; not at all after a refused shape (`at_once`): the
+        next attempt is in another mode, which the server has not refused."""
+        pause = 0.0 if at_once else backoff.delay(attempt, self.base_delay, 8.0)
+        pause = max(pause, retry_after or 0.0)
         if pause + MIN_CALL_SECONDS > self.deadline.left():
             raise LLMOutOfTime(problem, attempt, retry_after=retry_after)
         with self._lock:
             self.retries += 1
-        time.sleep(pause)
+        if pause:
+            time.sleep(pause)
 
     def ask(
         self,
@@ -160,7 +161,7 @@ class LLM:
         *,
         max_tokens: int = 1024,
     ) -> T:
-        """The first JSON value of the answer that `accept` takes (it
+        """The first JSON value of the answer that matches `schema` and that `accept` takes (it
         raises InvalidAnswer otherwise); LLMFailed after the last attempt, LLMOutOfTime when
         the deadline comes first. A refusal of the request's shape is asked again at once, in
         the transport's next mode, within the same attempts."""
@@ -201,6 +202,9 @@ class LLM:
             problems = []
             for candidate in answer.values:
                 try:
+                    mismatch = schema_problem(schema, candidate)
+                    if mismatch is not None:
+                        raise InvalidAnswer(f"it does not match the schema: {mismatch}")
                     return accept(candidate)
                 except InvalidAnswer as exc:
                     problems.append(str(exc))

@@ -124,6 +124,18 @@ def json_objects(text: str) -> list[Any]:
     return found
 
 
+def schema_problem(schema: dict[str, Any], value: Any) -> str | None:
+    """Where and why `value` breaks `schema` (scoring.json_schema: Draft 2020-12, bounded
+    work), as a sentence; None when it conforms. Whatever mode or transport gave the answer,
+    only what matches the schema the request named is used."""
+    from evalsvc.scoring.json_schema import TooMuchWork, compile_schema
+
+    try:
+        return compile_schema(json.dumps(schema, sort_keys=True)).first_error(value)
+    except (TooMuchWork, RecursionError) as exc:
+        return f"it could not be checked ({exc.__class__.__name__})"
+
+
 def provider_from_settings(settings: Settings) -> Provider | None:
     spec = settings.llm.strip()
     if not spec:

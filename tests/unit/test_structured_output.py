@@ -1,0 +1,179 @@
+"""Structured output: which refusals are about the request's shape, how an endpoint moves down
+the modes, and every answer checked against the schema its request named."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from evalsvc.deadlines import Deadline
+from evalsvc.scoring.llm import LLM, Answer, LLMFailed, RetryableError
+from evalsvc.scoring.llm import client as client_module
+from evalsvc.scoring.llm.provider import ShapeRefused, schema_problem
+from evalsvc.scoring.llm.structured import MODES, Endpoints, is_shape_refusal
+from evalsvc.scoring.verdicts import VERDICT_SCHEMA
+from evalsvc.settings import Settings
+
+LLAMA_CPP_PYTHON_500 = (
+    b"{\"error\": {\"message\": \"[{'type': 'literal_error', 'loc': ('body', "
+    b"'response_format', 'type'), 'msg': \\\"Input should be 'text' or 'json_object'\\\"}]\"}}"
+)
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "shape"),
+    [
+        (400, b'{"error": "bad request"}', True),
+        (422, b'{"detail": "unprocessable"}', True),
+        (500, LLAMA_CPP_PYTHON_500, True),
+        (500, b'{"error": "tool_choice is not supported"}', True),
+        (500, b'{"error": "out of memory"}', False),
+        (503, b'{"error": "response_format overloaded"}', False),
+        (429, b'{"error": "slow down"}', False),
+        (404, b'{"error": "no such model"}', False),
+    ],
+)
+def test_which_refusals_are_about_the_request_shape(status: int, body: bytes, shape: bool) -> None:
+    assert is_shape_refusal(status, body) is shape
+
+
+def test_an_endpoint_moves_down_one_mode_per_refused_mode() -> None:
+    endpoints = Endpoints()
+    endpoint = endpoints.get("http://127.0.0.1:1/v1", "m")
+    assert endpoint.mode == "json_schema" and not endpoint.settled
+
+    endpoints.refused(endpoint, "json_schema")
+    # Calls sent in json_schema before the first refusal came back: refused again, no further.
+    endpoints.refused(endpoint, "json_schema")
+    assert endpoint.mode == "json_object"
+    endpoints.refused(endpoint, "json_object")
+    endpoints.refused(endpoint, "tools")
+    endpoints.refused(endpoint, "prompt")
+    assert endpoint.mode == "prompt"
+    assert endpoint.refused == ["json_schema", "json_object", "tools"]
+
+    assert endpoints.answered(endpoint, "prompt") is True
+    assert endpoints.answered(endpoint, "prompt") is False
+    assert endpoints.get("http://127.0.0.1:1/v1", "m") is endpoint
+    # Another model at the same URL is another endpoint.
+    assert endpoints.get("http://127.0.0.1:1/v1", "other").mode == MODES[0]
+
+
+def test_a_settled_endpoint_does_not_move() -> None:
+    endpoints = Endpoints()
+    endpoint = endpoints.get("http://127.0.0.1:1/v1", "m")
+    endpoints.answered(endpoint, "json_schema")
+
+    endpoints.refused(endpoint, "json_schema")
+
+    assert (endpoint.mode, endpoint.settled) == ("json_schema", True)
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        ({"reason": "Fine.", "score": 4}, None),
+        ({"reason": "Fine.", "score": 9}, "$.score: 9 is greater than the maximum of 5"),
+        ({"reason": "Fine.", "score": 0}, "$.score: 0 is less than the minimum of 1"),
+        ({"reason": "Fine.", "score": "4"}, "$.score: '4' is not of type 'integer'"),
+        ({"score": 3}, "$: 'reason' is a required property"),
+        ({"reason": "x", "score": 3, "mood": "ok"}, "Additional properties are not allowed"),
+        (["reason", 3], "is not of type 'object'"),
+    ],
+)
+def test_answers_are_checked_against_the_schema(answer: Any, problem: str | None) -> None:
+    found = schema_problem(VERDICT_SCHEMA, answer)
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and problem in found
+
+
+class _Provider:
+    name = "fake:model"
+
+    def __init__(self, *script: Any) -> None:
+        self.script = list(script)
+        self.calls = 0
+
+    def complete(self, *args: Any) -> Answer:
+        self.calls += 1
+        step = self.script.pop(0) if len(self.script) > 1 else self.script[0]
+        if isinstance(step, Exception):
+            raise step
+        return Answer(list(step), None)
+
+
+def _llm(provider: _Provider, base_seconds: float = 0.01) -> LLM:
+    settings = Settings(judge_retry_base_seconds=base_seconds, judge_timeout_seconds=30.0)
+    return LLM(provider, settings, Deadline.after(600))
+
+
+def _verdict(value: Any) -> Any:
+    return value
+
+
+def test_a_shape_refusal_is_asked_again_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr(client_module.time, "sleep", pauses.append)
+    provider = _Provider(
+        ShapeRefused("json_schema refused"),
+        ShapeRefused("json_object refused"),
+        [{"reason": "Fine.", "score": 4}],
+    )
+
+    answer = _llm(provider, base_seconds=5.0).ask(
+        "s", "u", VERDICT_SCHEMA, "record_verdict", _verdict
+    )
+
+    assert answer == {"reason": "Fine.", "score": 4}
+    assert provider.calls == 3
+    assert pauses == []
+
+
+def test_shape_refusals_spend_the_same_attempts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_module.time, "sleep", lambda seconds: None)
+    provider = _Provider(ShapeRefused("the LLM refused structured output in mode 'tools'"))
+
+    with pytest.raises(LLMFailed) as failed:
+        _llm(provider).ask("s", "u", VERDICT_SCHEMA, "record_verdict", _verdict)
+
+    assert provider.calls == 4 and failed.value.attempts == 4
+    assert "refused structured output in mode 'tools'" in failed.value.problem
+    assert not failed.value.transient
+
+
+def test_a_transient_error_is_still_paused_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    pauses: list[float] = []
+    monkeypatch.setattr(client_module.time, "sleep", pauses.append)
+    provider = _Provider(RetryableError("HTTP 503"), [{"reason": "Fine.", "score": 4}])
+
+    _llm(provider).ask("s", "u", VERDICT_SCHEMA, "record_verdict", _verdict)
+
+    assert len(pauses) == 1 and pauses[0] > 0
+
+
+def test_an_answer_outside_the_schema_is_a_failed_attempt_that_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(client_module.time, "sleep", lambda seconds: None)
+    provider = _Provider([{"reason": "Great.", "score": 7}])
+    accepted: list[Any] = []
+
+    with pytest.raises(LLMFailed) as failed:
+        _llm(provider).ask("s", "u", VERDICT_SCHEMA, "record_verdict", accepted.append)
+
+    assert provider.calls == 4
+    assert accepted == []  # the caller never saw it
+    assert failed.value.problem == (
+        "unusable answer (it does not match the schema: $.score: 7 is greater than the "
+        "maximum of 5)"
+    )
+
+
+def test_the_first_candidate_inside_the_schema_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = _Provider([{"reason": "Wrong.", "score": 6}, {"reason": "Right.", "score": 5}])
+
+    answer = _llm(provider).ask("s", "u", VERDICT_SCHEMA, "record_verdict", _verdict)
+
+    assert answer == {"reason": "Right.", "score": 5}
