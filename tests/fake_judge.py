@@ -1,5 +1,6 @@
 """A fake OpenAI-compatible judge on 127.0.0.1: `POST /v1/chat/completions`, answers scripted
-per test (status, content), with a fixed latency if asked."""
+per test (status, content), with a fixed latency if asked, taking structured output the way one
+family of servers does (FAMILIES): what it refuses, and how its answer comes back."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -26,10 +28,53 @@ def polite_judge(request: dict[str, Any]) -> Answer:
     return 200, json.dumps({"reason": "The output never says please.", "score": 2})
 
 
+def mode_of(request: dict[str, Any]) -> str:
+    """The structured-output mode a request was sent in."""
+    if "response_format" in request:
+        return str(request["response_format"].get("type"))
+    return "tools" if "tools" in request else "prompt"
+
+
+def requested_schema(request: dict[str, Any]) -> dict[str, Any]:
+    """The schema a request asks its answer to match, in whatever mode it was sent."""
+    mode = mode_of(request)
+    if mode == "json_schema":
+        return dict(request["response_format"]["json_schema"]["schema"])
+    if mode == "json_object":
+        return dict(request["response_format"].get("schema") or {})
+    if mode == "tools":
+        return dict(request["tools"][0]["function"]["parameters"])
+    system = str(request["messages"][0]["content"])
+    start = system.find("{", system.find("JSON schema:"))
+    value, _ = json.JSONDecoder().raw_decode(system, start)
+    return dict(value)
+
+
+# The name the service gives each schema, by a property only that schema has.
+_SCHEMA_NAMES = {
+    "questions": "record_questions",
+    "variants": "record_variants",
+    "improved_prompt": "record_prompt",
+    "score": "record_verdict",
+}
+
+
+def schema_name_of(request: dict[str, Any]) -> str:
+    """The name of the schema a request asks for (the modes that send no name: by its
+    properties)."""
+    mode = mode_of(request)
+    if mode == "json_schema":
+        return str(request["response_format"]["json_schema"]["name"])
+    if mode == "tools":
+        return str(request["tools"][0]["function"]["name"])
+    properties = requested_schema(request).get("properties", {})
+    return next((name for key, name in _SCHEMA_NAMES.items() if key in properties), "")
+
+
 def fake_llm(request: dict[str, Any]) -> Answer:
     """Answers every structured request the service makes, by the schema it names: verdicts
     (polite_judge), questions, variants and improved prompts."""
-    name = request["response_format"]["json_schema"]["name"]
+    name = schema_name_of(request)
     user = request["messages"][-1]["content"]
     if name == "record_questions":
         questions = ["Is the answer in English?", "Is the answer under 80 words?"]
@@ -69,8 +114,13 @@ def byte_usage(request: dict[str, Any], content: str) -> dict[str, int]:
     schema and its name, a few tokens of markers per message; and the whole answer, up to the
     request's max_tokens (a model stops there)."""
     sent = [str(m.get("content", "")) for m in request.get("messages", [])]
-    schema = request.get("response_format", {}).get("json_schema", {})
-    sent += [json.dumps(schema.get("schema", {})), str(schema.get("name", ""))]
+    mode = mode_of(request)
+    if mode in ("json_schema", "json_object"):
+        sent.append(json.dumps(requested_schema(request)))
+    if mode == "json_schema":
+        sent.append(schema_name_of(request))
+    if mode == "tools":  # the function's name twice (its tool and tool_choice), its description
+        sent += [json.dumps(request["tools"]), schema_name_of(request)]
     prompt = sum(len(text.encode()) for text in sent) + 4 * len(request.get("messages", [])) + 3
     completion = min(int(request["max_tokens"]), len(content.encode()))
     return {
@@ -89,12 +139,89 @@ def service_env(judge: FakeJudge) -> dict[str, str]:
     }
 
 
+def _error(status: int, message: str) -> Answer:
+    return status, json.dumps({"error": {"message": message, "type": "invalid_request_error"}})
+
+
+def _text(request: dict[str, Any], content: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": content}
+
+
+def _tool_call(request: dict[str, Any], content: str) -> dict[str, Any]:
+    """A forced tool call's answer: the content as the function's arguments."""
+    if "tools" not in request:
+        return _text(request, content)
+    name = request["tools"][0]["function"]["name"]
+    call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": content}}
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+def _in_prose(request: dict[str, Any], content: str) -> dict[str, Any]:
+    return _text(request, f"Sure! Here is my answer: {content} I hope this helps.")
+
+
+@dataclass(frozen=True)
+class Family:
+    """How a family of servers takes structured output: what it refuses (None: it takes the
+    request), and the message its answer comes back as."""
+
+    name: str
+    mode: str  # the first mode, in the service's order, that it takes
+    refusal: Callable[[dict[str, Any]], Answer | None]
+    message: Callable[[dict[str, Any], str], dict[str, Any]]
+
+
+def _llama_cpp_python_refusal(request: dict[str, Any]) -> Answer | None:
+    """llama-cpp-python's server: response_format is "text" or "json_object" (with a schema it
+    enforces by grammar); anything else is a 500 whose body names the field."""
+    kind = request.get("response_format", {}).get("type", "text")
+    if kind in ("text", "json_object"):
+        return None
+    return 500, json.dumps(
+        {
+            "error": {
+                "message": "[{'type': 'literal_error', 'loc': ('body', 'response_format', "
+                "'type'), 'msg': \"Input should be 'text' or 'json_object'\"}]",
+                "type": "internal_server_error",
+            }
+        }
+    )
+
+
+def _tools_only_refusal(request: dict[str, Any]) -> Answer | None:
+    if "response_format" in request:
+        return _error(400, "response_format is not supported")
+    return None
+
+
+def _plain_text_refusal(request: dict[str, Any]) -> Answer | None:
+    if "response_format" in request:
+        return _error(400, "Unrecognized request argument supplied: response_format")
+    if "tools" in request or "tool_choice" in request:
+        return _error(400, "Unrecognized request arguments supplied: tool_choice, tools")
+    return None
+
+
+FAMILIES = {
+    # OpenAI, vLLM, llama.cpp's server: every mode, a forced tool as a tool call.
+    "openai": Family("openai", "json_schema", lambda request: None, _tool_call),
+    "llama-cpp-python": Family("llama-cpp-python", "json_object", _llama_cpp_python_refusal, _text),
+    "tools-only": Family("tools-only", "tools", _tools_only_refusal, _tool_call),
+    # Only plain text, its JSON inside a sentence.
+    "plain-text": Family("plain-text", "prompt", _plain_text_refusal, _in_prose),
+}
+
+
 class FakeJudge:
     def __init__(
-        self, answer: Callable[[dict[str, Any]], Answer] = fake_llm, latency: float = 0.0
+        self,
+        answer: Callable[[dict[str, Any]], Answer] = fake_llm,
+        latency: float = 0.0,
+        family: str = "openai",
     ) -> None:
         self.answer = answer
         self.latency = latency
+        self.family = FAMILIES[family]
         # What answers say they used, as OpenAI's do (`usage`); None: they say nothing.
         self.usage: Callable[[dict[str, Any], str], dict[str, int]] | None = usage_of
         # Every reply's `usage`, in order.
@@ -110,11 +237,16 @@ class FakeJudge:
         self._lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
 
+    def modes(self) -> list[str]:
+        """The structured-output mode of every request received, in order."""
+        with self._lock:
+            return [mode_of(request) for request in self.requests]
+
     def verdicts_asked(self) -> list[tuple[str, str, str]]:
         """(question, input, output) of every verdict request received, in order."""
         asked = []
         for request in self.requests:
-            if request["response_format"]["json_schema"]["name"] != "record_verdict":
+            if schema_name_of(request) != "record_verdict":
                 continue
             user = request["messages"][-1]["content"]
             parts = [
@@ -154,7 +286,7 @@ class FakeJudge:
                 try:
                     if judge.latency:
                         time.sleep(judge.latency)
-                    answer = judge.answer(body)
+                    answer = judge.family.refusal(body) or judge.answer(body)
                     status, content = answer[0], answer[1]
                     extra_headers: dict[str, str] = answer[2] if len(answer) > 2 else {}  # type: ignore[misc]
                 finally:
@@ -162,11 +294,8 @@ class FakeJudge:
                         judge.in_flight -= 1
                         judge.last_response_at = time.perf_counter()
                 if status == 200:
-                    reply: dict[str, Any] = {
-                        "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": content}}
-                        ]
-                    }
+                    message = judge.family.message(body, content)
+                    reply: dict[str, Any] = {"choices": [{"index": 0, "message": message}]}
                     if judge.usage is not None:
                         reply["usage"] = judge.usage(body, content)
                         with judge._lock:

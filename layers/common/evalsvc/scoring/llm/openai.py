@@ -253,7 +253,10 @@ class OpenAIProvider:
                     f"{detail}); EVALSVC_LLM_STRUCTURED={mode} pins that mode: set it to "
                     "auto, or to a mode the server takes"
                 )
-            if not ENDPOINTS.get(self._base_url, self.model).settled:
+            endpoint = ENDPOINTS.get(self._base_url, self.model)
+            # Once settled, its own mode is no longer refused for its shape; a call sent in an
+            # earlier mode, before another settled it, is asked again in the settled one.
+            if not endpoint.settled or mode != endpoint.mode:
                 raise ShapeRefused(
                     f"the LLM refused structured output in mode {mode!r} (HTTP {status}: {detail})"
                 )
