@@ -1,7 +1,8 @@
 """`check:json_schema:<schema>`: JSON Schema Draft 2020-12 by the `jsonschema` library, made safe
 for tenant schemas and model output.
 
-- Imported on first use: only a metrics set with a schema check pays for the import.
+- Imported on first use: only a metrics set with a schema check, or an LLM answer (checked
+  against the schema its request named, scoring/llm/client.py), pays for the import.
 - References resolve inside the schema (and to the published meta-schemas) only: nothing is
   ever fetched, and a `$ref` that does not resolve is refused when the metric is created.
 - `pattern` and `patternProperties` are matched by RE2 (scoring.patterns), never by Python's

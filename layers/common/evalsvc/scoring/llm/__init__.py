@@ -4,15 +4,18 @@ retries and failure rules for every caller (the judge, prompt improvement, quest
 augmentation).
 
 `EVALSVC_LLM` chooses the provider: `bedrock:<model-id>` or `openai:<model>` (with
-`OPENAI_BASE_URL` and `OPENAI_API_KEY`; OpenAI, vLLM and Ollama all speak it). Unset, there
-is no LLM and callers take their deterministic paths.
+`OPENAI_BASE_URL` and `OPENAI_API_KEY`; OpenAI, vLLM, Ollama, llama.cpp and llama-cpp-python
+all speak it, each taking structured output its own way). Unset, there is no LLM and callers
+take their deterministic paths.
 
-    client.py    LLM: asking a provider against a deadline, with retries, metered;
-                 configured_llm, LLMFailed, LLMOutOfTime
+    client.py    LLM: asking a provider against a deadline, with retries, metered, every
+                 answer checked against its schema; configured_llm, LLMFailed, LLMOutOfTime
     provider.py  what every transport is, gives and raises (Provider, Answer, RetryableError,
                  InvalidAnswer), reading JSON out of model text, the transport EVALSVC_LLM names
     latency.py   the recent time of each provider's calls (LATENCY), what deadlines plan with
     openai.py    the OpenAI-compatible transport (http.client)
+    structured.py  the structured-output modes of OpenAI-compatible servers, which refusals
+                 are about the request's shape, the mode each endpoint settled on
     bedrock.py   the Bedrock transport (boto3)
 
 This package's names are what callers import; a transport's module is imported only when
