@@ -84,6 +84,10 @@ def test_the_judge_works_with_each_family_and_keeps_the_mode(
         assert 1 <= modes.count(refused[0]) <= 3
         assert all(modes.count(m) == 1 for m in refused[1:])
     assert sorted(set(modes)) == sorted([*refused, mode])
+    answered = [r for r in fake.requests if fake.family.refusal(r) is None]
+    if mode == "json_object":  # with the schema, which the server enforces by grammar
+        schemas = [r["response_format"]["schema"] for r in answered]
+        assert all(schema["required"] == ["reason", "score"] for schema in schemas)
 
     # Remembered: a new pair is asked in the settled mode first.
     ok(acme.post("/data/seed/ds/pair", {"id": "d", "input": "new", "output": "please"}))
