@@ -224,3 +224,21 @@ def test_the_settled_mode_is_logged_once_without_the_endpoint_or_key(
     assert settled[0]["refused_modes"] == ["json_schema"]
     address = fake.base_url.removeprefix("http://").removesuffix("/v1")
     assert not any(address in line or "sk-test-not-a-real-key" in line for line in log_lines)
+
+
+def test_a_server_refusing_every_mode_is_503_after_one_request_in_each(
+    acme: Tenant, start: Start, tables: dict[str, str]
+) -> None:
+    fake = start("openai")
+    fake.answer = sequence((400, '{"error": {"message": "bad request"}}'))
+    seed(acme, PAIRS[:1])
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds"})
+
+    assert response.status_code == 503, response.text
+    assert response.json()["error"] == (
+        "the LLM refused every structured-output mode (json_schema, json_object, tools, "
+        'prompt); in the last it answered HTTP 400: {"error": {"message": "bad request"}}'
+    )
+    assert fake.modes() == list(MODES)
+    assert boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"] == []

@@ -268,6 +268,12 @@ class OpenAIProvider:
             )
         if status != 200:
             detail = raw[:200].decode(errors="replace")
+            endpoint = ENDPOINTS.get(self._base_url, self.model)
+            if self.structured == AUTO and mode == "prompt" and not endpoint.settled:
+                raise ProviderUnavailable(
+                    f"the LLM refused every structured-output mode ({', '.join(MODES)}); in "
+                    f"the last it answered HTTP {status}: {detail}"
+                )
             raise ProviderUnavailable(f"the LLM answered HTTP {status}: {detail}")
         return _answer(raw)
 
