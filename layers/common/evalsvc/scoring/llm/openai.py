@@ -131,8 +131,10 @@ class OpenAIProvider:
             )
         endpoint = ENDPOINTS.get(self._base_url, self.model)
         if not endpoint.settled and not endpoint.refused:
-            # Nothing refused yet: calls go at once (most servers take the first mode).
-            return self._negotiate(endpoint, system, user, schema, schema_name, max_tokens, timeout)
+            # Nothing refused yet: calls go at once in the first mode (most servers take it).
+            return self._negotiate(
+                endpoint, MODES[0], system, user, schema, schema_name, max_tokens, timeout
+            )
         if not endpoint.settled:
             # A mode was refused: one call at a time tries the next, the others wait for it.
             started = time.monotonic()
@@ -144,7 +146,7 @@ class OpenAIProvider:
                     if left <= 0:
                         raise RetryableError(WAITED)
                     return self._negotiate(
-                        endpoint, system, user, schema, schema_name, max_tokens, left
+                        endpoint, endpoint.mode, system, user, schema, schema_name, max_tokens, left
                     )
             finally:
                 endpoint.probing.release()
@@ -156,6 +158,7 @@ class OpenAIProvider:
     def _negotiate(
         self,
         endpoint: Endpoint,
+        mode: str,
         system: str,
         user: str,
         schema: dict[str, Any],
@@ -163,9 +166,8 @@ class OpenAIProvider:
         max_tokens: int,
         timeout: float,
     ) -> Answer:
-        """One call in the endpoint's current mode: settled on when answered; when its shape is
-        refused, the endpoint moves to the next mode and ShapeRefused says to ask again."""
-        mode = endpoint.mode
+        """One call in `mode`, the endpoint's to try: settled on when answered; when its shape
+        is refused, the endpoint moves to the next mode and ShapeRefused says to ask again."""
         try:
             answer = self._ask(mode, system, user, schema, schema_name, max_tokens, timeout)
         except ShapeRefused:
