@@ -3,11 +3,12 @@ the modes, and every answer checked against the schema its request named."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from evalsvc.deadlines import Deadline
-from evalsvc.scoring.llm import LLM, Answer, LLMFailed, RetryableError
+from evalsvc.scoring.llm import LLM, Answer, InvalidAnswer, LLMFailed, RetryableError, openai
 from evalsvc.scoring.llm import client as client_module
 from evalsvc.scoring.llm.provider import ShapeRefused, schema_problem
 from evalsvc.scoring.llm.structured import MODES, Endpoints, is_shape_refusal
@@ -177,3 +178,45 @@ def test_the_first_candidate_inside_the_schema_is_used(monkeypatch: pytest.Monke
     answer = _llm(provider).ask("s", "u", VERDICT_SCHEMA, "record_verdict", _verdict)
 
     assert answer == {"reason": "Right.", "score": 5}
+
+
+def _reply(message: Any) -> bytes:
+    return json.dumps({"choices": [{"index": 0, "message": message}]}).encode()
+
+
+@pytest.mark.parametrize(
+    ("message", "values"),
+    [
+        ({"content": 'Sure: {"score": 4} ok'}, [{"score": 4}]),
+        (
+            {
+                "content": None,
+                "tool_calls": [{"function": {"name": "record", "arguments": '{"score": 4}'}}],
+            },
+            [{"score": 4}],
+        ),
+        # Some servers give the arguments decoded.
+        (
+            {"content": None, "tool_calls": [{"function": {"arguments": {"score": 3}}}]},
+            [{"score": 3}],
+        ),
+        # A tool call comes before whatever the text says.
+        (
+            {
+                "content": '{"score": 1}',
+                "tool_calls": [{"function": {"arguments": '{"score": 5}'}}],
+            },
+            [{"score": 5}, {"score": 1}],
+        ),
+    ],
+)
+def test_what_an_openai_compatible_answer_gives(message: Any, values: list[Any]) -> None:
+    assert openai._answer(_reply(message)).values == values
+
+
+@pytest.mark.parametrize(
+    "message", [{"content": None}, {"content": None, "tool_calls": "nope"}, "text", None]
+)
+def test_an_answer_with_neither_text_nor_a_tool_call_is_invalid(message: Any) -> None:
+    with pytest.raises(InvalidAnswer):
+        openai._answer(_reply(message))
