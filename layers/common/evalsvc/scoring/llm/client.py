@@ -4,7 +4,11 @@ rules for every caller (the judge, prompt improvement, question generation, augm
 Every call plans against the caller's deadline: its timeout is what is left of it, a call that
 would not finish in time (judging by the provider's recent latency) is not started, and a pause
 before a retry (at least the provider's `Retry-After`) that would cross it ends the asking with
-LLMOutOfTime instead.
+LLMOutOfTime instead. A refusal of the request's shape (ShapeRefused: the transport has moved
+to its next structured-output mode) is asked again at once, within the same attempts.
+
+Every answer is checked against the schema its request named (provider.schema_problem) before
+the caller reads it, whatever the transport or mode: one outside it is a failed attempt.
 
 Every attempt is metered (evalsvc.usage): a call, and the tokens the provider says it used;
 an answer that says nothing of its tokens, or that timed out after the request was sent (the
