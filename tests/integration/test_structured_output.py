@@ -101,10 +101,15 @@ def test_each_refused_mode_is_sent_once(acme: Tenant, start: Start, family: str)
     fake = start(family, JUDGE_CONCURRENCY="1")
     seed(acme)
 
-    ok(acme.post("/evaluate", {"seed_data_id": "ds"}))
+    usage = ok(acme.post("/evaluate", {"seed_data_id": "ds"})).json()["usage"]
 
     mode = FAMILIES[family].mode
     assert fake.modes() == [*refused_modes(family), mode, mode, mode]
+    # Every request is a call; a refused one costs no tokens (the answers' counts alone).
+    assert usage["llm_calls"] == len(fake.requests)
+    assert len(fake.reported) == 3
+    assert usage["input_tokens"] == sum(u["prompt_tokens"] for u in fake.reported)
+    assert usage["output_tokens"] == sum(u["completion_tokens"] for u in fake.reported)
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
