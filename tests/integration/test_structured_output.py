@@ -16,6 +16,7 @@ from evalsvc.scoring.llm.structured import MODES
 from tests.conftest import point_service_at
 from tests.fake_judge import FAMILIES, FakeJudge, sequence
 from tests.integration.conftest import Tenant, ok
+from tests.work_queue import Work
 
 QUESTION = "Does the output say please?"
 PROMPT = "You are a support assistant for {product}. Always say please."
@@ -247,3 +248,30 @@ def test_a_server_refusing_every_mode_is_503_after_one_request_in_each(
     )
     assert fake.modes() == list(MODES)
     assert boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"] == []
+
+
+def test_a_queued_evaluation_negotiates_in_its_worker(
+    acme: Tenant, start: Start, work: Work
+) -> None:
+    fake = start("plain-text", EVALSVC_INLINE_MAX_JUDGE_CALLS="2", EVALSVC_CHUNK_JUDGE_CALLS="40")
+    pairs = [
+        {"id": f"q{i}", "input": f"hi {i}", "output": "please" if i % 2 else "no"}
+        for i in range(12)
+    ]
+    ok(acme.post("/data/seed/ds", {"data": pairs, "system_prompt": PROMPT}))
+    ok(acme.post("/specify_questions", {"metrics": [QUESTION]}))
+
+    queued = acme.http.post(
+        "/v1/evaluate",
+        json={"seed_data_id": "ds"},
+        headers={**acme.headers, "Prefer": "respond-async"},
+    )
+    assert queued.status_code == 202, queued.text
+    work.drain()
+
+    done = ok(acme.get(f"/evaluation/{queued.json()['eval_results_id']}")).json()
+    assert (done["status"], done["pairs_done"], done["score_means"]) == ("complete", 12, [3.5])
+    modes = fake.modes()
+    assert modes.count("prompt") == 12
+    assert all(modes.count(m) == 1 for m in ("json_object", "tools"))
+    assert work.waiting(work.dead_letter_url) == 0
