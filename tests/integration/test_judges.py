@@ -292,7 +292,7 @@ def test_bedrock_tool_input_outside_the_schema_is_a_failed_attempt(
 
     assert response.status_code == 502, response.text
     assert "after 4 attempts" in response.json()["error"]
-    assert "$.score: 9 is greater than the maximum of 5" in response.json()["error"]
+    assert "$.score: 9 is not one of [1, 2, 3, 4, 5]" in response.json()["error"]
     stubber.assert_no_pending_responses()
     assert boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"] == []
 

@@ -74,9 +74,9 @@ def test_a_settled_endpoint_does_not_move() -> None:
     ("answer", "problem"),
     [
         ({"reason": "Fine.", "score": 4}, None),
-        ({"reason": "Fine.", "score": 9}, "$.score: 9 is greater than the maximum of 5"),
-        ({"reason": "Fine.", "score": 0}, "$.score: 0 is less than the minimum of 1"),
-        ({"reason": "Fine.", "score": "4"}, "$.score: '4' is not of type 'integer'"),
+        ({"reason": "Fine.", "score": 9}, "$.score: 9 is not one of [1, 2, 3, 4, 5]"),
+        ({"reason": "Fine.", "score": 0}, "$.score: 0 is not one of [1, 2, 3, 4, 5]"),
+        ({"reason": "Fine.", "score": "4"}, "$.score: '4' is not one of [1, 2, 3, 4, 5]"),
         ({"score": 3}, "$: 'reason' is a required property"),
         ({"reason": "x", "score": 3, "mood": "ok"}, "Additional properties are not allowed"),
         (["reason", 3], "is not of type 'object'"),
@@ -167,8 +167,7 @@ def test_an_answer_outside_the_schema_is_a_failed_attempt_that_says_why(
     assert provider.calls == 4
     assert accepted == []  # the caller never saw it
     assert failed.value.problem == (
-        "unusable answer (it does not match the schema: $.score: 7 is greater than the "
-        "maximum of 5)"
+        "unusable answer (it does not match the schema: $.score: 7 is not one of [1, 2, 3, 4, 5])"
     )
 
 

@@ -20,7 +20,9 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "reason": {"type": "string", "description": "Why, in one to three sentences"},
-        "score": {"type": "integer", "minimum": 1, "maximum": 5},
+        # An enum, not minimum/maximum: servers that force the answer by grammar
+        # (llama-cpp-python's json_object with a schema) hold it to an enum but not to a range.
+        "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
     },
     "required": ["reason", "score"],
     "additionalProperties": False,
