@@ -363,3 +363,26 @@ def test_the_default_monthly_limit_and_the_running_jobs_cap_reach_the_functions_
     pattern = re.compile(template["Parameters"]["DefaultMonthlyLimitUsd"]["AllowedPattern"])
     assert all(pattern.fullmatch(value) for value in ("", "100", "12.50"))
     assert not any(pattern.fullmatch(value) for value in ("-1", "ten", "1e3"))
+
+
+def test_every_function_that_asks_an_openai_compatible_judge_gets_the_structured_output_mode() -> (
+    None
+):
+    from typing import get_args
+
+    from evalsvc.settings import Settings
+
+    modes = get_args(Settings.model_fields["llm_structured"].annotation)
+    template = load_template()
+    parameter = template["Parameters"]["JudgeStructuredOutput"]
+    assert parameter["Default"] == "auto"
+    assert set(parameter["AllowedValues"]) == set(modes)
+    asking = []
+    for name, resource in functions(template).items():
+        variables = resource["Properties"].get("Environment", {}).get("Variables", {})
+        if "OPENAI_BASE_URL" in variables:
+            asking.append(name)
+            assert variables["EVALSVC_LLM_STRUCTURED"] == {"Ref": "JudgeStructuredOutput"}, name
+        else:
+            assert "EVALSVC_LLM_STRUCTURED" not in variables, name
+    assert {"evaluate", "questions", "improve_prompt", "augment", "score_chunks"} <= set(asking)
