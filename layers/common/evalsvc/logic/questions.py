@@ -42,7 +42,16 @@ SYSTEM = (
 )
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"questions": {"type": "array", "items": {"type": "string"}}},
+    # At least one: a server that forces the answer by grammar lets a small model answer an
+    # empty list for a short prompt otherwise. No maxItems: more than MAX_DEFINITIONS are
+    # cut, not refused.
+    "properties": {
+        "questions": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "string"},
+        }
+    },
     "required": ["questions"],
     "additionalProperties": False,
 }
