@@ -38,6 +38,15 @@ def stalled_since_now() -> int:
     return now_ms() + int(get_settings().job_stall_seconds * 1000) + 1
 
 
+def sweeps_a_stall_apart() -> tuple[list[jobs.Sweep], int]:
+    """MAX_SWEEPS + 1 sweeps, each a stall time after the last, every running job stalled at
+    the first; and a time later than them all."""
+    at = stalled_since_now()
+    step = int(get_settings().job_stall_seconds * 1000) + 1
+    count = jobs.MAX_SWEEPS + 1
+    return [jobs.sweep(at_ms=at + k * step) for k in range(count)], at + 10 * step
+
+
 def die_after_storing(monkeypatch: pytest.MonkeyPatch) -> None:
     """The next job start stores its job and dies before queueing any chunk."""
     real = jobs_store.create
@@ -150,9 +159,7 @@ def test_a_job_that_never_moves_fails_saying_why_after_its_sweeps(
     monkeypatch.setattr(work_queue, "send", lambda *args, **kwargs: None)
 
     # When it is swept, stalled, again and again
-    at = stalled_since_now()
-    step = int(get_settings().job_stall_seconds * 1000) + 1
-    reports = [jobs.sweep(at_ms=at + k * step) for k in range(jobs.MAX_SWEEPS + 1)]
+    reports, later = sweeps_a_stall_apart()
 
     # Then it was queued again MAX_SWEEPS times, then failed with the reason
     assert [r.resumed_jobs for r in reports] == [1] * jobs.MAX_SWEEPS + [0]
@@ -162,7 +169,7 @@ def test_a_job_that_never_moves_fails_saying_why_after_its_sweeps(
     assert "no progress for 30 minutes" in failed["failure"]
     assert f"queued again {jobs.MAX_SWEEPS} times" in failed["failure"]
     # An ended job leaves the sweeper's index
-    assert not [j for j in jobs_store.stalled(at + 10 * step) if j[2] == results_id]
+    assert not [j for j in jobs_store.stalled(later) if j[2] == results_id]
 
 
 def test_a_job_whose_finisher_died_is_finished_by_the_sweeper(
@@ -194,9 +201,7 @@ def test_a_job_whose_completion_keeps_failing_fails_after_its_sweeps_and_frees_i
     assert (EVALUATION, results_id) in jobs_store.running(acme.name)
 
     # When it is swept, stalled, again and again
-    at = stalled_since_now()
-    step = int(get_settings().job_stall_seconds * 1000) + 1
-    reports = [jobs.sweep(at_ms=at + k * step) for k in range(jobs.MAX_SWEEPS + 1)]
+    reports, _ = sweeps_a_stall_apart()
 
     # Then completing it was tried MAX_SWEEPS times, then it failed saying so
     assert [r.finished_jobs for r in reports] == [1] * jobs.MAX_SWEEPS + [0]

@@ -328,3 +328,11 @@ def test_a_refused_key_the_secret_still_holds_is_a_503_after_one_fresh_read(
     assert "OPENAI_API_KEY_SECRET_ARN" in response.json()["error"]
     assert set(judge.authorizations) == {f"Bearer {KEY}"}
     assert reads.secrets == [secret, secret]
+
+
+def test_the_secret_is_read_within_seconds_not_botocores_minutes() -> None:
+    # A Secrets Manager that does not answer fails the read well within a request's 29 s,
+    # every attempt timed out (botocore's own default: 60 s to connect and 60 s to read).
+    config = credentials._secrets("us-east-1").client.meta.config
+    attempts = config.retries["total_max_attempts"]
+    assert (config.connect_timeout + config.read_timeout) * attempts <= 21

@@ -15,7 +15,7 @@ from evalsvc.logic import datasets as dataset_logic
 from evalsvc.logic import metrics as metrics_logic
 from evalsvc.logic.datasets import Selection
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.datasets import MAX_TEXT_CHARS
+from evalsvc.models.datasets import MAX_PAIR_TEXT_BYTES
 from evalsvc.models.evaluations import EvaluateIn
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import CachedJudge, configured_judge
@@ -47,7 +47,7 @@ def selection_bound(judge: CachedJudge, metrics: Metrics, selection: Selection) 
         return judge.plan(questions, selection.pairs, header.system_prompt).bound
     pair_bytes = selection.bytes
     if pair_bytes is None:
-        pair_bytes = count * 2 * MAX_TEXT_CHARS * 4
+        pair_bytes = count * MAX_PAIR_TEXT_BYTES
     return judge.bound_unread(questions, header.system_prompt, count, pair_bytes)
 
 

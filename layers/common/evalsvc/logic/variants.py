@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalsvc.errors import GenerationFailed
-from evalsvc.models.datasets import MAX_TEXT_CHARS, Pair
+from evalsvc.models.datasets import MAX_PAIR_TEXT_BYTES, MAX_TEXT_CHARS, Pair
 from evalsvc.observability import LogContextPool
 from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, LLMOutOfTime
 from evalsvc.scoring.perturb import KINDS, perturb
@@ -195,7 +195,7 @@ def variants_bound_unread(
     seed's asks send, for each seed, and its texts with every attempt of every ask about it,
     which the attempts about one seed times `seed_bytes` bound."""
     if seed_bytes is None:
-        seed_bytes = seed_count * 2 * MAX_TEXT_CHARS * 4
+        seed_bytes = seed_count * MAX_PAIR_TEXT_BYTES
     one = variants_bound(llm, [Pair(id="", input="", output="")], multiple, system_prompt, target)
     return Bound(
         calls=seed_count * one.calls,

@@ -13,6 +13,8 @@ from evalsvc.errors import InvalidInput
 from evalsvc.identifiers import CLIENT_ID_RULE, is_client_id
 
 MAX_TEXT_CHARS = 100_000
+# The most bytes a pair's texts take: input and output at the limit, 4-byte UTF-8 each.
+MAX_PAIR_TEXT_BYTES = 2 * MAX_TEXT_CHARS * 4
 MAX_PAIRS = 100_000
 MAX_LABELS = 32
 MAX_LABEL_CHARS = 128

@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Sequence
 from functools import cache
+from itertools import accumulate
 from typing import Any
 
 import boto3
@@ -172,8 +173,10 @@ def send(chunks: Sequence[Chunk], *, delay_seconds: int = 0, workers: int = 8) -
         raise StorageUnavailable("no work queue is configured (WORK_QUEUE_URL)")
     groups = [message_group(chunk.tenant) for chunk in chunks]
     batches = batched([encode(chunk) for chunk in chunks])
+    if not batches:
+        return
     # batched keeps the order: the k-th body of all is chunk k's.
-    firsts = [sum(len(b) for b in batches[:k]) for k in range(len(batches))]
+    firsts = [0, *accumulate(len(batch) for batch in batches[:-1])]
 
     def send_batch(first: int, batch: Sequence[str]) -> None:
         entries = [

@@ -114,8 +114,15 @@ def _secrets(region: str) -> Any:
     if provider is None:
         import boto3
         from aws_lambda_powertools.utilities.parameters import SecretsProvider
+        from botocore.config import Config
 
-        provider = SecretsProvider(boto3_client=boto3.client("secretsmanager", region_name=region))
+        # The read happens inside a request (29 s in all) or a chunk: seconds, not botocore's
+        # default 60 s per connect and per read, before it is given up as unavailable.
+        config = Config(
+            connect_timeout=2, read_timeout=5, retries={"mode": "standard", "max_attempts": 2}
+        )
+        client = boto3.client("secretsmanager", region_name=region, config=config)
+        provider = SecretsProvider(boto3_client=client)
         _providers[region] = provider
     return provider
 
