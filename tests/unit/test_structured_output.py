@@ -15,6 +15,8 @@ from evalsvc.scoring.llm.structured import MODES, Endpoints, is_shape_refusal
 from evalsvc.scoring.verdicts import VERDICT_SCHEMA
 from evalsvc.settings import Settings
 
+from tests.log_capture import captured
+
 LLAMA_CPP_PYTHON_500 = (
     b"{\"error\": {\"message\": \"[{'type': 'literal_error', 'loc': ('body', "
     b"'response_format', 'type'), 'msg': \\\"Input should be 'text' or 'json_object'\\\"}]\"}}"
@@ -219,3 +221,33 @@ def test_what_an_openai_compatible_answer_gives(message: Any, values: list[Any])
 def test_an_answer_with_neither_text_nor_a_tool_call_is_invalid(message: Any) -> None:
     with pytest.raises(InvalidAnswer):
         openai._answer(_reply(message))
+
+
+def test_every_ask_ends_with_one_debug_line_of_what_it_took(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(client_module.time, "sleep", lambda seconds: None)
+    provider = _Provider(
+        ShapeRefused("json_schema refused"),
+        [{"reason": "Great.", "score": 7}],
+        [{"reason": "Fine.", "score": 4}],
+    )
+    failing = _Provider(RetryableError("HTTP 503"))
+
+    with captured() as lines:
+        _llm(provider).ask("s", "u", VERDICT_SCHEMA, "record_verdict", _verdict)
+        with pytest.raises(LLMFailed):
+            _llm(failing).ask("s", "u", VERDICT_SCHEMA, "record_verdict", _verdict)
+
+    asked = [r for r in lines.records() if r["message"] == "llm asked"]
+    assert [(r["level"], r["schema"], r["answered"]) for r in asked] == [
+        ("DEBUG", "record_verdict", True),
+        ("DEBUG", "record_verdict", False),
+    ]
+    assert (asked[0]["attempts"], asked[0]["shape_refusals"]) == (3, 1)
+    assert "problem" not in asked[0]
+    assert asked[0]["unusable"] == [
+        "unusable answer (it does not match the schema: $.score: 7 is not one of [1, 2, 3, 4, 5])"
+    ]
+    assert asked[0]["call_seconds"] >= 0 and asked[0]["ask_seconds"] >= asked[0]["call_seconds"]
+    assert (asked[1]["attempts"], asked[1]["problem"], asked[1]["unusable"]) == (4, "HTTP 503", [])

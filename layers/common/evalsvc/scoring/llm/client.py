@@ -10,6 +10,10 @@ to its next structured-output mode) is asked again at once, within the same atte
 Every answer is checked against the schema its request named (provider.schema_problem) before
 the caller reads it, whatever the transport or mode: one outside it is a failed attempt.
 
+Every ask ends with one DEBUG line, "llm asked": its schema, attempts, whether an answer was
+usable, the seconds its calls took and the last problem (POWERTOOLS_LOG_LEVEL=DEBUG shows them;
+bench/real_llm.py reads them for the per-feature figures).
+
 Every attempt is metered (evalsvc.usage): a call, and the tokens the provider says it used;
 an answer that says nothing of its tokens, or that timed out after the request was sent (the
 model may have run), counts the call's bound (what was sent, and max_tokens, which every call
@@ -26,6 +30,7 @@ from typing import Any, TypeVar
 
 from evalsvc import backoff
 from evalsvc.deadlines import Deadline
+from evalsvc.observability import logger
 from evalsvc.scoring.llm.latency import LATENCY
 from evalsvc.scoring.llm.provider import (
     InvalidAnswer,
@@ -169,6 +174,25 @@ class LLM:
         raises InvalidAnswer otherwise); LLMFailed after the last attempt, LLMOutOfTime when
         the deadline comes first. A refusal of the request's shape is asked again at once, in
         the transport's next mode, within the same attempts."""
+        asked = _Asked(schema_name)
+        try:
+            value: T = self._ask(system, user, schema, schema_name, accept, max_tokens, asked)
+        except LLMFailed as exc:
+            asked.log(exc.problem)
+            raise
+        asked.log(None)
+        return value
+
+    def _ask(
+        self,
+        system: str,
+        user: str,
+        schema: dict[str, Any],
+        schema_name: str,
+        accept: Callable[[Any], T],
+        max_tokens: int,
+        asked: _Asked,
+    ) -> T:
         problem = ""
         transient = False
         at_once = False
@@ -183,11 +207,16 @@ class LLM:
             self.meter.record(calls=1)
             sent = (system, user, json.dumps(schema), schema_name)
             started = time.monotonic()
+            asked.attempts += 1
             try:
-                answer = self.provider.complete(
-                    system, user, schema, schema_name, max_tokens, timeout
-                )
+                try:
+                    answer = self.provider.complete(
+                        system, user, schema, schema_name, max_tokens, timeout
+                    )
+                finally:
+                    asked.seconds += time.monotonic() - started
             except ShapeRefused as exc:
+                asked.shape_refusals += 1
                 problem, transient, wait, at_once = str(exc), False, None, True
                 continue
             except RetryableError as exc:
@@ -199,6 +228,7 @@ class LLM:
                 LATENCY.record(self.name, time.monotonic() - started)
                 self._meter(exc.tokens, sent, max_tokens)
                 problem, transient, wait = f"unusable answer ({exc})", False, None
+                asked.problems.append(problem)
                 continue
             LATENCY.record(self.name, time.monotonic() - started)
             self._meter(answer.tokens, sent, max_tokens)
@@ -209,12 +239,54 @@ class LLM:
                     mismatch = schema_problem(schema, candidate)
                     if mismatch is not None:
                         raise InvalidAnswer(f"it does not match the schema: {mismatch}")
-                    return accept(candidate)
+                    value = accept(candidate)
+                    asked.answered = True
+                    return value
                 except InvalidAnswer as exc:
                     problems.append(str(exc))
             # The first (outermost) JSON value is the one the model meant as its answer.
             problem = f"unusable answer ({problems[0] if problems else 'no JSON object in it'})"
+            asked.problems.append(problem)
         raise LLMFailed(problem, self.max_attempts, transient=transient, retry_after=wait)
+
+
+class _Asked:
+    """What one ask took, for its DEBUG line."""
+
+    __slots__ = (
+        "answered",
+        "attempts",
+        "problems",
+        "schema",
+        "seconds",
+        "shape_refusals",
+        "started",
+    )
+
+    def __init__(self, schema: str) -> None:
+        self.schema = schema
+        self.attempts = 0
+        self.shape_refusals = 0
+        self.seconds = 0.0
+        self.answered = False
+        # Why each unusable answer was not used (the first 200 characters of each).
+        self.problems: list[str] = []
+        self.started = time.monotonic()
+
+    def log(self, problem: str | None) -> None:
+        logger.debug(
+            "llm asked",
+            extra={
+                "schema": self.schema,
+                "answered": self.answered,
+                "attempts": self.attempts,
+                "shape_refusals": self.shape_refusals,
+                "call_seconds": round(self.seconds, 3),
+                "ask_seconds": round(time.monotonic() - self.started, 3),
+                "problem": problem,
+                "unusable": [p[:200] for p in self.problems],
+            },
+        )
 
 
 def configured_llm(deadline: Deadline | None = None) -> LLM | None:
