@@ -334,12 +334,32 @@ def test_llm_prompt_failing_the_checks_falls_back_to_the_rules(
 
     improved = response.json()["improved_prompt"]
     assert improved.startswith("Prompt B for {product}.\n\nRequirements (from evaluation results):")
-    rejected = [
+    failed = [
         r
         for r in caplog.records
-        if r.getMessage() == "LLM prompt rejected; using the deterministic improvement"
+        if r.getMessage() == "LLM prompt improvement failed; using the deterministic improvement"
     ]
-    assert rejected and rejected[0].problem == why  # type: ignore[attr-defined]
+    assert failed and failed[0].problem == f"unusable answer (the prompt is unusable: {why})"  # type: ignore[attr-defined]
+    # Every attempt was asked: an unusable prompt is asked again, not given up at once.
+    assert len(llm.requests) == 4
+
+
+def test_an_llm_prompt_failing_the_checks_is_asked_again(
+    acme: Tenant, compared: dict[str, str], llm: FakeJudge
+) -> None:
+    body = comparison(
+        [{"prompt": "Prompt B for {product}.", "eval_results_id": compared["second"]}]
+    )
+    llm.answer = sequence(
+        (200, '{"improved_prompt": "A prompt that forgot the product."}'),
+        (200, '{"improved_prompt": "Prompt C for {product}: answer in English."}'),
+    )
+
+    response = acme.post("/improve_prompt", body)
+
+    assert response.status_code == 200, response.text
+    assert response.json()["improved_prompt"] == "Prompt C for {product}: answer in English."
+    assert len(llm.requests) == 2
 
 
 # ---- /augment ----------------------------------------------------------------------------------

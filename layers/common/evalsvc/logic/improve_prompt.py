@@ -263,20 +263,24 @@ def llm_improvement(
             SYSTEM, user, SCHEMA, "record_prompt", IMPROVEMENT_MAX_TOKENS, expected_output=expected
         )
     )
+    best = best_candidate(views).prompt
+
+    def usable(value: Any) -> str:
+        # A prompt that fails the checks is an unusable answer: asked again, within the attempts.
+        answer = _accept(value)
+        problem = check_llm_prompt(answer, original, best)
+        if problem:
+            raise InvalidAnswer(f"the prompt is unusable: {problem}")
+        return answer
+
     try:
         answer = llm.ask(
-            SYSTEM, user, SCHEMA, "record_prompt", _accept, max_tokens=IMPROVEMENT_MAX_TOKENS
+            SYSTEM, user, SCHEMA, "record_prompt", usable, max_tokens=IMPROVEMENT_MAX_TOKENS
         )
     except LLMFailed as exc:
         logger.warning(
             "LLM prompt improvement failed; using the deterministic improvement",
             extra={"problem": exc.problem},
-        )
-        return None
-    problem = check_llm_prompt(answer, original, best_candidate(views).prompt)
-    if problem:
-        logger.warning(
-            "LLM prompt rejected; using the deterministic improvement", extra={"problem": problem}
         )
         return None
     return answer.strip()
