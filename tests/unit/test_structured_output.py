@@ -28,6 +28,14 @@ LLAMA_CPP_PYTHON_500 = (
     [
         (400, b'{"error": "bad request"}', True),
         (422, b'{"detail": "unprocessable"}', True),
+        # llama-cpp-python's and OpenAI's answers to a prompt longer than the context window
+        (
+            400,
+            b'{"error": {"message": "Requested tokens (5000) exceed context window of 4096"}}',
+            False,
+        ),
+        (400, b"This model's maximum context length is 8192 tokens", False),
+        (400, b'{"error": "response_format json_schema needs a larger context"}', True),
         (500, LLAMA_CPP_PYTHON_500, True),
         (500, b'{"error": "tool_choice is not supported"}', True),
         (500, b'{"error": "out of memory"}', False),

@@ -38,11 +38,14 @@ def prompt_instruction(schema: dict[str, Any]) -> str:
 
 def is_shape_refusal(status: int, body: bytes) -> bool:
     """A refusal of the request's shape: a 400 or 422, or a 500 whose body names a part of the
-    request that structured output adds (servers that validate late answer 500)."""
-    if status in (400, 422):
-        return True
+    request that structured output adds (servers that validate late answer 500). A 400 or 422
+    about the context window (a prompt too long for the model) that names no such part is not
+    one: every mode would meet it, and moving down would leave the endpoint in a worse mode."""
     lowered = body.lower()
-    return status == 500 and any(word in lowered for word in _SHAPE_WORDS)
+    names_shape = any(word in lowered for word in _SHAPE_WORDS)
+    if status in (400, 422):
+        return names_shape or b"context" not in lowered
+    return status == 500 and names_shape
 
 
 @dataclass(slots=True)
