@@ -140,7 +140,7 @@ $(REAL_LLM_VENV)/.installed: requirements/real-llm.txt
 
 # The loop of tests/real_llm through the local server, then the per-feature figures.
 test-real-llm: venv $(REAL_LLM_VENV)/.installed
-	EVALSVC_REAL_LLM_PYTHON=$(REAL_LLM_VENV)/bin/python $(BIN)/pytest tests/real_llm -q -p no:xdist
+	EVALSVC_REAL_LLM_PYTHON=$(REAL_LLM_VENV)/bin/python $(BIN)/pytest tests/real_llm -q -s -p no:xdist
 
 openapi: venv
 	$(BIN)/python -m evalsvc.api.openapi > docs/openapi.json

@@ -130,6 +130,10 @@ def test_model_answers_are_read_with_bounds() -> None:
         {"reason": "x \ufffd y", "score": 3}
     ]
     assert json_objects('{"n": ' + "9" * 5_000 + "}") == []
+    # A raw line break inside a string (a small model's, let through by a grammar) is read.
+    assert json_objects('{"reason": "two\nlines\tand a tab", "score": 2}') == [
+        {"reason": "two\nlines\tand a tab", "score": 2}
+    ]
     many = " ".join(["{"] * 10_000) + json.dumps({"score": 1})
     assert json_objects(many) == []  # only the first 32 starts are tried
 

@@ -107,10 +107,12 @@ def clean(value: Any) -> Any:
 
 def json_objects(text: str) -> list[Any]:
     """Every JSON object in `text`: inside code fences first, then anywhere, in order. Text
-    nested deeper than bounded_json reads yields none; strings are made storable."""
+    nested deeper than bounded_json reads yields none; strings are made storable. A raw
+    control character (a line break) inside a string is taken as itself: small models write
+    them, and grammar-constrained servers let them through."""
     if nesting_depth(text) > MAX_DEPTH:
         return []
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     found: list[Any] = []
     for source in [*_FENCE.findall(text), text]:
         for start, match in enumerate(re.finditer(r"\{", source)):
