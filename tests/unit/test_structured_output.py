@@ -253,7 +253,7 @@ def test_every_ask_ends_with_one_debug_line_of_what_it_took(
         ("DEBUG", "record_verdict", False),
     ]
     assert (asked[0]["attempts"], asked[0]["shape_refusals"]) == (3, 1)
-    assert "problem" not in asked[0]
+    assert "problem" not in asked[0] and asked[0]["out_of_time"] is False
     assert asked[0]["unusable"] == [
         "unusable answer (it does not match the schema: $.score: 7 is not one of [1, 2, 3, 4, 5])"
     ]

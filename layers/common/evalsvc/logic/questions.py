@@ -33,13 +33,24 @@ STORING_SECONDS = 2.0
 QUESTIONS_MAX_TOKENS = 4096
 EXPECTED_QUESTIONS_TOKENS = 400
 
+# Short, with one example of the answer: a small model (SmolLM2-135M, tests/real_llm) follows an
+# example where it loses itself in a longer instruction (it looped until max_tokens).
 SYSTEM = (
-    "You write evaluation questions for an AI assistant. From its system prompt, list every "
-    "requirement the assistant's answers must meet, as one yes/no question each, phrased so "
-    "that 'yes' means the answer meets it (e.g. 'Is the answer under 100 words?'). At most "
-    f"{MAX_DEFINITIONS} questions; no duplicates; no questions about things the prompt does "
-    "not ask for."
+    "You write yes/no evaluation questions. For each requirement in a system prompt, write one "
+    "short question that is answered yes when an answer meets it. No duplicates, nothing the "
+    f"prompt does not ask for, at most {MAX_DEFINITIONS} questions."
 )
+EXAMPLE = (
+    'Example. System prompt: "Answer in French. Keep answers under 50 words."\n'
+    'Answer: {"questions": ["Is the answer in French?", "Is the answer under 50 words?"]}'
+)
+
+
+def questions_request(system_prompt: str) -> str:
+    """The user message that asks for the questions of `system_prompt`."""
+    return f'{EXAMPLE}\n\nSystem prompt: "{system_prompt}"\nAnswer:'
+
+
 SCHEMA: dict[str, Any] = {
     "type": "object",
     # At least one: a server that forces the answer by grammar lets a small model answer an
@@ -92,7 +103,7 @@ def _accept(value: Any) -> list[str]:
 
 
 def llm_questions(llm: LLM, system_prompt: str) -> list[str]:
-    user = f"<system_prompt>\n{system_prompt}\n</system_prompt>\n\nAnswer with JSON only."
+    user = questions_request(system_prompt)
     guard(
         llm.bound(
             SYSTEM,

@@ -178,7 +178,7 @@ class LLM:
         try:
             value: T = self._ask(system, user, schema, schema_name, accept, max_tokens, asked)
         except LLMFailed as exc:
-            asked.log(exc.problem)
+            asked.log(exc.problem, out_of_time=isinstance(exc, LLMOutOfTime))
             raise
         asked.log(None)
         return value
@@ -273,7 +273,7 @@ class _Asked:
         self.problems: list[str] = []
         self.started = time.monotonic()
 
-    def log(self, problem: str | None) -> None:
+    def log(self, problem: str | None, *, out_of_time: bool = False) -> None:
         logger.debug(
             "llm asked",
             extra={
@@ -284,6 +284,8 @@ class _Asked:
                 "call_seconds": round(self.seconds, 3),
                 "ask_seconds": round(time.monotonic() - self.started, 3),
                 "problem": problem,
+                # The deadline came first: what is left is asked again later (in the queue).
+                "out_of_time": out_of_time,
                 "unusable": [p[:200] for p in self.problems],
             },
         )
