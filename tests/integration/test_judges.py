@@ -119,6 +119,8 @@ def test_garbage_then_success(acme: Tenant, judge: FakeJudge) -> None:
         response.json()["scores"][0]["lowest_scoring_pairs"][0]["score_reason"]
         == "Fenced but fine."
     )
+    # Three first calls, greedy; the two pairs answered unusably are asked again, sampling.
+    assert sorted(r["temperature"] for r in judge.requests) == [0, 0, 0, 0.7, 0.7]
 
 
 def test_garbage_forever_is_502_and_stores_nothing(

@@ -36,7 +36,7 @@ class _Provider:
         self.seconds = seconds
         self.timeouts: list[float] = []
 
-    def complete(self, *args: Any) -> Answer:
+    def complete(self, *args: Any, **kwargs: Any) -> Answer:
         self.timeouts.append(args[-1])
         time.sleep(self.seconds)
         step = self.script.pop(0) if len(self.script) > 1 else self.script[0]

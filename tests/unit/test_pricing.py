@@ -142,7 +142,7 @@ class _Script:
     def __init__(self, *steps: Any) -> None:
         self.steps = list(steps)
 
-    def complete(self, *args: Any) -> Answer:
+    def complete(self, *args: Any, **kwargs: Any) -> Answer:
         step = self.steps.pop(0)
         if isinstance(step, Exception):
             raise step

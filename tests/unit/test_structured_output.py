@@ -106,9 +106,11 @@ class _Provider:
     def __init__(self, *script: Any) -> None:
         self.script = list(script)
         self.calls = 0
+        self.temperatures: list[float] = []
 
-    def complete(self, *args: Any) -> Answer:
+    def complete(self, *args: Any, **kwargs: Any) -> Answer:
         self.calls += 1
+        self.temperatures.append(kwargs.get("temperature", 0.0))
         step = self.script.pop(0) if len(self.script) > 1 else self.script[0]
         if isinstance(step, Exception):
             raise step
@@ -259,3 +261,19 @@ def test_every_ask_ends_with_one_debug_line_of_what_it_took(
     ]
     assert asked[0]["call_seconds"] >= 0 and asked[0]["ask_seconds"] >= asked[0]["call_seconds"]
     assert (asked[1]["attempts"], asked[1]["problem"], asked[1]["unusable"]) == (4, "HTTP 503", [])
+
+
+def test_calls_are_greedy_until_an_answer_is_unusable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_module.time, "sleep", lambda seconds: None)
+    provider = _Provider(
+        ShapeRefused("json_schema refused"),
+        RetryableError("HTTP 503"),
+        [{"reason": "Loops.", "score": 9}],
+        [{"reason": "Fine.", "score": 4}],
+    )
+
+    _llm(provider).ask("s", "u", VERDICT_SCHEMA, "record_verdict", _verdict)
+
+    # A refused shape or a 503 says nothing of the model's answer: still greedy. After an
+    # unusable answer, a greedy model would answer the same again: the retry samples.
+    assert provider.temperatures == [0.0, 0.0, 0.0, client_module.RETRY_TEMPERATURE]

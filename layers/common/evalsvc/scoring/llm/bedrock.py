@@ -21,7 +21,8 @@ _BEDROCK_RETRYABLE = frozenset(
 
 
 class BedrockProvider:
-    """Bedrock Converse with a forced tool whose input schema is the answer's, temperature 0."""
+    """Bedrock Converse with a forced tool whose input schema is the answer's, temperature 0
+    (more after an unusable answer)."""
 
     def __init__(self, model_id: str, client_for: Callable[[int], Any]) -> None:
         self.name = f"bedrock:{model_id}"
@@ -43,6 +44,8 @@ class BedrockProvider:
         schema_name: str,
         max_tokens: int,
         timeout: float,
+        *,
+        temperature: float = 0.0,
     ) -> Answer:
         from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
 
@@ -52,7 +55,7 @@ class BedrockProvider:
                 modelId=self.model_id,
                 system=[{"text": system}],
                 messages=[{"role": "user", "content": [{"text": user}]}],
-                inferenceConfig={"temperature": 0, "maxTokens": max_tokens},
+                inferenceConfig={"temperature": temperature, "maxTokens": max_tokens},
                 toolConfig={
                     "tools": [
                         {

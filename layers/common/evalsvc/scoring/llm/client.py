@@ -8,7 +8,9 @@ LLMOutOfTime instead. A refusal of the request's shape (ShapeRefused: the transp
 to its next structured-output mode) is asked again at once, within the same attempts.
 
 Every answer is checked against the schema its request named (provider.schema_problem) before
-the caller reads it, whatever the transport or mode: one outside it is a failed attempt.
+the caller reads it, whatever the transport or mode: one outside it is a failed attempt. Calls
+are greedy (temperature 0) until an answer is unusable; the attempts after one sample at
+RETRY_TEMPERATURE, since a greedy model asked again answers the same.
 
 Every ask ends with one DEBUG line, "llm asked": its schema, attempts, whether an answer was
 usable, the seconds its calls took and the last problem (POWERTOOLS_LOG_LEVEL=DEBUG shows them;
@@ -54,6 +56,10 @@ T = TypeVar("T")
 
 # A call is not started with less than this left before the deadline.
 MIN_CALL_SECONDS = 1.0
+# Calls are greedy (temperature 0) until an answer is unusable; after one, the next attempts
+# sample at this temperature: a greedy model asked the same again gives the same answer again
+# (SmolLM2-135M looped the same way on every retry), so a retry that is to differ must sample.
+RETRY_TEMPERATURE = 0.7
 
 
 class LLMFailed(Exception):
@@ -211,7 +217,13 @@ class LLM:
             try:
                 try:
                     answer = self.provider.complete(
-                        system, user, schema, schema_name, max_tokens, timeout
+                        system,
+                        user,
+                        schema,
+                        schema_name,
+                        max_tokens,
+                        timeout,
+                        temperature=RETRY_TEMPERATURE if asked.problems else 0.0,
                     )
                 finally:
                     asked.seconds += time.monotonic() - started

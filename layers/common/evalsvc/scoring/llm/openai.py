@@ -12,6 +12,7 @@ import math
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,8 +44,9 @@ WAITED = "another call was finding the structured output the LLM takes"
 
 
 class OpenAIProvider:
-    """`POST {base_url}/chat/completions`, temperature 0, structured output asked for in the
-    mode `structured` pins, or (auto) the one the endpoint was found to take. Connections are
+    """`POST {base_url}/chat/completions`, temperature 0 (more after an unusable answer),
+    structured output asked for in the mode `structured` pins, or (auto) the one the endpoint
+    was found to take. Connections are
     kept alive, one per worker thread, with TCP_NODELAY. `api_key` is the key, or what gives it
     when a call is made (a secret is read then, not before)."""
 
@@ -124,17 +126,16 @@ class OpenAIProvider:
         schema_name: str,
         max_tokens: int,
         timeout: float,
+        *,
+        temperature: float = 0.0,
     ) -> Answer:
+        request = _Request(system, user, schema, schema_name, max_tokens, temperature)
         if self.structured != AUTO:
-            return self._ask(
-                self.structured, system, user, schema, schema_name, max_tokens, timeout
-            )
+            return self._ask(self.structured, request, timeout)
         endpoint = ENDPOINTS.get(self._base_url, self.model)
         if not endpoint.settled and not endpoint.refused:
             # Nothing refused yet: calls go at once in the first mode (most servers take it).
-            return self._negotiate(
-                endpoint, MODES[0], system, user, schema, schema_name, max_tokens, timeout
-            )
+            return self._negotiate(endpoint, MODES[0], request, timeout)
         if not endpoint.settled:
             # A mode was refused: one call at a time tries the next, the others wait for it.
             started = time.monotonic()
@@ -145,31 +146,21 @@ class OpenAIProvider:
                     left = timeout - (time.monotonic() - started)
                     if left <= 0:
                         raise RetryableError(WAITED)
-                    return self._negotiate(
-                        endpoint, endpoint.mode, system, user, schema, schema_name, max_tokens, left
-                    )
+                    return self._negotiate(endpoint, endpoint.mode, request, left)
             finally:
                 endpoint.probing.release()
             timeout -= time.monotonic() - started
             if timeout <= 0:
                 raise RetryableError(WAITED)
-        return self._ask(endpoint.mode, system, user, schema, schema_name, max_tokens, timeout)
+        return self._ask(endpoint.mode, request, timeout)
 
     def _negotiate(
-        self,
-        endpoint: Endpoint,
-        mode: str,
-        system: str,
-        user: str,
-        schema: dict[str, Any],
-        schema_name: str,
-        max_tokens: int,
-        timeout: float,
+        self, endpoint: Endpoint, mode: str, request: _Request, timeout: float
     ) -> Answer:
         """One call in `mode`, the endpoint's to try: settled on when answered; when its shape
         is refused, the endpoint moves to the next mode and ShapeRefused says to ask again."""
         try:
-            answer = self._ask(mode, system, user, schema, schema_name, max_tokens, timeout)
+            answer = self._ask(mode, request, timeout)
         except ShapeRefused:
             ENDPOINTS.refused(endpoint, mode)
             raise
@@ -187,21 +178,15 @@ class OpenAIProvider:
                 extra={"llm": self.name, "mode": mode, "refused_modes": list(endpoint.refused)},
             )
 
-    def _payload(
-        self,
-        mode: str,
-        system: str,
-        user: str,
-        schema: dict[str, Any],
-        schema_name: str,
-        max_tokens: int,
-    ) -> dict[str, Any]:
+    def _payload(self, mode: str, request: _Request) -> dict[str, Any]:
+        system, user, schema = request.system, request.user, request.schema
+        schema_name = request.schema_name
         if mode == "prompt":
             system = f"{system}\n\n{prompt_instruction(schema)}"
         payload: dict[str, Any] = {
             "model": self.model,
-            "temperature": 0,
-            "max_tokens": max_tokens,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
             "messages": [
                 {"role": "system", "content": system},
                 {"role": "user", "content": user},
@@ -228,20 +213,11 @@ class OpenAIProvider:
             payload["tool_choice"] = {"type": "function", "function": {"name": schema_name}}
         return payload
 
-    def _ask(
-        self,
-        mode: str,
-        system: str,
-        user: str,
-        schema: dict[str, Any],
-        schema_name: str,
-        max_tokens: int,
-        timeout: float,
-    ) -> Answer:
+    def _ask(self, mode: str, request: _Request, timeout: float) -> Answer:
         """One call in `mode`. ShapeRefused when the server refused the request's shape in
         a mode that can still move down (auto, and not the prompt mode, which adds no shape);
         pinned, such a refusal is ProviderUnavailable naming the setting."""
-        payload = self._payload(mode, system, user, schema, schema_name, max_tokens)
+        payload = self._payload(mode, request)
         api_key = self._api_key()
         status, raw, wait = self._post(payload, timeout, api_key)
         if status in (401, 403) and self._api_key.refresh(api_key):
@@ -278,6 +254,18 @@ class OpenAIProvider:
                 )
             raise ProviderUnavailable(f"the LLM answered HTTP {status}: {detail}")
         return _answer(raw)
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What one call asks, whatever the mode it is sent in."""
+
+    system: str
+    user: str
+    schema: dict[str, Any]
+    schema_name: str
+    max_tokens: int
+    temperature: float
 
 
 def _answer(raw: bytes) -> Answer:

@@ -84,8 +84,11 @@ class Provider(Protocol):
         schema_name: str,
         max_tokens: int,
         timeout: float,
+        *,
+        temperature: float = 0.0,
     ) -> Answer:
-        """The answer, within `timeout` seconds; at most `max_tokens` of it."""
+        """The answer, within `timeout` seconds; at most `max_tokens` of it, sampled at
+        `temperature` (0, greedy, unless an earlier answer was unusable)."""
         ...
 
 
