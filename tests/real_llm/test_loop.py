@@ -128,7 +128,10 @@ class Api:
         while time.monotonic() < deadline:
             time.sleep(3)
             response = self._send("GET", path)
+            # Still running: a result says so with 409, a synthetic dataset with 503.
             if response.status_code == 409 and "still running" in response.text:
+                continue
+            if response.status_code == 503 and "background" in response.text:
                 continue
             assert response.status_code == 200, f"GET {path}: {response.text}"
             body = response.json()

@@ -277,3 +277,19 @@ def test_calls_are_greedy_until_an_answer_is_unusable(monkeypatch: pytest.Monkey
     # A refused shape or a 503 says nothing of the model's answer: still greedy. After an
     # unusable answer, a greedy model would answer the same again: the retry samples.
     assert provider.temperatures == [0.0, 0.0, 0.0, client_module.RETRY_TEMPERATURE]
+
+
+def test_a_call_that_timed_out_after_it_was_sent_is_retried_sampling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(client_module.time, "sleep", lambda seconds: None)
+    provider = _Provider(
+        RetryableError("could not connect"),
+        RetryableError("could not reach the LLM: TimeoutError", billed=True),
+        [{"reason": "Fine.", "score": 4}],
+    )
+
+    _llm(provider).ask("s", "u", VERDICT_SCHEMA, "record_verdict", _verdict)
+
+    # Not sent: nothing was seen of the model. Sent and timed out: it may loop greedily.
+    assert provider.temperatures == [0.0, 0.0, client_module.RETRY_TEMPERATURE]

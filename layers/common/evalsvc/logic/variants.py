@@ -84,6 +84,19 @@ SHOWN_VARIANTS = 20
 # The most tokens one answer of variants may take, and what one variant is expected to.
 VARIANTS_MAX_TOKENS = 4096
 EXPECTED_VARIANT_TOKENS = 40
+# The least an answer of variants may take, however short its seed.
+VARIANTS_MIN_TOKENS = 512
+
+
+def variants_max_tokens(seed: Pair, wanted: int) -> int:
+    """The most tokens an answer of `wanted` variants of `seed` may take: twice what variants as
+    long as their seed take (a token at least every two bytes), within VARIANTS_MIN_TOKENS and
+    VARIANTS_MAX_TOKENS. A small model that loops inside a string (SmolLM2-135M did) stops
+    there, in seconds, not at 4,096 tokens, past the call's timeout."""
+    per_variant = EXPECTED_VARIANT_TOKENS + text_bytes(seed.input, seed.output) // 2
+    return max(VARIANTS_MIN_TOKENS, min(VARIANTS_MAX_TOKENS, 2 * wanted * per_variant))
+
+
 SHOWN_CHARS = 200
 
 
@@ -127,7 +140,12 @@ def redraft(
         user = _request(seed, multiple - len(have), have, system_prompt, aim)
         try:
             found = llm.ask(
-                SYSTEM, user, SCHEMA, "record_variants", _usable, max_tokens=VARIANTS_MAX_TOKENS
+                SYSTEM,
+                user,
+                SCHEMA,
+                "record_variants",
+                _usable,
+                max_tokens=variants_max_tokens(seed, multiple - len(have)),
             )
         except LLMOutOfTime:
             raise
@@ -167,7 +185,7 @@ def variants_bound(
             _request(seed, multiple, widest, system_prompt, aim),
             SCHEMA,
             "record_variants",
-            VARIANTS_MAX_TOKENS,
+            variants_max_tokens(seed, multiple),
             expected_output=multiple * (EXPECTED_VARIANT_TOKENS + text_bytes(seed.output) // 4),
         )
         asks = multiple + llm.max_attempts

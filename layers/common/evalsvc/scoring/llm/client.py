@@ -9,8 +9,8 @@ to its next structured-output mode) is asked again at once, within the same atte
 
 Every answer is checked against the schema its request named (provider.schema_problem) before
 the caller reads it, whatever the transport or mode: one outside it is a failed attempt. Calls
-are greedy (temperature 0) until an answer is unusable; the attempts after one sample at
-RETRY_TEMPERATURE, since a greedy model asked again answers the same.
+are greedy (temperature 0) until an answer is unusable or a sent call times out; the attempts
+after that sample at RETRY_TEMPERATURE, since a greedy model asked again answers the same.
 
 Every ask ends with one DEBUG line, "llm asked": its schema, attempts, whether an answer was
 usable, the seconds its calls took and the last problem (POWERTOOLS_LOG_LEVEL=DEBUG shows them;
@@ -56,9 +56,10 @@ T = TypeVar("T")
 
 # A call is not started with less than this left before the deadline.
 MIN_CALL_SECONDS = 1.0
-# Calls are greedy (temperature 0) until an answer is unusable; after one, the next attempts
-# sample at this temperature: a greedy model asked the same again gives the same answer again
-# (SmolLM2-135M looped the same way on every retry), so a retry that is to differ must sample.
+# Calls are greedy (temperature 0) until an answer is unusable or a call times out after it was
+# sent; after that, the next attempts sample at this temperature: a greedy model asked the same
+# again gives the same answer again (SmolLM2-135M looped the same way on every retry, until
+# max_tokens or the timeout), so a retry that is to differ must sample.
 RETRY_TEMPERATURE = 0.7
 
 
@@ -223,7 +224,7 @@ class LLM:
                         schema_name,
                         max_tokens,
                         timeout,
-                        temperature=RETRY_TEMPERATURE if asked.problems else 0.0,
+                        temperature=RETRY_TEMPERATURE if asked.model_ran else 0.0,
                     )
                 finally:
                     asked.seconds += time.monotonic() - started
@@ -234,6 +235,8 @@ class LLM:
             except RetryableError as exc:
                 if exc.billed:  # no counts came back: the attempt's bound is counted
                     self._meter(None, sent, max_tokens)
+                    # Timed out after it was sent: the model may be looping, greedily.
+                    asked.model_ran = True
                 problem, transient, wait = str(exc), True, exc.retry_after
                 continue
             except InvalidAnswer as exc:
@@ -241,6 +244,7 @@ class LLM:
                 self._meter(exc.tokens, sent, max_tokens)
                 problem, transient, wait = f"unusable answer ({exc})", False, None
                 asked.problems.append(problem)
+                asked.model_ran = True
                 continue
             LATENCY.record(self.name, time.monotonic() - started)
             self._meter(answer.tokens, sent, max_tokens)
@@ -259,6 +263,7 @@ class LLM:
             # The first (outermost) JSON value is the one the model meant as its answer.
             problem = f"unusable answer ({problems[0] if problems else 'no JSON object in it'})"
             asked.problems.append(problem)
+            asked.model_ran = True
         raise LLMFailed(problem, self.max_attempts, transient=transient, retry_after=wait)
 
 
@@ -268,6 +273,7 @@ class _Asked:
     __slots__ = (
         "answered",
         "attempts",
+        "model_ran",
         "problems",
         "schema",
         "seconds",
@@ -283,6 +289,9 @@ class _Asked:
         self.answered = False
         # Why each unusable answer was not used (the first 200 characters of each).
         self.problems: list[str] = []
+        # An attempt's answer was unusable, or it timed out after it was sent: the attempts
+        # after it sample (RETRY_TEMPERATURE).
+        self.model_ran = False
         self.started = time.monotonic()
 
     def log(self, problem: str | None, *, out_of_time: bool = False) -> None:
