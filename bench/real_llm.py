@@ -27,8 +27,8 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.e2e.conftest import DEV_KEY, LocalServer
-from tests.real_llm.model import PYTHON, SERVERS, figures, llama_server
+from tests.e2e.conftest import DEV_KEY
+from tests.real_llm.model import PYTHON, SERVERS, figures, llama_server, local_service
 
 PROMPTS = [
     "You are a support assistant for a banking app. Always answer politely. Keep every answer "
@@ -72,17 +72,7 @@ def main() -> None:
         logs = args.logs or root
         logs.mkdir(parents=True, exist_ok=True)
         with llama_server(logs / "model.log", args.server) as model:
-            service = LocalServer(
-                root / "data",
-                log_path=logs / "service.log",
-                extra_env={
-                    "EVALSVC_LLM": "openai:smollm2",
-                    "OPENAI_BASE_URL": model,
-                    "JUDGE_CONCURRENCY": "1",
-                    "POWERTOOLS_LOG_LEVEL": "DEBUG",
-                    "EVALSVC_LLM_STRUCTURED": args.structured,
-                },
-            )
+            service = local_service(root / "data", logs / "service.log", model, args.structured)
             service.start()
             try:
                 statuses = run(service.base_url, args.rounds)

@@ -19,7 +19,7 @@ from typing import Any
 
 import requests
 
-from tests.e2e.conftest import free_port
+from tests.e2e.conftest import LocalServer, free_port
 
 PYTHON = os.environ.get("EVALSVC_REAL_LLM_PYTHON", "")
 LLAMA_SERVER = os.environ.get("EVALSVC_REAL_LLAMA_SERVER", "")
@@ -107,6 +107,26 @@ def _wait_until_serving(process: subprocess.Popen[bytes], base: str, log_path: P
         except (requests.ConnectionError, requests.Timeout):
             time.sleep(0.5)
     raise RuntimeError(f"the model server did not start in 180 s: {log_path.read_text()[-2000:]}")
+
+
+def local_service(
+    data_dir: Path, log_path: Path, model: str, structured: str = "auto"
+) -> LocalServer:
+    """The local server (not started) with `model` as its LLM, every ask's DEBUG line in
+    `log_path`, one call at a time (llama-cpp-python's server decodes one request at a time,
+    and a call waiting in its queue would count the wait as the call's time), and structured
+    output negotiated (auto) or pinned."""
+    return LocalServer(
+        data_dir,
+        log_path=log_path,
+        extra_env={
+            "EVALSVC_LLM": f"openai:{MODEL_ALIAS}",
+            "OPENAI_BASE_URL": model,
+            "JUDGE_CONCURRENCY": "1",
+            "POWERTOOLS_LOG_LEVEL": "DEBUG",
+            "EVALSVC_LLM_STRUCTURED": structured,
+        },
+    )
 
 
 def chat(base: str, system: str, user: str, *, max_tokens: int = 160) -> str:

@@ -29,6 +29,7 @@ from tests.real_llm.model import (
     chat,
     figures,
     llama_server,
+    local_service,
 )
 
 pytestmark = pytest.mark.skipif(
@@ -77,18 +78,7 @@ def model(tmp_path_factory: pytest.TempPathFactory, server: str) -> Iterator[str
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory, model: str) -> Iterator[LocalServer]:
     root = tmp_path_factory.mktemp("service")
-    local = LocalServer(
-        root / "data",
-        log_path=root / "service.log",
-        extra_env={
-            "EVALSVC_LLM": "openai:smollm2",
-            "OPENAI_BASE_URL": model,
-            # One call at a time: the server decodes one request at a time, and a call waiting
-            # in its queue would count the wait as the call's time.
-            "JUDGE_CONCURRENCY": "1",
-            "POWERTOOLS_LOG_LEVEL": "DEBUG",
-        },
-    )
+    local = local_service(root / "data", root / "service.log", model)
     local.start()
     yield local
     local.stop()
