@@ -29,8 +29,10 @@ _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*")
 
 # Time kept back from the request's deadline to store the metrics set and answer.
 STORING_SECONDS = 2.0
-# The most tokens the questions may take, and what they are expected to.
-QUESTIONS_MAX_TOKENS = 4096
+# The most tokens the questions may take (MAX_DEFINITIONS short questions, about 20 tokens
+# each), and what they are expected to. More only lets a looping model run on: SmolLM2-135M,
+# forced into the schema by llama-server, wrote one question until the request's time ran out.
+QUESTIONS_MAX_TOKENS = 1024
 EXPECTED_QUESTIONS_TOKENS = 400
 
 # Short, with one example of the answer: a small model (SmolLM2-135M, tests/real_llm) follows an

@@ -35,22 +35,29 @@ SYSTEM = (
     "difficulty, each with the answer an excellent assistant following the system prompt would "
     "give. The answers must fully satisfy the target metric."
 )
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "variants": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"input": {"type": "string"}, "output": {"type": "string"}},
-                "required": ["input", "output"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["variants"],
-    "additionalProperties": False,
-}
+
+
+def variants_schema(wanted: int) -> dict[str, Any]:
+    """The answer's schema: at most `wanted` variants, so a server that enforces the schema by
+    grammar stops a model that would go on adding them (SmolLM2-135M ran to max_tokens)."""
+    return {
+        "type": "object",
+        "properties": {
+            "variants": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": wanted,
+                "items": {
+                    "type": "object",
+                    "properties": {"input": {"type": "string"}, "output": {"type": "string"}},
+                    "required": ["input", "output"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["variants"],
+        "additionalProperties": False,
+    }
 
 
 def _usable(value: Any) -> list[tuple[str, str]]:
@@ -142,7 +149,7 @@ def redraft(
             found = llm.ask(
                 SYSTEM,
                 user,
-                SCHEMA,
+                variants_schema(multiple - len(have)),
                 "record_variants",
                 _usable,
                 max_tokens=variants_max_tokens(seed, multiple - len(have)),
@@ -183,7 +190,7 @@ def variants_bound(
         ask = llm.bound(
             SYSTEM,
             _request(seed, multiple, widest, system_prompt, aim),
-            SCHEMA,
+            variants_schema(multiple),
             "record_variants",
             variants_max_tokens(seed, multiple),
             expected_output=multiple * (EXPECTED_VARIANT_TOKENS + text_bytes(seed.output) // 4),
