@@ -491,3 +491,7 @@ def test_augment_llm_garbage_is_502_and_stores_nothing(acme: Tenant, llm: FakeJu
         "new); nothing was stored"
     )
     assert acme.get("/data/synthetic/latest").status_code == 404
+    # Asked again for the rest, the model samples: greedy, it would write the same again.
+    first = {r["temperature"] for r in llm.requests if "Write 2 new" in str(r["messages"])}
+    again = [r["temperature"] for r in llm.requests if "Write 1 new" in str(r["messages"])]
+    assert first == {0} and len(again) >= 4 and set(again) == {0.7}

@@ -293,3 +293,11 @@ def test_a_call_that_timed_out_after_it_was_sent_is_retried_sampling(
 
     # Not sent: nothing was seen of the model. Sent and timed out: it may loop greedily.
     assert provider.temperatures == [0.0, 0.0, client_module.RETRY_TEMPERATURE]
+
+
+def test_a_caller_asking_again_can_have_every_attempt_sample() -> None:
+    provider = _Provider([{"reason": "Fine.", "score": 4}])
+
+    _llm(provider).ask("s", "u", VERDICT_SCHEMA, "record_verdict", _verdict, sample=True)
+
+    assert provider.temperatures == [client_module.RETRY_TEMPERATURE]

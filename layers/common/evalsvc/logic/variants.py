@@ -153,6 +153,8 @@ def redraft(
                 "record_variants",
                 _usable,
                 max_tokens=variants_max_tokens(seed, multiple - len(have)),
+                # Asked again for the rest: a greedy model would write the same variants again.
+                sample=calls > 0,
             )
         except LLMOutOfTime:
             raise

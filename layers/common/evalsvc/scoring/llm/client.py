@@ -176,12 +176,15 @@ class LLM:
         accept: Callable[[Any], T],
         *,
         max_tokens: int = 1024,
+        sample: bool = False,
     ) -> T:
         """The first JSON value of the answer that matches `schema` and that `accept` takes (it
         raises InvalidAnswer otherwise); LLMFailed after the last attempt, LLMOutOfTime when
         the deadline comes first. A refusal of the request's shape is asked again at once, in
-        the transport's next mode, within the same attempts."""
+        the transport's next mode, within the same attempts. `sample`: every attempt samples
+        (RETRY_TEMPERATURE), for a caller asking again after an answer it could not use."""
         asked = _Asked(schema_name)
+        asked.model_ran = sample
         try:
             value: T = self._ask(system, user, schema, schema_name, accept, max_tokens, asked)
         except LLMFailed as exc:
