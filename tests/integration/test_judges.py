@@ -34,6 +34,17 @@ def seed(tenant: Tenant) -> None:
     )
 
 
+def seed_one(tenant: Tenant) -> None:
+    """Dataset `one`: one pair, and the judged question as the latest metrics set."""
+    ok(
+        tenant.post(
+            "/data/seed/one",
+            {"data": [{"id": "a", "input": "hi", "output": "please"}], "system_prompt": "P"},
+        )
+    )
+    ok(tenant.post("/specify_questions", {"metrics": [QUESTION]}))
+
+
 @pytest.fixture
 def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
     fake = FakeJudge()
@@ -273,13 +284,7 @@ def test_bedrock_tool_input_outside_the_schema_is_a_failed_attempt(
 ) -> None:
     from evalsvc.scoring.llm import bedrock
 
-    ok(
-        acme.post(
-            "/data/seed/one",
-            {"data": [{"id": "a", "input": "hi", "output": "please"}], "system_prompt": "P"},
-        )
-    )
-    ok(acme.post("/specify_questions", {"metrics": [QUESTION]}))
+    seed_one(acme)
     client = boto3.client("bedrock-runtime", region_name="us-east-1")
     stubber = Stubber(client)
     for _ in range(4):
@@ -302,13 +307,7 @@ def test_bedrock_tool_input_outside_the_schema_is_a_failed_attempt(
 def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:
     from evalsvc.scoring.llm import bedrock
 
-    ok(
-        acme.post(
-            "/data/seed/one",
-            {"data": [{"id": "a", "input": "hi", "output": "please"}], "system_prompt": "P"},
-        )
-    )
-    ok(acme.post("/specify_questions", {"metrics": [QUESTION]}))
+    seed_one(acme)
     client = boto3.client("bedrock-runtime", region_name="us-east-1")
     stubber = Stubber(client)
     seen: list[dict[str, object]] = []
