@@ -28,7 +28,14 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.e2e.conftest import DEV_KEY
-from tests.real_llm.model import PYTHON, SERVERS, figures, llama_server, local_service
+from tests.real_llm.model import (
+    PYTHON,
+    SERVERS,
+    figures,
+    follow,
+    llama_server,
+    local_service,
+)
 
 PROMPTS = [
     "You are a support assistant for a banking app. Always answer politely. Keep every answer "
@@ -111,25 +118,20 @@ def run(base: str, rounds: int) -> dict[str, int]:
             return response.json()
         print(f"    {response.text[:300]}")
         if response.status_code == 503 and response.headers.get("Location"):
-            return follow(response.headers["Location"])
+            return follow_up(response.headers["Location"])
         return None
 
-    def follow(location: str) -> Any:
+    def follow_up(location: str) -> Any:
         """Work the request handed to the queue: asked for until it is done, as the CLI does."""
         url = location if location.startswith("http") else f"{base}/{location.lstrip('/')}"
         started = time.monotonic()
-        while time.monotonic() - started < 900:
-            time.sleep(5)
-            # A fresh connection: the local server closes one left idle for 5 s (uvicorn's
-            # keep-alive), and a poll on it at that moment is reset.
-            response = requests.get(url, headers={"Authorization": DEV_KEY}, timeout=60)
-            body = response.json() if response.status_code == 200 else {}
-            if response.status_code in (202, 409, 503) or body.get("status") == "running":
-                continue
-            waited = time.monotonic() - started
-            print(f"    {response.status_code} {body.get('status', '')} after {waited:.0f} s more")
-            return body or None
-        return None
+        # A fresh connection each time: the local server closes one left idle for 5 s
+        # (uvicorn's keep-alive), and a poll on it at that moment is reset.
+        response = follow(lambda: requests.get(url, headers={"Authorization": DEV_KEY}, timeout=60))
+        body = response.json() if response.status_code == 200 else {}
+        waited = time.monotonic() - started
+        print(f"    {response.status_code} {body.get('status', '')} after {waited:.0f} s more")
+        return body or None
 
     dataset = f"bench-{uuid.uuid4().hex[:6]}"
     seed = [{"id": f"p{i}", "input": q, "output": a} for i, (q, a) in enumerate(PAIRS)]

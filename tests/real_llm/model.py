@@ -11,7 +11,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +129,27 @@ def local_service(
     )
 
 
+def still_running(response: requests.Response) -> bool:
+    """Whether a GET of work handed to the queue says it goes on: a result with 409 (or a 200
+    whose status is running), a synthetic dataset with 503."""
+    if response.status_code == 409:
+        return "still running" in response.text
+    if response.status_code == 503:
+        return "background" in response.text
+    return response.status_code == 200 and response.json().get("status") == "running"
+
+
+def follow(get: Callable[[], requests.Response], patience: float = 900) -> requests.Response:
+    """`get` asked every 3 s until the work it reads no longer runs, or `patience` seconds
+    have passed; its last answer."""
+    deadline = time.monotonic() + patience
+    while True:
+        time.sleep(3)
+        response = get()
+        if not still_running(response) or time.monotonic() > deadline:
+            return response
+
+
 def chat(base: str, system: str, user: str, *, max_tokens: int = 160) -> str:
     """The model's plain answer to `user` under `system` (what an application would send)."""
     response = requests.post(
@@ -164,8 +185,9 @@ class Figures:
 
     def add(self, line: dict[str, Any]) -> None:
         refusals = int(line["shape_refusals"])
+        model_calls = int(line["attempts"]) - refusals
         self.shape_refusals += refusals
-        self.model_calls += int(line["attempts"]) - refusals
+        self.model_calls += model_calls
         self.call_seconds += float(line["call_seconds"])
         self.unusable += list(line.get("unusable", []))
         if line.get("out_of_time"):
@@ -173,8 +195,8 @@ class Figures:
             return
         self.asks += 1
         self.answered += bool(line["answered"])
-        self.first_attempt += bool(line["answered"]) and int(line["attempts"]) - refusals == 1
-        self.attempts += int(line["attempts"]) - refusals
+        self.first_attempt += bool(line["answered"]) and model_calls == 1
+        self.attempts += model_calls
 
     def row(self) -> dict[str, Any]:
         return {

@@ -11,7 +11,6 @@ EVALSVC_REAL_LLM_PYTHON (and EVALSVC_REAL_LLAMA_SERVER, for the second) it is sk
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,8 +27,10 @@ from tests.real_llm.model import (
     asked_lines,
     chat,
     figures,
+    follow,
     llama_server,
     local_service,
+    still_running,
 )
 
 pytestmark = pytest.mark.skipif(
@@ -114,21 +115,12 @@ class Api:
         return response.json()
 
     def _follow(self, path: str) -> Any:
-        deadline = time.monotonic() + 900
-        while time.monotonic() < deadline:
-            time.sleep(3)
-            response = self._send("GET", path)
-            # Still running: a result says so with 409, a synthetic dataset with 503.
-            if response.status_code == 409 and "still running" in response.text:
-                continue
-            if response.status_code == 503 and "background" in response.text:
-                continue
-            assert response.status_code == 200, f"GET {path}: {response.text}"
-            body = response.json()
-            if body.get("status", "complete") != "running":
-                assert body.get("status", "complete") == "complete", body
-                return body
-        raise AssertionError(f"{path} did not complete in 15 minutes")
+        response = follow(lambda: self._send("GET", path))
+        assert not still_running(response), f"{path} did not complete in 15 minutes"
+        assert response.status_code == 200, f"GET {path}: {response.text}"
+        body = response.json()
+        assert body.get("status", "complete") == "complete", body
+        return body
 
 
 def evaluate(api: Api, dataset: str, metrics_id: str) -> str:

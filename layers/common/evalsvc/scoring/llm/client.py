@@ -246,8 +246,7 @@ class LLM:
                 LATENCY.record(self.name, time.monotonic() - started)
                 self._meter(exc.tokens, sent, max_tokens)
                 problem, transient, wait = f"unusable answer ({exc})", False, None
-                asked.problems.append(problem)
-                asked.model_ran = True
+                asked.unusable(problem)
                 continue
             LATENCY.record(self.name, time.monotonic() - started)
             self._meter(answer.tokens, sent, max_tokens)
@@ -265,8 +264,7 @@ class LLM:
                     problems.append(str(exc))
             # The first (outermost) JSON value is the one the model meant as its answer.
             problem = f"unusable answer ({problems[0] if problems else 'no JSON object in it'})"
-            asked.problems.append(problem)
-            asked.model_ran = True
+            asked.unusable(problem)
         raise LLMFailed(problem, self.max_attempts, transient=transient, retry_after=wait)
 
 
@@ -296,6 +294,11 @@ class _Asked:
         # after it sample (RETRY_TEMPERATURE).
         self.model_ran = False
         self.started = time.monotonic()
+
+    def unusable(self, problem: str) -> None:
+        """An attempt's answer could not be used: why, and the attempts after it sample."""
+        self.problems.append(problem)
+        self.model_ran = True
 
     def log(self, problem: str | None, *, out_of_time: bool = False) -> None:
         logger.debug(
