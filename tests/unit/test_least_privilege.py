@@ -40,6 +40,8 @@ NEEDS: dict[str, dict[str, set[str]]] = {
     },
     "specify_questions": {"MetricsTable": {BW, P, U}, "IdempotencyTable": IDEMPOTENCY},
     "list_questions": {"MetricsTable": {G, Q}},
+    # The review app's files: no data at all (the browser reads the API with the person's key).
+    "review_app": {},
     "get_question": {"MetricsTable": {G, Q}},
     "evaluate": {
         "DatasetsTable": READS,
@@ -149,6 +151,8 @@ QUEUE_ACCESS: dict[str, set[tuple[str, str]]] = {
 }
 # Queue workers are not routes: they never see an API key.
 WORKERS = {"score_chunks", "fail_chunks", "sweep_jobs"}
+# Functions that serve files and read nothing: not even the keys table.
+FILE_SERVERS = {"review_app"}
 
 # The DynamoDB operation names each table's storage code calls (boto3's snake case), and the
 # actions they need (a transaction needs the action of each of its writes).
@@ -192,7 +196,8 @@ def test_every_function_is_granted_exactly_the_dynamodb_actions_its_code_uses() 
     found = functions()
     assert set(found) == set(NEEDS)
     for name, resource in found.items():
-        expected = dict(NEEDS[name]) if name in WORKERS else {**ROUTE_KEYS, **NEEDS[name]}
+        no_key = name in WORKERS | FILE_SERVERS
+        expected = dict(NEEDS[name]) if no_key else {**ROUTE_KEYS, **NEEDS[name]}
         assert dynamodb_grants(resource) == expected, name
 
 
@@ -209,7 +214,7 @@ def test_no_grant_names_an_action_its_tables_storage_code_never_calls() -> None:
 def test_routes_read_the_keys_table_by_key_only_and_only_the_operator_scans_it() -> None:
     for name, resource in functions().items():
         grants = dynamodb_grants(resource)
-        if name in WORKERS:
+        if name in WORKERS | FILE_SERVERS:
             assert "ApiKeysTable" not in grants, name
         else:
             assert grants["ApiKeysTable"] == {G}, name
@@ -217,10 +222,16 @@ def test_routes_read_the_keys_table_by_key_only_and_only_the_operator_scans_it()
             assert "Scan" not in resource_actions, name
 
 
+def test_the_file_servers_are_granted_nothing() -> None:
+    found = functions()
+    for name in FILE_SERVERS:
+        assert "Policies" not in found[name]["Properties"], name
+
+
 def test_queue_access_is_what_each_function_sends_or_receives() -> None:
     for name, resource in functions().items():
         queues: set[tuple[str, str]] = set()
-        for policy in resource["Properties"]["Policies"]:
+        for policy in resource["Properties"].get("Policies", []):
             if "Statement" in policy:
                 continue
             ((kind, args),) = policy.items()

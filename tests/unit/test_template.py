@@ -8,11 +8,18 @@ from evalsvc_tools.local.tables import load_template, table_definitions, table_e
 
 from tests.conftest import ROOT
 
+# Functions that serve files, not API routes: function -> its paths.
+FILES = {"review_app": {("GET", "/app"), ("GET", "/app/{proxy+}")}}
 
-def template_routes() -> set[tuple[str, str]]:
+
+def template_routes(*, files: bool = False) -> set[tuple[str, str]]:
+    """The template's API routes; with `files`, only those of the functions in FILES."""
     routes = set()
     for resource in load_template()["Resources"].values():
         if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        code = resource["Properties"]["CodeUri"].strip("/").split("/")[-1]
+        if (code in FILES) != files:
             continue
         for event in resource["Properties"].get("Events", {}).values():
             if event["Type"] == "Api":
@@ -35,7 +42,7 @@ def test_every_function_serves_exactly_its_own_route() -> None:
         for r in load_template()["Resources"].values()
         if r["Type"] == "AWS::Serverless::Function"
     }
-    assert set(functions) == set(ROUTE_MODULES) | set(QUEUE_WORKERS) | set(SCHEDULED)
+    assert set(functions) == set(ROUTE_MODULES) | set(QUEUE_WORKERS) | set(SCHEDULED) | set(FILES)
     for name in ROUTE_MODULES:
         source = (ROOT / "functions" / name / "app.py").read_text()
         assert f"from evalsvc.api.routes.{name} import router" in source
@@ -44,8 +51,15 @@ def test_every_function_serves_exactly_its_own_route() -> None:
 
 
 def test_every_route_has_an_event_file() -> None:
-    for name in ROUTE_MODULES:
+    for name in [*ROUTE_MODULES, *FILES]:
         assert (ROOT / "events" / f"{name}.json").is_file(), name
+
+
+def test_the_review_app_is_served_by_its_own_function_on_the_api() -> None:
+    assert template_routes(files=True) == set().union(*FILES.values())
+    source = (ROOT / "functions" / "review_app" / "app.py").read_text()
+    assert "from evalsvc.webapp import WebApp" in source
+    assert (ROOT / "functions" / "review_app" / "static" / "index.html").is_file()
 
 
 # Queue workers: function -> (the queue its event source mapping reads, its handler).

@@ -19,6 +19,7 @@ from evalsvc.settings import reset_settings
 from evalsvc.storage import work_queue
 from evalsvc.storage.dynamo import reset_clients
 
+from evalsvc_tools.local.review_app import mount_review_app
 from evalsvc_tools.local.store import EmbeddedDynamoDB
 from evalsvc_tools.local.workers import LocalWorkers, local_worker_counts
 
@@ -116,6 +117,7 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         key = dev_key(data_dir)
         api_keys.ensure_key(DEV_TENANT, DEV_USER, DEV_EMAIL, key)
         app = create_versioned_app(all_routers())
+        mount_review_app(app)
         config = uvicorn.Config(
             app,
             host=host,
@@ -128,6 +130,7 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         server = uvicorn.Server(config)
         base = f"http://{host}:{port}/v1"
         print(f"evalsvc serving {base}  (docs: {base}/docs)", flush=True)
+        print(f"review app: http://{host}:{port}/app/", flush=True)
         print(f"embedded DynamoDB at {store.endpoint}, data in {data_dir}", flush=True)
         print(f"dev API key (tenant {DEV_TENANT!r}, user {DEV_USER!r}):", flush=True)
         print(key, flush=True)

@@ -1,0 +1,43 @@
+"""The review app (E9) in the local server: /app/ beside the API's /v1, answered by the same
+evalsvc.webapp as the ReviewAppFunction deployed, with the API at /v1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalsvc.api.app import VERSION_PREFIX
+from evalsvc.webapp import SECURITY_HEADERS, WebApp
+from fastapi import FastAPI
+from starlette.requests import Request
+from starlette.responses import Response
+
+from evalsvc_tools.local.tables import find_template
+
+# Where the app's files are, in the repository (the function's code, as deployed).
+STATIC = Path("functions") / "review_app" / "static"
+
+
+def static_directory() -> Path:
+    return find_template().parent / STATIC
+
+
+def mount_review_app(app: FastAPI, directory: Path | None = None) -> WebApp:
+    web = WebApp(directory or static_directory())
+
+    async def redirect(request: Request) -> Response:
+        # Relative, as deployed: /app -> /app/, whatever the Host header says.
+        return Response(status_code=301, headers={**SECURITY_HEADERS, "Location": "app/"})
+
+    async def serve(request: Request) -> Response:
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        answer = web.respond(
+            request.path_params["path"],
+            api_base=VERSION_PREFIX,
+            headers=headers,
+            method=request.method,
+        )
+        return Response(answer.body, status_code=answer.status, headers=answer.headers)
+
+    app.add_route("/app", redirect, methods=["GET", "HEAD"])
+    app.add_route("/app/{path:path}", serve, methods=["GET", "HEAD"])
+    return web
