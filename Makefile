@@ -10,12 +10,14 @@ PORT ?= 3000
 # The Lambda runtime is python3.13: `sam build` needs that interpreter on PATH.
 PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$(dirname "$$(command -v python3.13 2>/dev/null)" 2>/dev/null); do "$$d/python3.13" --version >/dev/null 2>&1 && { echo "$$d"; break; }; done)
 
-.PHONY: help venv run test test-unit test-integration test-e2e test-real-llm fuzz lint template-check build browser openapi templates bench lock clean
+.PHONY: help venv run test test-unit test-integration test-e2e test-real-llm fuzz lint template-check build browser axe screenshots openapi templates bench lock clean
 
 help:
 	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB and SQS, queue workers)"
 	@echo "make test   lint (ruff, mypy --strict, checkov), unit, integration, e2e, fuzz and browser tests, template checks, sam build"
 	@echo "make browser install Debian's chromium for the browser tests (tests/browser) unless it is there"
+	@echo "make axe    install axe-core (npm ci, pinned by tests/browser/package-lock.json) for the browser tests"
+	@echo "make screenshots  redraw the review app's screenshots in docs/screenshots (the README shows them)"
 	@echo "make bench  print the DynamoDB call counts, cold import and queued-work figures"
 	@echo "make test-real-llm  the whole loop against a real model (llama-cpp-python's server, SmolLM2-135M)"
 	@echo "make fuzz   a longer, randomised schemathesis run (make test runs a fixed-seed one)"
@@ -104,12 +106,26 @@ browser:
 	echo "Chromium or Chrome executable. Playwright's own browser download is not used."; \
 	exit 1
 
+# axe-core, the accessibility checker the browser tests run inside each page of the review app:
+# from npm, pinned by the lock file (npm ci installs exactly that, or fails).
+AXE := tests/browser/node_modules/.installed
+$(AXE): tests/browser/package.json tests/browser/package-lock.json
+	npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
+	touch $@
+
+axe: $(AXE)
+
+# The review app's screenshots (the README's first screen shows the review page): the local
+# server with a fake judge and a small dataset, driven in the browser tests' Chromium.
+screenshots: venv browser
+	$(BIN)/python -m tests.browser.app_screenshots docs/screenshots
+
 # The checks before the tests run side by side (none needs another's output); then four test
 # processes on two cores: much of the suite waits (on local servers, the fake judge's latency,
 # real deadlines, Chromium), and with two processes one of them sat idle most of a run. Idle
 # processes take work from busy ones (worksteal), so a long test late in the run is no tail.
 test:
-	$(MAKE) --no-print-directory -j4 lint template-check build browser
+	$(MAKE) --no-print-directory -j4 lint template-check build browser axe
 	EVALSVC_REQUIRE_BROWSER=1 $(BIN)/pytest -q -n 4 --dist worksteal
 
 # The real model: llama-cpp-python's OpenAI-compatible server and SmolLM2-135M-Instruct, in a venv
@@ -182,4 +198,4 @@ lock: venv
 		--no-header --no-annotate -o layers/common/requirements.txt
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) $(REAL_LLM_VENV) .aws-sam .pytest_cache
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) $(REAL_LLM_VENV) .aws-sam .pytest_cache tests/browser/node_modules

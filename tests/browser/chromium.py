@@ -48,6 +48,7 @@ plain blocking call, made from any other thread.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -200,6 +201,25 @@ class DialogSeen:
     message: str
 
 
+@dataclass(frozen=True)
+class OriginRequest:
+    """A request a page opened with `Browser.open()` made to its own origin (let through)."""
+
+    method: str
+    url: str
+    resource_type: str
+    headers: dict[str, str]
+    body: str | None
+
+    def json(self) -> Any:
+        return json.loads(self.body or "null")
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 class _EventLoopThread:
     """An asyncio loop running forever on a daemon thread; `call()` runs a coroutine on it and
     waits for the result."""
@@ -298,6 +318,13 @@ class _Record:
     console: list[ConsoleMessage] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
     dialogs: list[DialogSeen] = field(default_factory=list)
+    # A page opened with `Browser.open()`: requests to its own origin go through (an app talks to
+    # its server) and are kept here; every other one is cut off and recorded in `requests`.
+    origin: str | None = None
+    origin_requests: list[OriginRequest] = field(default_factory=list)
+
+    def allows(self, request: PlaywrightRequest) -> bool:
+        return self.origin is not None and _origin(request.url) == self.origin
 
     def is_document(self, request: PlaywrightRequest, page: Page) -> bool:
         """The first main-frame navigation to the document URL is the page itself; any other
@@ -350,6 +377,11 @@ class Loaded:
     def requests(self) -> list[Request]:
         """Every request beyond the document: cut off by the harness or blocked by the CSP."""
         return list(self._record.requests)
+
+    @property
+    def origin_requests(self) -> list[OriginRequest]:
+        """A page from `Browser.open()`: the requests it made to its own origin, in order."""
+        return list(self._record.origin_requests)
 
     @property
     def console(self) -> list[ConsoleMessage]:
@@ -633,6 +665,21 @@ class Browser:
         self._open.append(loaded)
         return loaded
 
+    def open(self, url: str, *, width: int = 1200, height: int = 800, scale: float = 1.0) -> Loaded:
+        """Open `url` (a page of a server on 127.0.0.1, e.g. the local server's /app/) in a
+        browser context of its own. Unlike `load()`, the page's requests to its own origin go
+        through (`Loaded.origin_requests` lists them); every other request is cut off and
+        recorded (`Loaded.requests`). Returns once the page has loaded and settled."""
+        if self._browser is None:
+            raise RuntimeError("the browser is not started: use `with Browser(...)` or start()")
+        if urlsplit(url).hostname != "127.0.0.1":
+            raise ValueError(f"only pages on 127.0.0.1 are opened: {url!r}")
+        record = _Record(document_url=url, origin=_origin(url))
+        tab, seconds = self._call(self._open_page(record, width, height, "screen", scale))
+        loaded = Loaded(self, tab, record, "", seconds)
+        self._open.append(loaded)
+        return loaded
+
     async def _open_page(
         self, record: _Record, width: int, height: int, media: Media, scale: float
     ) -> tuple[_Tab, float]:
@@ -642,6 +689,8 @@ class Browser:
                 await tab.page.set_viewport_size({"width": width, "height": height})
             await tab.page.emulate_media(media=media)
             tab.record = record
+            if record.origin is not None:
+                tab.origins.add(record.origin)
             started = time.monotonic()
             await tab.page.goto(record.document_url, wait_until="load")
             # Again: Chromium 150 forgets the emulation when the first navigation of a page
@@ -672,10 +721,11 @@ class Browser:
             if len(self._idle) >= _IDLE_TABS or self._server is None:
                 raise LookupError("no reuse")
             await tab.page.goto("about:blank", timeout=5000)
-            await tab.devtools.send(
-                "Storage.clearDataForOrigin",
-                {"origin": self._server.origin, "storageTypes": "all"},
-            )
+            for origin in {self._server.origin, *tab.origins}:
+                await tab.devtools.send(
+                    "Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"}
+                )
+            tab.origins.clear()
             await tab.context.clear_cookies()
             await tab.context.clear_permissions()
         except Exception:
@@ -715,7 +765,7 @@ class Browser:
     def _release(self, loaded: Loaded) -> None:
         if loaded in self._open:
             self._open.remove(loaded)
-        if self._server is not None:
+        if self._server is not None and loaded._path:
             self._server.remove(loaded._path)
         if self._loop is not None:
             self._call(self._recycle(loaded._tab))
@@ -736,6 +786,8 @@ class _Tab:
     devtools: CDPSession
     scale: float
     record: _Record | None = None
+    # The origins of pages opened in it with `Browser.open()`: their storage is cleared on reuse.
+    origins: set[str] = field(default_factory=set)
 
 
 async def _watch(tab: _Tab) -> None:
@@ -743,7 +795,10 @@ async def _watch(tab: _Tab) -> None:
     page = tab.page
 
     async def route(route: Route) -> None:
-        if tab.record is not None and tab.record.is_document(route.request, page):
+        record = tab.record
+        if record is not None and (
+            record.allows(route.request) or record.is_document(route.request, page)
+        ):
             await route.continue_()
         else:
             await route.abort("blockedbyclient")
@@ -752,7 +807,18 @@ async def _watch(tab: _Tab) -> None:
         record = tab.record
         if record is None or request.url.startswith("data:"):
             return
-        if not record.is_document(request, page):
+        if record.allows(request):
+            record.in_flight.add(request)
+            record.origin_requests.append(
+                OriginRequest(
+                    request.method,
+                    request.url,
+                    request.resource_type,
+                    dict(request.headers),
+                    request.post_data,
+                )
+            )
+        elif not record.is_document(request, page):
             record.add(request)
 
     def on_request_end(request: PlaywrightRequest) -> None:

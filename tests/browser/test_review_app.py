@@ -1,0 +1,422 @@
+"""The review app (E9) in Debian's Chromium, against the local server (`evalsvc serve`) with a
+fake judge: sign in, the evaluations, one evaluation, blind keyboard review, compare, sign out,
+hostile text, failures; axe-core on every page; no request leaving the origin."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from playwright.async_api import Page, Route
+
+from tests.browser import axe
+from tests.browser.app_data import Api, judge_note, judge_score, note_judge, served
+from tests.browser.chromium import Browser, Loaded
+from tests.e2e.conftest import DEV_KEY
+
+HOSTILE = [
+    "<script>window.__ran = 'script'</script>",
+    "<img src=x onerror=\"window.__ran = 'img'\">",
+    "<svg onload=\"window.__ran = 'svg'\"><circle r=9 /></svg>",
+]
+QUESTION = "Is the answer helpful? <b onmouseover=\"window.__ran = 'metric'\">bold</b>"
+CHECK = "check:contains:please"
+PAIRS = 14
+
+
+def hostile_note(output: str) -> str:
+    """The fake judge's reason: unique to the output, and hostile too."""
+    return judge_note(output) + " <img src=x onerror=\"window.__ran = 'reason'\">"
+
+
+def outputs(version: str) -> list[str]:
+    texts = [f"Answer {k}: please restart the router ({version})." for k in range(PAIRS)]
+    texts[3], texts[5], texts[8] = HOSTILE
+    if version == "candidate":  # worse on the check for four pairs: regressions
+        for k in (0, 1, 2, 4):
+            texts[k] = f"Answer {k}: restart it."
+    return texts
+
+
+def scores(version: str) -> list[tuple[int, int]]:
+    """Each pair's (judge, check) scores, as the service will give them."""
+    return [(judge_score(o), 5 if "please" in o.lower() else 1) for o in outputs(version)]
+
+
+@pytest.fixture(scope="module")
+def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    with served(tmp_path_factory.mktemp("review-app"), note_judge(hostile_note)) as run:
+        metrics_id = run.api("POST", "/specify_questions", {"metrics": [QUESTION, CHECK]})[
+            "metrics_id"
+        ]
+        ids = {}
+        for version in ("baseline", "candidate"):
+            data = [
+                {"id": f"p{k:02d}", "input": f"How do I fix the Wi-Fi? <i>{k}</i>", "output": text}
+                for k, text in enumerate(outputs(version))
+            ]
+            ids[version] = run.api.evaluate(f"help-{version}", data, metrics_id)
+        yield {"url": run.app_url, "api": run.server.base_url, **ids}
+
+
+class App:
+    """The app in a page, driven as a person would, with sync calls."""
+
+    def __init__(self, page: Loaded) -> None:
+        self.page = page
+
+    def run(self, action: Callable[[Page], Any]) -> Any:
+        return self.page.run(action)
+
+    def press(self, key: str) -> None:
+        self.run(lambda page: page.keyboard.press(key))
+
+    def type(self, text: str) -> None:
+        self.run(lambda page: page.keyboard.type(text))
+
+    def wait_for(self, text: str, timeout: float = 15_000) -> None:
+        self.run(lambda page: page.get_by_text(text).first.wait_for(timeout=timeout))
+
+    def wait_until(self, expression: str, arg: Any = None, timeout: float = 15_000) -> None:
+        self.run(lambda page: page.wait_for_function(expression, arg=arg, timeout=timeout))
+
+    def text(self, selector: str = "main") -> str:
+        return self.page.inner_text(selector)
+
+    def dom_text(self) -> str:
+        """Every text in the document, hidden ones included."""
+        return str(self.page.evaluate("document.documentElement.textContent"))
+
+    def focused(self) -> str:
+        return str(
+            self.page.evaluate(
+                "(() => { const e = document.activeElement; if (!e) return '';"
+                " return (e.getAttribute('aria-label') || e.textContent || e.tagName).trim(); })()"
+            )
+        )
+
+    def tab_to(self, name: str, limit: int = 60) -> None:
+        """Press Tab until the focused element's name starts with `name`."""
+        for _ in range(limit):
+            self.press("Tab")
+            if self.focused().startswith(name):
+                return
+        raise AssertionError(f"Tab never reached {name!r}; last focus: {self.focused()!r}")
+
+    def sign_in(self, key: str = DEV_KEY) -> None:
+        self.wait_for("API key")
+        self.run(lambda page: page.get_by_label("API key").focus())
+        self.type(key)
+        self.press("Enter")
+
+    def axe_clean(self, where: str) -> None:
+        found = axe.blocking(self.page)
+        assert not found, f"axe on {where}:\n  " + "\n  ".join(found)
+
+    def nothing_ran(self) -> None:
+        assert self.page.evaluate("window.__ran === undefined"), self.page.evaluate("window.__ran")
+        assert self.page.dialogs == []
+
+    def api_requests(self, method: str, path_part: str) -> list[Any]:
+        return [
+            request.json()
+            for request in self.page.origin_requests
+            if request.method == method and path_part in request.url
+        ]
+
+    def own_origin_only(self, allowed_console: tuple[str, ...] = ()) -> None:
+        """No request tried to leave the origin; no CSP violation, script error or dialog."""
+        assert self.page.requests == [], self.page.requests
+        assert self.page.csp_violations == []
+        assert self.page.page_errors == []
+        errors = [
+            str(m)
+            for m in self.page.console_errors
+            if not any(a in m.text for a in allowed_console)
+        ]
+        assert errors == []
+
+
+@pytest.fixture
+def app(browser: Browser, app_server: dict[str, str]) -> Iterator[App]:
+    page = browser.open(app_server["url"])
+    yield App(page)
+    page.close()
+
+
+def test_sign_in_and_open_an_evaluation_from_the_list(app: App, app_server: dict[str, str]) -> None:
+    # The sign-in page, then a wrong key: a message, not a blank page
+    app.wait_for("API key")
+    app.axe_clean("the sign-in page")
+    app.sign_in("evk_not_a_key_at_all_0000000000000000000000")
+    app.wait_for("was not accepted")
+    app.axe_clean("the sign-in page with its error")
+
+    # The right key: the list, newest first, one link per evaluation naming its id
+    app.run(lambda page: page.get_by_label("API key").fill(""))
+    app.sign_in()
+    app.wait_for(app_server["candidate"])
+    names = app.page.evaluate(
+        "[...document.querySelectorAll('main a[href^=\"#/evaluation/\"]')]"
+        ".map(a => a.getAttribute('aria-label'))"
+    )
+    assert names[:2] == [
+        f"Evaluation {app_server['candidate']}",
+        f"Evaluation {app_server['baseline']}",
+    ]
+    app.axe_clean("the evaluations list")
+
+    # The evaluation: each metric's mean, interval, histogram, agreement and a Review button
+    app.run(lambda page: page.get_by_role("link", name=app_server["baseline"]).click())
+    app.wait_for("human agreement")
+    text = app.text()
+    assert "Mean" in text and "95% interval" in text
+    assert text.count("No votes yet") == 2
+    assert app.page.count("svg.chart[role=img]") == 4  # an interval and a histogram per metric
+    assert app.page.count("main button") == 2
+    assert all(t.startswith("Review") for t in app.page.texts("main button"))
+    assert QUESTION in text  # the hostile metric, as text
+    app.axe_clean("an evaluation")
+    app.nothing_ran()
+    app.own_origin_only(allowed_console=("status of 401",))
+
+
+def test_blind_keyboard_review_of_ten_pairs(app: App, app_server: dict[str, str]) -> None:
+    evaluation = app_server["baseline"]
+    app.sign_in()
+    app.wait_for("Evaluations")
+    app.run(lambda page: page.evaluate(f"location.hash = '#/evaluation/{evaluation}'"))
+    app.wait_for("human agreement")
+    # Keyboard only from here: Tab to the first metric's Review button, Enter
+    app.tab_to("Review Metric 1")
+    app.press("Enter")
+    app.wait_for("Hidden until you vote")
+    app.axe_clean("the review page, before a vote")
+
+    texts = outputs("baseline")
+    seen: list[str] = []
+    for turn in range(10):
+        app.wait_until("document.querySelector('[aria-label=Output] pre, [aria-label=Output] p')")
+        output = app.page.texts("[aria-label=Output] pre")[0]
+        note = judge_note(output).split(" <")[0]
+        # Blind: neither the judge's reason nor its score is anywhere in the document
+        dom = app.dom_text()
+        assert note not in dom
+        assert "Score " not in app.text("[aria-label=Judge]")
+        assert "Hidden until you vote" in app.text("[aria-label=Judge]")
+        app.press("+" if "please" in output else "-")
+        app.wait_for(note)
+        assert f"Score {judge_score(output)} of 5" in app.text("[aria-label=Judge]")
+        app.wait_until(
+            "(n) => (document.querySelector('[aria-label=Agreement]')?.innerText || '')"
+            ".includes('Votes\\n' + n)",
+            str(turn + 1),
+        )
+        if turn == 0:
+            app.axe_clean("the review page, after a vote")
+        seen.append(output)
+        app.press("n")
+    assert sorted(seen) == sorted(set(seen)) and set(seen) <= set(texts)
+
+    # Every vote reached the API as an audit vote, and agreement counts them
+    votes = app.api_requests("PUT", "/vote_eval_pair/")
+    assert len(votes) == 10
+    assert {vote["source"] for vote in votes} == {"audit"}
+    assert {vote["metric_idx"] for vote in votes} == {0}
+    agreement = Api(app_server["api"])("GET", f"/evaluation/{evaluation}/agreement?source=audit")
+    assert agreement["metrics"][0]["votes"] >= 10
+    app.nothing_ran()
+    app.own_origin_only()
+
+
+def test_the_lowest_scores_queue_shows_the_judge_and_votes_for_review(
+    app: App, app_server: dict[str, str]
+) -> None:
+    evaluation = app_server["candidate"]
+    app.sign_in()
+    app.wait_for("Evaluations")
+    app.run(lambda page: page.evaluate(f"location.hash = '#/review/{evaluation}/1'"))
+    app.wait_for("Hidden until you vote")
+    app.run(lambda page: page.get_by_role("button", name="Lowest scores").click())
+    app.wait_for("Lowest scores: the pairs")
+    assert "Score 1 of 5" in app.text("[aria-label=Judge]")  # shown before any vote
+    app.press("0")
+    app.wait_until("document.querySelector('button.vote-0[aria-pressed=true]')")
+    assert [v["source"] for v in app.api_requests("PUT", "/vote_eval_pair/")] == ["review"]
+    app.axe_clean("the lowest-scores queue")
+    app.own_origin_only()
+
+
+def test_hostile_outputs_run_nothing(app: App, app_server: dict[str, str]) -> None:
+    evaluation = app_server["candidate"]
+    app.sign_in()
+    app.wait_for("Evaluations")
+    app.run(lambda page: page.evaluate(f"location.hash = '#/review/{evaluation}/0'"))
+    app.wait_for("Hidden until you vote")
+    shown = []
+    for _ in range(PAIRS):
+        shown.append(app.page.texts("[aria-label=Output] pre")[0])
+        app.press("-")
+        app.wait_until("document.querySelector('button.vote--1[aria-pressed=true]')")
+        app.press("n")
+        app.wait_until(
+            "(n) => document.querySelector('#review-progress')?.textContent.includes('Pair ' + n)"
+            " || document.querySelector('.empty')",
+            str(len(shown) + 1),
+        )
+    # Every hostile output was on screen, as the text it is; nothing ran, loaded or popped up
+    for hostile in HOSTILE:
+        assert hostile in shown
+    assert app.page.count("main img, main script, main svg:not(.chart), main b, main i") == 0
+    app.nothing_ran()
+    app.own_origin_only()
+
+
+def test_compare_two_runs(app: App, app_server: dict[str, str]) -> None:
+    app.sign_in()
+    app.wait_for("Evaluations")
+    app.run(lambda page: page.get_by_role("link", name="Compare").click())
+    app.wait_for("Baseline")
+    app.run(lambda page: page.get_by_label("Baseline").select_option(app_server["baseline"]))
+    app.run(lambda page: page.get_by_label("Candidate").select_option(app_server["candidate"]))
+    app.run(lambda page: page.get_by_role("button", name="Compare").click())
+    regressed = [
+        (b[m], c[m])
+        for b, c in zip(scores("baseline"), scores("candidate"), strict=True)
+        for m in range(2)
+        if c[m] - b[m] <= -1
+    ]
+    app.wait_for(f"Regressions ({len(regressed)})")
+    assert "Regressed" in app.text()  # the check's verdict: four pairs lost "please"
+    # Side by side: each regression shows the baseline's and the candidate's score and reason
+    sides = app.page.texts("section.changes:first-of-type .side-label")
+    shown = list(zip(sides[0::2], sides[1::2], strict=True))
+    assert sorted(shown) == sorted(
+        (f"Baseline: {b} of 5", f"Candidate: {c} of 5") for b, c in regressed
+    )
+    assert len(app.page.texts("section.changes:first-of-type .side .reason")) == 2 * len(regressed)
+    app.axe_clean("the comparison")
+    app.nothing_ran()
+    app.own_origin_only()
+
+
+def test_sign_out_leaves_no_key_anywhere(app: App, app_server: dict[str, str]) -> None:
+    app.sign_in()
+    app.wait_for(app_server["baseline"])
+    assert app.page.evaluate("sessionStorage.getItem('evalsvc.apiKey')") == DEV_KEY
+    app.tab_to("Sign out")
+    app.press("Enter")
+    app.wait_for("You are signed out")
+    stored = app.page.evaluate(
+        """async (key) => ({
+            session: Object.keys(sessionStorage).map((k) => k + '=' + sessionStorage.getItem(k)),
+            local: Object.keys(localStorage).map((k) => k + '=' + localStorage.getItem(k)),
+            cookies: document.cookie,
+            databases: (await indexedDB.databases()).map((d) => d.name),
+            caches: await caches.keys(),
+            dom: document.documentElement.outerHTML.includes(key),
+        })""",
+        DEV_KEY,
+    )
+    assert stored == {
+        "session": [],
+        "local": [],
+        "cookies": "",
+        "databases": [],
+        "caches": [],
+        "dom": False,
+    }
+    cookies = app.run(lambda page: page.context.cookies())
+    assert cookies == []
+    app.axe_clean("the sign-in page after signing out")
+    # Reloading does not sign anyone back in
+    app.run(lambda page: page.reload())
+    app.wait_for("API key")
+    assert app.page.evaluate("document.querySelector('#nav').hidden")
+
+
+def test_a_rejected_key_and_a_network_failure_each_show_a_message(
+    app: App, app_server: dict[str, str]
+) -> None:
+    app.sign_in()
+    app.wait_for(app_server["baseline"])
+
+    # The network fails: the page says so and offers to try again
+    async def cut(page: Page) -> None:
+        async def abort(route: Route) -> None:
+            await route.abort("internetdisconnected")
+
+        await page.route("**/v1/**", abort)
+
+    app.run(cut)
+    app.run(lambda page: page.evaluate("location.hash = '#/evaluations?dataset=help-baseline'"))
+    app.wait_for("could not be reached")
+    app.axe_clean("a network failure")
+    app.run(lambda page: page.unroute("**/v1/**"))
+    app.run(lambda page: page.get_by_role("button", name="Try again").click())
+    app.wait_for(app_server["baseline"])
+
+    # The key stops being accepted mid-session (revoked, expired): back to sign in, told why
+    app.run(lambda page: page.evaluate("sessionStorage.setItem('evalsvc.apiKey', 'evk_revoked')"))
+    app.run(lambda page: page.evaluate(f"location.hash = '#/evaluation/{app_server['baseline']}'"))
+    app.wait_for("no longer accepted")
+    assert app.page.evaluate("sessionStorage.length") == 0
+    assert "API key" in app.text()
+    app.axe_clean("a rejected key")
+    app.own_origin_only(allowed_console=("status of 401", "ERR_INTERNET_DISCONNECTED"))
+
+
+def test_a_running_evaluation_and_one_without_votes_say_what_to_do(
+    app: App, app_server: dict[str, str]
+) -> None:
+    app.sign_in()
+    app.wait_for(app_server["baseline"])
+    evaluation = app_server["candidate"]
+
+    # While it runs (the answer is what GET /evaluation/{id} says of a running one)
+    async def running(page: Page) -> None:
+        async def fulfil(route: Route) -> None:
+            body = {
+                "results_id": evaluation,
+                "status": "running",
+                "pairs_done": 3,
+                "pairs_total": PAIRS,
+            }
+            await route.fulfill(status=200, json=body)
+
+        await page.route(f"**/v1/evaluation/{evaluation}", fulfil)
+
+    app.run(running)
+    app.run(lambda page: page.evaluate(f"location.hash = '#/evaluation/{evaluation}'"))
+    app.wait_for(f"3 of {PAIRS} pairs scored")
+    app.axe_clean("a running evaluation")
+    app.run(lambda page: page.unroute(f"**/v1/evaluation/{evaluation}"))
+    # When it completes, the page shows it by itself
+    app.wait_for("human agreement")
+    assert "No votes yet" in app.text()
+    app.own_origin_only()
+
+
+def test_the_app_is_small_and_its_files_never_change_meaning(app_server: dict[str, str]) -> None:
+    page = requests.get(app_server["url"], headers={"Accept-Encoding": "gzip"}, timeout=10)
+    assert page.headers["Content-Security-Policy"] == (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+    assets = re.findall(r'(?:href|src)="([0-9a-f]{16}/[a-z_]+\.(?:js|css))"', page.text)
+    total = int(page.raw.headers.get("Content-Length", 0)) or len(page.content)
+    for asset in assets:
+        answer = requests.get(
+            app_server["url"] + asset, headers={"Accept-Encoding": "gzip"}, timeout=10
+        )
+        assert answer.headers["Content-Encoding"] == "gzip"
+        assert "immutable" in answer.headers["Cache-Control"]
+        total += int(answer.raw.headers["Content-Length"])
+    assert len(assets) == len(set(assets)) == 9
+    assert total <= 300 * 1024
+    static = Path(__file__).resolve().parents[2] / "functions" / "review_app" / "static"
+    assert {a.split("/")[1] for a in assets} == {p.name for p in static.iterdir()} - {"index.html"}
