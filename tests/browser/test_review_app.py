@@ -407,16 +407,15 @@ def test_the_app_is_small_and_its_files_never_change_meaning(app_server: dict[st
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
         "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     )
-    assets = re.findall(r'(?:href|src)="([0-9a-f]{16}/[a-z_]+\.(?:js|css))"', page.text)
-    total = int(page.raw.headers.get("Content-Length", 0)) or len(page.content)
+    assets = re.findall(r'(?:href|src)="(/app/[0-9a-f]{16}/[a-z_]+\.(?:js|css))"', page.text)
+    origin = app_server["url"].removesuffix("/app/")
+    total = int(page.raw.headers["Content-Length"])
     for asset in assets:
-        answer = requests.get(
-            app_server["url"] + asset, headers={"Accept-Encoding": "gzip"}, timeout=10
-        )
+        answer = requests.get(origin + asset, headers={"Accept-Encoding": "gzip"}, timeout=10)
         assert answer.headers["Content-Encoding"] == "gzip"
         assert "immutable" in answer.headers["Cache-Control"]
         total += int(answer.raw.headers["Content-Length"])
     assert len(assets) == len(set(assets)) == 9
     assert total <= 300 * 1024
     static = Path(__file__).resolve().parents[2] / "functions" / "review_app" / "static"
-    assert {a.split("/")[1] for a in assets} == {p.name for p in static.iterdir()} - {"index.html"}
+    assert {a.split("/")[3] for a in assets} == {p.name for p in static.iterdir()} - {"index.html"}

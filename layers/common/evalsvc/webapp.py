@@ -6,8 +6,11 @@ pydantic), and the local server and the Lambda answer byte for byte alike.
 
 URLs, relative to the app's root (`/app/` locally, `/v1/app/` behind the API's stage):
 
-    ""                   index.html, with the API's base path and the asset version filled in;
-                         Cache-Control: no-cache (revalidated by ETag, 304 when unchanged)
+    "" (also `/app`)     index.html, with the API's base path and its files' path filled in;
+                         Cache-Control: no-cache (revalidated by ETag, 304 when unchanged).
+                         The page names its files by absolute path, so it works at `/app` and
+                         at `/app/` alike: whether API Gateway tells a trailing slash apart
+                         does not matter, and no redirect is needed
     "<version>/<file>"   an asset; <version> is a digest of every asset, so a URL never changes
                          meaning: cached for a year, immutable. Another version is a 404 (the
                          page that asked for it is from before a deploy: reloading it fixes it)
@@ -43,9 +46,10 @@ SECURITY_HEADERS = {
     "Cross-Origin-Resource-Policy": "same-origin",
 }
 INDEX = "index.html"
-# The placeholders index.html carries; both values are HTML-escaped when filled in.
+# The placeholders index.html carries: the API's base path, and the path of this version's files
+# (`<app base>/<version>`); both HTML-escaped when filled in.
 API_BASE_MARK = "{{api_base}}"
-VERSION_MARK = "{{version}}"
+FILES_MARK = "{{files}}"
 TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -95,22 +99,24 @@ class WebApp:
         self.version = digest.hexdigest()[:16]
         self._index = files.pop(INDEX).decode("utf-8")
         self._assets = {name: _File.of(body, _content_type(name)) for name, body in files.items()}
-        self._pages: dict[str, _File] = {}
+        self._pages: dict[tuple[str, str], _File] = {}
 
     @property
     def asset_names(self) -> list[str]:
         return sorted(self._assets)
 
-    def page(self, api_base: str) -> _File:
-        """index.html for an API at `api_base` (a path: "/v1", "" for the root)."""
-        page = self._pages.get(api_base)
+    def page(self, api_base: str, app_base: str) -> _File:
+        """index.html for an API at `api_base` and the app at `app_base` (paths: "/v1",
+        "/v1/app"; "" for the root)."""
+        page = self._pages.get((api_base, app_base))
         if page is None:
+            files = f"{app_base}/{self.version}"
             text = self._index.replace(API_BASE_MARK, html.escape(api_base, quote=True))
-            text = text.replace(VERSION_MARK, html.escape(self.version, quote=True))
+            text = text.replace(FILES_MARK, html.escape(files, quote=True))
             page = _File.of(text.encode("utf-8"), TYPES[".html"])
             # The bases a deployment answers on are few (its stage, a custom domain's mapping).
             if len(self._pages) < 16:
-                self._pages[api_base] = page
+                self._pages[(api_base, app_base)] = page
         return page
 
     def respond(
@@ -118,17 +124,19 @@ class WebApp:
         path: str,
         *,
         api_base: str,
+        app_base: str,
         headers: Mapping[str, str],
         method: str = "GET",
     ) -> Answer:
-        """The answer to a request for `path`, relative to the app's root ("" is the page).
-        `headers` are the request's, names in lower case."""
+        """The answer to a request for `path`, relative to the app's root at `app_base` ("" is
+        the page), with the API at `api_base`. `headers` are the request's, names in lower
+        case."""
         if method not in ("GET", "HEAD"):
             return _error(405, "the app's files are read with GET", {"Allow": "GET, HEAD"})
         if path in ("", INDEX):
-            if not _BASE_PATH.fullmatch(api_base):
+            if not (_BASE_PATH.fullmatch(api_base) and _BASE_PATH.fullmatch(app_base)):
                 return _error(400, "the app's address is not one it can be served from")
-            return _send(self.page(api_base), headers, method, "no-cache")
+            return _send(self.page(api_base, app_base), headers, method, "no-cache")
         found = _ASSET.fullmatch(path)
         asset = self._assets.get(found["name"]) if found else None
         if found is None or asset is None:
@@ -143,17 +151,17 @@ class WebApp:
         """The Lambda handler: the proxy answer to an API Gateway (REST) event for `/app` or
         `/app/...`."""
         path = str(event.get("path") or "")
-        if path == "/app":
-            # The page's relative URLs need the trailing slash. The Location is relative, so it
-            # never depends on the Host header.
-            answer = Answer(301, {**SECURITY_HEADERS, "Location": "app/"}, b"")
-            return _proxy(answer)
-        if not path.startswith("/app/"):
+        if path != "/app" and not path.startswith("/app/"):
             return _proxy(_error(404, "no such file in the review app: open the app at its root"))
         headers = _lower(event.get("headers"))
         method = str(event.get("httpMethod") or "GET")
+        api_base = _api_base(event)
         answer = self.respond(
-            path[len("/app/") :], api_base=_api_base(event), headers=headers, method=method
+            path[len("/app/") :],
+            api_base=api_base,
+            app_base=f"{api_base}/app",
+            headers=headers,
+            method=method,
         )
         return _proxy(answer)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalsvc.api.app import VERSION_PREFIX
-from evalsvc.webapp import SECURITY_HEADERS, WebApp
+from evalsvc.webapp import WebApp
 from fastapi import FastAPI
 from starlette.requests import Request
 from starlette.responses import Response
@@ -24,20 +24,17 @@ def static_directory() -> Path:
 def mount_review_app(app: FastAPI, directory: Path | None = None) -> WebApp:
     web = WebApp(directory or static_directory())
 
-    async def redirect(request: Request) -> Response:
-        # Relative, as deployed: /app -> /app/, whatever the Host header says.
-        return Response(status_code=301, headers={**SECURITY_HEADERS, "Location": "app/"})
-
     async def serve(request: Request) -> Response:
         headers = {name.lower(): value for name, value in request.headers.items()}
         answer = web.respond(
-            request.path_params["path"],
+            request.path_params.get("path", ""),
             api_base=VERSION_PREFIX,
+            app_base="/app",
             headers=headers,
             method=request.method,
         )
         return Response(answer.body, status_code=answer.status, headers=answer.headers)
 
-    app.add_route("/app", redirect, methods=["GET", "HEAD"])
+    app.add_route("/app", serve, methods=["GET", "HEAD"])
     app.add_route("/app/{path:path}", serve, methods=["GET", "HEAD"])
     return web
