@@ -144,6 +144,19 @@ class EvaluationResult:
     histograms: list[list[int]] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ListedResult:
+    """An evaluation result as a list of them shows it (what the results indexes project)."""
+
+    results_id: str
+    created_ms: int
+    dataset_id: str
+    dataset_kind: DatasetKind
+    metrics_id: str
+    status: Status
+    pair_count: int
+
+
 @dataclass(slots=True)
 class Critique:
     id: str
