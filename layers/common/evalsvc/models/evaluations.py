@@ -269,6 +269,11 @@ class EvaluationOut(BaseModel):
     score_std_devs: list[float]
     score_confidence_intervals: list[ConfidenceIntervalOut]
     min_scoring_pairs: list[list[ScoredPairOut]]
+    score_histograms: list[list[int]] | None = Field(
+        description="Per metric, how many scored pairs scored 1, 2, 3, 4 and 5 (five counts; "
+        "a fractional score counts in the bin it rounds to, half up); null while running, when "
+        "failed, and for results stored before histograms were kept"
+    )
     all_scored_pairs: list[list[ScoredPairOut]] | None = Field(
         default=None, description="Present only with includeAllScores=true"
     )
