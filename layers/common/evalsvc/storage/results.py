@@ -351,14 +351,6 @@ def score_pages(tenant: str, results_id: str) -> Iterator[list[tuple[str, list[f
         yield [(item["sk"]["S"][2:], [float(v["N"]) for v in item["scores"]["L"]]) for item in page]
 
 
-def pair_ids(tenant: str, results_id: str) -> Iterator[str]:
-    """The ids of the result's scored pairs, in id order (pages of keys only)."""
-    query = _scored_query(tenant, results_id)
-    query["ProjectionExpression"] = "sk"
-    for item in dynamo.query_items(**query):
-        yield item["sk"]["S"][2:]
-
-
 def reasons_of(
     tenant: str, results_id: str, wanted: Mapping[str, Collection[int]]
 ) -> dict[tuple[str, int], str]:
