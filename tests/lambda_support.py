@@ -73,6 +73,14 @@ def with_path(event: dict[str, Any], **params: str) -> dict[str, Any]:
     return event
 
 
+def with_query(event: dict[str, Any], **params: str) -> dict[str, Any]:
+    """A copy of `event` with `params` as its query string (one value each)."""
+    event = copy.deepcopy(event)
+    event["queryStringParameters"] = dict(params)
+    event["multiValueQueryStringParameters"] = {k: [v] for k, v in params.items()}
+    return event
+
+
 def invoke(function: str, event: dict[str, Any]) -> tuple[int, Any]:
     """Call the function's handler; returns (status, decoded JSON body)."""
     response = handler_of(function)(event, LambdaContext())

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from evalsvc.errors import InvalidInput
 from evalsvc.logic import audit
 from evalsvc.models.api_keys import Identity
 from scipy import stats as scipy_stats
@@ -154,6 +155,79 @@ def test_a_bad_metric_or_size_is_400_naming_it(
 
     assert response.status_code == 400, response.text
     assert named in response.json()["error"]
+
+
+def test_order_random_is_the_default(acme: Tenant, result: str) -> None:
+    assert sample(acme, result, "metric_idx=1&n=10&order=random") == sample(acme, result)
+
+
+def scores_by_pair(tenant: Tenant, results_id: str, metric_idx: int) -> dict[str, float]:
+    body = ok(tenant.get(f"/evaluation/{results_id}?includeAllScores=true")).json()
+    return {e["pair_id"]: e["score"] for e in body["all_scored_pairs"][metric_idx]}
+
+
+@pytest.mark.parametrize("metric_idx", [0, 1])
+def test_lowest_gives_the_callers_unvoted_pairs_lowest_score_first_ties_by_pair_id(
+    acme: Tenant, result: str, metric_idx: int
+) -> None:
+    # Given the scores (metric 0, max_words: 1 or 5, many ties; metric 1, readability: spread)
+    scores = scores_by_pair(acme, result, metric_idx)
+    ranked = sorted(scores, key=lambda pair_id: (scores[pair_id], pair_id))
+    assert len(set(scores.values())) < len(scores)  # there are ties to break
+
+    body = sample(acme, result, f"metric_idx={metric_idx}&n=12&order=lowest")
+
+    assert [p["pair_id"] for p in body["pairs"]] == ranked[:12]
+    assert [p["score"] for p in body["pairs"]] == [scores[i] for i in ranked[:12]]
+    assert body["unvoted"] == 40
+    assert (body["eval_results_id"], body["metric_idx"]) == (result, metric_idx)
+    dataset = {p["id"]: p for p in acme.get("/data/seed/ds").json()["data"]}
+    for pair in body["pairs"]:
+        assert (pair["input"], pair["output"]) == (
+            dataset[pair["pair_id"]]["input"],
+            dataset[pair["pair_id"]]["output"],
+        )
+        assert pair["reason"]
+
+
+def test_lowest_leaves_out_the_pairs_the_caller_voted_on_for_the_metric(
+    acme: Tenant, result: str
+) -> None:
+    scores = scores_by_pair(acme, result, 1)
+    ranked = sorted(scores, key=lambda pair_id: (scores[pair_id], pair_id))
+    # the caller votes on the two lowest from the queue, and on the fourth through an audit
+    for pair_id, source in [(ranked[0], "review"), (ranked[1], "review"), (ranked[3], "audit")]:
+        vote = {"pair_id": pair_id, "metric_idx": 1, "vote": -1, "source": source}
+        ok(acme.put(f"/vote_eval_pair/{result}", vote))
+    # votes that are not the caller's on this metric change nothing
+    ok(voter(acme, "bo").put(f"/vote_eval_pair/{result}", {**vote, "pair_id": ranked[2]}))
+    ok(acme.put(f"/vote_eval_pair/{result}", {**vote, "pair_id": ranked[4], "metric_idx": 0}))
+
+    body = sample(acme, result, "metric_idx=1&n=5&order=lowest")
+
+    assert [p["pair_id"] for p in body["pairs"]] == [ranked[2], *ranked[4:8]]
+    assert body["unvoted"] == 37
+    # the random draw leaves out the same pairs and counts the same
+    drawn = sample(acme, result, "metric_idx=1&n=100")
+    assert body["unvoted"] == drawn["unvoted"] == len(drawn["pairs"])
+    assert {ranked[0], ranked[1], ranked[3]}.isdisjoint(p["pair_id"] for p in drawn["pairs"])
+
+
+@pytest.mark.parametrize("order", ["highest", "", "RANDOM", "lowest,random"])
+def test_a_bad_order_is_400_naming_the_orders_there_are(
+    acme: Tenant, result: str, order: str
+) -> None:
+    response = acme.get(f"/evaluation/{result}/audit_sample?metric_idx=0&order={order}")
+
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error.startswith("order:") and "'random'" in error and "'lowest'" in error
+
+
+def test_the_logic_refuses_an_order_it_does_not_know_too(acme: Tenant, result: str) -> None:
+    who = Identity(tenant="acme", user="ann", user_email="", key_id="k")
+    with pytest.raises(InvalidInput, match="order must be one of random, lowest, not 'highest'"):
+        audit.audit_sample(who, result, 0, 1, 10**6, "highest")
 
 
 def test_unknown_results_are_404(acme: Tenant) -> None:

@@ -87,6 +87,11 @@ CASES: list[tuple[str, str, Any, int]] = [
     # results and votes
     ("GET", "/evaluation/ev_missing", None, 404),
     ("GET", f"/evaluation/{RESULT}?includeAllScores=yes", None, 400),
+    ("GET", "/evaluations?limit=0", None, 400),
+    ("GET", "/evaluations?limit=true", None, 400),
+    ("GET", f"/evaluations?cursor={RESULT}", None, 400),
+    ("GET", f"/evaluations?cursor=1.{RESULT}%00", None, 400),
+    ("GET", "/evaluations?seed_data_id=%2e%2e", None, 400),
     ("PUT", f"/vote_eval_pair/{RESULT}", {"pair_id": "p0", "metric_idx": 5, "vote": 1}, 400),
     ("PUT", f"/vote_eval_pair/{RESULT}", {"pair_id": "p0", "metric_idx": 0, "vote": 2}, 400),
     ("PUT", f"/vote_eval_pair/{RESULT}", {"pair_id": "p0", "metric_idx": 0, "vote": "1"}, 400),

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import boto3
 import pytest
 from scipy import stats as scipy_stats
 
 from tests.integration.conftest import Tenant, ok
 from tests.lambda_support import invoke, load_event, with_body, with_path
+from tests.work_queue import Work
 
 CHECKS = ["check:max_words:4", "check:contains:please", "check:input_overlap"]
 
@@ -312,6 +315,85 @@ def test_bad_include_all_scores_is_400(acme: Tenant, flag: str) -> None:
 
     assert response.status_code == 400
     assert response.json()["error"].startswith("includeAllScores must be true or false")
+
+
+def expected_histograms(result: dict[str, Any]) -> list[list[int]]:
+    """Per metric, the scored pairs in each 1-5 bin (a score rounds half up, within 1..5)."""
+    bins = [[0] * 5 for _ in result["all_scored_pairs"]]
+    for m, metric in enumerate(result["all_scored_pairs"]):
+        for pair in metric:
+            bins[m][min(5, max(1, math.floor(pair["score"] + 0.5))) - 1] += 1
+    return bins
+
+
+def test_a_complete_result_has_per_metric_score_histograms(acme: Tenant) -> None:
+    seed(acme)
+    metrics(acme)
+    results_id = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["eval_results_id"]
+
+    result = ok(acme.get(f"/evaluation/{results_id}?includeAllScores=true")).json()
+
+    assert result["score_histograms"] == expected_histograms(result)
+    assert [sum(bins) for bins in result["score_histograms"]] == [6] * len(CHECKS)
+    assert result["score_histograms"][1] == [3, 0, 0, 0, 3]  # contains:please: 1 or 5
+    plain = ok(acme.get(f"/evaluation/{results_id}")).json()
+    assert plain["score_histograms"] == result["score_histograms"]
+
+
+def queue(tenant: Tenant) -> Any:
+    return tenant.http.post(
+        "/v1/evaluate",
+        json={"seed_data_id": "ds"},
+        headers={**tenant.headers, "Prefer": "respond-async"},
+    )
+
+
+def test_score_histograms_are_null_while_running_and_counted_once_complete(
+    acme: Tenant, work: Work
+) -> None:
+    seed(acme)
+    metrics(acme)
+    queued = queue(acme)
+    assert queued.status_code == 202, queued.text
+    results_id = queued.json()["eval_results_id"]
+
+    running = ok(acme.get(f"/evaluation/{results_id}")).json()
+    assert (running["status"], running["score_histograms"]) == ("running", None)
+
+    assert work.drain()
+    done = ok(acme.get(f"/evaluation/{results_id}?includeAllScores=true")).json()
+    assert done["status"] == "complete"
+    assert done["score_histograms"] == expected_histograms(done)
+
+
+def test_a_failed_result_has_no_score_histograms(acme: Tenant, work: Work) -> None:
+    seed(acme)
+    metrics(acme)
+    queued = queue(acme)
+    results_id = ok(queued, 202).json()["eval_results_id"]
+    assert work.dead_letter_all()
+    work.deliver_dead_letters()
+
+    failed = ok(acme.get(f"/evaluation/{results_id}")).json()
+
+    assert (failed["status"], failed["score_histograms"]) == ("failed", None)
+
+
+def test_a_result_stored_before_histograms_were_kept_has_null_histograms(
+    acme: Tenant, tables: dict[str, str]
+) -> None:
+    seed(acme)
+    metrics(acme)
+    results_id = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["eval_results_id"]
+    boto3.client("dynamodb").update_item(
+        TableName=tables["RESULTS_TABLE"],
+        Key={"pk": {"S": f"T#acme#R#{results_id}"}, "sk": {"S": "result"}},
+        UpdateExpression="REMOVE histograms",
+    )
+
+    result = ok(acme.get(f"/evaluation/{results_id}")).json()
+
+    assert (result["status"], result["score_histograms"]) == ("complete", None)
 
 
 def test_unknown_result_is_404(acme: Tenant) -> None:

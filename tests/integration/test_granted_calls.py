@@ -20,6 +20,7 @@ from tests.lambda_support import (
     with_body,
     with_header,
     with_path,
+    with_query,
 )
 from tests.template_policies import dynamodb_grants, functions
 from tests.work_queue import Work
@@ -132,6 +133,9 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
         assert work.drain()
     candidate = queued["eval_results_id"]
     ok("get_usage", load_event("get_usage"))
+    ok("list_evaluations", load_event("list_evaluations"))
+    listed = with_query(load_event("list_evaluations"), seed_data_id="support-faq")
+    assert len(ok("list_evaluations", listed)["evaluations"]) == 2
     for function in ("get_evaluation", "get_evaluation_agreement", "get_audit_sample"):
         ok(function, with_path(load_event(function), id=baseline))
     report = with_path(load_event("get_evaluation_report"), id=baseline)

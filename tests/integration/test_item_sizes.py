@@ -165,6 +165,9 @@ def test_every_item_is_under_the_limit_with_every_field_at_its_limit(
         stored = results_store.get("acme", evaluated)
         assert stored is not None and stored.histograms is not None
         assert [sum(bins) for bins in stored.histograms] == [2] * MAX_DEFINITIONS
+    # Both headers also carry the keys of the list indexes (GET /evaluations), measured too.
+    listed = acme.get("/evaluations?seed_data_id=wide").json()["evaluations"]
+    assert {e["eval_results_id"] for e in listed} == {results_id, queued.json()["eval_results_id"]}
     synthetic = acme.get(f"/data/synthetic/{augmented.json()['synthetic_data_id']}")
     assert synthetic.status_code == 200, synthetic.text[:300]
     assert synthetic.json()["system_prompt"] == prompt

@@ -91,6 +91,7 @@ STATISTICS = [
     "score_std_devs",
     "score_confidence_intervals",
     "min_scoring_pairs",
+    "score_histograms",
     "all_scored_pairs",
 ]
 

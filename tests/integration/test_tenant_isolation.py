@@ -106,6 +106,19 @@ def test_another_tenants_lists_are_its_own(
     acme: Tenant, globex: Tenant, owned: dict[str, str]
 ) -> None:
     assert globex.get("/list_questions").json() == {"metrics": {}, "total_count": 0}
+    empty = {"evaluations": [], "next_cursor": None}
+    assert globex.get("/evaluations").json() == empty
+    assert globex.get("/evaluations?seed_data_id=ds").json() == empty
+    # acme's own position in its list, as a cursor: nothing of acme's either
+    created = ok(acme.get(f"/evaluation/{owned[RESULT]}")).json()["created_at"]
+    assert acme.get("/evaluations").json()["evaluations"][0]["created_at"] == created
+    from evalsvc.storage import results as results_store
+
+    stored = results_store.get("acme", owned[RESULT])
+    assert stored is not None
+    cursor = f"{stored.created_ms + 1}.{owned[RESULT]}"
+    assert globex.get(f"/evaluations?cursor={cursor}").json() == empty
+    assert ok(acme.get(f"/evaluations?cursor={cursor}")).json()["evaluations"] != []
 
 
 def every_route() -> list[tuple[str, str]]:
@@ -124,6 +137,7 @@ OWN_VIEW_ONLY = {
     ("POST", "/specify_questions"),
     ("POST", "/questions"),
     ("GET", "/list_questions"),
+    ("GET", "/evaluations"),
     ("GET", "/usage"),
 }
 ROUTE_OF = {

@@ -60,6 +60,10 @@ NEEDS: dict[str, dict[str, set[str]]] = {
         "JudgeCacheTable": {BG},
     },
     "get_usage": {"UsageTable": {BG}},
+    "list_evaluations": {
+        "ResultsTable/index/by_tenant": {Q},
+        "ResultsTable/index/by_dataset": {Q},
+    },
     "get_evaluation": {"ResultsTable": READS, "JobsTable": {G, Q}, "CritiquesTable": {Q}},
     "vote_eval_pair": {
         "ResultsTable": READS,

@@ -142,6 +142,8 @@ def test_tables_come_from_the_template() -> None:
     }
     index = definitions["DatasetsTable"]["LocalSecondaryIndexes"][0]
     assert index["IndexName"] == "by_order"
+    indexes = {i["IndexName"]: i for i in definitions["ResultsTable"]["GlobalSecondaryIndexes"]}
+    assert set(indexes) == {"by_tenant", "by_dataset"}
     assert table_env_vars() == {
         "DATASETS_TABLE": "DatasetsTable",
         "API_KEYS_TABLE": "ApiKeysTable",
@@ -162,3 +164,21 @@ def test_functions_run_arm64_on_a_supported_python_with_snapstart() -> None:
     assert function["SnapStart"] == {"ApplyOn": "PublishedVersions"}
     assert function["Tracing"] == "Active"
     assert function["LoggingConfig"]["LogFormat"] == "JSON"
+
+
+def test_the_results_list_indexes_are_keyed_and_projected_as_the_storage_reads_them() -> None:
+    from evalsvc.storage import results
+
+    table = table_definitions()["ResultsTable"]
+    types = {a["AttributeName"]: a["AttributeType"] for a in table["AttributeDefinitions"]}
+    for index, partition in [
+        (results.TENANT_INDEX, "list_pk"),
+        (results.DATASET_INDEX, "list_dpk"),
+    ]:
+        (definition,) = [i for i in table["GlobalSecondaryIndexes"] if i["IndexName"] == index]
+        keys = {k["KeyType"]: k["AttributeName"] for k in definition["KeySchema"]}
+        assert keys == {"HASH": partition, "RANGE": "list_sk"}
+        assert types[partition] == types["list_sk"] == "S"
+        # only what a list shows: the header's statistics and texts stay out of the index
+        assert definition["Projection"]["ProjectionType"] == "INCLUDE"
+        assert set(definition["Projection"]["NonKeyAttributes"]) == set(results.LISTED_ATTRIBUTES)

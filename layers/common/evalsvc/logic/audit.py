@@ -1,18 +1,27 @@
-"""Audit samples (E2): scored pairs drawn uniformly at random from those the caller has not
-voted on for a metric, so that agreement can be measured on votes not chosen by low scores.
+"""Audit samples (E2) and the review queue (E9): scored pairs the caller has not voted on for a
+metric, `n` at a time, in one of two orders.
 
-The draw ranks every scored pair of the result by a keyed hash of (result, metric, caller,
-pair id) and takes the first `n` the caller has not voted on: a uniform random order of the
-pairs, fixed for the caller, independent of scores and of anyone's votes. A repeated call gives
-the same sample until the caller votes; a vote on one of them lets the next pair in the order
-in, and a pair voted on for review (chosen by its low score) simply drops out.
+- `random` (the audit sample): the draw ranks every scored pair of the result by a keyed hash of
+  (result, metric, caller, pair id) and takes the first `n` the caller has not voted on: a
+  uniform random order of the pairs, fixed for the caller, independent of scores and of
+  anyone's votes, so that agreement can be measured on votes not chosen by low scores. A
+  repeated call gives the same sample until the caller votes; a vote on one of them lets the
+  next pair in the order in, and a pair voted on for review simply drops out. Voted with
+  "source": "audit".
+- `lowest` (the "Lowest scores" queue): the lowest scores on the metric first, ties by pair id.
+  Chosen by score, so voted with "source": "review" and left out of audit-only agreement.
+
+Both read the result's scores once, page by page, and keep only the `n` best-ranked pairs;
+only the ranking key differs.
 """
 
 from __future__ import annotations
 
 import hashlib
 import heapq
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, Literal, get_args
 
 from evalsvc.errors import InvalidInput, PayloadTooLarge
 from evalsvc.logic.results import check_metric_idx, existing_result
@@ -24,6 +33,8 @@ from evalsvc.storage import results as results_store
 
 MAX_SAMPLE = 100
 DEFAULT_SAMPLE = 10
+Order = Literal["random", "lowest"]
+ORDERS: tuple[Order, ...] = get_args(Order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,20 +59,46 @@ def _rank(results_id: str, metric_idx: int, user: str, pair_id: str) -> bytes:
     return hashlib.sha256(f"{results_id}\0{metric_idx}\0{user}\0{pair_id}".encode()).digest()
 
 
+# A scored pair as the orders rank it: its id and its score on the metric.
+_Candidate = tuple[str, float]
+
+
+def _ranking(
+    order: Order, results_id: str, metric_idx: int, user: str
+) -> Callable[[_Candidate], Any]:
+    """The key that puts the candidates in `order`, the first to take first."""
+    if order == "lowest":
+        return lambda candidate: (candidate[1], candidate[0])  # score, then pair id
+    return lambda candidate: _rank(results_id, metric_idx, user, candidate[0])
+
+
 def audit_sample(
-    identity: Identity, results_id: str, metric_idx: int, n: int, max_bytes: int
+    identity: Identity,
+    results_id: str,
+    metric_idx: int,
+    n: int,
+    max_bytes: int,
+    order: str = "random",
 ) -> AuditSample:
     result = existing_result(identity, results_id, require_complete=True)
     check_metric_idx(result, metric_idx)
     if not 1 <= n <= MAX_SAMPLE:
         raise InvalidInput(f"n must be 1-{MAX_SAMPLE}, not {n}")
+    if order not in ORDERS:
+        raise InvalidInput(f"order must be one of {', '.join(ORDERS)}, not {order[:40]!r}")
     voted = critiques_store.voted_pairs(identity.tenant, results_id, metric_idx, identity.user)
-    unvoted = [
-        pid for pid in results_store.pair_ids(identity.tenant, results_id) if pid not in voted
-    ]
-    chosen = heapq.nsmallest(
-        n, unvoted, key=lambda pid: _rank(results_id, metric_idx, identity.user, pid)
-    )
+    unvoted = 0
+
+    def candidates() -> Iterator[_Candidate]:
+        nonlocal unvoted
+        for page in results_store.score_pages(identity.tenant, results_id):
+            for pair_id, scores in page:
+                if pair_id not in voted:
+                    unvoted += 1
+                    yield pair_id, scores[metric_idx]
+
+    key = _ranking(order, results_id, metric_idx, identity.user)
+    chosen = [pair_id for pair_id, _ in heapq.nsmallest(n, candidates(), key=key)]
     scored = results_store.get_scored(identity.tenant, results_id, chosen)
     pairs: dict[str, Pair] = {}
     header = datasets_store.get_header(identity.tenant, result.dataset_kind, result.dataset_id)
@@ -86,4 +123,4 @@ def audit_sample(
                 reason=scores.reasons[metric_idx],
             )
         )
-    return AuditSample(results_id, metric_idx, result.definitions[metric_idx], len(unvoted), sample)
+    return AuditSample(results_id, metric_idx, result.definitions[metric_idx], unvoted, sample)

@@ -1,18 +1,20 @@
-"""Evaluation results as callers read them: the result with its statistics and the reasons of
-its lowest pairs, its scored pairs and critiques (whole or in pages), and, for a queued result
-not complete, its job's progress and LLM usage so far. Storage and models only: a route that
-reads results (GET /evaluation, compare, reports, agreement) does not import what evaluating
-takes (scoring, the judge, the job engine)."""
+"""Evaluation results as callers read them: the tenant's results newest first, a result with
+its statistics and the reasons of its lowest pairs, its scored pairs and critiques (whole or in
+pages), and, for a queued result not complete, its job's progress and LLM usage so far.
+Storage and models only: a route that reads results (GET /evaluations, GET /evaluation,
+compare, reports, agreement) does not import what evaluating takes (scoring, the judge, the
+job engine)."""
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from evalsvc.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
-from evalsvc.identifiers import check_client_id
+from evalsvc.identifiers import RESERVED_DATASET_IDS, check_client_id, is_client_id
 from evalsvc.logic.datasets import MAX_PAGE_SIZE, PAGE_MAX_BYTES
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import text_bytes
@@ -22,6 +24,7 @@ from evalsvc.models.evaluations import (
     MAX_REASON_CHARS,
     Critique,
     EvaluationResult,
+    ListedResult,
     ScoredPair,
 )
 from evalsvc.models.jobs import Status
@@ -233,3 +236,63 @@ def check_metric_idx(result: EvaluationResult, metric_idx: int) -> None:
             f"metric_idx {metric_idx} is out of range: this result has {count} "
             f"metric{'s' if count != 1 else ''} (0-{count - 1})"
         )
+
+
+# ---- the tenant's results, newest first (GET /evaluations) ---------------------------------------
+
+MAX_LISTED = 100
+DEFAULT_LISTED = 20
+# <created_ms>.<results_id>: created_ms as list_sk holds it (at most 15 digits, no leading zero).
+_LIST_CURSOR = re.compile(r"(0|[1-9][0-9]{0,14})\.(.*)", re.DOTALL)
+
+
+@dataclass(slots=True)
+class ResultsPage:
+    """A page of the tenant's results, newest first, and the cursor of the next (None on the
+    last)."""
+
+    results: list[ListedResult]
+    next_cursor: str | None
+
+
+def _list_cursor(result: ListedResult) -> str:
+    return f"{result.created_ms}.{result.results_id}"
+
+
+def _parse_list_cursor(cursor: str) -> tuple[int, str]:
+    """(created_ms, results_id) of a cursor this list gave; a 400 for anything else."""
+    match = _LIST_CURSOR.fullmatch(cursor)
+    if match is None or not is_client_id(match.group(2)):
+        raise InvalidInput(
+            f"cursor {cursor[:140]!r} is not one this list gave (<created_ms>.<eval_results_id>):"
+            " pass the previous page's next_cursor as it is, or leave cursor out to start from "
+            "the newest"
+        )
+    return int(match.group(1)), match.group(2)
+
+
+def _check_list_dataset_id(dataset_id: str) -> None:
+    if dataset_id in RESERVED_DATASET_IDS:
+        raise InvalidInput(
+            f"seed_data_id {dataset_id!r} names no dataset: give the dataset's own id "
+            "(GET /data/seed/latest says which it is)"
+        )
+    check_client_id(dataset_id, "seed_data_id")
+
+
+def list_results(
+    identity: Identity, limit: int, cursor: str | None, dataset_id: str | None
+) -> ResultsPage:
+    """A page of the tenant's results, newest first (results created in the same millisecond
+    by id, the greater first), at most `limit`; with `dataset_id` only those of that dataset
+    (seed or synthetic). `cursor`: the previous page's next_cursor. A cursor only says where
+    to start among the caller's own results: every key read comes from the caller's tenant."""
+    if not 1 <= limit <= MAX_LISTED:
+        raise InvalidInput(f"limit must be 1-{MAX_LISTED}, not {limit}")
+    if dataset_id is not None:
+        _check_list_dataset_id(dataset_id)
+    after = None if cursor is None else _parse_list_cursor(cursor)
+    listed, more = results_store.listed_page(
+        identity.tenant, dataset_id, after, limit, PAGE_MAX_BYTES
+    )
+    return ResultsPage(listed, _list_cursor(listed[-1]) if more and listed else None)

@@ -108,6 +108,7 @@ class AuditSampleOut(BaseModel):
     metric: str
     unvoted: int = Field(description="Scored pairs the caller has not voted on for the metric")
     pairs: list[AuditPairOut] = Field(
-        description="At most n of them, a uniform draw that stays the same until the caller "
-        'votes; vote on them with "source": "audit"'
+        description="At most n of them. order=random: a uniform draw that stays the same until "
+        'the caller votes; vote on them with "source": "audit". order=lowest: the lowest scores '
+        'first, ties by pair_id; vote on them with "source": "review"'
     )

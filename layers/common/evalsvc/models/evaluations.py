@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from evalsvc.identifiers import format_ms
 from evalsvc.models.datasets import (
     MAX_LABEL_CHARS,
     MAX_LABELS,
@@ -144,6 +145,19 @@ class EvaluationResult:
     histograms: list[list[int]] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ListedResult:
+    """An evaluation result as a list of them shows it (what the results indexes project)."""
+
+    results_id: str
+    created_ms: int
+    dataset_id: str
+    dataset_kind: DatasetKind
+    metrics_id: str
+    status: Status
+    pair_count: int
+
+
 @dataclass(slots=True)
 class Critique:
     id: str
@@ -255,6 +269,11 @@ class EvaluationOut(BaseModel):
     score_std_devs: list[float]
     score_confidence_intervals: list[ConfidenceIntervalOut]
     min_scoring_pairs: list[list[ScoredPairOut]]
+    score_histograms: list[list[int]] | None = Field(
+        description="Per metric, how many scored pairs scored 1, 2, 3, 4 and 5 (five counts; "
+        "a fractional score counts in the bin it rounds to, half up); null while running, when "
+        "failed, and for results stored before histograms were kept"
+    )
     all_scored_pairs: list[list[ScoredPairOut]] | None = Field(
         default=None, description="Present only with includeAllScores=true"
     )
@@ -279,6 +298,44 @@ class EvaluationPageOut(BaseModel):
         description="This page's critiques (pages follow metric, pair, user order)"
     )
     next_cursor: str | None = Field(description="The cursor of the next page; null on the last")
+
+
+class ListedEvaluationOut(BaseModel):
+    eval_results_id: str = Field(description="The evaluation result's id (GET /evaluation/{id})")
+    dataset_id: str = Field(description="The dataset it evaluated, seed or synthetic")
+    metrics_id: str = Field(description="The metrics set it was scored with")
+    status: Literal["running", "complete", "failed"] = Field(
+        description="As it stands now: running until every pair is scored, then complete "
+        "(or failed)"
+    )
+    pair_count: int = Field(description="Pairs the evaluation scores")
+    created_at: str = Field(
+        description="When it started: ISO 8601 UTC with milliseconds, as GET /evaluation/{id} "
+        "gives it"
+    )
+
+
+class EvaluationListOut(BaseModel):
+    """A page of the caller's evaluation results."""
+
+    evaluations: list[ListedEvaluationOut] = Field(
+        description="Newest first (evaluations started in the same millisecond by "
+        "eval_results_id, the greater first)"
+    )
+    next_cursor: str | None = Field(
+        description="Pass it as cursor for the next page; null on the last"
+    )
+
+
+def listed_evaluation_out(listed: ListedResult) -> dict[str, object]:
+    return {
+        "eval_results_id": listed.results_id,
+        "dataset_id": listed.dataset_id,
+        "metrics_id": listed.metrics_id,
+        "status": listed.status.value,
+        "pair_count": listed.pair_count,
+        "created_at": format_ms(listed.created_ms),
+    }
 
 
 class VoteOut(BaseModel):

@@ -20,6 +20,14 @@ kept apart (storage.texts), once however many results share them. A complete res
 also keeps what finishing counted: per metric the statistics, the lowest pairs and the 1-5
 score histogram (`histograms`, absent from results stored before it was kept), so that a report
 draws them without reading the scored pairs.
+
+Every header also carries the keys of two sparse indexes that list a tenant's results newest
+first (GET /evaluations): `list_pk` (T#<tenant>) for `by_tenant`, `list_dpk`
+(T#<tenant>#D#<dataset_id>) for `by_dataset`, and `list_sk` (<created_ms, 15 digits>#<results_id>)
+for both, unique so that results created in the same millisecond keep one order. Only headers
+carry them: scored pairs, pointers and parts are in no index. Both indexes project what a list
+shows, and a header's status follows into them when it changes. Headers stored before the
+indexes have none of the keys and are not listed.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from typing import Any
 
 from evalsvc.errors import Failure
 from evalsvc.models.datasets import DatasetKind
-from evalsvc.models.evaluations import EvaluationResult, LowScore, ScoredPair
+from evalsvc.models.evaluations import EvaluationResult, ListedResult, LowScore, ScoredPair
 from evalsvc.models.jobs import Status
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
@@ -42,6 +50,10 @@ from evalsvc.usage import Usage
 
 HEADER_SK = "result"
 POINTER_SK = "pointer"
+TENANT_INDEX = "by_tenant"
+DATASET_INDEX = "by_dataset"
+# The width of created_ms in `list_sk`: milliseconds up to the year 33658.
+_LIST_MS_DIGITS = 15
 
 
 def _table() -> str:
@@ -54,6 +66,18 @@ def result_pk(tenant: str, results_id: str) -> str:
 
 def latest_pk(tenant: str, kind: DatasetKind, dataset_id: str) -> str:
     return f"T#{tenant}#latest#{kind.value}#{dataset_id}"
+
+
+def list_pk(tenant: str) -> str:
+    return f"T#{tenant}"
+
+
+def dataset_list_pk(tenant: str, dataset_id: str) -> str:
+    return f"T#{tenant}#D#{dataset_id}"
+
+
+def list_sk(created_ms: int, results_id: str) -> str:
+    return f"{created_ms:0{_LIST_MS_DIGITS}d}#{results_id}"
 
 
 def latest_for_dataset(tenant: str, kind: DatasetKind, dataset_id: str) -> str | None:
@@ -115,6 +139,9 @@ def _header_item(result: EvaluationResult) -> Item:
     return {
         "pk": s(result_pk(result.tenant, result.results_id)),
         "sk": s(HEADER_SK),
+        "list_pk": s(list_pk(result.tenant)),
+        "list_dpk": s(dataset_list_pk(result.tenant, result.dataset_id)),
+        "list_sk": s(list_sk(result.created_ms, result.results_id)),
         "results_id": s(result.results_id),
         "created_ms": n(result.created_ms),
         "dataset_id": s(result.dataset_id),
@@ -155,6 +182,77 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         usage=Usage.from_dict(json.loads(get_s(item, "usage") or "{}")),
         histograms=_histograms_from_item(item),
     )
+
+
+# ---- lists of results (the sparse indexes by_tenant and by_dataset) ------------------------------
+
+# What the list indexes project (template.yaml), besides their keys: what a list shows.
+LISTED_ATTRIBUTES = (
+    "results_id",
+    "dataset_id",
+    "dataset_kind",
+    "metrics_id",
+    "status",
+    "pair_count",
+    "created_ms",
+)
+
+# What a listed result adds to GET /evaluations besides its three ids: keys, quotes, the status,
+# the pair count and the time.
+LISTED_RESULT_BYTES = 160
+
+
+def _listed_bytes(item: Item) -> int:
+    ids = (get_s(item, name) or "" for name in ("results_id", "dataset_id", "metrics_id"))
+    return sum(len(value.encode()) for value in ids) + LISTED_RESULT_BYTES
+
+
+def _listed_from_item(item: Item) -> ListedResult:
+    return ListedResult(
+        results_id=get_s(item, "results_id") or "",
+        created_ms=get_n(item, "created_ms"),
+        dataset_id=get_s(item, "dataset_id") or "",
+        dataset_kind=DatasetKind(get_s(item, "dataset_kind") or ""),
+        metrics_id=get_s(item, "metrics_id") or "",
+        status=Status(get_s(item, "status") or Status.COMPLETE.value),
+        pair_count=get_n(item, "pair_count"),
+    )
+
+
+def listed_page(
+    tenant: str,
+    dataset_id: str | None,
+    after: tuple[int, str] | None,
+    limit: int,
+    max_bytes: int,
+) -> tuple[list[ListedResult], bool]:
+    """The tenant's results newest first (those of `dataset_id` only, when given, whatever its
+    kind), after the one created at (created_ms, results_id) `after` (None: from the newest);
+    at most `limit` and no more than make `max_bytes` (at least one); and whether more follow.
+    One Query of an index (limit + 1 items, to know whether more follow). Every key comes from
+    `tenant`: `after` only says where to start within the tenant's own entries."""
+    if dataset_id is None:
+        index, key, value = TENANT_INDEX, "list_pk", list_pk(tenant)
+    else:
+        index, key, value = DATASET_INDEX, "list_dpk", dataset_list_pk(tenant, dataset_id)
+    query: dict[str, Any] = {
+        "TableName": _table(),
+        "IndexName": index,
+        "KeyConditionExpression": f"{key} = :pk",
+        "ExpressionAttributeValues": {":pk": s(value)},
+        "ScanIndexForward": False,
+    }
+    if after is not None:
+        created_ms, results_id = after
+        query["ExclusiveStartKey"] = {
+            key: s(value),
+            "list_sk": s(list_sk(created_ms, results_id)),
+            **_header_key(tenant, results_id),
+        }
+    items, more = dynamo.query_bounded(
+        max_items=limit, max_bytes=max_bytes, size=_listed_bytes, **query
+    )
+    return [_listed_from_item(item) for item in items], more
 
 
 def put(result: EvaluationResult, scored: Sequence[ScoredPair]) -> None:
@@ -251,14 +349,6 @@ def score_pages(tenant: str, results_id: str) -> Iterator[list[tuple[str, list[f
     query["ProjectionExpression"] = "sk, scores"
     for page in dynamo.query_pages(**query):
         yield [(item["sk"]["S"][2:], [float(v["N"]) for v in item["scores"]["L"]]) for item in page]
-
-
-def pair_ids(tenant: str, results_id: str) -> Iterator[str]:
-    """The ids of the result's scored pairs, in id order (pages of keys only)."""
-    query = _scored_query(tenant, results_id)
-    query["ProjectionExpression"] = "sk"
-    for item in dynamo.query_items(**query):
-        yield item["sk"]["S"][2:]
 
 
 def reasons_of(

@@ -21,6 +21,7 @@ ROUTE_MODULES = (
     "get_question",
     "estimate_evaluation",
     "evaluate",
+    "list_evaluations",
     "get_evaluation_agreement",
     "get_audit_sample",
     "get_evaluation_report",

@@ -1,5 +1,6 @@
-"""GET /evaluation/{id}/audit_sample: scored pairs drawn uniformly at random from those the
-caller has not voted on for a metric, to vote on with "source": "audit"."""
+"""GET /evaluation/{id}/audit_sample: scored pairs the caller has not voted on for a metric:
+drawn uniformly at random (order=random, to vote on with "source": "audit"), or the lowest
+scores first (order=lowest, the review queue, "source": "review")."""
 
 from typing import Annotated
 
@@ -27,9 +28,18 @@ def get_audit_sample(
     n: Annotated[
         int, Query(ge=1, le=audit.MAX_SAMPLE, description="How many pairs (1-100)")
     ] = audit.DEFAULT_SAMPLE,
+    order: Annotated[
+        audit.Order,
+        Query(
+            description="random (the default): a uniform draw, the same until the caller votes; "
+            'vote on it with "source": "audit" (it is what audit agreement counts). lowest: the '
+            "lowest scores on the metric first, ties by pair_id, the review queue; vote on it "
+            'with "source": "review" (chosen by score, it would bias audit agreement)'
+        ),
+    ] = "random",
     identity: Identity = Depends(current_identity),
 ) -> Response:
-    sample = audit.audit_sample(identity, results_id, metric_idx, n, readable_bytes(request))
+    sample = audit.audit_sample(identity, results_id, metric_idx, n, readable_bytes(request), order)
     content = {
         "eval_results_id": sample.results_id,
         "metric_idx": sample.metric_idx,

@@ -16,6 +16,7 @@ from evalsvc.logic.datasets import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.evaluations import Critique, EvaluationOut, EvaluationPageOut, ScoredPair
+from evalsvc.models.jobs import Status
 from evalsvc.models.usage import usage_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
@@ -127,6 +128,7 @@ def get_evaluation(
             [{"reason": low.reason, "pair_id": low.pair_id, "score": low.score} for low in metric]
             for metric in result.lowest
         ],
+        "score_histograms": (result.histograms if result.status is Status.COMPLETE else None),
         "human_critique": [_critique(c) for c in stored.critiques],
         "usage": usage_out(result.usage).model_dump(mode="json"),
     }
