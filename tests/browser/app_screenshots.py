@@ -118,7 +118,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             page.screenshot(args.directory / "review-app-evaluation.png", full_page=False)
 
             page.evaluate(f"location.hash = '#/review/{ids[0]}/0'")
-            settle(page, "Hidden until you vote")
+            page.run(
+                lambda p: p.wait_for_function(
+                    "() => document.querySelector('[aria-label=Output] pre')", timeout=20_000
+                )
+            )
             for key in ("+", "n", "+", "n", "-"):
                 page.run(lambda p, key=key: p.keyboard.press(key))
                 time.sleep(0.3)

@@ -720,6 +720,10 @@ class Browser:
         try:
             if len(self._idle) >= _IDLE_TABS or self._server is None:
                 raise LookupError("no reuse")
+            if tab.origins:
+                # Session storage belongs to the tab, not the origin: clearing the origin's
+                # data does not reach it.
+                await tab.page.evaluate("() => { try { sessionStorage.clear(); } catch {} }")
             await tab.page.goto("about:blank", timeout=5000)
             for origin in {self._server.origin, *tab.origins}:
                 await tab.devtools.send(

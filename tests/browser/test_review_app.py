@@ -36,8 +36,8 @@ def hostile_note(output: str) -> str:
 def outputs(version: str) -> list[str]:
     texts = [f"Answer {k}: please restart the router ({version})." for k in range(PAIRS)]
     texts[3], texts[5], texts[8] = HOSTILE
-    if version == "candidate":  # worse on the check for four pairs: regressions
-        for k in (0, 1, 2, 4):
+    if version == "candidate":  # worse on the check for eight pairs: a significant regression
+        for k in (0, 1, 2, 4, 6, 7, 9, 10):
             texts[k] = f"Answer {k}: restart it."
     return texts
 
@@ -54,7 +54,9 @@ def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
             "metrics_id"
         ]
         ids = {}
-        for version in ("baseline", "candidate"):
+        # "quiet" is never voted on (the pages that say there are no votes yet); then the
+        # baseline (the blind review votes on its first metric) and the candidate.
+        for version in ("quiet", "baseline", "candidate"):
             data = [
                 {"id": f"p{k:02d}", "input": f"How do I fix the Wi-Fi? <i>{k}</i>", "output": text}
                 for k, text in enumerate(outputs(version))
@@ -82,7 +84,15 @@ class App:
         self.run(lambda page: page.get_by_text(text).first.wait_for(timeout=timeout))
 
     def wait_until(self, expression: str, arg: Any = None, timeout: float = 15_000) -> None:
-        self.run(lambda page: page.wait_for_function(expression, arg=arg, timeout=timeout))
+        """Wait until a JS expression, or a function of `arg`, is truthy. An expression is
+        wrapped in a function: Playwright would evaluate a bare one with eval, which the
+        app's CSP refuses."""
+        function = expression if "=>" in expression else f"() => ({expression})"
+        self.run(lambda page: page.wait_for_function(function, arg=arg, timeout=timeout))
+
+    def wait_for_pair(self) -> None:
+        """Until a pair is on the review page (its Output region drawn)."""
+        self.wait_until("document.querySelector('[aria-label=Output] pre, [aria-label=Output] p')")
 
     def text(self, selector: str = "main") -> str:
         return self.page.inner_text(selector)
@@ -164,14 +174,15 @@ def test_sign_in_and_open_an_evaluation_from_the_list(app: App, app_server: dict
         "[...document.querySelectorAll('main a[href^=\"#/evaluation/\"]')]"
         ".map(a => a.getAttribute('aria-label'))"
     )
-    assert names[:2] == [
+    assert names[:3] == [
         f"Evaluation {app_server['candidate']}",
         f"Evaluation {app_server['baseline']}",
+        f"Evaluation {app_server['quiet']}",
     ]
     app.axe_clean("the evaluations list")
 
     # The evaluation: each metric's mean, interval, histogram, agreement and a Review button
-    app.run(lambda page: page.get_by_role("link", name=app_server["baseline"]).click())
+    app.run(lambda page: page.get_by_role("link", name=app_server["quiet"]).click())
     app.wait_for("human agreement")
     text = app.text()
     assert "Mean" in text and "95% interval" in text
@@ -194,7 +205,7 @@ def test_blind_keyboard_review_of_ten_pairs(app: App, app_server: dict[str, str]
     # Keyboard only from here: Tab to the first metric's Review button, Enter
     app.tab_to("Review Metric 1")
     app.press("Enter")
-    app.wait_for("Hidden until you vote")
+    app.wait_for_pair()
     app.axe_clean("the review page, before a vote")
 
     texts = outputs("baseline")
@@ -240,9 +251,10 @@ def test_the_lowest_scores_queue_shows_the_judge_and_votes_for_review(
     app.sign_in()
     app.wait_for("Evaluations")
     app.run(lambda page: page.evaluate(f"location.hash = '#/review/{evaluation}/1'"))
-    app.wait_for("Hidden until you vote")
+    app.wait_for_pair()
     app.run(lambda page: page.get_by_role("button", name="Lowest scores").click())
     app.wait_for("Lowest scores: the pairs")
+    app.wait_until("document.querySelector('[aria-label=Judge] .big')")
     assert "Score 1 of 5" in app.text("[aria-label=Judge]")  # shown before any vote
     app.press("0")
     app.wait_until("document.querySelector('button.vote-0[aria-pressed=true]')")
@@ -256,7 +268,7 @@ def test_hostile_outputs_run_nothing(app: App, app_server: dict[str, str]) -> No
     app.sign_in()
     app.wait_for("Evaluations")
     app.run(lambda page: page.evaluate(f"location.hash = '#/review/{evaluation}/0'"))
-    app.wait_for("Hidden until you vote")
+    app.wait_for_pair()
     shown = []
     for _ in range(PAIRS):
         shown.append(app.page.texts("[aria-label=Output] pre")[0])
@@ -291,7 +303,7 @@ def test_compare_two_runs(app: App, app_server: dict[str, str]) -> None:
         if c[m] - b[m] <= -1
     ]
     app.wait_for(f"Regressions ({len(regressed)})")
-    assert "Regressed" in app.text()  # the check's verdict: four pairs lost "please"
+    assert "Regressed" in app.text()  # the check's verdict: eight pairs lost "please"
     # Side by side: each regression shows the baseline's and the candidate's score and reason
     sides = app.page.texts("section.changes:first-of-type .side-label")
     shown = list(zip(sides[0::2], sides[1::2], strict=True))
@@ -375,7 +387,7 @@ def test_a_running_evaluation_and_one_without_votes_say_what_to_do(
 ) -> None:
     app.sign_in()
     app.wait_for(app_server["baseline"])
-    evaluation = app_server["candidate"]
+    evaluation = app_server["quiet"]
 
     # While it runs (the answer is what GET /evaluation/{id} says of a running one)
     async def running(page: Page) -> None:
