@@ -53,7 +53,7 @@ CANDIDATE = [
     BASELINE[3],
     "Reinstall the app.",
     BASELINE[5],
-    BASELINE[6],
+    "Try again later.",
     "No.",
 ]
 

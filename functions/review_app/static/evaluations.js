@@ -230,7 +230,7 @@ export function agreementBlock(agreed, error) {
         h("dt", {}, "Votes"),
         h("dd", {}, `${agreed.votes} (${agreed.positive} meet, ${agreed.negative} do not, ${agreed.neutral} unsure)`),
         h("dt", {}, "AUC"),
-        h("dd", {}, agreed.auc === null ? "needs a +1 and a −1 vote" : `${num(agreed.auc)} (95% ${interval(agreed.auc_ci_low, agreed.auc_ci_high)})`),
+        h("dd", {}, aucText(agreed)),
         h("dt", {}, "Cohen's κ"),
         h("dd", {}, num(agreed.kappa)),
         h("dt", {}, "Balanced accuracy"),
@@ -239,4 +239,10 @@ export function agreementBlock(agreed, error) {
     );
   }
   return box;
+}
+
+function aucText(agreed) {
+  if (agreed.auc === null) return "needs a +1 and a −1 vote";
+  if (agreed.auc_ci_low === null) return `${num(agreed.auc)} (an interval needs two +1 and two −1 votes)`;
+  return `${num(agreed.auc)} (95% ${interval(agreed.auc_ci_low, agreed.auc_ci_high)})`;
 }

@@ -70,7 +70,7 @@ export function reviewPage(context) {
   const slot = h("div", {class: "pair"}, loading("pairs to review"));
   const agreementSlot = h("div", {class: "agreement-slot"});
   context.slot = slot;
-  main.append(back, switcher, about, progress, slot, agreementSlot);
+  main.append(back, switcher, about, progress, h("div", {class: "review-grid"}, slot, agreementSlot));
 
   let metricName = "";
 
