@@ -183,7 +183,7 @@ openapi: venv
 templates: venv
 	$(BIN)/python -c "from evalsvc.reports.pages import compile_templates; compile_templates()"
 
-bench: venv
+bench: venv browser
 	$(BIN)/python bench/dataset_calls.py
 	$(BIN)/python bench/cold_import.py
 	$(BIN)/python bench/evaluation.py
@@ -191,6 +191,7 @@ bench: venv
 	$(BIN)/python bench/fanout.py checks --pairs 10000
 	$(BIN)/python bench/appends.py --clients 64 --each 4
 	$(BIN)/python bench/reports.py --pairs 10000
+	$(BIN)/python bench/review_app.py
 
 lock: venv
 	$(BIN)/uv pip compile --quiet pyproject.toml --extra dev --extra local --python-version 3.11 -o requirements/dev.txt
