@@ -199,8 +199,11 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
             (target, action) for target, action in made if action not in grants.get(target, set())
         }
         assert not missing, (function, missing)
+    # the review app's files are served without touching any table
+    assert calls.page("review_app", load_event("review_app")) == 200
+    assert "review_app" not in calls.made
     # every route ran and used a table beyond the keys table (whose reads are cached)
-    routes = set(template) - {"score_chunks", "fail_chunks", "sweep_jobs"}
+    routes = set(template) - {"score_chunks", "fail_chunks", "sweep_jobs", "review_app"}
     assert routes <= set(calls.made)
     for function in routes:
         assert {target for target, _ in calls.made[function]} - {"ApiKeysTable"}, function

@@ -116,15 +116,11 @@ export function reviewPage(context) {
     const item = state.items[state.index];
     showProgress();
     if (!item) {
-      fill(
-        slot,
-        empty(
-          state.items.length
-            ? "You have voted on every pair in this queue. Thank you."
-            : "There is nothing to review here: you have voted on every pair of this metric.",
-          h("p", {}, h("a", {href: `#/evaluation/${encodeURIComponent(id)}`}, "Back to the evaluation")),
-        ),
-      );
+      const skipped = state.items.filter((pair) => pair.vote === null).length;
+      let said = "There is nothing to review here: you have voted on every pair of this metric.";
+      if (skipped) said = `This is the end of the queue. ${skipped} of its pairs have no vote from you yet: press p to go back to them.`;
+      else if (state.items.length) said = "You have voted on every pair in this queue. Thank you.";
+      fill(slot, empty(said, h("p", {}, h("a", {href: `#/evaluation/${encodeURIComponent(id)}`}, "Back to the evaluation"))));
       return;
     }
     heading_text(main, metricName);
