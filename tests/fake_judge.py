@@ -56,6 +56,7 @@ _SCHEMA_NAMES = {
     "variants": "record_variants",
     "improved_prompt": "record_prompt",
     "score": "record_verdict",
+    "winner": "record_preference",
 }
 
 
@@ -71,10 +72,30 @@ def schema_name_of(request: dict[str, Any]) -> str:
     return next((name for key, name in _SCHEMA_NAMES.items() if key in properties), "")
 
 
+def first_biased_preference(request: dict[str, Any]) -> Answer:
+    """Prefers the output that says please when only one does; otherwise the one shown first
+    (a judge with a position bias, which judging both orders cancels)."""
+    user = request["messages"][-1]["content"]
+    texts = [
+        re.search(rf"<{tag}>\n(.*?)\n</{tag}>", user, re.DOTALL)
+        for tag in ("first_output", "second_output")
+    ]
+    first, second = ("please" in (t.group(1).lower() if t else "") for t in texts)
+    if first != second:
+        winner = "first" if first else "second"
+        return 200, json.dumps(
+            {"reason": f"Only the {winner} output says please.", "winner": winner}
+        )
+    return 200, json.dumps({"reason": "Both are alike; the first reads better.", "winner": "first"})
+
+
 def fake_llm(request: dict[str, Any]) -> Answer:
     """Answers every structured request the service makes, by the schema it names: verdicts
-    (polite_judge), questions, variants and improved prompts."""
+    (polite_judge), questions, variants, improved prompts and preferences
+    (first_biased_preference)."""
     name = schema_name_of(request)
+    if name == "record_preference":
+        return first_biased_preference(request)
     user = request["messages"][-1]["content"]
     if name == "record_questions":
         questions = ["Is the answer in English?", "Is the answer under 80 words?"]

@@ -14,14 +14,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from typing import Any, cast
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import JudgeFailed, OutOfTime
 from evalsvc.models.datasets import Pair
 from evalsvc.observability import LogContextPool, logger, metrics
+from evalsvc.scoring import preferences
 from evalsvc.scoring.checks import Score
 from evalsvc.scoring.llm import LLM, LLMFailed, LLMOutOfTime, configured_llm
 from evalsvc.scoring.metric import Verdicts
@@ -51,66 +53,89 @@ def _preview(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-@dataclass(slots=True)
-class JudgePlan:
-    """What judging every (question, pair) of one scoring takes: the cache keys, the verdicts
-    the cache holds, the calls left to make (one per distinct key: identical pairs under one
-    question are judged once) and their bound."""
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One call to make of the judge: its prompt, the schema of its answer, how the answer is
+    read into what is cached (an integer and a reason), and what a failure names."""
 
-    keys: dict[tuple[int, int], str]
+    system: str
+    user: str
+    schema: dict[str, Any]
+    tool: str
+    accept: Callable[[Any], tuple[int, str]]
+    max_tokens: int
+    # "... failed on <what> after N attempts": what was being judged.
+    what: str
+
+
+@dataclass(slots=True)
+class AskPlan:
+    """What one batch of judging takes: the cache key of every item asked about, the answers
+    the cache holds, the calls left to make (one per distinct key: identical items are judged
+    once) and their bound."""
+
+    keys: dict[Hashable, str]
     cached: dict[str, tuple[int, str]]
-    todo: dict[str, tuple[str, Pair]]
+    todo: dict[str, Ask]
     hits: int
     bound: Bound
 
 
-class JudgeRun:
-    """The verdicts on every (question, pair) of one scoring: cached ones read at once, the
-    others asked of the LLM in one pool, the pairs in order so that whole pairs finish first."""
+# A verdict plan is an ask plan keyed by (question index, pair index).
+JudgePlan = AskPlan
 
-    def __init__(self, judge: CachedJudge, plan: JudgePlan, system_prompt: str) -> None:
+
+@dataclass(slots=True)
+class Answers:
+    """The answers obtained, by the item they are about; `complete` unless the deadline came
+    first."""
+
+    by_item: dict[Hashable, tuple[int, str]]
+    complete: bool
+
+
+class AskRun:
+    """The answers to every ask of one plan: cached ones read at once, the others asked of the
+    LLM in one pool of at most JUDGE_CONCURRENCY calls, in the plan's order (so that whole
+    pairs finish first). Every answer given is cached, whatever happens to the others: a
+    failure, or the deadline, leaves the answers already paid for where the next attempt finds
+    them."""
+
+    def __init__(self, judge: CachedJudge, plan: AskPlan) -> None:
         self._judge = judge
         self._llm = judge.llm
         self._retries_before = self._llm.retries
         self._keys = plan.keys
-        self._verdicts = plan.cached
+        self._answers = plan.cached
         self._hits = plan.hits
         self._llm.meter.record(cache_hits=plan.hits)
-        todo = plan.todo
         self._pool: ThreadPoolExecutor | None = None
         self._futures: dict[str, Future[tuple[int, str] | None]] = {}
-        if todo:
-            self._pool = LogContextPool(max_workers=min(self._llm.concurrency, len(todo)))
+        if plan.todo:
+            self._pool = LogContextPool(max_workers=min(self._llm.concurrency, len(plan.todo)))
             self._futures = {
-                key: self._pool.submit(self._ask, question, pair, system_prompt)
-                for key, (question, pair) in todo.items()
+                key: self._pool.submit(self._ask, ask) for key, ask in plan.todo.items()
             }
 
-    def _ask(self, question: str, pair: Pair, system_prompt: str) -> tuple[int, str] | None:
-        """The verdict; None when the deadline came first."""
-        user = user_message(question, system_prompt, pair.input, pair.output)
+    def _ask(self, ask: Ask) -> tuple[int, str] | None:
+        """The answer; None when the deadline came first."""
         try:
             return self._llm.ask(
-                SYSTEM,
-                user,
-                VERDICT_SCHEMA,
-                TOOL_NAME,
-                verdict_from_object,
-                max_tokens=VERDICT_MAX_TOKENS,
+                ask.system, ask.user, ask.schema, ask.tool, ask.accept, max_tokens=ask.max_tokens
             )
         except LLMOutOfTime:
             return None
         except LLMFailed as exc:
             raise JudgeFailed(
-                f"the judge failed on metric {_preview(question)!r} for pair {pair.id!r} after "
-                f"{exc.attempts} attempts: {exc.problem}; nothing was stored",
+                f"the judge failed on {ask.what} after {exc.attempts} attempts: {exc.problem}; "
+                "nothing was stored",
                 transient=exc.transient,
                 retry_after=exc.retry_after,
             ) from exc
 
-    def result(self) -> Verdicts:
-        """Every verdict obtained, by (question index, pair index); `complete` unless the
-        deadline came first. A judge failure is raised once the verdicts given are cached."""
+    def answers(self) -> Answers:
+        """Every answer obtained, by item. A judge failure is raised once the answers given
+        are cached."""
         failure: BaseException | None = None
         if self._futures:
             done, _ = wait(self._futures.values(), return_when=FIRST_EXCEPTION)
@@ -121,17 +146,17 @@ class JudgeRun:
         fresh: dict[str, tuple[int, str]] = {}
         for key, future in self._futures.items():
             if future.done() and not future.cancelled() and future.exception() is None:
-                verdict = future.result()
-                if verdict is not None:
-                    fresh[key] = verdict
+                answer = future.result()
+                if answer is not None:
+                    fresh[key] = answer
         if failure is not None:
             try:
                 judge_cache.put_many(self._judge.tenant, fresh)
             except Exception:
-                logger.exception("could not keep the verdicts given before a judge failure")
+                logger.exception("could not keep the answers given before a judge failure")
             raise failure
         judge_cache.put_many(self._judge.tenant, fresh)
-        self._verdicts.update(fresh)
+        self._answers.update(fresh)
         calls = len(self._futures)
         metrics.add_metric(name="JudgeCacheHits", unit="Count", value=self._hits)
         metrics.add_metric(name="JudgeCalls", unit="Count", value=calls)
@@ -139,12 +164,10 @@ class JudgeRun:
             name="JudgeRetries", unit="Count", value=self._llm.retries - self._retries_before
         )
         logger.debug("judged", extra={"cache_hits": self._hits, "calls": calls})
-        scores = {
-            index: Score(float(self._verdicts[key][0]), self._verdicts[key][1])
-            for index, key in self._keys.items()
-            if key in self._verdicts
+        found = {
+            item: self._answers[key] for item, key in self._keys.items() if key in self._answers
         }
-        return Verdicts(scores, complete=len(scores) == len(self._keys))
+        return Answers(found, complete=len(found) == len(self._keys))
 
     def close(self) -> None:
         """Stop: calls not started are cancelled; calls in flight end within their timeouts,
@@ -152,6 +175,38 @@ class JudgeRun:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+class JudgeRun:
+    """The verdicts on every (question, pair) of one scoring, as scores by (question index,
+    pair index)."""
+
+    def __init__(self, judge: CachedJudge, plan: AskPlan) -> None:
+        self._run = AskRun(judge, plan)
+
+    def result(self) -> Verdicts:
+        """Every verdict obtained; `complete` unless the deadline came first. A judge failure
+        is raised once the verdicts given are cached."""
+        answers = self._run.answers()
+        scores = {
+            cast(tuple[int, int], item): Score(float(score), reason)
+            for item, (score, reason) in answers.by_item.items()
+        }
+        return Verdicts(scores, complete=answers.complete)
+
+    def close(self) -> None:
+        self._run.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Two outputs for one input, in the order the judge is to see them; `what` names it in a
+    failure ("pair 'q1', run A first")."""
+
+    input: str
+    first: str
+    second: str
+    what: str
 
 
 class CachedJudge:
@@ -165,28 +220,83 @@ class CachedJudge:
         self, questions: Sequence[str], pairs: Sequence[Pair], system_prompt: str
     ) -> JudgePlan:
         """Read the cache for every (question, pair) and bound the calls left; no call."""
-        keys = {
+        indexed = {
             (q, i): cache_key(self.llm.name, question, system_prompt, pair)
             for i, pair in enumerate(pairs)
             for q, question in enumerate(questions)
         }
+
+        def ask_of(item: Hashable) -> Ask:
+            q, i = cast(tuple[int, int], item)
+            question, pair = questions[q], pairs[i]
+            return Ask(
+                SYSTEM,
+                user_message(question, system_prompt, pair.input, pair.output),
+                VERDICT_SCHEMA,
+                TOOL_NAME,
+                verdict_from_object,
+                VERDICT_MAX_TOKENS,
+                f"metric {_preview(question)!r} for pair {pair.id!r}",
+            )
+
+        keys: dict[Hashable, str] = dict(indexed.items())
+        return self.plan_asks(keys, ask_of, EXPECTED_VERDICT_TOKENS)
+
+    def plan_asks(
+        self,
+        keys: dict[Hashable, str],
+        ask_of: Callable[[Hashable], Ask],
+        expected_output: int,
+    ) -> AskPlan:
+        """Read the cache for every item's key (`keys`: item -> cache key, in the order to ask)
+        and bound the calls left; no call. `ask_of(item)`: the call for an item not cached (made
+        only for those); `expected_output`: the tokens an answer is expected to take."""
         cached = judge_cache.get_many(self.tenant, list(keys.values()))
         hits = sum(1 for key in keys.values() if key in cached)
-        todo: dict[str, tuple[str, Pair]] = {}
+        todo: dict[str, Ask] = {}
         bound = Bound(cached=hits, model=self.llm.name)
-        for (q, i), key in keys.items():
+        for item, key in keys.items():
             if key not in cached and key not in todo:
-                question, pair = questions[q], pairs[i]
-                todo[key] = (question, pair)
+                ask = todo[key] = ask_of(item)
                 bound += self.llm.bound(
-                    SYSTEM,
-                    user_message(question, system_prompt, pair.input, pair.output),
-                    VERDICT_SCHEMA,
-                    TOOL_NAME,
-                    VERDICT_MAX_TOKENS,
-                    expected_output=EXPECTED_VERDICT_TOKENS,
+                    ask.system,
+                    ask.user,
+                    ask.schema,
+                    ask.tool,
+                    ask.max_tokens,
+                    expected_output=expected_output,
                 )
-        return JudgePlan(keys, cached, todo, hits, bound)
+        return AskPlan(keys, cached, todo, hits, bound)
+
+    def plan_preferences(self, question: str, comparisons: Sequence[Comparison]) -> AskPlan:
+        """Read the cache for every comparison (each in the order given) under `question` and
+        bound the calls left; no call. Byte-equal outputs are not the caller's to send: a tie
+        needs no judge."""
+        keys: dict[Hashable, str] = {
+            index: preferences.cache_key(self.llm.name, question, c.input, c.first, c.second)
+            for index, c in enumerate(comparisons)
+        }
+
+        def ask_of(item: Hashable) -> Ask:
+            c = comparisons[cast(int, item)]
+            return Ask(
+                preferences.SYSTEM,
+                preferences.user_message(question, c.input, c.first, c.second),
+                preferences.SCHEMA,
+                preferences.TOOL_NAME,
+                preferences.preference_from_object,
+                preferences.MAX_TOKENS,
+                f"the comparison {c.what}",
+            )
+
+        return self.plan_asks(keys, ask_of, preferences.EXPECTED_TOKENS)
+
+    def begin_preferences(self, question: str, comparisons: Sequence[Comparison]) -> AskRun:
+        """Plan, show the plan to the usage guard (which may refuse it), and start the calls;
+        the answers come by comparison index, as (index in preferences.WINNERS, reason)."""
+        plan = self.plan_preferences(question, comparisons)
+        guard(plan.bound)
+        return AskRun(self, plan)
 
     def bound_unread(
         self, questions: Sequence[str], system_prompt: str, pair_count: int, pair_bytes: int
@@ -214,7 +324,7 @@ class CachedJudge:
         """Plan, show the plan to the usage guard (which may refuse it), and start the calls."""
         plan = self.plan(questions, pairs, system_prompt)
         guard(plan.bound)
-        return JudgeRun(self, plan, system_prompt)
+        return JudgeRun(self, plan)
 
     def expected_seconds(self, calls: int) -> float | None:
         """How long `calls` judge calls are expected to take at this judge's concurrency, from
