@@ -204,6 +204,10 @@ class Selection:
     keys_only: bool
     bytes: int | None
 
+    @property
+    def count(self) -> int:
+        return len(self.ords)
+
 
 def select(
     identity: Identity,

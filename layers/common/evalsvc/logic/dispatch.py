@@ -29,13 +29,26 @@ from typing import Generic, Protocol, TypeVar
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import DomainError, Failure
 from evalsvc.logic import jobs, spending
-from evalsvc.logic.datasets import Selection
 from evalsvc.models.jobs import Job, Status
 from evalsvc.observability import metrics
 from evalsvc.settings import get_settings
 
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)
+
+
+class Selected(Protocol):
+    """What a request's work selected (a dataset's pairs, the pairs several results share...),
+    as dispatch weighs it: how many items, and their texts' bytes (None: not known)."""
+
+    @property
+    def count(self) -> int: ...
+
+    @property
+    def bytes(self) -> int | None: ...
+
+
+S = TypeVar("S", bound=Selected)
 
 # What storing costs in the plan of work done inside a request: DynamoDB takes ~25 items per
 # batch write, 8 in flight; the base covers the commit, the answer, and queueing instead.
@@ -58,7 +71,7 @@ class HandOver(Exception):
         self.why = why
 
 
-class Work(Protocol[R_co]):
+class Work(Protocol[R_co, S]):
     """One request's work of some kind, as dispatch runs it."""
 
     def size(self) -> tuple[int, int | None]:
@@ -70,25 +83,23 @@ class Work(Protocol[R_co]):
         """Whether work over that many pairs (and bytes, None: unknown) runs inside a request."""
         ...
 
-    def select(self, *, keys_only: bool) -> Selection:
+    def select(self, *, keys_only: bool) -> S:
         """The selected pairs (a 400 when there are none)."""
         ...
 
-    def with_texts(self, selection: Selection) -> Selection:
+    def with_texts(self, selection: S) -> S:
         """A keys-only selection with its pairs' texts (read by key)."""
         ...
 
-    def run_inline(
-        self, selection: Selection, deadline: Deadline, spend: spending.Spending
-    ) -> R_co:
+    def run_inline(self, selection: S, deadline: Deadline, spend: spending.Spending) -> R_co:
         """Do the work inside the request, before `deadline`; HandOver when it will not fit."""
         ...
 
-    def before_queueing(self, selection: Selection, spend: spending.Spending) -> None:
+    def before_queueing(self, selection: S, spend: spending.Spending) -> None:
         """Refuse now what the job could not be allowed to do (its cap, the month's limit)."""
         ...
 
-    def start(self, selection: Selection, spend: spending.Spending) -> Job:
+    def start(self, selection: S, spend: spending.Spending) -> Job:
         """Start the job (logic.kinds) over the selection; the job, or the one a retry of the
         same request started."""
         ...
@@ -120,8 +131,8 @@ def queue_available() -> bool:
 
 
 @dataclass(slots=True)
-class _Dispatch(Generic[R]):
-    work: Work[R]
+class _Dispatch(Generic[R, S]):
+    work: Work[R, S]
     deadline: Deadline
     spend: spending.Spending
     respond_async: bool
@@ -135,11 +146,11 @@ class _Dispatch(Generic[R]):
         if not self.respond_async and work.fits_inline(pair_count, pair_bytes):
             return self._inline(work.select(keys_only=False), queue=True)
         selection = work.select(keys_only=True)
-        if self.respond_async or not work.fits_inline(len(selection.ords), selection.bytes):
+        if self.respond_async or not work.fits_inline(selection.count, selection.bytes):
             return self._queued(selection)
         return self._inline(work.with_texts(selection), queue=True)
 
-    def _queued(self, selection: Selection) -> R:
+    def _queued(self, selection: S) -> R:
         self.work.before_queueing(selection, self.spend)
         job = self.work.start(selection, self.spend)
         if not self.respond_async:
@@ -153,7 +164,7 @@ class _Dispatch(Generic[R]):
             raise self.work.still_running(job)
         return self.work.answer(job, self.spend)
 
-    def _inline(self, selection: Selection, *, queue: bool) -> R:
+    def _inline(self, selection: S, *, queue: bool) -> R:
         try:
             return self.work.run_inline(selection, self.deadline, self.spend)
         except HandOver as over:
@@ -167,7 +178,7 @@ class _Dispatch(Generic[R]):
 
 
 def submit(
-    work: Work[R],
+    work: Work[R, S],
     spend: spending.Spending,
     deadline: Deadline,
     *,

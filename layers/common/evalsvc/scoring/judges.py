@@ -291,6 +291,26 @@ class CachedJudge:
 
         return self.plan_asks(keys, ask_of, preferences.EXPECTED_TOKENS)
 
+    def bound_preferences_unread(self, question: str, calls: int, sent_text_bytes: int) -> Bound:
+        """A bound of `calls` comparisons under `question` whose texts, not read, take at most
+        `sent_text_bytes` together (input and both outputs of each call); no cache read (all
+        are counted as calls)."""
+        fixed = text_bytes(
+            preferences.SYSTEM,
+            json.dumps(preferences.SCHEMA),
+            preferences.TOOL_NAME,
+            preferences.user_message(question, "", "", ""),
+        )
+        bound = calls_bound(
+            calls,
+            calls * fixed + sent_text_bytes,
+            preferences.MAX_TOKENS,
+            self.llm.max_attempts,
+            preferences.EXPECTED_TOKENS,
+        )
+        bound.model = self.llm.name
+        return bound
+
     def begin_preferences(self, question: str, comparisons: Sequence[Comparison]) -> AskRun:
         """Plan, show the plan to the usage guard (which may refuse it), and start the calls;
         the answers come by comparison index, as (index in preferences.WINNERS, reason)."""

@@ -1,0 +1,466 @@
+"""Pairwise judging (E5): which of 2-8 runs' outputs for the same inputs is better, asked of the
+judge in both orders, ranked by Bradley-Terry. A small run is judged inside the request; a large
+one, or one that turns out not to fit, is a job of the pairwise kind (logic.kinds.pairwise).
+Where it runs is logic.dispatch's decision; this module says what it is.
+
+Which pairs: the pair ids every run scored (read from the results, in pair id order); when more
+than `max_pairs`, a uniform sample, seeded by the pairwise id (each id ranked by a hash of the
+pairwise id and the pair id). Which texts: each run's output is its dataset's text of that pair,
+and the input is the first run's; a pair written again after a run scored it (its text now is
+not what was scored), or gone from a run's dataset, is left out of every comparison, as the
+reports leave such pairs out. `pairs_used` counts the pairs compared.
+
+A comparison of runs i < j on a pair: byte-equal outputs are a tie without a call; otherwise
+the judge sees i's output first, and with `both_orders` again with j's first. What the
+statistics need is counted as the verdicts come (`Counts`): outcomes per matchup, and each
+comparison's two judgements (position bias).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict
+from decimal import Decimal
+from typing import Any, cast
+
+from evalsvc import pairwise_stats
+from evalsvc.deadlines import Deadline
+from evalsvc.errors import (
+    Conflict,
+    DomainError,
+    Failure,
+    InvalidInput,
+    NotFound,
+    OutOfTime,
+    StillRunning,
+    StorageUnavailable,
+)
+from evalsvc.identifiers import check_client_id, job_id, now_ms
+from evalsvc.logic import dispatch, jobs, spending
+from evalsvc.logic.dispatch import HandOver, storing_seconds
+from evalsvc.logic.kinds import pairwise as pairwise_kind
+from evalsvc.logic.pairwise_judging import (
+    Counts,
+    PairSelection,
+    calls_per_pair,
+    counts_of,
+    judge_pairs,
+    matchups_of,
+    read_texts,
+    sample,
+    shared_pair_ids,
+)
+from evalsvc.logic.results import existing_result
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.datasets import MAX_PAIR_TEXT_BYTES
+from evalsvc.models.evaluations import EvaluationResult
+from evalsvc.models.jobs import Job, Status
+from evalsvc.models.pairwise import PairwiseIn, PairwiseVoteIn
+from evalsvc.models.usage import usage_out
+from evalsvc.observability import logger, metrics
+from evalsvc.scoring.judges import Comparison, configured_judge
+from evalsvc.settings import get_settings
+from evalsvc.storage import pairwise as store
+from evalsvc.storage.pairwise import OrderVerdict, PairwiseRun
+from evalsvc.usage import Bound
+
+# The most comparisons whose texts an estimate (or a queued run's bound) reads and looks up in
+# the judge cache; more are bounded unread.
+EXACT_MAX_KEYS = 20_000
+
+ROUTE = "POST /pairwise"
+ID_PREFIX = "pw_"
+
+
+# ---- the request -------------------------------------------------------------------------------
+
+
+def _check_ids(body: PairwiseIn) -> None:
+    for rid in body.result_ids:
+        check_client_id(rid, "result id")
+
+
+def _runs(identity: Identity, body: PairwiseIn) -> list[EvaluationResult]:
+    """The results to compare: each must exist (404) and be complete (409)."""
+    _check_ids(body)
+    return [existing_result(identity, rid, require_complete=True) for rid in body.result_ids]
+
+
+def pairwise(
+    identity: Identity,
+    body: PairwiseIn,
+    deadline: Deadline,
+    *,
+    respond_async: bool = False,
+    wait_seconds: float = 0.0,
+    request_key: str | None = None,
+) -> PairwiseRun:
+    """Judge the runs' shared pairs, inside the request or queued (logic.dispatch); the run,
+    complete, or running when the caller asked to be answered at once or it did not fit."""
+    cap = None if body.max_cost_usd is None else Decimal(str(body.max_cost_usd))
+    with spending.session(identity.tenant, ROUTE, deadline.left(), cap) as spend:
+        work = _Pairwise(identity, body, deadline, request_key, spend)
+        return dispatch.submit(
+            work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
+        )
+
+
+class _Pairwise:
+    """One POST /pairwise as dispatch runs it."""
+
+    def __init__(
+        self,
+        identity: Identity,
+        body: PairwiseIn,
+        deadline: Deadline,
+        key: str | None,
+        spend: spending.Spending,
+    ) -> None:
+        self.identity, self.body, self.spend = identity, body, spend
+        self.results = _runs(identity, body)
+        self.judge = configured_judge(identity.tenant, deadline)
+        if self.judge is None:
+            raise InvalidInput(
+                "pairwise judging needs the judge (EVALSVC_LLM), and this deployment has none "
+                "configured"
+            )
+        self.run = PairwiseRun(
+            tenant=identity.tenant,
+            pairwise_id=job_id(ID_PREFIX, identity.tenant, key),
+            created_ms=now_ms(),
+            question=body.question,
+            result_ids=list(body.result_ids),
+            both_orders=body.both_orders,
+            alpha=body.alpha,
+            max_pairs=body.max_pairs,
+            pairs_used=0,
+            model=self.judge.llm.name,
+        )
+        self._shared: list[str] | None = None
+
+    # ---- what dispatch reads -------------------------------------------------------------------
+
+    def _shared_ids(self) -> list[str]:
+        if self._shared is None:
+            shared = shared_pair_ids(self.identity.tenant, self.results)
+            if not shared:
+                ids = ", ".join(repr(r.results_id) for r in self.results)
+                raise InvalidInput(
+                    f"the runs {ids} share no pair id: compare runs over the same pairs (the same "
+                    "dataset, or datasets with the same pair ids)"
+                )
+            self._shared = sample(shared, self.body.max_pairs, self.run.pairwise_id)
+        return self._shared
+
+    def size(self) -> tuple[int, int | None]:
+        return min(self.body.max_pairs, min(r.pair_count for r in self.results)), None
+
+    def fits_inline(self, pair_count: int, pair_bytes: int | None) -> bool:
+        settings = get_settings()
+        calls = pair_count * calls_per_pair(len(self.results), self.body.both_orders)
+        return (
+            calls <= settings.inline_max_judge_calls
+            and (pair_bytes or 0) <= settings.inline_max_bytes
+        )
+
+    def select(self, *, keys_only: bool) -> PairSelection:
+        selection = PairSelection(self._shared_ids())
+        return selection if keys_only else self.with_texts(selection)
+
+    def with_texts(self, selection: PairSelection) -> PairSelection:
+        texts, unread = read_texts(
+            self.identity.tenant,
+            self.results,
+            selection.pair_ids,
+            get_settings().inline_max_bytes,
+        )
+        return PairSelection(selection.pair_ids, texts, unread)
+
+    # ---- inside the request --------------------------------------------------------------------
+
+    def run_inline(
+        self, selection: PairSelection, deadline: Deadline, spend: spending.Spending
+    ) -> PairwiseRun:
+        run, judge = self.run, self.judge
+        assert judge is not None and selection.texts is not None
+        if selection.unread:
+            raise HandOver("its texts are too large to read in one request")
+        work_deadline = deadline.earlier(storing_seconds(selection.count))
+        judge.llm.deadline = work_deadline
+        judged = judge_pairs(
+            judge,
+            run.question,
+            len(run.result_ids),
+            run.both_orders,
+            selection.texts,
+            selection.pair_ids,
+        )
+        if not judged.complete:
+            raise HandOver("it did not fit in this request")
+        run.pairs_used = len({v.pair_id for v in judged.verdicts})
+        run.counts = counts_of(judged.verdicts).as_json()
+        run.status = Status.COMPLETE
+        run.usage = spend.usage()
+        store.put_complete(run, judged.verdicts)
+        metrics.add_metric(name="PairwiseRuns", unit="Count", value=1)
+        logger.info(
+            "pairwise run stored",
+            extra={"pairwise_id": run.pairwise_id, "pairs": run.pairs_used},
+        )
+        return run
+
+    def out_of_time(self, why: str) -> DomainError:
+        return OutOfTime(
+            f"the pairwise run stopped at the request's time limit: {why}. The judge's answers "
+            "so far are kept: send the same request again to go on from them",
+            retry_after_seconds=1,
+        )
+
+    # ---- queued --------------------------------------------------------------------------------
+
+    def before_queueing(self, selection: PairSelection, spend: spending.Spending) -> None:
+        """Within max_cost_usd and what the month's limit leaves, as POST /pairwise/estimate
+        bounds it (each chunk reserves its own)."""
+        if spend.max_cost is None and spend.limit() is None:
+            return
+        bound = estimate_bound(self, selection)
+        spend.check_cap(bound)
+        spend.check_room(bound)
+
+    def start(self, selection: PairSelection, spend: spending.Spending) -> Job:
+        run = self.run
+        run.pairs_used = selection.count
+        run.usage = spend.usage()
+        return pairwise_kind.queued(run, selection.pair_ids, spend.max_cost)
+
+    def answer(self, job: Job, spend: spending.Spending) -> PairwiseRun:
+        if job.status is Status.RUNNING:
+            running = self.run
+            running.pairwise_id, running.status = job.job_id, Status.RUNNING
+            running.pairs_used = job.pairs_total
+            return running
+        done = store.get(self.identity.tenant, job.job_id)
+        if done is None:
+            raise StorageUnavailable(
+                f"pairwise run {job.job_id!r} completed but is not readable yet"
+            )
+        return done
+
+    def still_running(self, job: Job) -> DomainError:
+        return StillRunning(
+            f"pairwise run {job.job_id!r} is still running ({job.pairs_done} of "
+            f"{job.pairs_total} pairs judged) and goes on in the background: follow it with GET "
+            f"/pairwise/{job.job_id}",
+            retry_after_seconds=10,
+            location=f"pairwise/{job.job_id}",
+        )
+
+    def failed(self, job: Job, failure: Failure) -> DomainError:
+        return Failure(
+            f"pairwise run {job.job_id!r} failed: {failure.message}", failure.error
+        ).exception()
+
+    def handed_over(self, job: Job, why: str) -> DomainError:
+        return StillRunning(
+            f"pairwise run {job.job_id!r} goes on in the background because {why}; the judge's "
+            f"answers so far are kept: follow it with GET /pairwise/{job.job_id}",
+            retry_after_seconds=10,
+            location=f"pairwise/{job.job_id}",
+        )
+
+
+# ---- estimates ---------------------------------------------------------------------------------
+
+
+def estimate_bound(work: _Pairwise, selection: PairSelection) -> Bound:
+    """The bound of judging the selection: from its texts and the judge cache when they are
+    worth reading (at most EXACT_MAX_KEYS comparisons, within EVALSVC_INLINE_MAX_BYTES), and
+    for the rest as if each text were as large as a text can be, every comparison a call."""
+    judge, run = work.judge, work.run
+    assert judge is not None
+    runs = len(run.result_ids)
+    each = calls_per_pair(runs, run.both_orders)
+    if selection.texts is None and selection.count * each <= EXACT_MAX_KEYS:
+        selection = work.with_texts(selection)
+    texts = selection.texts or {}
+    asked = [
+        Comparison(text.input, first, second, "")
+        for text in texts.values()
+        for i, j in matchups_of(runs)
+        if text.outputs[i] != text.outputs[j]
+        for first, second in (
+            [(text.outputs[i], text.outputs[j]), (text.outputs[j], text.outputs[i])]
+            if run.both_orders
+            else [(text.outputs[i], text.outputs[j])]
+        )
+    ]
+    bound = judge.plan_preferences(run.question, asked).bound
+    unread = selection.unread if selection.texts is not None else set(selection.pair_ids)
+    if unread:
+        calls = len(unread) * each
+        bound += judge.bound_preferences_unread(
+            run.question, calls, calls * (MAX_PAIR_TEXT_BYTES * 3 // 2)
+        )
+    return bound
+
+
+def estimate(identity: Identity, body: PairwiseIn, deadline: Deadline) -> tuple[int, Bound]:
+    """(pairs compared, at most; bound of their judge calls) of POST /pairwise with `body`; no
+    call, no write."""
+    with spending.session(
+        identity.tenant, "POST /pairwise/estimate", deadline.left(), None
+    ) as spend:
+        work = _Pairwise(identity, body, deadline, None, spend)
+        selection = work.select(keys_only=True)
+        bound = estimate_bound(work, selection)
+        return selection.count, bound
+
+
+# ---- reading a run -----------------------------------------------------------------------------
+
+
+def existing_run(identity: Identity, pairwise_id: str) -> PairwiseRun:
+    check_client_id(pairwise_id, "pairwise id")
+    run = store.get(identity.tenant, pairwise_id)
+    if run is None:
+        raise NotFound(f"no pairwise run with id {pairwise_id!r}")
+    return run
+
+
+def _cursor(cursor: str | None) -> str:
+    if not cursor:
+        return ""
+    check_client_id(cursor, "cursor")
+    return cursor
+
+
+def _comparisons(run: PairwiseRun) -> dict[tuple[str, str, pairwise_stats.Outcome], int]:
+    counts = Counts.from_json(run.counts)
+    found: dict[tuple[str, str, pairwise_stats.Outcome], int] = {}
+    for key, count in counts.outcomes.items():
+        i, j, winner = key.split("|")
+        a, b = run.result_ids[int(i)], run.result_ids[int(j)]
+        found[(a, b, cast(pairwise_stats.Outcome, winner))] = count
+    return found
+
+
+def _orders(
+    run: PairwiseRun,
+) -> dict[tuple[pairwise_stats.Judgement, pairwise_stats.Judgement | None], int]:
+    counts = Counts.from_json(run.counts)
+    found: dict[tuple[pairwise_stats.Judgement, pairwise_stats.Judgement | None], int] = {}
+    for key, count in counts.orders.items():
+        first, second = key.split("|")
+        found[
+            (
+                cast(pairwise_stats.Judgement, first),
+                None if second == "-" else cast(pairwise_stats.Judgement, second),
+            )
+        ] = count
+    return found
+
+
+def _order_out(order: OrderVerdict | None) -> dict[str, str] | None:
+    return None if order is None else {"winner": order.winner, "reason": order.reason}
+
+
+def _judge_human(identity: Identity, run: PairwiseRun) -> pairwise_stats.JudgeHuman:
+    votes = list(store.votes(identity.tenant, run.pairwise_id))
+    judged = store.verdicts_of(identity.tenant, run.pairwise_id, [v.pair_id for v in votes])
+    counted: Counter[tuple[pairwise_stats.Outcome, pairwise_stats.Outcome]] = Counter()
+    for vote in votes:
+        verdict = next(
+            (v for v in judged.get(vote.pair_id, []) if (v.a, v.b) == (vote.a, vote.b)), None
+        )
+        if verdict is not None:
+            counted[
+                (
+                    cast(pairwise_stats.Outcome, verdict.winner),
+                    cast(pairwise_stats.Outcome, vote.winner),
+                )
+            ] += 1
+    return pairwise_stats.judge_human(counted)
+
+
+def run_body(
+    identity: Identity, run: PairwiseRun, limit: int, cursor: str | None
+) -> dict[str, Any]:
+    """GET /pairwise/{id}'s answer: the run, its statistics when complete, a page of verdicts
+    (at most `limit` pairs' comparisons, from `cursor`: the pair id after which to go on)."""
+    done = run.pairs_used
+    if run.status is Status.RUNNING:
+        job = jobs.get(identity.tenant, pairwise_kind.PAIRWISE, run.pairwise_id)
+        done = job.pairs_done if job is not None else 0
+    position: dict[str, Any] | None = None
+    matchup_rows: list[dict[str, Any]] = []
+    board: list[dict[str, Any]] = []
+    if run.status is Status.COMPLETE:
+        comparisons = _comparisons(run)
+        position = asdict(pairwise_stats.position(_orders(run), run.both_orders))
+        matchup_rows = [
+            asdict(m) for m in pairwise_stats.matchups(run.result_ids, comparisons, run.alpha)
+        ]
+        board = [asdict(row) for row in pairwise_stats.leaderboard(run.result_ids, comparisons)]
+    pages, more = store.verdict_page(identity.tenant, run.pairwise_id, _cursor(cursor), limit)
+    verdicts = [
+        {
+            "pair_id": v.pair_id,
+            "a": run.result_ids[v.a],
+            "b": run.result_ids[v.b],
+            "winner": v.winner,
+            "first_order": _order_out(v.first_order),
+            "second_order": _order_out(v.second_order),
+        }
+        for pair in pages
+        for v in pair
+    ]
+    human = _judge_human(identity, run)
+    usage = usage_out(run.usage).model_dump()
+    return {
+        "pairwise_id": run.pairwise_id,
+        "status": run.status.value,
+        "progress": {"done": done, "total": run.pairs_used},
+        "failure": run.failure or None,
+        "question": run.question,
+        "result_ids": run.result_ids,
+        "pairs_used": run.pairs_used,
+        "both_orders": run.both_orders,
+        "alpha": run.alpha,
+        "usage": usage,
+        "position": position,
+        "matchups": matchup_rows,
+        "leaderboard": board,
+        "verdicts": verdicts,
+        "next_cursor": pages[-1][0].pair_id if more and pages and pages[-1] else None,
+        "judge_human": asdict(human),
+    }
+
+
+def vote(identity: Identity, pairwise_id: str, body: PairwiseVoteIn) -> None:
+    """A person's vote on one comparison of a complete run (one per person and comparison:
+    a new one replaces theirs)."""
+    run = existing_run(identity, pairwise_id)
+    if run.status is not Status.COMPLETE:
+        raise Conflict(
+            f"pairwise run {pairwise_id!r} is {run.status.value}: vote once GET /pairwise/"
+            f"{pairwise_id} says complete"
+        )
+    check_client_id(body.pair_id, "pair_id")
+    for name, rid in (("a", body.a), ("b", body.b)):
+        if rid not in run.result_ids:
+            raise InvalidInput(f"{name}: {rid!r} is not one of this run's result_ids")
+    if body.a == body.b:
+        raise InvalidInput("a and b must be two different runs")
+    a, b = run.result_ids.index(body.a), run.result_ids.index(body.b)
+    winner: str = body.winner
+    if a > b:  # stored as the matchup is, a before b in result_ids order
+        a, b = b, a
+        winner = {"a": "b", "b": "a", "tie": "tie"}[winner]
+    judged = store.verdicts_of(identity.tenant, pairwise_id, [body.pair_id]).get(body.pair_id)
+    if not judged or not any((v.a, v.b) == (a, b) for v in judged):
+        raise NotFound(f"pair {body.pair_id!r} was not compared in pairwise run {pairwise_id!r}")
+    store.put_vote(
+        identity.tenant,
+        pairwise_id,
+        store.Vote(identity.user, body.pair_id, a, b, winner, body.comment or "", now_ms()),
+    )

@@ -1,0 +1,181 @@
+"""Pairwise judging (E5): the request, and the shapes of its answers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evalsvc.models.usage import MAX_COST_USD, UsageOut
+
+MIN_RUNS, MAX_RUNS = 2, 8
+MAX_QUESTION_CHARS = 2_000
+MAX_PAIRS = 100_000
+DEFAULT_MAX_PAIRS = 500
+MAX_VERDICTS_PAGE = 1_000
+DEFAULT_VERDICTS_PAGE = 100
+
+
+class PairwiseIn(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    result_ids: list[str] = Field(
+        min_length=MIN_RUNS,
+        max_length=MAX_RUNS,
+        description="2-8 distinct evaluation result ids, all complete: the runs to rank",
+    )
+    question: str = Field(
+        min_length=1,
+        max_length=MAX_QUESTION_CHARS,
+        description='The criterion, 1-2,000 characters ("Which answer is more helpful?")',
+    )
+    both_orders: bool = Field(
+        default=True,
+        description="Judge every comparison in both orders, so that a preference for a position "
+        "cancels",
+    )
+    max_pairs: int = Field(
+        default=DEFAULT_MAX_PAIRS,
+        ge=1,
+        le=MAX_PAIRS,
+        description="Pair ids used, at most; when the runs share more, a uniform sample seeded "
+        "by the pairwise id",
+    )
+    alpha: float = Field(
+        default=0.05,
+        gt=0,
+        lt=0.5,
+        allow_inf_nan=False,
+        description="Significance level of the matchups' verdicts (0 < alpha < 0.5)",
+    )
+    max_cost_usd: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_COST_USD,
+        allow_inf_nan=False,
+        description="Refuse (400, before any LLM call) when the run could cost more than this "
+        "(its cost_usd_max, as POST /pairwise/estimate gives it) or the model has no price",
+    )
+
+    @field_validator("result_ids")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            repeated = sorted({v for v in value if value.count(v) > 1})
+            raise ValueError(f"must be distinct; repeated: {', '.join(map(repr, repeated))}")
+        return value
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must say what to judge; it is blank")
+        return value
+
+
+class PairwiseVoteIn(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    pair_id: str = Field(description="The pair whose comparison is voted on")
+    a: str = Field(description="One run of the comparison (a result id of the pairwise run)")
+    b: str = Field(description="The other run")
+    winner: Literal["a", "b", "tie"] = Field(description="Which run's output is better")
+    comment: str | None = Field(default=None, max_length=4_000, description="Optional")
+
+
+class PairwiseQueuedOut(BaseModel):
+    pairwise_id: str
+    status: Literal["running"]
+
+
+class ProgressOut(BaseModel):
+    done: int = Field(description="Comparisons judged so far (each order of each counts)")
+    total: int = Field(description="Comparisons to judge")
+
+
+class PositionOut(BaseModel):
+    judgements: int = Field(description="Judgements made, each order of each comparison one")
+    first_chosen: int
+    second_chosen: int
+    ties: int
+    consistency: float | None = Field(
+        description="Share of comparisons whose two orders chose the same run (a tie in both "
+        "counts as the same); null without both_orders"
+    )
+
+
+class MatchupOut(BaseModel):
+    a: str
+    b: str
+    a_wins: int
+    b_wins: int
+    ties: int
+    win_rate: float | None = Field(description="a_wins / (a_wins + b_wins)")
+    ci_low: float | None = Field(description="Wilson 95 % interval of win_rate")
+    ci_high: float | None
+    p_value: float | None = Field(description="Exact two-sided binomial test at 1/2")
+    p_adjusted: float | None = Field(description="Holm over the matchups")
+    verdict: Literal["a_better", "b_better", "no_significant_difference"]
+
+
+class LeaderboardOut(BaseModel):
+    result_id: str
+    rank: int = Field(description="1 is best")
+    strength: float = Field(description="Bradley-Terry strength, natural log scale, mean 0")
+    ci_low: float
+    ci_high: float
+    wins: int
+    losses: int
+    ties: int
+
+
+class OrderOut(BaseModel):
+    winner: Literal["first", "second", "tie"]
+    reason: str
+
+
+class VerdictOut(BaseModel):
+    pair_id: str
+    a: str
+    b: str
+    winner: Literal["a", "b", "tie"]
+    first_order: OrderOut | None = Field(
+        description="The judge's verdict with a's output shown first; null when the outputs "
+        "were byte-equal (a tie without a call)"
+    )
+    second_order: OrderOut | None = Field(
+        description="With b's output shown first; null with one order or equal outputs"
+    )
+
+
+class JudgeHumanOut(BaseModel):
+    votes: int
+    agreement: float | None
+    ci_low: float | None
+    ci_high: float | None
+    kappa: float | None
+
+
+class PairwiseOut(BaseModel):
+    pairwise_id: str
+    status: Literal["running", "complete", "failed"]
+    progress: ProgressOut
+    failure: str | None
+    question: str
+    result_ids: list[str]
+    pairs_used: int
+    both_orders: bool
+    alpha: float
+    usage: UsageOut
+    position: PositionOut | None = Field(description="Null until the run is complete")
+    matchups: list[MatchupOut]
+    leaderboard: list[LeaderboardOut]
+    verdicts: list[VerdictOut] = Field(description="This page's verdicts, in pair id order")
+    next_cursor: str | None
+    judge_human: JudgeHumanOut
+
+
+class PairwiseVoteOut(BaseModel):
+    success: bool
+    pairwise_id: str
+    pair_id: str

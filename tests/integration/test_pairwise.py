@@ -1,0 +1,253 @@
+"""POST /pairwise, POST /pairwise/estimate, GET /pairwise/{id}, PUT /pairwise/{id}/vote (E5)
+through the routes: a fake judge with a first-position bias that judging both orders cancels,
+byte-equal outputs tied without a call, queued runs, isolation and every bad parameter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.conftest import point_service_at
+from tests.fake_judge import FakeJudge, schema_name_of
+from tests.integration.conftest import Tenant, ok
+from tests.work_queue import Work
+
+QUESTION = "Which answer is more polite?"
+PAIRS = 12
+
+
+def outputs(version: str) -> list[str]:
+    """v1 says please on every pair; v2 on the first four only; v3 = v1 on eight pairs (equal
+    bytes) and curt on the rest."""
+    if version == "v1":
+        return [f"Please restart the router ({k})." for k in range(PAIRS)]
+    if version == "v2":
+        return [
+            f"Please restart it ({k})." if k < 4 else f"Restart it ({k})." for k in range(PAIRS)
+        ]
+    return [f"Please restart the router ({k})." if k < 8 else "No." for k in range(PAIRS)]
+
+
+@pytest.fixture
+def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    fake = FakeJudge()
+    with fake.running():
+        point_service_at(
+            {
+                "EVALSVC_LLM": "openai:fake-judge",
+                "OPENAI_BASE_URL": fake.base_url,
+                "OPENAI_API_KEY": "sk-test-not-a-real-key",
+                "JUDGE_RETRY_BASE_SECONDS": "0.01",
+            },
+            monkeypatch,
+        )
+        yield fake
+
+
+def runs(tenant: Tenant, versions: tuple[str, ...] = ("v1", "v2")) -> list[str]:
+    metrics_id = ok(tenant.post("/specify_questions", {"metrics": ["check:non_empty"]})).json()[
+        "metrics_id"
+    ]
+    ids = []
+    for version in versions:
+        data = [
+            {"id": f"p{k:02d}", "input": f"My router is down ({k}).", "output": text}
+            for k, text in enumerate(outputs(version))
+        ]
+        ok(tenant.post(f"/data/seed/{version}", {"data": data}))
+        body = {"seed_data_id": version, "metrics_id": metrics_id}
+        ids.append(ok(tenant.post("/evaluate", body)).json()["eval_results_id"])
+    return ids
+
+
+def post(tenant: Tenant, body: dict[str, Any], status: int = 200) -> dict[str, Any]:
+    response = tenant.post("/pairwise", body)
+    assert response.status_code == status, response.text
+    return dict(response.json())
+
+
+def test_both_orders_cancel_a_first_position_bias(acme: Tenant, judge: FakeJudge) -> None:
+    ids = runs(acme)
+
+    body = post(acme, {"result_ids": ids, "question": QUESTION})
+
+    assert body["status"] == "complete" and body["pairs_used"] == PAIRS
+    assert len(judge.requests) == 2 * PAIRS  # one matchup, both orders
+    assert {schema_name_of(r) for r in judge.requests} == {"record_preference"}
+    (matchup,) = body["matchups"]
+    # v1 wins the eight pairs where only it says please, in either position; the four where
+    # both do go to the first shown each time: the orders disagree, a tie
+    assert (matchup["a"], matchup["a_wins"], matchup["b_wins"], matchup["ties"]) == (
+        ids[0],
+        8,
+        0,
+        4,
+    )
+    assert matchup["verdict"] == "a_better"
+    assert body["position"] == {
+        "judgements": 24,
+        "first_chosen": 16,
+        "second_chosen": 8,
+        "ties": 0,
+        "consistency": 8 / 12,
+    }
+    assert [row["result_id"] for row in body["leaderboard"]] == ids
+    assert body["leaderboard"][0]["strength"] > 0 > body["leaderboard"][1]["strength"]
+    verdict = body["verdicts"][0]
+    assert verdict["pair_id"] == "p00" and verdict["winner"] == "tie"
+    assert verdict["first_order"]["winner"] == "first"
+    assert verdict["second_order"]["winner"] == "first"
+    assert body["judge_human"]["votes"] == 0
+
+    # GET answers the same, in pages of verdicts
+    first = ok(acme.get(f"/pairwise/{body['pairwise_id']}?limit=5")).json()
+    assert [v["pair_id"] for v in first["verdicts"]] == [f"p{k:02d}" for k in range(5)]
+    rest = ok(
+        acme.get(f"/pairwise/{body['pairwise_id']}?limit=100&cursor={first['next_cursor']}")
+    ).json()
+    assert [v["pair_id"] for v in rest["verdicts"]] == [f"p{k:02d}" for k in range(5, PAIRS)]
+    assert rest["next_cursor"] is None
+    assert first["leaderboard"] == body["leaderboard"]
+
+
+def test_equal_outputs_are_ties_without_a_call_and_a_rerun_is_cached(
+    acme: Tenant, judge: FakeJudge
+) -> None:
+    ids = runs(acme, ("v1", "v3"))
+
+    body = post(acme, {"result_ids": ids, "question": QUESTION})
+
+    assert len(judge.requests) == 2 * 4  # only the four pairs whose outputs differ
+    (matchup,) = body["matchups"]
+    assert (matchup["a_wins"], matchup["b_wins"], matchup["ties"]) == (4, 0, 8)
+    equal = body["verdicts"][0]
+    assert (equal["winner"], equal["first_order"], equal["second_order"]) == ("tie", None, None)
+    again = post(acme, {"result_ids": ids, "question": QUESTION})
+    assert len(judge.requests) == 8 and again["usage"]["cache_hits"] == 8
+    assert again["matchups"] == body["matchups"]
+
+
+def test_one_order_and_three_runs(acme: Tenant, judge: FakeJudge) -> None:
+    ids = runs(acme, ("v1", "v2", "v3"))
+
+    body = post(acme, {"result_ids": ids, "question": QUESTION, "both_orders": False})
+
+    assert [(m["a"], m["b"]) for m in body["matchups"]] == [
+        (ids[0], ids[1]),
+        (ids[0], ids[2]),
+        (ids[1], ids[2]),
+    ]
+    assert body["position"]["consistency"] is None
+    assert body["verdicts"][0]["second_order"] is None
+    assert sorted(row["rank"] for row in body["leaderboard"]) == [1, 2, 3]
+
+
+def test_votes_measure_the_judge(acme: Tenant, judge: FakeJudge) -> None:
+    ids = runs(acme)
+    pairwise_id = post(acme, {"result_ids": ids, "question": QUESTION})["pairwise_id"]
+
+    # p05: the judge chose v1 (a); one person agrees, then changes their mind
+    vote = {"pair_id": "p05", "a": ids[0], "b": ids[1], "winner": "a"}
+    ok(acme.put(f"/pairwise/{pairwise_id}/vote", vote))
+    human = ok(acme.get(f"/pairwise/{pairwise_id}")).json()["judge_human"]
+    assert (human["votes"], human["agreement"]) == (1, 1.0)
+    # the same comparison named the other way round replaces it
+    swapped = {"pair_id": "p05", "a": ids[1], "b": ids[0], "winner": "a"}
+    ok(acme.put(f"/pairwise/{pairwise_id}/vote", swapped))
+    human = ok(acme.get(f"/pairwise/{pairwise_id}")).json()["judge_human"]
+    assert (human["votes"], human["agreement"]) == (1, 0.0)
+
+    for bad, status, says in [
+        ({**vote, "a": "ev_nope"}, 400, "not one of this run"),
+        ({**vote, "b": ids[0]}, 400, "two different runs"),
+        ({**vote, "winner": "first"}, 400, "winner"),
+        ({**vote, "pair_id": "p99"}, 404, "was not compared"),
+    ]:
+        response = acme.put(f"/pairwise/{pairwise_id}/vote", bad)
+        assert response.status_code == status and says in response.json()["error"], response.text
+
+
+def test_another_tenant_sees_nothing(acme: Tenant, globex: Tenant, judge: FakeJudge) -> None:
+    ids = runs(acme)
+    pairwise_id = post(acme, {"result_ids": ids, "question": QUESTION})["pairwise_id"]
+
+    assert globex.get(f"/pairwise/{pairwise_id}").status_code == 404
+    vote = {"pair_id": "p00", "a": ids[0], "b": ids[1], "winner": "a"}
+    assert globex.put(f"/pairwise/{pairwise_id}/vote", vote).status_code == 404
+    # acme's results are not globex's to compare
+    assert globex.post("/pairwise", {"result_ids": ids, "question": QUESTION}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"result_ids": ["ev_x"]}, "result_ids"),
+        ({"result_ids": ["ev_a"] * 2}, "distinct"),
+        ({"result_ids": [f"ev_{k}" for k in range(9)]}, "at most 8"),
+        ({"question": ""}, "question"),
+        ({"question": "   "}, "blank"),
+        ({"question": "q" * 2001}, "at most 2000"),
+        ({"alpha": 0.5}, "alpha"),
+        ({"alpha": 0}, "alpha"),
+        ({"max_pairs": 0}, "max_pairs"),
+        ({"max_pairs": 100_001}, "max_pairs"),
+        ({"both_orders": 1}, "both_orders"),
+        ({"max_cost_usd": -1}, "max_cost_usd"),
+    ],
+)
+def test_every_bad_parameter_is_a_4xx(
+    acme: Tenant, judge: FakeJudge, change: dict[str, Any], says: str
+) -> None:
+    # Too many runs or too long a question is a 413, as every field past its size limit is.
+    response = acme.post(
+        "/pairwise", {"result_ids": ["ev_a", "ev_b"], "question": QUESTION, **change}
+    )
+    assert response.status_code == (413 if "at most" in says else 400), response.text
+    assert says in response.json()["error"]
+    assert judge.requests == []
+
+
+def test_unknown_unshared_and_unjudged_runs(
+    acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = runs(acme)
+    response = acme.post("/pairwise", {"result_ids": [ids[0], "ev_nope"], "question": QUESTION})
+    assert response.status_code == 404 and "ev_nope" in response.json()["error"]
+
+    other = [{"id": "zz", "input": "x", "output": "y"}]
+    ok(acme.post("/data/seed/other", {"data": other}))
+    lone = ok(acme.post("/evaluate", {"seed_data_id": "other"})).json()["eval_results_id"]
+    response = acme.post("/pairwise", {"result_ids": [ids[0], lone], "question": QUESTION})
+    assert response.status_code == 400 and "share no pair id" in response.json()["error"]
+
+    point_service_at({"EVALSVC_LLM": ""}, monkeypatch)
+    response = acme.post("/pairwise", {"result_ids": ids, "question": QUESTION})
+    assert response.status_code == 400 and "judge" in response.json()["error"]
+    assert judge.requests == []
+
+
+def test_a_run_that_does_not_fit_is_queued_and_answered_202(
+    acme: Tenant, judge: FakeJudge, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = runs(acme)
+    point_service_at(
+        {"EVALSVC_INLINE_MAX_JUDGE_CALLS": "4", "EVALSVC_CHUNK_JUDGE_CALLS": "6"}, monkeypatch
+    )
+
+    response = acme.post("/pairwise", {"result_ids": ids, "question": QUESTION})
+
+    assert response.status_code == 202, response.text
+    queued = response.json()
+    assert queued["status"] == "running"
+    assert response.headers["Location"] == f"pairwise/{queued['pairwise_id']}"
+    running = ok(acme.get(f"/pairwise/{queued['pairwise_id']}")).json()
+    assert running["status"] == "running" and running["progress"] == {"done": 0, "total": PAIRS}
+    assert running["leaderboard"] == [] and running["position"] is None
+    assert work.drain() == 4  # twelve pairs, three a chunk (six calls)
+    done = ok(acme.get(f"/pairwise/{queued['pairwise_id']}")).json()
+    assert done["status"] == "complete" and done["progress"] == {"done": PAIRS, "total": PAIRS}
+    (matchup,) = done["matchups"]
+    assert (matchup["a_wins"], matchup["b_wins"], matchup["ties"]) == (8, 0, 4)
+    assert done["usage"]["llm_calls"] == 2 * PAIRS
