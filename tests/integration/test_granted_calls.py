@@ -153,6 +153,18 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
     report["queryStringParameters"] = ids
     report["multiValueQueryStringParameters"] = {k: [v] for k, v in ids.items()}
     assert calls.page("get_comparison_report", report) == 200
+    # pairwise (E5): an estimate, a run in the request, read and voted on, and one queued
+    both = {"result_ids": [baseline, candidate], "question": "Which answer is more polite?"}
+    ok("estimate_pairwise", with_body(load_event("estimate_pairwise"), both))
+    judged = ok("pairwise", _with_key(with_body(load_event("pairwise"), both), "pw1"))
+    ok("get_pairwise", with_path(load_event("get_pairwise"), id=judged["pairwise_id"]))
+    voted = {"pair_id": judged["verdicts"][0]["pair_id"], "a": baseline, "b": candidate}
+    vote_pairwise = with_body(load_event("vote_pairwise"), {**voted, "winner": "a"})
+    ok("vote_pairwise", _with_key(with_path(vote_pairwise, id=judged["pairwise_id"]), "pv1"))
+    later = with_header(with_body(load_event("pairwise"), both), "Prefer", "respond-async")
+    ok("pairwise", later, 202)
+    with calls.running("score_chunks"):
+        assert work.drain()
     candidates = [
         {"prompt": "You are a concise support assistant.", "score_means": [3.2, 1.0]},
         {"prompt": "You are a friendly, concise support assistant.", "score_means": [4.1, 1.0]},

@@ -72,6 +72,24 @@ NEEDS: dict[str, dict[str, set[str]]] = {
         "IdempotencyTable": IDEMPOTENCY,
     },
     "compare": {"ResultsTable": READS, "JobsTable": {G, Q}},
+    "pairwise": {
+        "DatasetsTable": READS,
+        "DatasetsTable/index/by_order": {Q},
+        "ResultsTable": {BG, BW, G, P, Q, U},
+        "JobsTable": {BW, G, P, Q, U},
+        "JudgeCacheTable": {BG, BW},
+        "IdempotencyTable": IDEMPOTENCY,
+        "UsageTable": {G, U},
+    },
+    "estimate_pairwise": {
+        "DatasetsTable": READS,
+        "DatasetsTable/index/by_order": {Q},
+        "ResultsTable": {G, Q},
+        "JobsTable": {G, Q},
+        "JudgeCacheTable": {BG},
+    },
+    "get_pairwise": {"ResultsTable": READS, "JobsTable": {G, Q}},
+    "vote_pairwise": {"ResultsTable": {BG, G, P}, "IdempotencyTable": IDEMPOTENCY},
     "get_comparison_report": {"ResultsTable": READS, "JobsTable": {G, Q}, "DatasetsTable": READS},
     "get_evaluation_report": {
         "ResultsTable": READS,
@@ -140,11 +158,12 @@ NEEDS: dict[str, dict[str, set[str]]] = {
     },
 }
 # The functions that call the judge, and of those the API routes (reserved concurrency).
-USES_LLM = {"evaluate", "questions", "improve_prompt", "augment", "score_chunks"}
+USES_LLM = {"evaluate", "questions", "improve_prompt", "augment", "pairwise", "score_chunks"}
 MODEL_ROUTES = USES_LLM - {"score_chunks"}
 # Queue access: function -> (policy template, queue) pairs.
 QUEUE_ACCESS: dict[str, set[tuple[str, str]]] = {
     "evaluate": {("SQSSendMessagePolicy", "WorkQueue")},
+    "pairwise": {("SQSSendMessagePolicy", "WorkQueue")},
     "augment": {("SQSSendMessagePolicy", "WorkQueue")},
     "score_chunks": {
         ("SQSPollerPolicy", "WorkQueue"),

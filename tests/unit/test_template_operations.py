@@ -336,8 +336,17 @@ SPENDING = {
     "score_chunks",
     "estimate_evaluation",
     "get_usage",
+    "pairwise",
+    "estimate_pairwise",
 }
-STARTS_OR_ENDS_JOBS = {"evaluate", "augment", "score_chunks", "fail_chunks", "sweep_jobs"}
+STARTS_OR_ENDS_JOBS = {
+    "evaluate",
+    "augment",
+    "pairwise",
+    "score_chunks",
+    "fail_chunks",
+    "sweep_jobs",
+}
 
 
 def test_the_default_monthly_limit_and_the_running_jobs_cap_reach_the_functions_that_use_them() -> (
