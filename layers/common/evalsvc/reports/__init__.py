@@ -1,4 +1,5 @@
-"""The HTML reports (E4): one self-contained page per evaluation result or comparison.
+"""The HTML reports (E4): one self-contained page per evaluation result, comparison or pairwise
+judging (E5).
 
 Pages are Jinja2 templates (templates/) with autoescaping on: every text from a tenant or a
 model reaches the page escaped, and the templates never mark one safe. The page makes no
@@ -7,6 +8,7 @@ everything else), its charts are inline SVG, and it has no script.
 
     evaluation_page   render_evaluation: GET /evaluation/{id}/report
     comparison_page   render_comparison: GET /compare/report
+    pairwise_page     render_pairwise: a pairwise judging (E5), from GET /pairwise/{id}'s body
     pages             the Jinja2 environment, the stylesheet and its policy, drawing a page
                       until it fits
     limits            how much of each kind of text a page shows
@@ -14,6 +16,6 @@ everything else), its charts are inline SVG, and it has no script.
     charts            where each mark of a chart goes
 
 This package's own module imports nothing: what a route needs it imports by name, so that
-nothing pulls Jinja2 in or compiles a template but the two report routes (which compile their
-page at import, for a SnapStart snapshot to hold it).
+nothing pulls Jinja2 in or compiles a template but the report routes (which compile their page
+at import, for a SnapStart snapshot to hold it).
 """

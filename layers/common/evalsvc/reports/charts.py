@@ -155,6 +155,16 @@ def difference_extent(values: Sequence[float | None]) -> float:
     return min(4.0, max(0.5, math.ceil(largest * 2) / 2))
 
 
+def strength_extent(values: Sequence[float | None]) -> float:
+    """A symmetric axis half-width for Bradley-Terry strengths (natural log scale, mean 0): the
+    largest magnitude among `values` rounded up to a whole number, at least 1 and at most 8
+    (odds of e^8, about 3,000 to 1, between a run and the average; a mark past it is drawn at
+    the axis' end, its value written beside the row)."""
+    finite = [abs(v) for v in values if v is not None and math.isfinite(v)]
+    largest = max(finite, default=0.0)
+    return min(8.0, max(1.0, float(math.ceil(largest))))
+
+
 # ---- histograms --------------------------------------------------------------------------------
 
 HIST_WIDTH = 300

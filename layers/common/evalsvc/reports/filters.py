@@ -40,6 +40,13 @@ def p_value(value: float | None) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
+def percent(value: float | None, digits: int = 1) -> str:
+    """A share (0 to 1) as a percentage: 0.625 is "62.5 %"."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    return f"{100 * value:.{digits}f} %"
+
+
 def count(value: int) -> str:
     return f"{value:,}"
 

@@ -30,6 +30,7 @@ COMPILED = Path(__file__).parent / "compiled"
 TEMPLATE_SUFFIX = ".html.j2"
 EVALUATION_PAGE = "evaluation.html.j2"
 COMPARISON_PAGE = "comparison.html.j2"
+PAIRWISE_PAGE = "pairwise.html.j2"
 
 
 def _environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
@@ -45,6 +46,7 @@ def _environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
         number=filters.number,
         signed=filters.signed,
         p_value=filters.p_value,
+        percent=filters.percent,
         count=filters.count,
         usd=filters.usd,
         when=format_ms,
