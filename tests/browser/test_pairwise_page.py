@@ -124,7 +124,7 @@ def test_the_complete_page_draws_every_run_and_matchup(browser: Browser) -> None
 
 def test_the_running_and_failed_pages_say_so(browser: Browser) -> None:
     running = browser.load(PAGES["running"])
-    assert "30 of 240 comparisons judged" in running.inner_text()
+    assert "30 of 240 pairs judged" in running.inner_text()
     assert running.evaluate("document.querySelector('progress').max") == 240
     assert running.evaluate("document.querySelector('progress').value") == 30
     failed = browser.load(PAGES["failed"])

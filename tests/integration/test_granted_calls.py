@@ -158,6 +158,8 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
     ok("estimate_pairwise", with_body(load_event("estimate_pairwise"), both))
     judged = ok("pairwise", _with_key(with_body(load_event("pairwise"), both), "pw1"))
     ok("get_pairwise", with_path(load_event("get_pairwise"), id=judged["pairwise_id"]))
+    report = with_path(load_event("get_pairwise_report"), id=judged["pairwise_id"])
+    assert calls.page("get_pairwise_report", report) == 200
     voted = {"pair_id": judged["verdicts"][0]["pair_id"], "a": baseline, "b": candidate}
     vote_pairwise = with_body(load_event("vote_pairwise"), {**voted, "winner": "a"})
     ok("vote_pairwise", _with_key(with_path(vote_pairwise, id=judged["pairwise_id"]), "pv1"))

@@ -251,3 +251,37 @@ def test_a_run_that_does_not_fit_is_queued_and_answered_202(
     (matchup,) = done["matchups"]
     assert (matchup["a_wins"], matchup["b_wins"], matchup["ties"]) == (8, 0, 4)
     assert done["usage"]["llm_calls"] == 2 * PAIRS
+
+
+def test_the_estimate_bounds_the_calls_and_counts_the_cached(
+    acme: Tenant, judge: FakeJudge
+) -> None:
+    ids = runs(acme, ("v1", "v3"))
+    body = {"result_ids": ids, "question": QUESTION}
+
+    before = ok(acme.post("/pairwise/estimate", body)).json()
+    assert (before["pairs"], before["llm_calls"], before["cached_calls"]) == (PAIRS, 8, 0)
+    assert before["output_tokens_max"] >= 8 * 512
+    assert judge.requests == []
+    post(acme, body)
+    after = ok(acme.post("/pairwise/estimate", body)).json()
+    assert (after["llm_calls"], after["cached_calls"]) == (0, 8)
+
+
+def test_the_report_shows_the_comparisons_whose_orders_disagreed(
+    acme: Tenant, globex: Tenant, judge: FakeJudge
+) -> None:
+    ids = runs(acme)
+    pairwise_id = post(acme, {"result_ids": ids, "question": QUESTION})["pairwise_id"]
+
+    page = acme.get(f"/pairwise/{pairwise_id}/report")
+
+    assert page.status_code == 200, page.text
+    assert page.headers["Content-Type"].startswith("text/html")
+    html = page.text
+    # The four pairs where both say please: each order chose the output shown first
+    for k in range(4):
+        assert f"p{k:02d}" in html
+    assert outputs("v2")[0] in html and outputs("v1")[0] in html
+    assert "Both are alike; the first reads better." in html
+    assert globex.get(f"/pairwise/{pairwise_id}/report").status_code == 404

@@ -89,6 +89,7 @@ NEEDS: dict[str, dict[str, set[str]]] = {
         "JudgeCacheTable": {BG},
     },
     "get_pairwise": {"ResultsTable": READS, "JobsTable": {G, Q}},
+    "get_pairwise_report": {"ResultsTable": READS, "JobsTable": {G, Q}, "DatasetsTable": READS},
     "vote_pairwise": {"ResultsTable": {BG, G, P}, "IdempotencyTable": IDEMPOTENCY},
     "get_comparison_report": {"ResultsTable": READS, "JobsTable": {G, Q}, "DatasetsTable": READS},
     "get_evaluation_report": {

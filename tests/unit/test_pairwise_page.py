@@ -372,7 +372,7 @@ def test_a_running_judging_shows_its_progress() -> None:
     html = render_pairwise(pending("running"))
     words = words_of(html)
     assert '<progress value="30" max="240"' in html.decode()
-    assert "30 of 240 comparisons judged (12 %)" in words
+    assert "30 of 240 pairs judged (12 %)" in words
     assert '<span class="status running">running</span>' in html.decode()
     for absent in ("Leaderboard", "Matchups", "Position consistency", "orders disagreed"):
         assert absent not in words
@@ -386,7 +386,7 @@ def test_a_failed_judging_shows_its_failure() -> None:
     words = words_of(html)
     assert "This pairwise judging failed" in words
     assert "the judge <b>refused</b> pair p3" in words
-    assert "30 of 240 comparisons had been judged" in words
+    assert "30 of 240 pairs had been judged" in words
     assert "<progress" not in html.decode()
     assert "No reason was recorded." in words_of(render_pairwise(pending("failed")))
 
@@ -444,7 +444,7 @@ def test_the_report_is_built_from_the_get_body() -> None:
         }
     )  # fmt: skip
     assert running.usage == Usage() and running.position is None and running.leaderboard == []
-    assert "2 of 14 comparisons judged" in words_of(render_pairwise(running))
+    assert "2 of 14 pairs judged" in words_of(render_pairwise(running))
 
 
 # ---- size --------------------------------------------------------------------------------------

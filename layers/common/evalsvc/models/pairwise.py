@@ -89,8 +89,8 @@ class PairwiseQueuedOut(BaseModel):
 
 
 class ProgressOut(BaseModel):
-    done: int = Field(description="Comparisons judged so far (each order of each counts)")
-    total: int = Field(description="Comparisons to judge")
+    done: int = Field(description="Pairs whose comparisons (every matchup, each order) are judged")
+    total: int = Field(description="Pairs to judge")
 
 
 class PositionOut(BaseModel):

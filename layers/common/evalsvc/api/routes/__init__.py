@@ -31,6 +31,7 @@ ROUTE_MODULES = (
     "get_comparison_report",
     "estimate_pairwise",
     "pairwise",
+    "get_pairwise_report",
     "get_pairwise",
     "vote_pairwise",
     "questions",

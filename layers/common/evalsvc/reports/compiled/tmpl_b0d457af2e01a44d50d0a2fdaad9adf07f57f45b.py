@@ -260,7 +260,7 @@ def block_main(context, missing=missing):
         yield escape(t_1((undefined(name='done') if l_0_done is missing else l_0_done)))
         yield ' of '
         yield escape(t_1((undefined(name='total') if l_0_total is missing else l_0_total)))
-        yield ' comparisons judged'
+        yield ' pairs judged'
         if (undefined(name='total') if l_0_total is missing else l_0_total):
             pass
             yield ' ('
@@ -283,7 +283,7 @@ def block_main(context, missing=missing):
         yield escape(t_1((undefined(name='done') if l_0_done is missing else l_0_done)))
         yield ' of '
         yield escape(t_1((undefined(name='total') if l_0_total is missing else l_0_total)))
-        yield ' comparisons had been judged. Ask for a pairwise judging again (POST /pairwise) to get a result.</p>\n</section>\n'
+        yield ' pairs had been judged. Ask for a pairwise judging again (POST /pairwise) to get a result.</p>\n</section>\n'
     yield '\n<section aria-labelledby="run-h">\n<h2 id="run-h">What was run</h2>\n<dl class="facts">\n<dt>Question</dt><dd><div class="text">'
     yield escape(t_2(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'question'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'definition')))
     yield '</div></dd>\n<dt>Runs</dt><dd>'
