@@ -1080,7 +1080,7 @@ class Answers:
         self.retry_after = retry_after or {}
         self.asked = 0
 
-    def request(self, method: str, path: str) -> Any:
+    def request(self, method: str, path: str, query: Any = None) -> Any:
         self.asked += 1
         status = "running" if self.asked <= self.running else "complete"
         answer = {"status": status, "pairs_done": self.asked, "pairs_total": self.running + 1}
@@ -1502,7 +1502,7 @@ def test_a_retry_after_of_zero_does_not_spin(monkeypatch: pytest.MonkeyPatch) ->
             pass
 
     class Service:
-        def request(self, method: str, path: str) -> Answer:
+        def request(self, method: str, path: str, query: Any = None) -> Answer:
             return Answer()
 
     monkeypatch.setattr(user_commands.time, "sleep", pauses.append)

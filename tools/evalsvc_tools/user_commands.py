@@ -24,7 +24,8 @@ import re
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -226,23 +227,55 @@ def retry_pause(retry_after: float | None, backoff: float) -> float:
     return min(retry_after if retry_after is not None else backoff, MAX_RETRY_SECONDS)
 
 
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """A kind of work the service may queue, as the commands follow it: GET /{route}/{id}
+    (with `query`) until it is no longer running; `progress` reads (done, total) from each
+    answer, and the progress display names the work `noun` and counts it in `unit`."""
+
+    noun: str
+    route: str
+    progress: Callable[[dict[str, Any]], tuple[int, int]]
+    doing: str
+    unit: str
+    query: Mapping[str, str] | None = None
+
+    def path(self, job_id: str) -> str:
+        return f"/{self.route}/{segment(job_id)}"
+
+    def display(self, job_id: str) -> ProgressDisplay:
+        if sys.stderr.isatty():
+            return RichBar(job_id, self.noun, self.doing, self.unit)
+        return PlainLines(job_id, self.noun, self.unit)
+
+
+def _pairs_progress(body: dict[str, Any]) -> tuple[int, int]:
+    return _count(body, "pairs_done"), _count(body, "pairs_total")
+
+
+EVALUATION = Queued("evaluation", "evaluation", _pairs_progress, "scoring", "pairs")
+
+
 def follow(
     client: Client,
     results_id: str,
     display: ProgressDisplay,
     interval: float,
     on_answer: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    kind: Queued = EVALUATION,
 ) -> dict[str, Any]:
-    """GET /evaluation/{id} until it is no longer running; its last answer (each answer is
-    given to `on_answer` first). The first read is at once, the next MIN_POLL_SECONDS later,
-    each pause after it twice the last, up to `interval`; a Retry-After is honoured instead.
-    Throttling, a gateway's 5xx or a dropped connection are asked again (honouring
-    Retry-After), up to MAX_POLL_FAILURES times in a row."""
+    """GET /evaluation/{id} (or another `kind` of queued work) until it is no longer running;
+    its last answer (each answer is given to `on_answer` first). The first read is at once,
+    the next MIN_POLL_SECONDS later, each pause after it twice the last, up to `interval`; a
+    Retry-After is honoured instead. Throttling, a gateway's 5xx or a dropped connection are
+    asked again (honouring Retry-After), up to MAX_POLL_FAILURES times in a row."""
     failures = 0
     pause = min(MIN_POLL_SECONDS, interval)
+    path = kind.path(results_id)
     while True:
         try:
-            response = client.request("GET", f"/evaluation/{segment(results_id)}")
+            response = client.request("GET", path, query=kind.query)
         except (HttpError, ConnectionProblem) as exc:
             transient = not isinstance(exc, HttpError) or exc.status in TRANSIENT_STATUSES
             failures += 1
@@ -254,15 +287,35 @@ def follow(
         failures = 0
         body = response.json()
         if not isinstance(body, dict):
-            raise ClientError(f"GET /evaluation/{results_id} did not answer with an object")
+            raise ClientError(f"GET /{kind.route}/{results_id} did not answer with an object")
         if on_answer is not None:
             on_answer(body)
-        display.update(_count(body, "pairs_done"), _count(body, "pairs_total"))
+        display.update(*kind.progress(body))
         if body.get("status", "complete") != "running":
             return body
         said = response.retry_after
         time.sleep(max(MIN_POLL_SECONDS, retry_pause(said, 0.0)) if said is not None else pause)
         pause = min(2 * pause, interval)
+
+
+def follow_shown(
+    client: Client,
+    kind: Queued,
+    job_id: str,
+    first: dict[str, Any],
+    interval: float,
+    on_answer: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """`follow` queued work with its progress on stderr, from the answer that queued it
+    (`first`, shown when it says how far the work is) to its last answer."""
+    display = kind.display(job_id)
+    try:
+        done, total = kind.progress(first)
+        if total:
+            display.update(done, total)
+        return follow(client, job_id, display, interval, on_answer, kind=kind)
+    finally:
+        display.close()
 
 
 def _results_id(body: Any, status: int) -> str:
@@ -273,8 +326,9 @@ def _results_id(body: Any, status: int) -> str:
     raise ClientError(f"POST /evaluate answered HTTP {status} without an eval_results_id")
 
 
-def _location_id(location: str | None) -> str | None:
-    match = re.search(r"evaluation/([^/?#]+)$", location or "")
+def _location_id(location: str | None, route: str = "evaluation") -> str | None:
+    """The id of the work a `Location` (…/{route}/{id}) names, when it is one."""
+    match = re.search(rf"{route}/([^/?#]+)$", location or "")
     return match.group(1) if match and is_client_id(match.group(1)) else None
 
 
@@ -356,14 +410,7 @@ def evaluate(args: argparse.Namespace) -> int:
     name_metrics = MetricsNamer(results_id, args.metrics)
     try:
         if status in (202, 503) or body.get("status") == "running":
-            display: ProgressDisplay = (
-                RichBar(results_id) if sys.stderr.isatty() else PlainLines(results_id)
-            )
-            try:
-                display.update(_count(body, "pairs_done"), _count(body, "pairs_total"))
-                result = follow(client, results_id, display, interval, name_metrics)
-            finally:
-                display.close()
+            result = follow_shown(client, EVALUATION, results_id, body, interval, name_metrics)
         else:
             # Done inside the request (a v1 body, or a finished job's status): read it as a
             # result, the shape --json prints whichever way the run went.
