@@ -4,6 +4,7 @@
     evalsvc metrics (--question Q | --check C)... [--file F]   create a metrics set; its id
     evalsvc evaluate (--seed ID | --synthetic ID) ...   run an evaluation, with its progress
     evalsvc compare BASELINE CANDIDATE ...              POST /compare, as a table; a CI gate
+    evalsvc pairwise RUN RUN [RUN...] --question Q      which runs answer better: a leaderboard
     evalsvc report ID [--compare OTHER] [-o FILE]       the HTML report of a result or comparison
 
 The URL and key come from --url/--key or EVALSVC_URL/EVALSVC_API_KEY; plain http is refused
@@ -30,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from evalsvc.errors import InvalidInput
-from evalsvc.identifiers import check_dataset_id, is_client_id
+from evalsvc.identifiers import CLIENT_ID_RULE, check_dataset_id, is_client_id
 from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_TEXT_CHARS
+from evalsvc.models.usage import MAX_COST_USD
 
 from evalsvc_tools import metrics_files
 from evalsvc_tools.client import (
@@ -49,10 +51,12 @@ from evalsvc_tools.client import (
 from evalsvc_tools.pair_files import BadFile, read_pairs
 from evalsvc_tools.progress import PlainLines, ProgressDisplay, RichBar
 from evalsvc_tools.tables import (
+    describe_estimate,
     format_p_value,
     format_signed,
     render_comparison,
     render_evaluation,
+    render_pairwise,
 )
 from evalsvc_tools.terminal import cut, rich_console, terminal_json, terminal_safe
 
@@ -253,7 +257,19 @@ def _pairs_progress(body: dict[str, Any]) -> tuple[int, int]:
     return _count(body, "pairs_done"), _count(body, "pairs_total")
 
 
+def _nested_progress(body: dict[str, Any]) -> tuple[int, int]:
+    progress = body.get("progress")
+    if not isinstance(progress, dict):
+        return 0, 0
+    return _count(progress, "done"), _count(progress, "total")
+
+
 EVALUATION = Queued("evaluation", "evaluation", _pairs_progress, "scoring", "pairs")
+# E5 does not say what `progress` counts, so no unit is shown. Verdicts are paged: while the
+# work runs one is asked for, not a page of them each time.
+PAIRWISE = Queued(
+    "pairwise judging", "pairwise", _nested_progress, "judging", "", query={"limit": "1"}
+)
 
 
 def follow(
@@ -510,6 +526,134 @@ def compare(args: argparse.Namespace) -> int:
             f"the candidate {args.candidate} regressed on {len(regressed)} of "
             f"{len(comparison.get('metrics') or [])} metrics against {args.baseline}"
         )
+    return 0
+
+
+# ---- pairwise ----------------------------------------------------------------------------------
+
+# E5's bounds on POST /pairwise, checked before anything is sent (max_pairs: --max-pairs' type).
+MIN_RUNS = 2
+MAX_RUNS = 8
+MAX_QUESTION_CHARS = 2_000
+MAX_ALPHA = 0.5
+
+
+def _pairwise_body(args: argparse.Namespace) -> dict[str, Any]:
+    """The body of POST /pairwise (and of /pairwise/estimate) from the arguments; every
+    problem with them is said, and nothing sent, when there is any."""
+    runs: list[str] = args.runs
+    problems: list[str] = []
+    if not MIN_RUNS <= len(runs) <= MAX_RUNS:
+        problems.append(
+            f"pairwise judges {MIN_RUNS} to {MAX_RUNS} runs (evaluation result ids), "
+            f"not {len(runs)}"
+        )
+    problems += [
+        f"run {run[:140]!r} is not an evaluation result id: {CLIENT_ID_RULE}"
+        for run in runs
+        if not is_client_id(run)
+    ]
+    repeated = sorted({run for run in runs if runs.count(run) > 1}, key=runs.index)
+    if repeated:
+        problems.append(
+            f"each run is judged once, but {', '.join(repr(r[:140]) for r in repeated)} "
+            f"{'is' if len(repeated) == 1 else 'are'} given more than once"
+        )
+    question: str = args.question
+    if not question.strip():
+        problems.append(
+            "--question is empty: give the criterion, e.g. 'Which answer is more helpful?'"
+        )
+    elif len(question) > MAX_QUESTION_CHARS:
+        over = f"over the limit of {MAX_QUESTION_CHARS:,}"
+        problems.append(f"--question has {len(question):,} characters, {over}")
+    if args.alpha is not None and not 0 < args.alpha < MAX_ALPHA:
+        problems.append(f"--alpha is {args.alpha:g}: it must be more than 0 and less than 0.5")
+    if args.max_cost_usd is not None and not 0 < args.max_cost_usd <= MAX_COST_USD:
+        problems.append(
+            f"--max-cost-usd is {args.max_cost_usd:g}: it must be more than 0 and at most "
+            f"{MAX_COST_USD:,.0f}"
+        )
+    if len(problems) == 1:
+        raise ClientError(f"{problems[0]}; nothing was sent", EXIT_USAGE)
+    if problems:
+        _problems(problems)
+        raise ClientError(
+            f"{len(problems)} problems with the arguments (listed above); nothing was sent",
+            EXIT_USAGE,
+        )
+    body: dict[str, Any] = {"result_ids": runs, "question": question}
+    if args.one_order:
+        body["both_orders"] = False
+    if args.max_pairs is not None:
+        body["max_pairs"] = args.max_pairs
+    if args.alpha is not None:
+        body["alpha"] = args.alpha
+    if args.max_cost_usd is not None:
+        body["max_cost_usd"] = args.max_cost_usd
+    return body
+
+
+def _pairwise_id(body: dict[str, Any], location: str | None, status: int) -> str:
+    found = body.get("pairwise_id")
+    if isinstance(found, str) and is_client_id(found):
+        return found
+    named = _location_id(location, PAIRWISE.route)
+    if named is None:
+        raise ClientError(f"POST /pairwise answered HTTP {status} without a pairwise_id")
+    return named
+
+
+@user_command
+def pairwise(args: argparse.Namespace) -> int:
+    """POST /pairwise (or /pairwise/estimate): the runs' outputs judged two by two against
+    the question, followed like an evaluation when queued; the leaderboard, the matchups and
+    the judge's position bias as tables, or the final body (--json)."""
+    body = _pairwise_body(args)
+    client = _client(args)
+    if args.estimate:
+        # Stores nothing, so asked again while the service says it may answer later.
+        estimate = read_retrying(client, "POST", "/pairwise/estimate", body).json()
+        if not isinstance(estimate, dict):
+            raise ClientError("POST /pairwise/estimate did not answer with an object")
+        print(terminal_json(estimate) if args.json else describe_estimate(estimate))
+        return 0
+    interval = _poll_seconds()
+    if not args.json:
+        rich_console()  # say now, not after the run, when rich is missing
+    # Queued at once when the service honours respond-async, so the progress shows from the
+    # start; else it answers 200 when the work fits the request, 202 when it does not.
+    answer = client.request("POST", "/pairwise", body, headers={"Prefer": "respond-async"})
+    first = answer.json()
+    if not isinstance(first, dict):
+        raise ClientError(f"POST /pairwise answered HTTP {answer.status} without an object")
+    pairwise_id = _pairwise_id(first, answer.header("Location"), answer.status)
+    path = PAIRWISE.path(pairwise_id)
+    try:
+        if answer.status == 202 or first.get("status") == "running":
+            final = follow_shown(client, PAIRWISE, pairwise_id, first, interval)
+            if args.json:  # followed with one verdict a page: the body with its first page
+                final = read_retrying(client, "GET", path).json()
+        elif "leaderboard" in first:  # finished inside the request: the whole body
+            final = first
+        else:  # ended already, answered with its id and status only
+            final = read_retrying(client, "GET", path).json()
+    except KeyboardInterrupt:
+        raise ClientError(
+            f"interrupted; pairwise judging {pairwise_id} goes on in the service "
+            f"(GET /pairwise/{pairwise_id})",
+            EXIT_INTERRUPTED,
+        ) from None
+    if not isinstance(final, dict):
+        raise ClientError(f"GET /pairwise/{pairwise_id} did not answer with an object")
+    if args.json:
+        print(terminal_json(final))
+    if final.get("status") == "failed":
+        raise ClientError(
+            f"pairwise judging {pairwise_id} failed: {final.get('failure') or 'no reason given'}"
+        )
+    if not args.json:
+        render_pairwise(final, rich_console())
     return 0
 
 
