@@ -1,5 +1,5 @@
-"""The user's commands (`evalsvc push|evaluate|compare|report`): reading and checking files,
-rendering, exit codes and error messages, against a scripted HTTP server on 127.0.0.1."""
+"""The user's commands (`evalsvc push|evaluate|compare|pairwise|report`): reading and checking
+files, rendering, exit codes and error messages, against a scripted HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from evalsvc_tools import terminal, user_commands
 from evalsvc_tools.cli import main
 from evalsvc_tools.client import Client, ClientError, normalise_base_url
 from evalsvc_tools.pair_files import BadFile, read_pairs
-from evalsvc_tools.tables import render_comparison, render_evaluation
+from evalsvc_tools.tables import render_comparison, render_evaluation, render_pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -1080,7 +1080,7 @@ class Answers:
         self.retry_after = retry_after or {}
         self.asked = 0
 
-    def request(self, method: str, path: str) -> Any:
+    def request(self, method: str, path: str, query: Any = None) -> Any:
         self.asked += 1
         status = "running" if self.asked <= self.running else "complete"
         answer = {"status": status, "pairs_done": self.asked, "pairs_total": self.running + 1}
@@ -1311,6 +1311,475 @@ def test_a_report_out_of_the_services_time_is_asked_again(
     assert (tmp_path / "c.html").read_bytes() == HTML
 
 
+# ---- pairwise ----------------------------------------------------------------------------------
+
+
+def pairwise_body(status: str = "complete", **more: Any) -> dict[str, Any]:
+    """GET /pairwise/{id} (E5) of three runs judged in both orders."""
+    body: dict[str, Any] = {
+        "pairwise_id": "pw_1",
+        "status": status,
+        "progress": {"done": 120, "total": 120},
+        "failure": None,
+        "question": "Which answer is more helpful?",
+        "result_ids": ["ev_a", "ev_b", "ev_c"],
+        "pairs_used": 40,
+        "both_orders": True,
+        "alpha": 0.05,
+        "usage": {
+            "llm_calls": 236,
+            "cache_hits": 4,
+            "input_tokens": 48000,
+            "output_tokens": 7200,
+            "cost_usd": 0.0115,
+            "model": "openai:gpt-4o-mini",
+        },
+        "position": {
+            "judgements": 240,
+            "first_chosen": 130,
+            "second_chosen": 90,
+            "ties": 20,
+            "consistency": 0.8167,
+        },
+        "matchups": [
+            {
+                "a": "ev_a",
+                "b": "ev_b",
+                "a_wins": 30,
+                "b_wins": 6,
+                "ties": 4,
+                "win_rate": 0.8333,
+                "ci_low": 0.6811,
+                "ci_high": 0.9213,
+                "p_value": 0.00007,
+                "p_adjusted": 0.0002,
+                "verdict": "a_better",
+            },
+            {
+                "a": "ev_a",
+                "b": "ev_c",
+                "a_wins": 18,
+                "b_wins": 15,
+                "ties": 7,
+                "win_rate": 0.5455,
+                "ci_low": 0.3799,
+                "ci_high": 0.7016,
+                "p_value": 0.728,
+                "p_adjusted": 0.728,
+                "verdict": "no_significant_difference",
+            },
+            {
+                "a": "ev_b",
+                "b": "ev_c",
+                "a_wins": 0,
+                "b_wins": 0,
+                "ties": 40,
+                "win_rate": None,
+                "ci_low": None,
+                "ci_high": None,
+                "p_value": None,
+                "p_adjusted": None,
+                "verdict": "no_significant_difference",
+            },
+        ],
+        "leaderboard": [
+            {
+                "result_id": "ev_a",
+                "rank": 1,
+                "strength": 0.62,
+                "ci_low": 0.18,
+                "ci_high": 1.06,
+                "wins": 48,
+                "losses": 21,
+                "ties": 11,
+            },
+            {
+                "result_id": "ev_c",
+                "rank": 2,
+                "strength": -0.21,
+                "ci_low": -0.64,
+                "ci_high": 0.22,
+                "wins": 15,
+                "losses": 18,
+                "ties": 47,
+            },
+            {
+                "result_id": "ev_b",
+                "rank": 3,
+                "strength": -0.41,
+                "ci_low": -0.86,
+                "ci_high": 0.04,
+                "wins": 6,
+                "losses": 30,
+                "ties": 44,
+            },
+        ],
+        "verdicts": [
+            {
+                "pair_id": "q1",
+                "a": "ev_a",
+                "b": "ev_b",
+                "winner": "a",
+                "first_order": {"winner": "first", "reason": "a is specific"},
+                "second_order": {"winner": "second", "reason": "the second is specific"},
+            }
+        ],
+        "next_cursor": None,
+    }
+    body.update(more)
+    return body
+
+
+PAIRWISE_ARGS = ("pairwise", "ev_a", "ev_b", "ev_c", "--question", "Which answer is more helpful?")
+
+
+def test_pairwise_answered_at_once_prints_the_leaderboard_matchups_and_position(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/pairwise", as_json(200, pairwise_body()))
+
+    code = run(
+        service,
+        *PAIRWISE_ARGS,
+        "--one-order",
+        "--max-pairs",
+        "40",
+        "--alpha",
+        "0.01",
+        "--max-cost-usd",
+        "0.5",
+    )
+
+    # Then one request carried every argument, and the finished body was shown as it came
+    assert code == 0
+    (post,) = service.seen
+    assert (post.method, post.path) == ("POST", "/v1/pairwise")
+    assert post.headers["prefer"] == "respond-async"
+    assert post.json() == {
+        "result_ids": ["ev_a", "ev_b", "ev_c"],
+        "question": "Which answer is more helpful?",
+        "both_orders": False,
+        "max_pairs": 40,
+        "alpha": 0.01,
+        "max_cost_usd": 0.5,
+    }
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert "\x1b" not in out
+    assert "pairwise judging pw_1: 3 runs over 40 pairs, both orders; alpha 0.05" in out
+    assert "question: Which answer is more helpful?" in out
+    assert "LLM: 236 calls, 4 cache hits, 48000 input and 7200 output tokens, $0.011500" in out
+    rows = [re.sub(r"[│┃ ]+", " ", line).strip() for line in out.splitlines()]
+    assert "rank run strength 95% interval wins losses ties" in "\n".join(rows)
+    leaderboard = rows.index("1 ev_a +0.62 [+0.18, +1.06] 48 21 11")
+    assert rows[leaderboard + 1 : leaderboard + 3] == [
+        "2 ev_c -0.21 [-0.64, +0.22] 15 18 47",
+        "3 ev_b -0.41 [-0.86, +0.04] 6 30 44",
+    ]
+    assert "ev_a ev_b 30 6 4 0.83 [0.68, 0.92] <0.001 a better" in rows
+    assert "ev_a ev_c 18 15 7 0.55 [0.38, 0.70] 0.728 not significant" in rows
+    assert "ev_b ev_c 0 0 40 - [-, -] - not significant" in rows  # nulls as dashes
+    assert (
+        "position: 240 judgements, first chosen 130, second chosen 90, ties 20; consistency "
+        "81.7% (both orders agreed)" in rows
+    )
+
+
+def test_pairwise_queued_follows_its_progress_then_prints_the_tables(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given work the service queues, read while it runs, once busy, then complete
+    service.on(
+        "POST",
+        "/v1/pairwise",
+        as_json(202, {"pairwise_id": "pw_1", "status": "running"}, Location="pairwise/pw_1"),
+    )
+    service.on(
+        "GET",
+        "/v1/pairwise/pw_1",
+        as_json(200, pairwise_body("running", progress={"done": 3, "total": 40})),
+        as_json(503, {"error": "busy"}, **{"Retry-After": "0"}),
+        as_json(200, pairwise_body("running", progress={"done": 20, "total": 40})),
+        as_json(200, pairwise_body(progress={"done": 40, "total": 40})),
+    )
+
+    assert run(service, *PAIRWISE_ARGS) == 0
+
+    # Then it was followed with one verdict a page, its progress said off a terminal as
+    # evaluate says it, and the tables drawn from the last answer
+    assert service.seen[0].json() == {
+        "result_ids": ["ev_a", "ev_b", "ev_c"],
+        "question": "Which answer is more helpful?",
+    }
+    assert [s.path for s in service.seen[1:]] == ["/v1/pairwise/pw_1?limit=1"] * 4
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        "pairwise judging pw_1: 3/40 (7%)",
+        "pairwise judging pw_1: 20/40 (50%)",
+        "pairwise judging pw_1: 40/40 (100%)",
+    ]
+    assert "\x1b" not in out + err
+    assert "a better" in out and "position: 240 judgements" in out
+
+
+def test_pairwise_json_prints_the_final_body_with_its_first_page_of_verdicts(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given queued work whose verdicts run to a second page
+    final = pairwise_body(next_cursor="c2")
+    service.on("POST", "/v1/pairwise", as_json(202, {"pairwise_id": "pw_1", "status": "running"}))
+    service.on(
+        "GET",
+        "/v1/pairwise/pw_1",
+        lambda seen: as_json(
+            200, final | {"verdicts": final["verdicts"][:1] if "limit=1" in seen.path else []}
+        ),
+    )
+
+    assert run(service, *PAIRWISE_ARGS, "--json") == 0
+
+    # Then once complete it is read whole, as GET /pairwise/{id} answers, and printed alone
+    assert [s.path for s in service.seen[1:]] == [
+        "/v1/pairwise/pw_1?limit=1",
+        "/v1/pairwise/pw_1",
+    ]
+    out, err = capsys.readouterr()
+    assert json.loads(out) == final | {"verdicts": []}
+    assert err == "pairwise judging pw_1: 120/120 (100%)\n"
+
+    # And a body finished inside the request is printed as it came, asked for nothing more
+    service.seen.clear()
+    service.on("POST", "/v1/pairwise", as_json(200, final))
+    assert run(service, *PAIRWISE_ARGS, "--json") == 0
+    assert json.loads(capsys.readouterr().out) == final
+    assert len(service.seen) == 1
+
+
+def test_pairwise_answered_with_its_status_only_is_read(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/pairwise", as_json(200, {"pairwise_id": "pw_1", "status": "complete"}))
+    service.on("GET", "/v1/pairwise/pw_1", as_json(200, pairwise_body()))
+
+    assert run(service, *PAIRWISE_ARGS) == 0
+    assert [(s.method, s.path) for s in service.seen] == [
+        ("POST", "/v1/pairwise"),
+        ("GET", "/v1/pairwise/pw_1"),
+    ]
+    assert "1 ev_a" in re.sub(r"[│ ]+", " ", capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("queued", [True, False])
+def test_a_failed_pairwise_judging_exits_1_naming_its_failure(
+    service: Scripted, capsys: pytest.CaptureFixture[str], queued: bool
+) -> None:
+    failed = pairwise_body("failed", failure="the judge answered nonsense for pair q3")
+    if queued:
+        service.on(
+            "POST", "/v1/pairwise", as_json(202, {"pairwise_id": "pw_1", "status": "running"})
+        )
+        service.on("GET", "/v1/pairwise/pw_1", as_json(200, failed))
+    else:
+        service.on("POST", "/v1/pairwise", as_json(200, failed))
+
+    assert run(service, *PAIRWISE_ARGS) == 1
+
+    out, err = capsys.readouterr()
+    assert out == ""  # no table of a failed judging
+    assert err.splitlines()[-1] == (
+        "evalsvc: pairwise judging pw_1 failed: the judge answered nonsense for pair q3"
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        (400, "the runs 'ev_a', 'ev_b' and 'ev_c' have no pair id in common"),
+        (409, "evaluation 'ev_c' is still running: judge it once it is complete"),
+        (404, "no evaluation result with id 'ev_c'"),
+    ],
+)
+def test_pairwise_refused_by_the_service_prints_what_it_said(
+    service: Scripted, capsys: pytest.CaptureFixture[str], status: int, said: str
+) -> None:
+    service.on("POST", "/v1/pairwise", as_json(status, {"error": said}))
+
+    assert run(service, *PAIRWISE_ARGS) == 1
+
+    assert len(service.seen) == 1  # it changes things: asked once
+    assert capsys.readouterr().err == f"evalsvc: HTTP {status}: {said}\n"
+
+
+ESTIMATE = {
+    "pairs": 40,
+    "llm_calls": 240,
+    "cached_calls": 4,
+    "input_tokens_max": 96000,
+    "output_tokens_max": 24000,
+    "cost_usd_expected": 0.0115,
+    "cost_usd_max": 0.0288,
+    "model": "openai:gpt-4o-mini",
+}
+
+
+def test_pairwise_estimate_prints_what_it_would_take_and_judges_nothing(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(user_commands.time, "sleep", lambda seconds: None)
+    service.on(
+        "POST",
+        "/v1/pairwise/estimate",
+        as_json(503, {"error": "busy"}, **{"Retry-After": "1"}),  # stores nothing: asked again
+        as_json(200, ESTIMATE),
+    )
+
+    assert run(service, *PAIRWISE_ARGS, "--one-order", "--estimate") == 0
+
+    assert [s.path for s in service.seen] == ["/v1/pairwise/estimate"] * 2
+    assert service.seen[-1].json()["both_orders"] is False
+    out, err = capsys.readouterr()
+    assert out == (
+        "estimate: 40 pairs, 240 LLM calls (4 of them cached), at most 96000 input and 24000 "
+        "output tokens\ncost $0.011500 expected, at most $0.028800 (openai:gpt-4o-mini)\n"
+    )
+    assert "asking again in 1 s (retry 1 of 3)" in err
+
+    service.seen.clear()
+    unpriced = ESTIMATE | {"cost_usd_expected": None, "cost_usd_max": None, "model": "local"}
+    service.on("POST", "/v1/pairwise/estimate", as_json(200, unpriced))
+    assert run(service, *PAIRWISE_ARGS, "--estimate") == 0
+    assert "cost unknown: the model local has no price" in capsys.readouterr().out
+    assert run(service, *PAIRWISE_ARGS, "--estimate", "--json") == 0
+    assert json.loads(capsys.readouterr().out) == unpriced
+    assert {s.path for s in service.seen} == {"/v1/pairwise/estimate"}
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["ev_a"], "pairwise judges 2 to 8 runs (evaluation result ids), not 1; nothing was sent"),
+        ([f"ev_{k}" for k in range(9)], "pairwise judges 2 to 8 runs"),
+        (["ev_a", "ev_b", "ev_a"], "each run is judged once, but 'ev_a' is given more than once"),
+        (["ev_a", "bad id"], "run 'bad id' is not an evaluation result id: 1-128 characters"),
+        (["ev_a", "ev_b", "--question", " \n"], "--question is empty: give the criterion"),
+        (
+            ["ev_a", "ev_b", "--question", EMOJI * 2001],
+            "--question has 2,001 characters, over the limit of 2,000",
+        ),
+        (
+            ["ev_a", "ev_b", "--alpha", "0"],
+            "--alpha is 0: it must be more than 0 and less than 0.5",
+        ),
+        (["ev_a", "ev_b", "--alpha", "0.5"], "--alpha is 0.5: it must be more than 0"),
+        (["ev_a", "ev_b", "--max-cost-usd", "0"], "--max-cost-usd is 0: it must be more than 0"),
+        (["ev_a", "ev_b", "--max-cost-usd", "-1", "--estimate"], "--max-cost-usd is -1"),
+    ],
+)
+def test_pairwise_refuses_bad_arguments_before_sending_anything(
+    service: Scripted, capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    if "--question" not in args:
+        args = [*args, "--question", "Which is better?"]
+
+    assert run(service, "pairwise", *args) == 2
+
+    assert service.seen == []
+    err = capsys.readouterr().err
+    assert err.startswith(f"evalsvc: {said}") and len(err.splitlines()) == 1
+
+
+def test_pairwise_lists_every_bad_argument_at_once(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run(service, "pairwise", "ev_a", "ev_a", "x\x1b[2J", "--question", "", "--alpha", "2")
+
+    assert code == 2
+    assert service.seen == []
+    assert capsys.readouterr().err.splitlines() == [
+        "run 'x\\x1b[2J' is not an evaluation result id: 1-128 characters of letters, digits, "
+        "'.', '_', ':' or '-', starting with a letter or digit",
+        "each run is judged once, but 'ev_a' is given more than once",
+        "--question is empty: give the criterion, e.g. 'Which answer is more helpful?'",
+        "--alpha is 2: it must be more than 0 and less than 0.5",
+        "evalsvc: 4 problems with the arguments (listed above); nothing was sent",
+    ]
+
+
+def test_pairwise_takes_the_bounds_themselves(service: Scripted) -> None:
+    service.on("POST", "/v1/pairwise", as_json(200, pairwise_body()))
+    runs = [f"ev_{k}" for k in range(8)]
+
+    code = run(
+        service,
+        "pairwise",
+        *runs,
+        "--question",
+        EMOJI * 2000,
+        "--max-pairs",
+        "100000",
+        "--alpha",
+        "0.49",
+    )
+
+    assert code == 0
+    assert service.seen[0].json() == {
+        "result_ids": runs,
+        "question": EMOJI * 2000,
+        "max_pairs": 100_000,
+        "alpha": 0.49,
+    }
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ev_a", "ev_b", "--question", "q", "--max-pairs", "0"],
+        ["ev_a", "ev_b", "--question", "q", "--max-pairs", "100001"],
+        ["ev_a", "ev_b", "--question", "q", "--alpha", "nan"],
+        ["ev_a", "ev_b", "--question", "q", "--max-cost-usd", "inf"],
+        ["ev_a", "ev_b"],
+        ["--question", "q"],
+    ],
+)
+def test_pairwise_flags_that_cannot_be_read_are_usage_errors(args: list[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["pairwise", *args, "--url", "http://127.0.0.1:9/v1", "--key", KEY])
+    assert caught.value.code == 2
+
+
+def test_ctrl_c_while_following_says_the_pairwise_judging_goes_on(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/pairwise", as_json(202, {"pairwise_id": "pw_1", "status": "running"}))
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(user_commands, "follow", interrupted)
+    assert run(service, *PAIRWISE_ARGS) == 130
+    assert capsys.readouterr().err == (
+        "evalsvc: interrupted; pairwise judging pw_1 goes on in the service (GET /pairwise/pw_1)\n"
+    )
+
+
+def test_a_queued_answer_without_an_id_is_an_error(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/pairwise", as_json(202, {"status": "running"}))
+    assert run(service, *PAIRWISE_ARGS) == 1
+    assert (
+        capsys.readouterr().err
+        == "evalsvc: POST /pairwise answered HTTP 202 without a pairwise_id\n"
+    )
+
+    # A Location naming it is enough
+    service.on(
+        "POST", "/v1/pairwise", as_json(202, {"status": "running"}, Location="pairwise/pw_1")
+    )
+    service.on("GET", "/v1/pairwise/pw_1", as_json(200, pairwise_body()))
+    assert run(service, *PAIRWISE_ARGS) == 0
+
+
 # ---- report ------------------------------------------------------------------------------------
 
 HTML = "<!DOCTYPE html><title>r</title><p>é</p>".encode()
@@ -1502,7 +1971,7 @@ def test_a_retry_after_of_zero_does_not_spin(monkeypatch: pytest.MonkeyPatch) ->
             pass
 
     class Service:
-        def request(self, method: str, path: str) -> Answer:
+        def request(self, method: str, path: str, query: Any = None) -> Answer:
             return Answer()
 
     monkeypatch.setattr(user_commands.time, "sleep", pauses.append)
@@ -1746,12 +2215,22 @@ def hostile_comparison(text: str) -> dict[str, Any]:
     return body
 
 
+def hostile_pairwise(text: str) -> dict[str, Any]:
+    body = pairwise_body(pairwise_id=text, question=text, pairs_used=text, alpha=text)
+    body["usage"]["model"] = text
+    body["position"].update(judgements=text, ties=text)
+    body["leaderboard"][0].update(result_id=text, rank=text, wins=text)
+    body["matchups"][0].update(a=text, b=text, ties=text, verdict=text)
+    return body
+
+
 @settings(max_examples=150, deadline=None)
 @given(text=HOSTILE)
 def test_tables_show_the_services_text_and_obey_none_of_it(text: str) -> None:
     for render, body in (
         (render_evaluation, hostile_result(text)),
         (render_comparison, hostile_comparison(text)),
+        (render_pairwise, hostile_pairwise(text)),
     ):
         # Off a terminal rich writes no escape code of its own: nothing in the output may be one
         plain = io.StringIO()
@@ -1768,6 +2247,7 @@ def test_markup_in_the_services_text_is_shown_as_it_is() -> None:
     for render, body in (
         (render_evaluation, hostile_result(text)),
         (render_comparison, hostile_comparison(text)),
+        (render_pairwise, hostile_pairwise(text)),
     ):
         out = io.StringIO()
         render(body, Console(file=out, width=400, force_terminal=True))  # type: ignore[operator]
@@ -1808,3 +2288,36 @@ def test_the_progress_lines_and_errors_obey_nothing(
     err = capsys.readouterr().err
     assert obeyed(err) == []
     assert "evaluation ev_1 failed: x\ufffd[2J\ufffd\ufffd" in err
+
+
+def test_pairwise_shows_the_services_text_and_obeys_none_of_it(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a service whose run ids, question, verdicts and failure hold what a terminal obeys
+    text = "ev_x\x1b]0;owned\x07\x9b2J\u202eevil"
+    hostile = hostile_pairwise(text) | {"pairwise_id": "pw_1"}  # its id names a path: checked
+    hostile["verdicts"][0]["first_order"]["reason"] = text
+    service.on("POST", "/v1/pairwise", as_json(200, hostile))
+
+    # When its tables are drawn, and its body printed as JSON
+    assert run(service, *PAIRWISE_ARGS) == 0
+    drawn = capsys.readouterr().out
+    assert run(service, *PAIRWISE_ARGS, "--json") == 0
+    printed = capsys.readouterr().out
+
+    # Then each is shown, never obeyed
+    assert obeyed(drawn) == obeyed(printed) == []
+    assert "ev_x\ufffd]0;owned\ufffd\ufffd2J\ufffdevil" in drawn  # the run id, in the leaderboard
+    assert json.loads(printed) == hostile
+    assert "\\u001b]0;owned\\u0007\\u009b2J\\u202eevil" in printed
+
+    # And a failure the service names reaches stderr the same way
+    failed = pairwise_body("failed", failure=f"the judge said {text}")
+    service.on("POST", "/v1/pairwise", as_json(200, failed))
+    assert run(service, *PAIRWISE_ARGS) == 1
+    err = capsys.readouterr().err
+    assert obeyed(err) == []
+    assert err == (
+        "evalsvc: pairwise judging pw_1 failed: the judge said "
+        "ev_x\ufffd]0;owned\ufffd\ufffd2J\ufffdevil\n"
+    )

@@ -20,6 +20,8 @@ machine, unless --insecure-http):
     evalsvc evaluate (--seed ID | --synthetic ID) [--metrics ID] [--label L]... [--latest-n N]
                      [--json]
     evalsvc compare BASELINE_ID CANDIDATE_ID [--fail-on-regression] [--json]
+    evalsvc pairwise RUN RUN [RUN...] --question TEXT [--one-order] [--max-pairs N]
+                     [--alpha A] [--max-cost-usd X] [--estimate] [--json]
     evalsvc report ID [--compare OTHER_ID] [-o FILE | -o - [--force]]
 """
 
@@ -473,6 +475,63 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", action="store_true", help="print the comparison's JSON body")
     _add_service_flags(compare)
     compare.set_defaults(run=user_commands.compare)
+
+    pairwise = commands.add_parser(
+        "pairwise",
+        help="judge which of 2-8 runs answers better, two at a time; a leaderboard",
+        description="Ask the judge which of two runs' outputs for the same input is better, "
+        "for the pairs all the runs share (POST /pairwise), in both orders unless --one-order; "
+        "follows the work's progress when it is queued, then prints the leaderboard (Bradley-"
+        "Terry strengths with 95% intervals), each two runs' matchup (wins, win rate, Holm-"
+        "adjusted p, verdict) and how often the judge chose the output shown first. Exits 1 "
+        "when the judging fails.",
+    )
+    pairwise.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="2 to 8 distinct evaluation result ids (complete), whose outputs are compared",
+    )
+    pairwise.add_argument(
+        "--question",
+        required=True,
+        metavar="TEXT",
+        help="the criterion, 1-2,000 characters, e.g. 'Which answer is more helpful?'",
+    )
+    pairwise.add_argument(
+        "--one-order",
+        action="store_true",
+        help="judge each comparison once, not in both orders (half the calls; the judge's "
+        "bias toward the first or second position no longer cancels)",
+    )
+    pairwise.add_argument(
+        "--max-pairs",
+        type=_positive_int,
+        metavar="N",
+        help="pair ids used at most (default 500; a sample when the runs share more)",
+    )
+    pairwise.add_argument(
+        "--alpha",
+        type=_finite_float,
+        metavar="A",
+        help="significance level of the matchups' verdicts, 0 < A < 0.5 (default 0.05)",
+    )
+    pairwise.add_argument(
+        "--max-cost-usd",
+        type=_finite_float,
+        metavar="X",
+        help="refuse, before any LLM call, when the judging could cost more than X dollars",
+    )
+    pairwise.add_argument(
+        "--estimate",
+        action="store_true",
+        help="judge nothing: print what the judging would take and cost (POST /pairwise/estimate)",
+    )
+    pairwise.add_argument(
+        "--json", action="store_true", help="print the final JSON body (or the estimate's)"
+    )
+    _add_service_flags(pairwise)
+    pairwise.set_defaults(run=user_commands.pairwise)
 
     report = commands.add_parser("report", help="save an evaluation's (or comparison's) report")
     report.add_argument("id", metavar="ID", help="an evaluation id (the baseline with --compare)")

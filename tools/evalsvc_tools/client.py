@@ -1,5 +1,5 @@
-"""The HTTP client of the user's command line (`evalsvc push|evaluate|compare|report`): the
-standard library's urllib against any deployment of the API, with every failure turned into
+"""The HTTP client of the user's command line (`evalsvc push|evaluate|compare|pairwise|report`):
+the standard library's urllib against any deployment of the API, with every failure turned into
 one `ClientError` whose message a person can act on (never the API key, never a traceback)."""
 
 from __future__ import annotations

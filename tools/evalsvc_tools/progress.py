@@ -1,5 +1,7 @@
-"""How `evalsvc evaluate` shows an evaluation's progress while it follows it: a rich bar on a
-terminal, a plain line at each tenth of the way elsewhere (a file, a CI log)."""
+"""How `evalsvc evaluate` and `evalsvc pairwise` show the progress of the work they follow: a
+rich bar on a terminal, a plain line at each tenth of the way elsewhere (a file, a CI log). The
+work is named by `noun` and its id ("evaluation ev_1"), what is counted by `unit` ("pairs"; none
+when the service does not say what it counts)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,9 @@ class ProgressDisplay(Protocol):
 class RichBar:
     """A progress bar on the terminal (stderr)."""
 
-    def __init__(self, results_id: str) -> None:
+    def __init__(
+        self, job_id: str, noun: str = "evaluation", doing: str = "scoring", unit: str = "pairs"
+    ) -> None:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -33,17 +37,17 @@ class RichBar:
         from rich.text import Text
 
         console = rich_console(stderr=True)
-        console.print(Text(f"evaluation {cut(results_id, 200)}"))
+        console.print(Text(f"{noun} {cut(job_id, 200)}"))
         self.progress: RichProgress = Progress(
-            TextColumn("scoring"),
+            TextColumn(doing),
             BarColumn(bar_width=32),
             MofNCompleteColumn(),
-            TextColumn("pairs"),
+            *([TextColumn(unit)] if unit else []),
             TaskProgressColumn(),
             TimeElapsedColumn(),
             console=console,
         )
-        self.task = self.progress.add_task("scoring", total=None)
+        self.task = self.progress.add_task(doing, total=None)
         self.progress.start()
 
     def update(self, done: int, total: int) -> None:
@@ -57,8 +61,9 @@ class RichBar:
 class PlainLines:
     """Off a terminal: a line at each tenth of the way, no escape codes."""
 
-    def __init__(self, results_id: str) -> None:
-        self.results_id = cut(results_id, 200)
+    def __init__(self, job_id: str, noun: str = "evaluation", unit: str = "pairs") -> None:
+        self.name = f"{noun} {cut(job_id, 200)}"
+        self.unit = f" {unit}" if unit else ""
         self.shown = -1
 
     def update(self, done: int, total: int) -> None:
@@ -67,7 +72,7 @@ class PlainLines:
             self.shown = tenth
             percent = 100 * done // total if total else 0
             print(
-                f"evaluation {self.results_id}: {done}/{total} pairs ({percent}%)",
+                f"{self.name}: {done}/{total}{self.unit} ({percent}%)",
                 file=sys.stderr,
                 flush=True,
             )

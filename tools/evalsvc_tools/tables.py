@@ -1,6 +1,7 @@
 """The tables the user's commands draw with rich: an evaluation result's, per metric (`evalsvc
-evaluate`), and a comparison's, per metric with the pairs that regressed most (`evalsvc
-compare`); and how a figure is written in them. rich is imported when a table is drawn.
+evaluate`), a comparison's, per metric with the pairs that regressed most (`evalsvc
+compare`), and pairwise judging's leaderboard and matchups (`evalsvc pairwise`); and how a
+figure is written in them. rich is imported when a table is drawn.
 
 Every value the service gave reaches the console as a rich `Text` of terminal-safe text
 (terminal.cut): never as markup, which rich would read (`[link=…]` makes a terminal link), and
@@ -67,6 +68,27 @@ def _at(values: Any, index: int) -> Any:
     return values[index] if isinstance(values, list) and index < len(values) else None
 
 
+def _money(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "cost unknown (no price)"
+    return f"${value:.6f}"
+
+
+def _print_usage(usage: Any, console: Console) -> None:
+    """The line of E3's usage, when any LLM call was made or found in the cache."""
+    from rich.text import Text
+
+    if isinstance(usage, dict) and (usage.get("llm_calls") or usage.get("cache_hits")):
+        console.print(
+            Text(
+                f"LLM: {_field(usage.get('llm_calls'))} calls, {_field(usage.get('cache_hits'))} "
+                f"cache hits, {_field(usage.get('input_tokens'))} input and "
+                f"{_field(usage.get('output_tokens'))} output tokens, "
+                f"{_money(usage.get('cost_usd'))} ({_field(usage.get('model'))})"
+            )
+        )
+
+
 def render_evaluation(result: dict[str, Any], console: Console) -> None:
     """The per-metric table of a complete evaluation result (GET /evaluation/{id})."""
     from rich.table import Table
@@ -80,18 +102,7 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
             f"created {_field(result.get('created_at'))}"
         )
     )
-    usage = result.get("usage")
-    if isinstance(usage, dict) and (usage.get("llm_calls") or usage.get("cache_hits")):
-        cost = usage.get("cost_usd")
-        money = f"${cost:.6f}" if isinstance(cost, int | float) else "cost unknown (no price)"
-        console.print(
-            Text(
-                f"LLM: {_field(usage.get('llm_calls'))} calls, {_field(usage.get('cache_hits'))} "
-                f"cache hits, {_field(usage.get('input_tokens'))} input and "
-                f"{_field(usage.get('output_tokens'))} output tokens, {money} "
-                f"({_field(usage.get('model'))})"
-            )
-        )
+    _print_usage(result.get("usage"), console)
     intervals = result.get("score_confidence_intervals")
     first = _at(intervals, 0)
     confidence = first.get("ci_confidence") if isinstance(first, dict) else None
@@ -199,3 +210,126 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
         console.print(Text(line + (f"  {reason}" if reason else "")))
     if len(regressions) > REGRESSIONS_SHOWN:
         console.print(f"  … and {len(regressions) - REGRESSIONS_SHOWN} more (--json shows all)")
+
+
+# ---- pairwise judging (E5) ---------------------------------------------------------------------
+
+# How each matchup's verdict is shown, and its style.
+MATCHUP_VERDICTS = {
+    "a_better": ("a better", "green"),
+    "b_better": ("b better", "green"),
+    "no_significant_difference": ("not significant", ""),
+}
+
+
+def format_percent(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return MISSING
+    return f"{100 * value:.1f}%"
+
+
+def describe_estimate(estimate: dict[str, Any]) -> str:
+    """E3's estimate (POST /pairwise/estimate, or any other), as lines to print: terminal-safe."""
+    expected = estimate.get("cost_usd_expected")
+    most = estimate.get("cost_usd_max")
+    model = _field(estimate.get("model"))
+    if isinstance(most, int | float) and not isinstance(most, bool):
+        cost = f"cost {_money(expected)} expected, at most {_money(most)} ({model})"
+    else:
+        cost = f"cost unknown: the model {model} has no price"
+    return (
+        f"estimate: {_field(estimate.get('pairs'))} pairs, "
+        f"{_field(estimate.get('llm_calls'))} LLM calls "
+        f"({_field(estimate.get('cached_calls'))} of them cached), at most "
+        f"{_field(estimate.get('input_tokens_max'))} input and "
+        f"{_field(estimate.get('output_tokens_max'))} output tokens\n{cost}"
+    )
+
+
+def _rows(body: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    rows = body.get(name)
+    return [row for row in rows if isinstance(row, dict)] if isinstance(rows, list) else []
+
+
+def _run(value: Any) -> Any:
+    from rich.text import Text
+
+    return Text(cut(str(value), PAIR_ID_WIDTH))
+
+
+def render_pairwise(body: dict[str, Any], console: Console) -> None:
+    """A complete pairwise judging (GET /pairwise/{id}): what was judged, the leaderboard, the
+    matchups, and how often the judge chose the output shown first."""
+    from rich.table import Table
+    from rich.text import Text
+
+    runs = body.get("result_ids")
+    both = body.get("both_orders")
+    orders = "both orders" if both is True else "one order" if both is False else "orders -"
+    console.print(
+        Text(
+            f"pairwise judging {_field(body.get('pairwise_id'))}: "
+            f"{len(runs) if isinstance(runs, list) else MISSING} runs over "
+            f"{_field(body.get('pairs_used'))} pairs, {orders}; alpha {_field(body.get('alpha'))}"
+            f"\nquestion: {cut(str(body.get('question')), FIELD_WIDTH)}"
+        )
+    )
+    _print_usage(body.get("usage"), console)
+
+    leaderboard = Table(title="leaderboard (Bradley-Terry strength, natural log scale)")
+    leaderboard.add_column("rank", justify="right")
+    leaderboard.add_column("run", overflow="fold")  # an id is copied: folded, never cut
+    leaderboard.add_column("strength", justify="right")
+    leaderboard.add_column("95% interval", justify="right")
+    leaderboard.add_column("wins", justify="right")
+    leaderboard.add_column("losses", justify="right")
+    leaderboard.add_column("ties", justify="right")
+    for row in _rows(body, "leaderboard"):
+        leaderboard.add_row(
+            Text(_field(row.get("rank"))),
+            _run(row.get("result_id")),
+            format_signed(row.get("strength")),
+            f"[{format_signed(row.get('ci_low'))}, {format_signed(row.get('ci_high'))}]",
+            Text(_field(row.get("wins"))),
+            Text(_field(row.get("losses"))),
+            Text(_field(row.get("ties"))),
+        )
+    console.print(leaderboard)
+
+    matchups = Table(title="matchups (win rate of a over b, ties aside; Holm-adjusted p)")
+    matchups.add_column("a", overflow="fold")
+    matchups.add_column("b", overflow="fold")
+    matchups.add_column("a wins", justify="right")
+    matchups.add_column("b wins", justify="right")
+    matchups.add_column("ties", justify="right")
+    matchups.add_column("a win rate (95% interval)", justify="right")
+    matchups.add_column("p adj.", justify="right")
+    matchups.add_column("verdict", no_wrap=True)
+    for row in _rows(body, "matchups"):
+        verdict = str(row.get("verdict"))
+        shown, style = MATCHUP_VERDICTS.get(verdict, (cut(verdict, 30), ""))
+        matchups.add_row(
+            _run(row.get("a")),
+            _run(row.get("b")),
+            Text(_field(row.get("a_wins"))),
+            Text(_field(row.get("b_wins"))),
+            Text(_field(row.get("ties"))),
+            f"{format_figure(row.get('win_rate'))} [{format_figure(row.get('ci_low'))}, "
+            f"{format_figure(row.get('ci_high'))}]",
+            format_p_value(row.get("p_adjusted")),
+            Text(shown, style=style),
+        )
+    console.print(matchups)
+
+    position = body.get("position")
+    if isinstance(position, dict):
+        consistency = format_percent(position.get("consistency"))
+        meaning = "one order judged" if consistency == MISSING else "both orders agreed"
+        console.print(
+            Text(
+                f"position: {_field(position.get('judgements'))} judgements, first chosen "
+                f"{_field(position.get('first_chosen'))}, second chosen "
+                f"{_field(position.get('second_chosen'))}, ties {_field(position.get('ties'))}; "
+                f"consistency {consistency} ({meaning})"
+            )
+        )

@@ -4,6 +4,7 @@
     evalsvc metrics (--question Q | --check C)... [--file F]   create a metrics set; its id
     evalsvc evaluate (--seed ID | --synthetic ID) ...   run an evaluation, with its progress
     evalsvc compare BASELINE CANDIDATE ...              POST /compare, as a table; a CI gate
+    evalsvc pairwise RUN RUN [RUN...] --question Q      which runs answer better: a leaderboard
     evalsvc report ID [--compare OTHER] [-o FILE]       the HTML report of a result or comparison
 
 The URL and key come from --url/--key or EVALSVC_URL/EVALSVC_API_KEY; plain http is refused
@@ -24,14 +25,16 @@ import re
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalsvc.errors import InvalidInput
-from evalsvc.identifiers import check_dataset_id, is_client_id
+from evalsvc.identifiers import CLIENT_ID_RULE, check_dataset_id, is_client_id
 from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_TEXT_CHARS
+from evalsvc.models.usage import MAX_COST_USD
 
 from evalsvc_tools import metrics_files
 from evalsvc_tools.client import (
@@ -48,10 +51,12 @@ from evalsvc_tools.client import (
 from evalsvc_tools.pair_files import BadFile, read_pairs
 from evalsvc_tools.progress import PlainLines, ProgressDisplay, RichBar
 from evalsvc_tools.tables import (
+    describe_estimate,
     format_p_value,
     format_signed,
     render_comparison,
     render_evaluation,
+    render_pairwise,
 )
 from evalsvc_tools.terminal import cut, rich_console, terminal_json, terminal_safe
 
@@ -226,23 +231,67 @@ def retry_pause(retry_after: float | None, backoff: float) -> float:
     return min(retry_after if retry_after is not None else backoff, MAX_RETRY_SECONDS)
 
 
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """A kind of work the service may queue, as the commands follow it: GET /{route}/{id}
+    (with `query`) until it is no longer running; `progress` reads (done, total) from each
+    answer, and the progress display names the work `noun` and counts it in `unit`."""
+
+    noun: str
+    route: str
+    progress: Callable[[dict[str, Any]], tuple[int, int]]
+    doing: str
+    unit: str
+    query: Mapping[str, str] | None = None
+
+    def path(self, job_id: str) -> str:
+        return f"/{self.route}/{segment(job_id)}"
+
+    def display(self, job_id: str) -> ProgressDisplay:
+        if sys.stderr.isatty():
+            return RichBar(job_id, self.noun, self.doing, self.unit)
+        return PlainLines(job_id, self.noun, self.unit)
+
+
+def _pairs_progress(body: dict[str, Any]) -> tuple[int, int]:
+    return _count(body, "pairs_done"), _count(body, "pairs_total")
+
+
+def _nested_progress(body: dict[str, Any]) -> tuple[int, int]:
+    progress = body.get("progress")
+    if not isinstance(progress, dict):
+        return 0, 0
+    return _count(progress, "done"), _count(progress, "total")
+
+
+EVALUATION = Queued("evaluation", "evaluation", _pairs_progress, "scoring", "pairs")
+# E5 does not say what `progress` counts, so no unit is shown. Verdicts are paged: while the
+# work runs one is asked for, not a page of them each time.
+PAIRWISE = Queued(
+    "pairwise judging", "pairwise", _nested_progress, "judging", "", query={"limit": "1"}
+)
+
+
 def follow(
     client: Client,
     results_id: str,
     display: ProgressDisplay,
     interval: float,
     on_answer: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    kind: Queued = EVALUATION,
 ) -> dict[str, Any]:
-    """GET /evaluation/{id} until it is no longer running; its last answer (each answer is
-    given to `on_answer` first). The first read is at once, the next MIN_POLL_SECONDS later,
-    each pause after it twice the last, up to `interval`; a Retry-After is honoured instead.
-    Throttling, a gateway's 5xx or a dropped connection are asked again (honouring
-    Retry-After), up to MAX_POLL_FAILURES times in a row."""
+    """GET /evaluation/{id} (or another `kind` of queued work) until it is no longer running;
+    its last answer (each answer is given to `on_answer` first). The first read is at once,
+    the next MIN_POLL_SECONDS later, each pause after it twice the last, up to `interval`; a
+    Retry-After is honoured instead. Throttling, a gateway's 5xx or a dropped connection are
+    asked again (honouring Retry-After), up to MAX_POLL_FAILURES times in a row."""
     failures = 0
     pause = min(MIN_POLL_SECONDS, interval)
+    path = kind.path(results_id)
     while True:
         try:
-            response = client.request("GET", f"/evaluation/{segment(results_id)}")
+            response = client.request("GET", path, query=kind.query)
         except (HttpError, ConnectionProblem) as exc:
             transient = not isinstance(exc, HttpError) or exc.status in TRANSIENT_STATUSES
             failures += 1
@@ -254,15 +303,35 @@ def follow(
         failures = 0
         body = response.json()
         if not isinstance(body, dict):
-            raise ClientError(f"GET /evaluation/{results_id} did not answer with an object")
+            raise ClientError(f"GET /{kind.route}/{results_id} did not answer with an object")
         if on_answer is not None:
             on_answer(body)
-        display.update(_count(body, "pairs_done"), _count(body, "pairs_total"))
+        display.update(*kind.progress(body))
         if body.get("status", "complete") != "running":
             return body
         said = response.retry_after
         time.sleep(max(MIN_POLL_SECONDS, retry_pause(said, 0.0)) if said is not None else pause)
         pause = min(2 * pause, interval)
+
+
+def follow_shown(
+    client: Client,
+    kind: Queued,
+    job_id: str,
+    first: dict[str, Any],
+    interval: float,
+    on_answer: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """`follow` queued work with its progress on stderr, from the answer that queued it
+    (`first`, shown when it says how far the work is) to its last answer."""
+    display = kind.display(job_id)
+    try:
+        done, total = kind.progress(first)
+        if total:
+            display.update(done, total)
+        return follow(client, job_id, display, interval, on_answer, kind=kind)
+    finally:
+        display.close()
 
 
 def _results_id(body: Any, status: int) -> str:
@@ -273,8 +342,9 @@ def _results_id(body: Any, status: int) -> str:
     raise ClientError(f"POST /evaluate answered HTTP {status} without an eval_results_id")
 
 
-def _location_id(location: str | None) -> str | None:
-    match = re.search(r"evaluation/([^/?#]+)$", location or "")
+def _location_id(location: str | None, route: str = "evaluation") -> str | None:
+    """The id of the work a `Location` (…/{route}/{id}) names, when it is one."""
+    match = re.search(rf"{route}/([^/?#]+)$", location or "")
     return match.group(1) if match and is_client_id(match.group(1)) else None
 
 
@@ -356,14 +426,7 @@ def evaluate(args: argparse.Namespace) -> int:
     name_metrics = MetricsNamer(results_id, args.metrics)
     try:
         if status in (202, 503) or body.get("status") == "running":
-            display: ProgressDisplay = (
-                RichBar(results_id) if sys.stderr.isatty() else PlainLines(results_id)
-            )
-            try:
-                display.update(_count(body, "pairs_done"), _count(body, "pairs_total"))
-                result = follow(client, results_id, display, interval, name_metrics)
-            finally:
-                display.close()
+            result = follow_shown(client, EVALUATION, results_id, body, interval, name_metrics)
         else:
             # Done inside the request (a v1 body, or a finished job's status): read it as a
             # result, the shape --json prints whichever way the run went.
@@ -463,6 +526,134 @@ def compare(args: argparse.Namespace) -> int:
             f"the candidate {args.candidate} regressed on {len(regressed)} of "
             f"{len(comparison.get('metrics') or [])} metrics against {args.baseline}"
         )
+    return 0
+
+
+# ---- pairwise ----------------------------------------------------------------------------------
+
+# E5's bounds on POST /pairwise, checked before anything is sent (max_pairs: --max-pairs' type).
+MIN_RUNS = 2
+MAX_RUNS = 8
+MAX_QUESTION_CHARS = 2_000
+MAX_ALPHA = 0.5
+
+
+def _pairwise_body(args: argparse.Namespace) -> dict[str, Any]:
+    """The body of POST /pairwise (and of /pairwise/estimate) from the arguments; every
+    problem with them is said, and nothing sent, when there is any."""
+    runs: list[str] = args.runs
+    problems: list[str] = []
+    if not MIN_RUNS <= len(runs) <= MAX_RUNS:
+        problems.append(
+            f"pairwise judges {MIN_RUNS} to {MAX_RUNS} runs (evaluation result ids), "
+            f"not {len(runs)}"
+        )
+    problems += [
+        f"run {run[:140]!r} is not an evaluation result id: {CLIENT_ID_RULE}"
+        for run in runs
+        if not is_client_id(run)
+    ]
+    repeated = sorted({run for run in runs if runs.count(run) > 1}, key=runs.index)
+    if repeated:
+        problems.append(
+            f"each run is judged once, but {', '.join(repr(r[:140]) for r in repeated)} "
+            f"{'is' if len(repeated) == 1 else 'are'} given more than once"
+        )
+    question: str = args.question
+    if not question.strip():
+        problems.append(
+            "--question is empty: give the criterion, e.g. 'Which answer is more helpful?'"
+        )
+    elif len(question) > MAX_QUESTION_CHARS:
+        over = f"over the limit of {MAX_QUESTION_CHARS:,}"
+        problems.append(f"--question has {len(question):,} characters, {over}")
+    if args.alpha is not None and not 0 < args.alpha < MAX_ALPHA:
+        problems.append(f"--alpha is {args.alpha:g}: it must be more than 0 and less than 0.5")
+    if args.max_cost_usd is not None and not 0 < args.max_cost_usd <= MAX_COST_USD:
+        problems.append(
+            f"--max-cost-usd is {args.max_cost_usd:g}: it must be more than 0 and at most "
+            f"{MAX_COST_USD:,.0f}"
+        )
+    if len(problems) == 1:
+        raise ClientError(f"{problems[0]}; nothing was sent", EXIT_USAGE)
+    if problems:
+        _problems(problems)
+        raise ClientError(
+            f"{len(problems)} problems with the arguments (listed above); nothing was sent",
+            EXIT_USAGE,
+        )
+    body: dict[str, Any] = {"result_ids": runs, "question": question}
+    if args.one_order:
+        body["both_orders"] = False
+    if args.max_pairs is not None:
+        body["max_pairs"] = args.max_pairs
+    if args.alpha is not None:
+        body["alpha"] = args.alpha
+    if args.max_cost_usd is not None:
+        body["max_cost_usd"] = args.max_cost_usd
+    return body
+
+
+def _pairwise_id(body: dict[str, Any], location: str | None, status: int) -> str:
+    found = body.get("pairwise_id")
+    if isinstance(found, str) and is_client_id(found):
+        return found
+    named = _location_id(location, PAIRWISE.route)
+    if named is None:
+        raise ClientError(f"POST /pairwise answered HTTP {status} without a pairwise_id")
+    return named
+
+
+@user_command
+def pairwise(args: argparse.Namespace) -> int:
+    """POST /pairwise (or /pairwise/estimate): the runs' outputs judged two by two against
+    the question, followed like an evaluation when queued; the leaderboard, the matchups and
+    the judge's position bias as tables, or the final body (--json)."""
+    body = _pairwise_body(args)
+    client = _client(args)
+    if args.estimate:
+        # Stores nothing, so asked again while the service says it may answer later.
+        estimate = read_retrying(client, "POST", "/pairwise/estimate", body).json()
+        if not isinstance(estimate, dict):
+            raise ClientError("POST /pairwise/estimate did not answer with an object")
+        print(terminal_json(estimate) if args.json else describe_estimate(estimate))
+        return 0
+    interval = _poll_seconds()
+    if not args.json:
+        rich_console()  # say now, not after the run, when rich is missing
+    # Queued at once when the service honours respond-async, so the progress shows from the
+    # start; else it answers 200 when the work fits the request, 202 when it does not.
+    answer = client.request("POST", "/pairwise", body, headers={"Prefer": "respond-async"})
+    first = answer.json()
+    if not isinstance(first, dict):
+        raise ClientError(f"POST /pairwise answered HTTP {answer.status} without an object")
+    pairwise_id = _pairwise_id(first, answer.header("Location"), answer.status)
+    path = PAIRWISE.path(pairwise_id)
+    try:
+        if answer.status == 202 or first.get("status") == "running":
+            final = follow_shown(client, PAIRWISE, pairwise_id, first, interval)
+            if args.json:  # followed with one verdict a page: the body with its first page
+                final = read_retrying(client, "GET", path).json()
+        elif "leaderboard" in first:  # finished inside the request: the whole body
+            final = first
+        else:  # ended already, answered with its id and status only
+            final = read_retrying(client, "GET", path).json()
+    except KeyboardInterrupt:
+        raise ClientError(
+            f"interrupted; pairwise judging {pairwise_id} goes on in the service "
+            f"(GET /pairwise/{pairwise_id})",
+            EXIT_INTERRUPTED,
+        ) from None
+    if not isinstance(final, dict):
+        raise ClientError(f"GET /pairwise/{pairwise_id} did not answer with an object")
+    if args.json:
+        print(terminal_json(final))
+    if final.get("status") == "failed":
+        raise ClientError(
+            f"pairwise judging {pairwise_id} failed: {final.get('failure') or 'no reason given'}"
+        )
+    if not args.json:
+        render_pairwise(final, rich_console())
     return 0
 
 
