@@ -1514,9 +1514,9 @@ def test_pairwise_queued_follows_its_progress_then_prints_the_tables(
     assert [s.path for s in service.seen[1:]] == ["/v1/pairwise/pw_1?limit=1"] * 4
     out, err = capsys.readouterr()
     assert err.splitlines() == [
-        "pairwise judging pw_1: 3/40 (7%)",
-        "pairwise judging pw_1: 20/40 (50%)",
-        "pairwise judging pw_1: 40/40 (100%)",
+        "pairwise judging pw_1: 3/40 pairs (7%)",
+        "pairwise judging pw_1: 20/40 pairs (50%)",
+        "pairwise judging pw_1: 40/40 pairs (100%)",
     ]
     assert "\x1b" not in out + err
     assert "a better" in out and "position: 240 judgements" in out
@@ -1545,7 +1545,7 @@ def test_pairwise_json_prints_the_final_body_with_its_first_page_of_verdicts(
     ]
     out, err = capsys.readouterr()
     assert json.loads(out) == final | {"verdicts": []}
-    assert err == "pairwise judging pw_1: 120/120 (100%)\n"
+    assert err == "pairwise judging pw_1: 120/120 pairs (100%)\n"
 
     # And a body finished inside the request is printed as it came, asked for nothing more
     service.seen.clear()

@@ -265,10 +265,10 @@ def _nested_progress(body: dict[str, Any]) -> tuple[int, int]:
 
 
 EVALUATION = Queued("evaluation", "evaluation", _pairs_progress, "scoring", "pairs")
-# E5 does not say what `progress` counts, so no unit is shown. Verdicts are paged: while the
+# The service counts pairs whose comparisons are all judged. Verdicts are paged: while the
 # work runs one is asked for, not a page of them each time.
 PAIRWISE = Queued(
-    "pairwise judging", "pairwise", _nested_progress, "judging", "", query={"limit": "1"}
+    "pairwise judging", "pairwise", _nested_progress, "judging", "pairs", query={"limit": "1"}
 )
 
 
