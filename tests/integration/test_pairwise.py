@@ -285,3 +285,90 @@ def test_the_report_shows_the_comparisons_whose_orders_disagreed(
     assert outputs("v2")[0] in html and outputs("v1")[0] in html
     assert "Both are alike; the first reads better." in html
     assert globex.get(f"/pairwise/{pairwise_id}/report").status_code == 404
+
+
+def test_every_pairwise_item_stays_under_400_kb_at_the_field_limits(
+    tables: dict[str, str],
+) -> None:
+    from evalsvc.logic.kinds.pairwise import MAX_CHUNK_PAIRS
+    from evalsvc.models.evaluations import MAX_REASON_CHARS
+    from evalsvc.models.pairwise import MAX_QUESTION_CHARS, MAX_RUNS
+    from evalsvc.storage import dynamo
+    from evalsvc.storage import pairwise as store
+    from evalsvc.storage.dynamo import item_size
+    from evalsvc.usage import Usage
+
+    from tests.integration.test_item_sizes import ITEM_LIMIT, PAIR_ID, wide
+
+    run_ids = [f"ev_{k}" + "x" * 124 for k in range(MAX_RUNS)]
+    run = store.PairwiseRun(
+        tenant="acme",
+        pairwise_id="pw_" + "y" * 125,
+        created_ms=1,
+        question=wide(MAX_QUESTION_CHARS),
+        result_ids=run_ids,
+        both_orders=True,
+        alpha=0.05,
+        max_pairs=100_000,
+        pairs_used=100_000,
+        counts={
+            "outcomes": {f"{i}|{j}|{w}": 100_000 for i in range(8) for j in range(8) for w in "ab"}
+        },
+        usage=Usage(model="openai:" + "m" * 200),
+        failure=wide(2_000),
+    )
+    store.put_complete(run, [])
+    longest = [f"{k:04d}" + PAIR_ID[4:] for k in range(MAX_CHUNK_PAIRS)]
+    store.put_chunks("acme", run.pairwise_id, [longest])
+    reason = store.OrderVerdict("second", wide(MAX_REASON_CHARS))
+    store.put_verdicts(
+        "acme",
+        run.pairwise_id,
+        [
+            store.Verdict(PAIR_ID, i, j, "tie", reason, reason)
+            for i in range(MAX_RUNS)
+            for j in range(i + 1, MAX_RUNS)
+        ],
+    )
+    pk = store.run_pk("acme", run.pairwise_id)
+    items = list(
+        dynamo.query_pages(
+            TableName=tables["RESULTS_TABLE"],
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": pk}},
+        )
+    )
+    sizes = {item["sk"]["S"][:2]: item_size(item) for page in items for item in page}
+    assert set(sizes) == {"ru", "c#", "v#"}
+    assert max(sizes.values()) < ITEM_LIMIT, sizes
+    # The verdicts of 28 matchups, each order's reason at its limit in 4-byte characters
+    assert sizes["v#"] > 200 * 1024
+    assert len(store.verdicts_of("acme", run.pairwise_id, [PAIR_ID])[PAIR_ID]) == 28
+
+
+def test_a_running_or_failed_result_is_a_409_and_so_is_a_vote_on_a_running_run(
+    acme: Tenant, judge: FakeJudge, work: Work
+) -> None:
+    ids = runs(acme)
+    asynchronous = {**acme.headers, "Prefer": "respond-async"}
+    queued = acme.http.post("/v1/evaluate", json={"seed_data_id": "v1"}, headers=asynchronous)
+    assert queued.status_code == 202, queued.text
+    running = queued.json()["eval_results_id"]
+
+    response = acme.post("/pairwise", {"result_ids": [ids[0], running], "question": QUESTION})
+    assert response.status_code == 409 and "still running" in response.json()["error"]
+
+    assert work.dead_letter_all()
+    work.deliver_dead_letters()
+    response = acme.post("/pairwise", {"result_ids": [running, ids[1]], "question": QUESTION})
+    assert response.status_code == 409 and "failed" in response.json()["error"]
+
+    later = acme.http.post(
+        "/v1/pairwise", json={"result_ids": ids, "question": QUESTION}, headers=asynchronous
+    )
+    assert later.status_code == 202, later.text
+    pairwise_id = later.json()["pairwise_id"]
+    vote = {"pair_id": "p00", "a": ids[0], "b": ids[1], "winner": "a"}
+    response = acme.put(f"/pairwise/{pairwise_id}/vote", vote)
+    assert response.status_code == 409 and "running" in response.json()["error"]
+    assert judge.requests == []  # nothing judged until a worker takes it

@@ -38,11 +38,16 @@ from evalsvc.storage.writes import Writes
 from evalsvc.usage import Usage
 
 PAIRWISE = "pairwise"
+# The most pairs in a chunk, whatever EVALSVC_CHUNK_JUDGE_CALLS allows: its item of pair ids
+# (128 ASCII characters each at most) stays under 300 KB, within DynamoDB's 400 KB.
+MAX_CHUNK_PAIRS = 2_000
 
 
 def pairs_per_chunk(runs: int, both_orders: bool) -> int:
-    """As many pairs as keep a chunk within EVALSVC_CHUNK_JUDGE_CALLS judge calls."""
-    return max(1, get_settings().chunk_judge_calls // calls_per_pair(runs, both_orders))
+    """As many pairs as keep a chunk within EVALSVC_CHUNK_JUDGE_CALLS judge calls (and
+    MAX_CHUNK_PAIRS)."""
+    calls = get_settings().chunk_judge_calls // calls_per_pair(runs, both_orders)
+    return max(1, min(calls, MAX_CHUNK_PAIRS))
 
 
 def queued(run: PairwiseRun, pair_ids: Sequence[str], max_cost: Decimal | None = None) -> Job:
