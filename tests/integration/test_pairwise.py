@@ -372,3 +372,18 @@ def test_a_running_or_failed_result_is_a_409_and_so_is_a_vote_on_a_running_run(
     response = acme.put(f"/pairwise/{pairwise_id}/vote", vote)
     assert response.status_code == 409 and "running" in response.json()["error"]
     assert judge.requests == []  # nothing judged until a worker takes it
+
+
+def test_a_retry_with_the_same_idempotency_key_answers_the_same_run(
+    acme: Tenant, judge: FakeJudge
+) -> None:
+    ids = runs(acme)
+    body = {"result_ids": ids, "question": QUESTION}
+    headers = {**acme.headers, "Idempotency-Key": "pw-retry-1"}
+
+    first = acme.http.post("/v1/pairwise", json=body, headers=headers)
+    again = acme.http.post("/v1/pairwise", json=body, headers=headers)
+
+    assert first.status_code == again.status_code == 200, (first.text, again.text)
+    assert first.json()["pairwise_id"] == again.json()["pairwise_id"]
+    assert len(judge.requests) == 2 * PAIRS

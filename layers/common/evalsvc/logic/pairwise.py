@@ -100,6 +100,11 @@ def pairwise(
     cap = None if body.max_cost_usd is None else Decimal(str(body.max_cost_usd))
     with spending.session(identity.tenant, ROUTE, deadline.left(), cap) as spend:
         work = _Pairwise(identity, body, deadline, request_key, spend)
+        if request_key is not None:
+            # A retry of a request whose run exists (done inside it, or queued): that run.
+            stored = store.get(identity.tenant, work.run.pairwise_id)
+            if stored is not None:
+                return stored
         return dispatch.submit(
             work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
         )
