@@ -28,9 +28,6 @@ import multiprocessing
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -59,8 +56,7 @@ from evalsvc_tools.local.server import apply_environment
 from evalsvc_tools.local.store import EmbeddedDynamoDB
 from evalsvc_tools.local.tables import create_queues
 from evalsvc_tools.local.workers import LocalWorkers, QueueConsumer, drain, local_worker_counts
-
-from tests.fake_judge import FakeJudge
+from judge_process import JudgeStats, judge_process
 
 IDENTITY = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
 CHECKS = [
@@ -90,31 +86,6 @@ def seed(n: int, identity: Identity = IDENTITY, dataset_id: str = "bench-ds") ->
 # ---- 1. throughput -----------------------------------------------------------------------------
 
 
-@dataclass
-class JudgeStats:
-    base_url: str = ""
-    calls: int = 0
-    first_request_at: float = 0.0
-    last_response_at: float = 0.0
-    max_in_flight: int = 0
-
-
-def _serve_judge(latency: float, pipe: Connection) -> None:
-    judge = FakeJudge(latency=latency)
-    with judge.running():
-        pipe.send(judge.base_url)
-        pipe.recv()  # until told to stop
-    pipe.send(
-        JudgeStats(
-            judge.base_url,
-            len(judge.requests),
-            judge.first_request_at or 0.0,
-            judge.last_response_at or 0.0,
-            judge.max_in_flight,
-        )
-    )
-
-
 def _judged(env: dict[str, str], judge: JudgeStats, concurrency: int, **extra: str) -> None:
     """The service pointed at the embedded store (`env`) and at the fake judge process."""
     apply_environment(
@@ -127,23 +98,6 @@ def _judged(env: dict[str, str], judge: JudgeStats, concurrency: int, **extra: s
             **extra,
         }
     )
-
-
-@contextmanager
-def judge_process(latency: float) -> Iterator[JudgeStats]:
-    """The fake judge in a process of its own (its threads must not compete with the
-    workers' for this process's interpreter); its figures filled in on exit."""
-    ours, theirs = multiprocessing.Pipe()
-    process = multiprocessing.Process(target=_serve_judge, args=(latency, theirs), daemon=True)
-    process.start()
-    stats = JudgeStats(base_url=ours.recv())
-    try:
-        yield stats
-    finally:
-        ours.send("stop")
-        final = ours.recv()
-        process.join(timeout=30)
-        stats.__dict__.update(final.__dict__)
 
 
 def throughput(workers: int, concurrency: int, latency: float, pairs: int) -> None:

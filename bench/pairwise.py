@@ -59,15 +59,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +91,7 @@ from evalsvc.storage import results as results_store
 from evalsvc_tools.local.server import apply_environment
 from evalsvc_tools.local.store import EmbeddedDynamoDB
 from evalsvc_tools.local.workers import LocalWorkers
-
-from tests.fake_judge import FakeJudge
+from judge_process import judge_process
 
 IDENTITY = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
 QUESTION = "Which answer helps the customer more?"
@@ -111,48 +107,6 @@ OPERATIONS = [
 
 
 # ---- the judge, in a process of its own ----------------------------------------------------
-
-
-@dataclass
-class JudgeStats:
-    base_url: str = ""
-    calls: int = 0
-    first_request_at: float = 0.0
-    last_response_at: float = 0.0
-    max_in_flight: int = 0
-
-
-def _serve_judge(latency: float, pipe: Connection) -> None:
-    judge = FakeJudge(latency=latency)
-    with judge.running():
-        pipe.send(judge.base_url)
-        pipe.recv()  # until told to stop
-    pipe.send(
-        JudgeStats(
-            judge.base_url,
-            len(judge.requests),
-            judge.first_request_at or 0.0,
-            judge.last_response_at or 0.0,
-            judge.max_in_flight,
-        )
-    )
-
-
-@contextmanager
-def judge_process(latency: float) -> Iterator[JudgeStats]:
-    """The fake judge in a process of its own (its threads must not compete with the workers'
-    for this process's interpreter); its figures filled in on exit."""
-    ours, theirs = multiprocessing.Pipe()
-    process = multiprocessing.Process(target=_serve_judge, args=(latency, theirs), daemon=True)
-    process.start()
-    stats = JudgeStats(base_url=ours.recv())
-    try:
-        yield stats
-    finally:
-        ours.send("stop")
-        final = ours.recv()
-        process.join(timeout=30)
-        stats.__dict__.update(final.__dict__)
 
 
 # ---- set-up --------------------------------------------------------------------------------
