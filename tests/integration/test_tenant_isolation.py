@@ -13,7 +13,10 @@ from tests.integration.conftest import Tenant, ok
 from tests.integration.test_bad_input_catalogue import snapshot
 
 RESULT = "{result}"
+RESULT2 = "{result2}"
 METRICS = "{metrics}"
+PAIRWISE = "{pairwise}"
+PAIRWISE_BODY = {"result_ids": [RESULT, RESULT2], "question": "Which is kinder?"}
 
 # (method, path, body, status for the other tenant)
 OTHER_TENANT: list[tuple[str, str, Any, int]] = [
@@ -47,6 +50,16 @@ OTHER_TENANT: list[tuple[str, str, Any, int]] = [
     ),
     ("POST", "/augment", {"seed_data_id": "ds"}, 404),
     ("POST", "/augment", {"eval_results_id": RESULT}, 404),
+    ("POST", "/pairwise", PAIRWISE_BODY, 404),
+    ("POST", "/pairwise/estimate", PAIRWISE_BODY, 404),
+    ("GET", f"/pairwise/{PAIRWISE}", None, 404),
+    ("GET", f"/pairwise/{PAIRWISE}/report", None, 404),
+    (
+        "PUT",
+        f"/pairwise/{PAIRWISE}/vote",
+        {"pair_id": "p0", "a": RESULT, "b": RESULT2, "winner": "a"},
+        404,
+    ),
 ]
 
 
@@ -61,9 +74,28 @@ def owned(acme: Tenant) -> dict[str, str]:
     metrics_id = acme.post("/specify_questions", {"metrics": ["check:non_empty"]}).json()[
         "metrics_id"
     ]
+    # (the second first: the newest, which the lists test looks for, is `result`)
+    result2 = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["eval_results_id"]
     result = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["eval_results_id"]
     ok(acme.post("/augment", {"seed_data_id": "ds"}))
-    return {RESULT: result, METRICS: metrics_id}
+    # A pairwise run of acme's (stored as one judged inside its request is: this test's service
+    # has no judge to make one)
+    from evalsvc.storage import pairwise as pairwise_store
+
+    run = pairwise_store.PairwiseRun(
+        tenant="acme",
+        pairwise_id="pw_acme",
+        created_ms=1,
+        question="Which is kinder?",
+        result_ids=[result, result2],
+        both_orders=True,
+        alpha=0.05,
+        max_pairs=500,
+        pairs_used=1,
+        counts={"outcomes": {"0|1|tie": 1}, "orders": {}},
+    )
+    pairwise_store.put_complete(run, [pairwise_store.Verdict("p0", 0, 1, "tie", None, None)])
+    return {RESULT: result, RESULT2: result2, METRICS: metrics_id, PAIRWISE: "pw_acme"}
 
 
 @pytest.mark.parametrize(("method", "path", "body", "status"), OTHER_TENANT)
@@ -155,6 +187,9 @@ ROUTE_OF = {
     f"/compare/report?baseline_id={RESULT}&candidate_id={RESULT}": "/compare/report",
     f"/question/{METRICS}/agreement": "/question/{id}/agreement",
     "/question/latest/agreement": "/question/{id}/agreement",
+    f"/pairwise/{PAIRWISE}": "/pairwise/{id}",
+    f"/pairwise/{PAIRWISE}/report": "/pairwise/{id}/report",
+    f"/pairwise/{PAIRWISE}/vote": "/pairwise/{id}/vote",
 }
 
 

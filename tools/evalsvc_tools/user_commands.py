@@ -399,6 +399,26 @@ class MetricsNamer:
             )
 
 
+def _show_ended(
+    args: argparse.Namespace,
+    body: Any,
+    what: str,
+    path: str,
+    render: Callable[[dict[str, Any], Any], None],
+) -> int:
+    """Print queued work that has ended (`what`, read at `path`): its body as JSON with --json,
+    else its tables; a failed one is an error naming why."""
+    if not isinstance(body, dict):
+        raise ClientError(f"GET {path} did not answer with an object")
+    if args.json:
+        print(terminal_json(body))
+    if body.get("status") == "failed":
+        raise ClientError(f"{what} failed: {body.get('failure') or 'no reason given'}")
+    if not args.json:
+        render(body, rich_console())
+    return 0
+
+
 @user_command
 def evaluate(args: argparse.Namespace) -> int:
     client = _client(args)
@@ -439,17 +459,9 @@ def evaluate(args: argparse.Namespace) -> int:
             f"(GET /evaluation/{results_id}, or evalsvc report {results_id})",
             EXIT_INTERRUPTED,
         ) from None
-    if not isinstance(result, dict):
-        raise ClientError(f"GET /evaluation/{results_id} did not answer with an object")
-    if args.json:
-        print(terminal_json(result))
-    if result.get("status") == "failed":
-        raise ClientError(
-            f"evaluation {results_id} failed: {result.get('failure') or 'no reason given'}"
-        )
-    if not args.json:
-        render_evaluation(result, rich_console())
-    return 0
+    return _show_ended(
+        args, result, f"evaluation {results_id}", f"/evaluation/{results_id}", render_evaluation
+    )
 
 
 # ---- compare -----------------------------------------------------------------------------------
@@ -644,17 +656,9 @@ def pairwise(args: argparse.Namespace) -> int:
             f"(GET /pairwise/{pairwise_id})",
             EXIT_INTERRUPTED,
         ) from None
-    if not isinstance(final, dict):
-        raise ClientError(f"GET /pairwise/{pairwise_id} did not answer with an object")
-    if args.json:
-        print(terminal_json(final))
-    if final.get("status") == "failed":
-        raise ClientError(
-            f"pairwise judging {pairwise_id} failed: {final.get('failure') or 'no reason given'}"
-        )
-    if not args.json:
-        render_pairwise(final, rich_console())
-    return 0
+    return _show_ended(
+        args, final, f"pairwise judging {pairwise_id}", f"/pairwise/{pairwise_id}", render_pairwise
+    )
 
 
 # ---- report ------------------------------------------------------------------------------------

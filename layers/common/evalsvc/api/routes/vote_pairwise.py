@@ -15,7 +15,9 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["pairwise"])
 
 
 @router.put(
-    "/pairwise/{id}/vote", response_model=PairwiseVoteOut, responses=error_responses(400, 404, 409)
+    "/pairwise/{id}/vote",
+    response_model=PairwiseVoteOut,
+    responses=error_responses(400, 404, 409, 413),
 )
 def vote_pairwise(
     pairwise_id: Annotated[str, Path(alias="id", description="The pairwise run id")],
