@@ -12,7 +12,7 @@ from evalsvc_tools.local.tables import create_queues
 from fastapi.testclient import TestClient
 
 from tests.conftest import EVENT_KEY, point_service_at
-from tests.fake_judge import FakeJudge
+from tests.fake_judge import FakeJudge, service_env
 from tests.log_capture import captured
 from tests.work_queue import Work
 
@@ -103,6 +103,16 @@ def priced_judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
     fake = FakeJudge()
     with fake.running():
         point_service_at(judge_env(fake), monkeypatch)
+        yield fake
+
+
+@pytest.fixture
+def fake_judge(tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    """The fake OpenAI-compatible judge (tests/fake_judge.fake_llm: verdicts, preferences...)
+    that the service's LLM points at, retrying at once."""
+    fake = FakeJudge()
+    with fake.running():
+        point_service_at({**service_env(fake), "JUDGE_RETRY_BASE_SECONDS": "0.01"}, monkeypatch)
         yield fake
 
 

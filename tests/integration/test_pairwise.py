@@ -4,7 +4,6 @@ byte-equal outputs tied without a call, queued runs, isolation and every bad par
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,19 +30,8 @@ def outputs(version: str) -> list[str]:
 
 
 @pytest.fixture
-def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
-    fake = FakeJudge()
-    with fake.running():
-        point_service_at(
-            {
-                "EVALSVC_LLM": "openai:fake-judge",
-                "OPENAI_BASE_URL": fake.base_url,
-                "OPENAI_API_KEY": "sk-test-not-a-real-key",
-                "JUDGE_RETRY_BASE_SECONDS": "0.01",
-            },
-            monkeypatch,
-        )
-        yield fake
+def judge(fake_judge: FakeJudge) -> FakeJudge:
+    return fake_judge
 
 
 def runs(tenant: Tenant, versions: tuple[str, ...] = ("v1", "v2")) -> list[str]:

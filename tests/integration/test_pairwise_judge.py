@@ -4,8 +4,6 @@ comparison."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import boto3
 import pytest
 from botocore.stub import Stubber
@@ -31,19 +29,8 @@ def comparisons() -> list[Comparison]:
 
 
 @pytest.fixture
-def judge(tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
-    fake = FakeJudge()
-    with fake.running():
-        point_service_at(
-            {
-                "EVALSVC_LLM": "openai:fake-judge",
-                "OPENAI_BASE_URL": fake.base_url,
-                "OPENAI_API_KEY": "sk-test-not-a-real-key",
-                "JUDGE_RETRY_BASE_SECONDS": "0.01",
-            },
-            monkeypatch,
-        )
-        yield fake
+def judge(fake_judge: FakeJudge) -> FakeJudge:
+    return fake_judge
 
 
 def cached_judge() -> CachedJudge:
