@@ -45,7 +45,7 @@ def _check_judgement(judgement: str) -> None:
         raise ValueError(f'a judgement is "first", "second" or "tie", not {judgement!r}')
 
 
-def _chosen(order: int, judgement: Judgement) -> Outcome:
+def chosen(order: int, judgement: Judgement) -> Outcome:
     """The run a judgement chose: order 1 shows (a, b), order 2 shows (b, a)."""
     _check_judgement(judgement)
     if judgement == "tie":
@@ -60,10 +60,10 @@ def outcome(first_order: Judgement, second_order: Judgement | None = None) -> Ou
     both orders chose, and "tie" when they disagree or either said "tie". With one order
     (both_orders false, second_order None): the run that order chose. Order 1 shows (a, b), so
     "first" there is `a`; order 2 shows (b, a), so "first" there is `b`."""
-    chosen = _chosen(1, first_order)
+    picked = chosen(1, first_order)
     if second_order is None:
-        return chosen
-    return chosen if chosen == _chosen(2, second_order) else "tie"
+        return picked
+    return picked if picked == chosen(2, second_order) else "tie"
 
 
 # ---- position bias -----------------------------------------------------------------------------
@@ -88,27 +88,27 @@ def position(
 ) -> Position:
     """Position statistics of comparisons counted as {(first_order, second_order): how many},
     second_order None where only order 1 was judged (always, without both_orders)."""
-    chosen = dict.fromkeys(JUDGEMENTS, 0)
+    picks = dict.fromkeys(JUDGEMENTS, 0)
     both = consistent = 0
     for (first_order, second_order), count in comparisons.items():
         if count <= 0:
             continue
         _check_judgement(first_order)
-        chosen[first_order] += count
+        picks[first_order] += count
         if second_order is None:
             continue
         if not both_orders:
             raise ValueError("a second order was judged without both_orders")
         _check_judgement(second_order)
-        chosen[second_order] += count
+        picks[second_order] += count
         both += count
-        if _chosen(1, first_order) == _chosen(2, second_order):
+        if chosen(1, first_order) == chosen(2, second_order):
             consistent += count
     return Position(
-        judgements=sum(chosen.values()),
-        first_chosen=chosen["first"],
-        second_chosen=chosen["second"],
-        ties=chosen["tie"],
+        judgements=sum(picks.values()),
+        first_chosen=picks["first"],
+        second_chosen=picks["second"],
+        ties=picks["tie"],
         consistency=consistent / both if both_orders and both else None,
     )
 

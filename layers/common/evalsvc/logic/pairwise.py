@@ -43,9 +43,9 @@ from evalsvc.logic.pairwise_judging import (
     Counts,
     PairSelection,
     calls_per_pair,
+    comparisons_of,
     counts_of,
     judge_pairs,
-    matchups_of,
     read_texts,
     sample,
     shared_pair_ids,
@@ -58,7 +58,7 @@ from evalsvc.models.jobs import Job, Status
 from evalsvc.models.pairwise import PairwiseIn, PairwiseVoteIn
 from evalsvc.models.usage import usage_out
 from evalsvc.observability import logger, metrics
-from evalsvc.scoring.judges import Comparison, configured_judge
+from evalsvc.scoring.judges import configured_judge
 from evalsvc.settings import get_settings
 from evalsvc.storage import pairwise as store
 from evalsvc.storage.pairwise import OrderVerdict, PairwiseRun
@@ -289,15 +289,9 @@ def estimate_bound(work: _Pairwise, selection: PairSelection) -> Bound:
         selection = work.with_texts(selection)
     texts = selection.texts or {}
     asked = [
-        Comparison(text.input, first, second, "")
-        for text in texts.values()
-        for i, j in matchups_of(runs)
-        if text.outputs[i] != text.outputs[j]
-        for first, second in (
-            [(text.outputs[i], text.outputs[j]), (text.outputs[j], text.outputs[i])]
-            if run.both_orders
-            else [(text.outputs[i], text.outputs[j])]
-        )
+        comparison
+        for pid, text in texts.items()
+        for comparison, *_ in comparisons_of(pid, text, runs, run.both_orders)
     ]
     bound = judge.plan_preferences(run.question, asked).bound
     unread = selection.unread if selection.texts is not None else set(selection.pair_ids)

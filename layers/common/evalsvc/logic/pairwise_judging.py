@@ -177,6 +177,27 @@ def _outcome(first: str, second: str | None) -> str:
     )
 
 
+def comparisons_of(
+    pair_id: str, text: Texts, runs: int, both_orders: bool
+) -> list[tuple[Comparison, int, int, int]]:
+    """The judge calls one pair takes: for runs i < j whose outputs differ (equal bytes are a
+    tie without a call), i's output first (order 1) and, with `both_orders`, j's first (order
+    2); each with (i, j, order)."""
+    found = []
+    for i, j in matchups_of(runs):
+        one, two = text.outputs[i], text.outputs[j]
+        if one == two:
+            continue
+        found.append(
+            (Comparison(text.input, one, two, f"pair {pair_id!r}, run {i + 1} first"), i, j, 1)
+        )
+        if both_orders:
+            found.append(
+                (Comparison(text.input, two, one, f"pair {pair_id!r}, run {j + 1} first"), i, j, 2)
+            )
+    return found
+
+
 def judge_pairs(
     judge: CachedJudge | None,
     question: str,
@@ -191,17 +212,10 @@ def judge_pairs(
     where: list[tuple[str, int, int, int]] = []  # (pair id, i, j, order) of each ask
     for pid in pair_ids:
         text = texts.get(pid)
-        if text is None:
-            continue
-        for i, j in matchups_of(runs):
-            one, two = text.outputs[i], text.outputs[j]
-            if one == two:
-                continue
-            asked.append(Comparison(text.input, one, two, f"pair {pid!r}, run {i + 1} first"))
-            where.append((pid, i, j, 1))
-            if both_orders:
-                asked.append(Comparison(text.input, two, one, f"pair {pid!r}, run {j + 1} first"))
-                where.append((pid, i, j, 2))
+        if text is not None:
+            for comparison, i, j, order in comparisons_of(pid, text, runs, both_orders):
+                asked.append(comparison)
+                where.append((pid, i, j, order))
     answers: dict[int, tuple[int, str]] = {}
     complete = True
     if asked:

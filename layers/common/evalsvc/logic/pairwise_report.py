@@ -29,9 +29,8 @@ def _disagreed(verdict: Verdict) -> bool:
     first, second = verdict.first_order, verdict.second_order
     if first is None or second is None:
         return False
-    chosen_one = pairwise_stats.outcome(cast(pairwise_stats.Judgement, first.winner))
-    chosen_two = {"first": "b", "second": "a", "tie": "tie"}[second.winner]
-    return chosen_one != chosen_two
+    one = pairwise_stats.chosen(1, cast(pairwise_stats.Judgement, first.winner))
+    return one != pairwise_stats.chosen(2, cast(pairwise_stats.Judgement, second.winner))
 
 
 def report(identity: Identity, pairwise_id: str, deadline: Deadline) -> PairwiseReport:

@@ -220,7 +220,7 @@ class CachedJudge:
         self, questions: Sequence[str], pairs: Sequence[Pair], system_prompt: str
     ) -> JudgePlan:
         """Read the cache for every (question, pair) and bound the calls left; no call."""
-        indexed = {
+        keys: dict[Hashable, str] = {
             (q, i): cache_key(self.llm.name, question, system_prompt, pair)
             for i, pair in enumerate(pairs)
             for q, question in enumerate(questions)
@@ -239,7 +239,6 @@ class CachedJudge:
                 f"metric {_preview(question)!r} for pair {pair.id!r}",
             )
 
-        keys: dict[Hashable, str] = dict(indexed.items())
         return self.plan_asks(keys, ask_of, EXPECTED_VERDICT_TOKENS)
 
     def plan_asks(
