@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import point_service_at
-from tests.fake_judge import FakeJudge, schema_name_of
+from tests.fake_judge import FakeJudge, schema_name_of, service_env
 from tests.integration.conftest import Tenant, ok
 from tests.work_queue import Work
 
@@ -375,3 +375,31 @@ def test_a_retry_with_the_same_idempotency_key_answers_the_same_run(
     assert first.status_code == again.status_code == 200, (first.text, again.text)
     assert first.json()["pairwise_id"] == again.json()["pairwise_id"]
     assert len(judge.requests) == 2 * PAIRS
+
+
+def test_a_judge_too_slow_for_the_request_hands_over_and_keeps_its_answers(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A judge at 1 s a call, 2 at a time: 24 calls do not fit a 6 s request (3 s kept back)
+    fake = FakeJudge(latency=1.0)
+    with fake.running():
+        point_service_at(
+            {**service_env(fake), "JUDGE_CONCURRENCY": "2", "EVALSVC_REQUEST_SECONDS": "6"},
+            monkeypatch,
+        )
+        ids = runs(acme)
+
+        response = acme.post("/pairwise", {"result_ids": ids, "question": QUESTION})
+
+        # Handed to the queue: 202 naming the run, the calls made so far in the judge cache
+        assert response.status_code == 202, response.text
+        pairwise_id = response.json()["pairwise_id"]
+        made = len(fake.requests)
+        assert 0 < made < 2 * PAIRS
+        work.drain()
+        done = ok(acme.get(f"/pairwise/{pairwise_id}")).json()
+        assert done["status"] == "complete" and done["pairs_used"] == PAIRS
+        # The worker found the request's answers cached: every comparison was asked once, but
+        # for at most the two in flight when the request's time ran out
+        assert 2 * PAIRS <= len(fake.requests) <= 2 * PAIRS + 2
+        assert done["usage"]["cache_hits"] >= made - 2
