@@ -61,9 +61,12 @@ def test_each_order_is_asked_and_a_position_bias_shows(judge: FakeJudge) -> None
     ]
     assert got[0][1] == "Only the first output says please."
     assert [schema_name_of(r) for r in judge.requests] == ["record_preference"] * 4
-    user = judge.requests[0]["messages"][-1]["content"]
-    assert f"<first_output>\n{PLEASE}\n</first_output>" in user
-    assert f"<question>\n{QUESTION}\n</question>" in user
+    # The four calls run concurrently, so they may arrive in any order
+    users = [r["messages"][-1]["content"] for r in judge.requests]
+    shown_first = [u for u in users if f"<first_output>\n{PLEASE}\n</first_output>" in u]
+    assert len(shown_first) == 1
+    assert f"<second_output>\n{CURT}\n</second_output>" in shown_first[0]
+    assert all(f"<question>\n{QUESTION}\n</question>" in u for u in users)
 
 
 def test_asking_again_is_answered_from_the_cache_by_order(judge: FakeJudge) -> None:
