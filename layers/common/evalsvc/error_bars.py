@@ -1,0 +1,306 @@
+"""Error bars that hold (E6 of the extensions spec), standard library only: the clustered
+standard error and interval of a mean, the judge's own noise when each pair is judged k times,
+and the power of a paired comparison (its minimum detectable effect, and how many pairs a
+planned one needs).
+
+Clustered standard error (pairs that share a topic are not independent). For scores s_i,
+i = 1..n, in G clusters, with mean s̄:
+
+    se_clustered = √(Σ_c (Σ_{i∈c} (s_i - s̄))²) / n
+    ci_low_clustered, ci_high_clustered = s̄ ± t.ppf(0.975, G - 1)·se_clustered
+
+and for a comparison's differences d_i at 1 - alpha: mean_diff ± t.ppf(1 - alpha/2, G - 1)·
+se_clustered. Since Σ_{i∈c} (s_i - s̄) = S_c - n_c·s̄ (S_c the cluster's sum, n_c its size), only
+S_c and n_c are kept per cluster: O(n) time, memory bounded by the number of clusters. With every
+pair its own cluster, se_clustered = √(Σ_i (s_i - s̄)²) / n = √(var_pop / n), the standard error
+with the population variance (ddof = 0).
+
+Judge noise: judge_noise_sd = √(mean over pairs of the within-pair sample variance (ddof = 1) of
+its k scores); the pair's score is the mean of its k.
+
+Power: mde = (z_{1-alpha/2} + z_{0.8})·std_diff/√n and
+pairs_needed = ⌈((z_{1-alpha/2} + z_{power})·sd / effect)²⌉, at least 2, with z_p the standard
+normal quantile (normal_ppf)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+from evalsvc.stats import student_t_isf
+
+CONFIDENCE = 0.95
+ALPHA = 1.0 - CONFIDENCE
+MDE_POWER = 0.8
+DEFAULT_POWER = 0.8
+MIN_PAIRS = 2
+# pairs_needed: a value within this relative distance above an integer is that integer (see
+# pairs_needed).
+CEIL_TOLERANCE = 1e-9
+
+
+# ---- the standard normal quantile --------------------------------------------------------------
+
+# Acklam's rational approximations (relative error below 1.15e-9 before refinement).
+_A = (
+    -3.969683028665376e01,
+    2.209460984245205e02,
+    -2.759285104469687e02,
+    1.383577518672690e02,
+    -3.066479806614716e01,
+    2.506628277459239e00,
+)
+_B = (
+    -5.447609879822406e01,
+    1.615858368580409e02,
+    -1.556989798598866e02,
+    6.680131188771972e01,
+    -1.328068155288572e01,
+)
+_C = (
+    -7.784894002430293e-03,
+    -3.223964580411365e-01,
+    -2.400758277161838e00,
+    -2.549732539343734e00,
+    4.374664141464968e00,
+    2.938163982698783e00,
+)
+_D = (
+    7.784695709041462e-03,
+    3.224671290700398e-01,
+    2.445134137142996e00,
+    3.754408661907416e00,
+)
+_P_LOW = 0.02425
+_SQRT2 = math.sqrt(2.0)
+_LOG_SQRT2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _acklam_lower(p: float) -> float:
+    """Acklam's approximation of the quantile, for 0 < p <= 0.5."""
+    if p < _P_LOW:
+        q = math.sqrt(-2.0 * math.log(p))
+        return (((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5]) / (
+            (((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1.0
+        )
+    q = p - 0.5
+    r = q * q
+    return (
+        (((((_A[0] * r + _A[1]) * r + _A[2]) * r + _A[3]) * r + _A[4]) * r + _A[5])
+        * q
+        / (((((_B[0] * r + _B[1]) * r + _B[2]) * r + _B[3]) * r + _B[4]) * r + 1.0)
+    )
+
+
+def _normal_ppf_lower(p: float) -> float:
+    """The quantile for 0 < p <= 0.5 (x <= 0): Acklam's value refined by one Halley step on
+    Φ(x) - p, with Φ(x) = erfc(-x/√2)/2, which keeps its relative precision in the lower tail."""
+    x = _acklam_lower(p)
+    error = 0.5 * math.erfc(-x / _SQRT2) - p
+    if error == 0.0:
+        return x
+    # u = error / φ(x), in logarithms: φ(x) underflows for the smallest subnormal p.
+    u = math.copysign(math.exp(math.log(abs(error)) + _LOG_SQRT2PI + x * x / 2.0), error)
+    return x - u / (1.0 + x * u / 2.0)
+
+
+def normal_ppf(p: float) -> float:
+    """The standard normal quantile z_p, Φ(z_p) = p, for 0 < p < 1: Acklam's algorithm refined
+    by one Halley step using math.erfc (about 1e-12 relative or better, tails included). Above
+    1/2 it is -z_{1-p}: 1 - p is exact there, so the upper tail is as precise as the lower."""
+    if not 0.0 < p < 1.0:
+        raise ValueError("p must be in (0, 1)")
+    if p == 0.5:
+        return 0.0
+    if p < 0.5:
+        return _normal_ppf_lower(p)
+    return -_normal_ppf_lower(1.0 - p)
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0.0 < alpha < 0.5:
+        raise ValueError("alpha must be in (0, 0.5)")
+
+
+# ---- clustered standard error ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ClusteredMean:
+    """The mean of n scores in `clusters` (G) clusters, its clustered standard error
+    √(Σ_c (Σ_{i∈c} (s_i - s̄))²) / n and the interval s̄ ± t.ppf(1 - alpha/2, G - 1)·se_clustered
+    at `confidence` = 1 - alpha (not clipped to the score scale: differences may be negative).
+    With fewer than 2 clusters se_clustered and the interval are None: with one cluster the
+    formula is identically 0 (the residuals sum to 0), which would claim a certainty it has no
+    grounds for, and t has no degrees of freedom."""
+
+    n: int
+    clusters: int
+    mean: float
+    se_clustered: float | None
+    ci_low_clustered: float | None
+    ci_high_clustered: float | None
+    confidence: float
+
+
+def _neumaier_add(acc: list[float], x: float) -> None:
+    """Adds x to the compensated sum acc = [sum, compensation, count]."""
+    s = acc[0]
+    t = s + x
+    if abs(s) >= abs(x):
+        acc[1] += (s - t) + x
+    else:
+        acc[1] += (x - t) + s
+    acc[0] = t
+    acc[2] += 1.0
+
+
+def clustered_mean(items: Iterable[tuple[Hashable, float]], alpha: float = ALPHA) -> ClusteredMean:
+    """The clustered standard error and interval at 1 - alpha of the mean of the scores of
+    `items`, (cluster_key, score) pairs in any order (the default alpha gives t.ppf(0.975, G - 1);
+    for a comparison pass the differences d_i and its alpha). An unlabelled item is its own
+    cluster: the caller gives it a key no other item has.
+
+        se_clustered = √(Σ_c (Σ_{i∈c} (s_i - s̄))²) / n = √(Σ_c (S_c - n_c·s̄)²) / n
+
+    One pass keeps per cluster only S_c (a compensated sum of the scores less the first one,
+    so that a large common offset does not cancel away the residuals) and n_c: O(n) time,
+    memory bounded by G. Then s̄ from the exactly rounded total (math.fsum over clusters), and
+    Σ_c (S_c - n_c·s̄)² over the clusters. With every item its own cluster this is
+    √(Σ_i (s_i - s̄)²) / n = √(var_pop / n), the population-variance (ddof = 0) standard error."""
+    _check_alpha(alpha)
+    iterator = iter(items)
+    first = next(iterator, None)
+    if first is None:
+        raise ValueError("no scores")
+    shift = float(first[1])
+    sums: dict[Hashable, list[float]] = {first[0]: [0.0, 0.0, 1.0]}
+    for key, score in iterator:
+        acc = sums.get(key)
+        if acc is None:
+            sums[key] = [score - shift, 0.0, 1.0]
+        else:
+            _neumaier_add(acc, score - shift)
+    cluster_sums = [(acc[0] + acc[1], acc[2]) for acc in sums.values()]
+    n_float = math.fsum(count for _, count in cluster_sums)
+    n = int(n_float)
+    shifted_mean = math.fsum(total for total, _ in cluster_sums) / n_float
+    mean = shift + shifted_mean
+    if not math.isfinite(mean):
+        raise ValueError("scores must be finite")
+    clusters = len(cluster_sums)
+    if clusters < 2:
+        return ClusteredMean(n, clusters, mean, None, None, None, 1.0 - alpha)
+    se = math.sqrt(math.fsum((total - count * shifted_mean) ** 2 for total, count in cluster_sums))
+    se /= n_float
+    margin = student_t_isf(alpha / 2.0, clusters - 1) * se
+    return ClusteredMean(n, clusters, mean, se, mean - margin, mean + margin, 1.0 - alpha)
+
+
+# ---- repeated judging --------------------------------------------------------------------------
+
+
+def pair_score(samples: Sequence[float]) -> float:
+    """A pair's score when it was judged k times: the mean of its k scores."""
+    if not samples:
+        raise ValueError("no samples")
+    return math.fsum(samples) / len(samples)
+
+
+def judge_noise_sd(samples_per_pair: Iterable[Sequence[float]]) -> float | None:
+    """judge_noise_sd = √(mean over pairs of the within-pair sample variance (ddof = 1) of its k
+    scores), one pass over the pairs. None when k = 1 (no pair has two scores to differ); a pair
+    with a single score (fewer samples than asked) has no within-pair variance and is left out
+    of the mean."""
+    variances: list[float] = []
+    for samples in samples_per_pair:
+        k = len(samples)
+        if k == 0:
+            raise ValueError("a pair without samples")
+        if k < 2:
+            continue
+        mean = math.fsum(samples) / k
+        variances.append(math.fsum((s - mean) ** 2 for s in samples) / (k - 1))
+    if not variances:
+        return None
+    return math.sqrt(math.fsum(variances) / len(variances))
+
+
+# ---- power -------------------------------------------------------------------------------------
+
+
+def mde(std_diff: float | None, n: int, alpha: float = ALPHA) -> float | None:
+    """The minimum detectable effect of a paired comparison of n pairs: the smallest mean
+    difference it had an 80 % chance to detect at two-sided level alpha,
+
+        mde = (z_{1-alpha/2} + z_{0.8})·std_diff/√n,
+
+    None when n < 2 or std_diff is None (undefined)."""
+    _check_alpha(alpha)
+    if n < 2 or std_diff is None:
+        return None
+    if not (math.isfinite(std_diff) and std_diff >= 0.0):
+        raise ValueError("std_diff must be finite and >= 0")
+    z_sum = -normal_ppf(alpha / 2.0) + normal_ppf(MDE_POWER)
+    return z_sum * std_diff / math.sqrt(n)
+
+
+def pairs_needed(
+    sd: float, effect: float, alpha: float = ALPHA, power: float = DEFAULT_POWER
+) -> int:
+    """How many pairs a comparison needs to detect a mean difference `effect` with probability
+    `power` at two-sided level alpha:
+
+        pairs_needed = ⌈((z_{1-alpha/2} + z_{power})·sd / effect)²⌉, at least 2.
+
+    effect > 0, 0.5 <= power < 1, 0 < alpha < 0.5 and a finite sd >= 0, or ValueError. The
+    ceiling forgives rounding: x is taken as the integer m when m < x <= m·(1 + 1e-9)
+    (CEIL_TOLERANCE), i.e. ⌈x - 1e-9·max(1, x)⌉, so that an x that is an integer in exact
+    arithmetic but came out a few ulps above it (from the quantiles, the division and the
+    square) does not ask for one pair more; every larger excess rounds up."""
+    _check_alpha(alpha)
+    if not (math.isfinite(effect) and effect > 0.0):
+        raise ValueError("effect must be > 0")
+    if not 0.5 <= power < 1.0:
+        raise ValueError("power must be in [0.5, 1)")
+    if not (math.isfinite(sd) and sd >= 0.0):
+        raise ValueError("sd must be finite and >= 0")
+    z_sum = -normal_ppf(alpha / 2.0) - normal_ppf(1.0 - power)
+    x = (z_sum * sd / effect) ** 2
+    if not math.isfinite(x):
+        raise ValueError("sd / effect is too large")
+    return max(MIN_PAIRS, math.ceil(x - CEIL_TOLERANCE * max(1.0, x)))
+
+
+def plan_sd(std_dev: float | None = None, std_diff: float | None = None) -> tuple[float, bool]:
+    """The sd of a planned comparison and whether it is paired: with a candidate, its std_diff
+    over the matched pairs (paired, True); without, √2 x the baseline's std_dev (two independent
+    runs, False). std_diff wins when both are given; ValueError when neither is."""
+    if std_diff is not None:
+        return std_diff, True
+    if std_dev is not None:
+        return math.sqrt(2.0) * std_dev, False
+    raise ValueError("std_dev or std_diff is needed")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """One metric of POST /plan: sd (plan_sd), pairs_needed (pairs_needed) and paired."""
+
+    sd: float
+    pairs_needed: int
+    paired: bool
+
+
+def plan(
+    effect: float,
+    alpha: float = ALPHA,
+    power: float = DEFAULT_POWER,
+    *,
+    std_dev: float | None = None,
+    std_diff: float | None = None,
+) -> Plan:
+    """plan_sd, then pairs_needed = ⌈((z_{1-alpha/2} + z_{power})·sd / effect)²⌉, at least 2."""
+    sd, is_paired = plan_sd(std_dev=std_dev, std_diff=std_diff)
+    return Plan(sd, pairs_needed(sd, effect, alpha, power), is_paired)
