@@ -220,7 +220,9 @@ def checks(n: int) -> None:
         chunk_dynamo.update(dynamo_calls.take())
         worker_sqs = sqs_calls.take()
         poller_sqs = receive_calls.take()
-        tallies = jobs_store.tallies(IDENTITY.tenant, evaluation_kind.EVALUATION, done.results_id)
+        tallies = list(
+            jobs_store.tallies(IDENTITY.tenant, evaluation_kind.EVALUATION, done.results_id)
+        )
         result = results_store.get(IDENTITY.tenant, done.results_id)
         assert result is not None and result.status is Status.COMPLETE, result
         scored_bytes = sum(

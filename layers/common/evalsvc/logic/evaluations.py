@@ -101,11 +101,13 @@ class _Evaluation:
             system_prompt="",
             pair_count=0,
             summaries=[],
+            cluster_by=body.cluster_by,
+            judge_samples=body.judge_samples,
         )
         needs_judge = any(not checks.is_check(d) for d in metrics_set.definitions)
         self.judge = configured_judge(identity.tenant, deadline) if needs_judge else None
         # A question with no judge configured is a 400 before any pair is read.
-        self.metrics = scorers_for(metrics_set.definitions, self.judge)
+        self.metrics = scorers_for(metrics_set.definitions, self.judge, body.judge_samples)
         self._header: DatasetHeader | None = None
 
     # ---- what dispatch reads -------------------------------------------------------------------

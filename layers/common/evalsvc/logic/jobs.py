@@ -30,7 +30,7 @@ the sweeper, which queues its chunks from the job's plan.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -79,10 +79,11 @@ class Kind(Protocol):
         or None when it must not be counted (another delivery counted it meanwhile)."""
         ...
 
-    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> Writes:
+    def complete(self, job: Job, tallies: Iterable[Tally], spent: Usage) -> Writes:
         """The writes that make what the job produced exist, from the tallies of all its
-        chunks and the LLM usage of their deliveries (committed with the job's end). Raises
-        Unrecoverable when the job must fail instead."""
+        chunks (read as they are iterated, once: a large job's are not held at once) and the
+        LLM usage of their deliveries (committed with the job's end). Raises Unrecoverable when
+        the job must fail instead."""
         ...
 
     def failed(self, job: Job, failure: Failure) -> Writes:
@@ -322,17 +323,31 @@ def _finish_if_all_counted(job: Job | None) -> None:
         finish(job.tenant, job.kind, job.job_id)
 
 
+class _NotAllCounted(Exception):
+    """Fewer tallies than chunks were read: the job is not ready to finish."""
+
+
+def _all_tallies(job: Job) -> Iterator[Tally]:
+    """The job's tallies as its kind reads them, a page at a time; _NotAllCounted at their end
+    when fewer than its chunks were found (a kind reads them all before it decides)."""
+    seen = 0
+    for tally in jobs_store.tallies(job.tenant, job.kind, job.job_id):
+        seen += 1
+        yield tally
+    if seen < job.chunk_count:
+        raise _NotAllCounted
+
+
 def finish(tenant: str, kind: str, job_id: str) -> None:
     """End the job complete from its chunks' tallies (a no-op if it has ended)."""
     job = jobs_store.get(tenant, kind, job_id, params=True)
     if job is None or job.status is not Status.RUNNING:
         return
-    tallies = jobs_store.tallies(tenant, kind, job_id)
-    if len(tallies) < job.chunk_count:
-        return  # not every chunk is counted yet
     work = kind_named(kind)
     try:
-        made = work.complete(job, tallies, jobs_store.spent(tenant, kind, job_id))
+        made = work.complete(job, _all_tallies(job), jobs_store.spent(tenant, kind, job_id))
+    except _NotAllCounted:
+        return  # not every chunk is counted yet
     except Unrecoverable as exc:
         fail(tenant, kind, job_id, Failure(exc.message))
         return

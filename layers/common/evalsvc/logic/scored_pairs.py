@@ -4,11 +4,17 @@ by the workers of queued ones, so both give the same numbers."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from evalsvc.deadlines import Deadline
+from evalsvc.error_bars import (
+    cluster_digest,
+    clustered_around,
+    judge_noise_from,
+    noise_numerator,
+)
 from evalsvc.models.datasets import Pair
 from evalsvc.models.evaluations import (
     LOWEST_PER_METRIC,
@@ -17,6 +23,7 @@ from evalsvc.models.evaluations import (
     LowScore,
     ScoredPair,
 )
+from evalsvc.scoring import checks
 from evalsvc.scoring.checks import Score
 from evalsvc.scoring.metric import Metrics, Verdicts
 from evalsvc.stats import histogram, summarize_counts
@@ -40,19 +47,26 @@ def lowest_scoring(scored: Sequence[ScoredPair], metric: int) -> list[LowScore]:
 
 
 def summarize_result(result: EvaluationResult, scored: Sequence[ScoredPair]) -> None:
-    """Fill the statistics, score histograms and lowest pairs of `result` from its scored pairs
-    (dataset order)."""
+    """Fill the statistics, score histograms, lowest pairs and error bars (E6) of `result` from
+    its scored pairs (dataset order)."""
     count = len(result.definitions)
     counts = [Counter(p.scores[m] for p in scored) for m in range(count)]
     result.summaries = [summarize_counts(c) for c in counts]
     result.histograms = [histogram(c) for c in counts]
     result.lowest = [lowest_scoring(scored, m) for m in range(count)]
+    errors = ErrorBarTotals(count)
+    errors.add(_error_bar_totals(scored, count, result.cluster_by))
+    errors.fill(result)
 
 
-def totals(scored: Sequence[ScoredPair], metric_count: int) -> dict[str, Any]:
+def totals(
+    scored: Sequence[ScoredPair], metric_count: int, cluster_by: str | None = None
+) -> dict[str, Any]:
     """What a chunk of scored pairs contributes to its result's statistics, small whatever the
     reasons: per metric, how many times each score occurs (enough for the exact mean, spread
-    and median) and its LOWEST_PER_METRIC lowest pairs (id, score, position)."""
+    and median) and its LOWEST_PER_METRIC lowest pairs (id, score, position); with
+    `cluster_by`, each cluster's size and score sums, and with repeated judging the judge's
+    noise (_error_bar_totals)."""
     counts = [Counter(p.scores[m] for p in scored) for m in range(metric_count)]
     lowest = [_lowest(scored, m) for m in range(metric_count)]
     return {
@@ -60,31 +74,140 @@ def totals(scored: Sequence[ScoredPair], metric_count: int) -> dict[str, Any]:
         "lowest": [
             [[p.pair_id, p.scores[m], p.index] for p in metric] for m, metric in enumerate(lowest)
         ],
+        **_error_bar_totals(scored, metric_count, cluster_by),
     }
 
 
-def summarize_totals(result: EvaluationResult, parts: Sequence[dict[str, Any]]) -> None:
-    """Fill the statistics, score histograms and lowest pairs of `result` from the totals of
-    all its chunks: exactly what summarize_result gives for the same pairs."""
+def _cluster_of(pair: ScoredPair, cluster_by: str) -> str | None:
+    """The pair's cluster, None when it is a cluster of its own (unlabelled, or stored before
+    clusters were kept)."""
+    return pair.label_cluster if cluster_by == "label" else pair.input_cluster
+
+
+def _error_bar_totals(
+    scored: Sequence[ScoredPair], metric_count: int, cluster_by: str | None
+) -> dict[str, Any]:
+    """E6's share of a chunk's totals. `clusters` (with cluster_by): `sums`, per cluster met
+    [name, n_c, [S_c per metric]], and `singles`, per metric the score counts of the pairs
+    that are clusters of their own (no name to share), which need no entry each. `noise`
+    (with judge samples): per metric [Σ noise_numerator, pairs]. Clusters met in several
+    chunks are added up at the finish (ErrorBarTotals)."""
+    out: dict[str, Any] = {}
+    if cluster_by is not None:
+        sums: dict[str, list[Any]] = {}
+        singles = [Counter[float]() for _ in range(metric_count)]
+        for pair in scored:
+            name = _cluster_of(pair, cluster_by)
+            if name is None:
+                for m, score in enumerate(pair.scores):
+                    singles[m][score] += 1
+                continue
+            entry = sums.get(name)
+            if entry is None:
+                sums[name] = [1, list(pair.scores)]
+            else:
+                entry[0] += 1
+                entry[1] = [a + b for a, b in zip(entry[1], pair.scores, strict=True)]
+        out["clusters"] = {
+            "sums": [[name, size, scores] for name, (size, scores) in sums.items()],
+            "singles": [sorted(c.items()) for c in singles],
+        }
+    sampled = [p.samples for p in scored if p.samples is not None]
+    if sampled:
+        noise = [[0, 0] for _ in range(metric_count)]
+        for samples in sampled:
+            for m, values in enumerate(samples):
+                if len(values) > 1:
+                    noise[m][0] += noise_numerator(values)
+                    noise[m][1] += 1
+        out["noise"] = noise
+    return out
+
+
+class ErrorBarTotals:
+    """The error bars of a result from its chunks' totals, added up one chunk at a time: memory
+    bounded by the clusters (G) and the metrics, whatever the number of pairs or chunks."""
+
+    def __init__(self, metric_count: int) -> None:
+        self.metric_count = metric_count
+        self.sums: dict[str, list[Any]] = {}
+        self.singles = [Counter[float]() for _ in range(metric_count)]
+        self.noise = [[0, 0] for _ in range(metric_count)]
+        self.clustered = False
+        self.sampled = False
+
+    def add(self, part: dict[str, Any]) -> None:
+        clusters = part.get("clusters")
+        if clusters is not None:
+            self.clustered = True
+            for name, size, scores in clusters["sums"]:
+                entry = self.sums.get(name)
+                if entry is None:
+                    self.sums[name] = [int(size), [float(x) for x in scores]]
+                else:
+                    entry[0] += int(size)
+                    entry[1] = [a + float(b) for a, b in zip(entry[1], scores, strict=True)]
+            for m, counts in enumerate(clusters["singles"]):
+                for value, times in counts:
+                    self.singles[m][float(value)] += int(times)
+        noise = part.get("noise")
+        if noise is not None:
+            self.sampled = True
+            for m, (numerator, pairs) in enumerate(noise):
+                self.noise[m][0] += int(numerator)
+                self.noise[m][1] += int(pairs)
+
+    def _clusters(self, m: int) -> Iterator[tuple[int, float]]:
+        for size, scores in self.sums.values():
+            yield size, scores[m]
+        for value, times in self.singles[m].items():
+            for _ in range(times):
+                yield 1, value
+
+    def fill(self, result: EvaluationResult) -> None:
+        """result.clustered (with cluster_by), around each metric's exact mean, and
+        result.judge_noise (judge_samples > 1, None for a check)."""
+        if result.cluster_by is not None:
+            result.clustered = [
+                clustered_around(summary.mean, self._clusters(m))
+                for m, summary in enumerate(result.summaries)
+            ]
+        if result.judge_samples > 1:
+            result.judge_noise = [
+                None
+                if checks.is_check(definition)
+                else judge_noise_from(numerator, pairs, result.judge_samples)
+                for definition, (numerator, pairs) in zip(
+                    result.definitions, self.noise, strict=True
+                )
+            ]
+
+
+def summarize_totals(result: EvaluationResult, parts: Iterable[dict[str, Any]]) -> None:
+    """Fill the statistics, score histograms, lowest pairs and error bars of `result` from the
+    totals of all its chunks, read one at a time: exactly what summarize_result gives for the
+    same pairs (the clustered figures up to float rounding of the cluster sums)."""
     count = len(result.definitions)
-    result.summaries = []
-    result.histograms = []
-    result.lowest = []
-    for m in range(count):
-        counts: Counter[float] = Counter()
-        candidates: list[tuple[float, int, str]] = []
-        for part in parts:
+    counts: list[Counter[float]] = [Counter() for _ in range(count)]
+    candidates: list[list[tuple[float, int, str]]] = [[] for _ in range(count)]
+    errors = ErrorBarTotals(count)
+    for part in parts:
+        for m in range(count):
             for value, times in part["counts"][m]:
-                counts[float(value)] += int(times)
-            candidates.extend(
+                counts[m][float(value)] += int(times)
+            candidates[m].extend(
                 (float(score), int(index), str(pid)) for pid, score, index in part["lowest"][m]
             )
-        result.summaries.append(summarize_counts(counts))
-        result.histograms.append(histogram(counts))
-        candidates.sort(key=lambda c: (c[0], c[1]))
-        result.lowest.append(
-            [LowScore(pid, score) for score, _, pid in candidates[:LOWEST_PER_METRIC]]
-        )
+            candidates[m].sort(key=lambda c: (c[0], c[1]))
+            del candidates[m][LOWEST_PER_METRIC:]
+        errors.add(part)
+    result.summaries = [summarize_counts(c) for c in counts]
+    result.histograms = [histogram(c) for c in counts]
+    result.lowest = [
+        [LowScore(pid, score) for score, _, pid in metric[:LOWEST_PER_METRIC]]
+        for metric in candidates
+    ]
+    errors.fill(result)
 
 
 @dataclass(slots=True)
@@ -112,7 +235,7 @@ def score_pairs(
     if metrics.questions:
         assert metrics.judge is not None
         questions = [question for _, question in metrics.questions]
-        judging = metrics.judge.begin(questions, pairs, system_prompt)
+        judging = metrics.judge.begin(questions, pairs, system_prompt, metrics.judge_samples)
     try:
         checked: list[list[Score]] = []
         for pair in pairs:
@@ -134,12 +257,23 @@ def score_pairs(
                 by_metric[m] = verdict
         if len(by_metric) < metrics.count:
             continue  # a verdict is missing: the deadline came first
+        pair = pairs[offset]
+        samples = None
+        if metrics.judge_samples > 1:
+            by_question = {
+                m: verdicts.samples.get((q, offset), [])
+                for q, (m, _) in enumerate(metrics.questions)
+            }
+            samples = [by_question.get(m, []) for m in range(metrics.count)]
         scored.append(
             ScoredPair(
-                pair_id=pairs[offset].id,
+                pair_id=pair.id,
                 index=positions[offset],
                 scores=[by_metric[m].value for m in range(metrics.count)],
                 reasons=[_reason(by_metric[m].reason) for m in range(metrics.count)],
+                label_cluster=cluster_digest(pair.labels[0]) if pair.labels else None,
+                input_cluster=cluster_digest(pair.input),
+                samples=samples,
             )
         )
     return Scoring(scored, complete=len(scored) == len(pairs))

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from evalsvc.error_bars import ClusteredMean
 from evalsvc.identifiers import format_ms
 from evalsvc.models.datasets import (
     MAX_LABEL_CHARS,
@@ -21,6 +22,17 @@ from evalsvc.stats import Summary
 from evalsvc.usage import Usage
 
 LOWEST_PER_METRIC = 5
+# judge_samples: how many times each judged (pair, metric) is asked (E6), at most.
+MAX_JUDGE_SAMPLES = 5
+# cluster_by (E6): "label" (a pair's first label; unlabelled pairs each their own cluster) or
+# "input" (pairs with byte-equal input share a cluster).
+ClusterBy = Literal["label", "input"]
+CLUSTER_BY_DESCRIPTION = (
+    "Pairs that are not independent: label (pairs sharing their first label are one cluster; "
+    "an unlabelled pair is its own) or input (pairs with byte-equal input are one cluster). "
+    "Each metric then adds the clustered standard error and interval. null (default): every "
+    "pair independent"
+)
 MAX_REASON_CHARS = 1_000
 MAX_COMMENT_CHARS = 4_000
 MAX_LAST_N_SECONDS = 10 * 366 * 24 * 3600
@@ -56,6 +68,15 @@ class EvaluateIn(BaseModel):
         description="Refuse (400, before any LLM call) when the run could cost more than this "
         "(its cost_usd_max, as POST /evaluate/estimate gives it) or the model has no price",
     )
+    cluster_by: ClusterBy | None = Field(default=None, description=CLUSTER_BY_DESCRIPTION)
+    judge_samples: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_JUDGE_SAMPLES,
+        description="Ask the judge this many times (1-5) about each judged (pair, metric): the "
+        "pair's score is the mean of the answers and each judged metric reports the judge's "
+        "own noise (judge_noise_sd). Estimates, limits and usage count every call",
+    )
 
     @model_validator(mode="after")
     def _exactly_one_dataset(self) -> EvaluateIn:
@@ -90,12 +111,21 @@ class VoteIn(BaseModel):
 
 @dataclass(slots=True)
 class ScoredPair:
-    """One pair's scores and reasons, one per metric, at its position in the dataset."""
+    """One pair's scores and reasons, one per metric, at its position in the dataset.
+
+    `label_cluster` and `input_cluster` name the clusters the pair falls in (error_bars.
+    cluster_digest of its first label, None when unlabelled, and of its input), kept with
+    every scored pair so that a comparison can cluster by either, whatever became of the
+    dataset; None for pairs stored before they were kept. `samples`: with judge_samples k > 1,
+    per metric the k scores the judge gave (empty for a check), whose mean is the score."""
 
     pair_id: str
     index: int
     scores: list[float]
     reasons: list[str]
+    label_cluster: str | None = None
+    input_cluster: str | None = None
+    samples: list[list[int]] | None = None
 
     @property
     def listed_bytes(self) -> int:
@@ -143,6 +173,16 @@ class EvaluationResult:
     # Per metric, how many scored pairs fall in each 1-5 bin (stats.histogram), counted when
     # the result completed; None while it runs, and for a result stored before they were kept.
     histograms: list[list[int]] | None = None
+    # E6: how the pairs were clustered (None: independent) and how many times each judged
+    # (pair, metric) was asked.
+    cluster_by: str | None = None
+    judge_samples: int = 1
+    # Per metric, with cluster_by, the clustered standard error and interval (counted when the
+    # result completed; None before, and without cluster_by).
+    clustered: list[ClusteredMean] | None = None
+    # Per metric, the judge's own noise with judge_samples > 1 (None for a check metric); None
+    # before the result completed and with judge_samples 1.
+    judge_noise: list[float | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +234,46 @@ class LowestScoringPair(BaseModel):
     score: float
 
 
-class MetricScoreOut(BaseModel):
+class ClusteredOut(BaseModel):
+    """A metric's clustered figures (E6): with cluster_by, and null without."""
+
+    clusters: int | None = Field(
+        default=None, description="G, the number of clusters (null without cluster_by)"
+    )
+    se_clustered: float | None = Field(
+        default=None,
+        description="sqrt(sum over clusters of (sum in the cluster of (s_i - mean))^2) / n; "
+        "null without cluster_by or with fewer than 2 clusters",
+    )
+    ci_low_clustered: float | None = Field(
+        default=None,
+        description="mean - t.ppf(0.975, G - 1) * se_clustered (not clipped to 1-5); null when "
+        "se_clustered is",
+    )
+    ci_high_clustered: float | None = Field(
+        default=None, description="mean + t.ppf(0.975, G - 1) * se_clustered"
+    )
+
+
+def clustered_out(clustered: ClusteredMean | None) -> ClusteredOut:
+    """One metric's clustered figures (all null without cluster_by)."""
+    if clustered is None:
+        return ClusteredOut()
+    return ClusteredOut(
+        clusters=clustered.clusters,
+        se_clustered=clustered.se_clustered,
+        ci_low_clustered=clustered.ci_low_clustered,
+        ci_high_clustered=clustered.ci_high_clustered,
+    )
+
+
+JUDGE_NOISE_DESCRIPTION = (
+    "With judge_samples k > 1, sqrt(mean over pairs of the sample variance of the judge's k "
+    "scores of the pair); null for a check and when k is 1"
+)
+
+
+class MetricScoreOut(ClusteredOut):
     metric: str
     mean_score: float
     std_dev: float
@@ -205,6 +284,7 @@ class MetricScoreOut(BaseModel):
     min_score: float
     max_score: float
     lowest_scoring_pairs: list[LowestScoringPair]
+    judge_noise_sd: float | None = Field(default=None, description=JUDGE_NOISE_DESCRIPTION)
 
 
 class EvaluateOut(BaseModel):
@@ -269,6 +349,22 @@ class EvaluationOut(BaseModel):
     score_std_devs: list[float]
     score_confidence_intervals: list[ConfidenceIntervalOut]
     min_scoring_pairs: list[list[ScoredPairOut]]
+    cluster_by: ClusterBy | None = Field(
+        default=None, description="How the pairs were clustered (POST /evaluate's cluster_by)"
+    )
+    judge_samples: int = Field(
+        default=1, description="How many times each judged (pair, metric) was asked"
+    )
+    score_clustered: list[ClusteredOut] | None = Field(
+        default=None,
+        description="Per metric, with cluster_by, the clustered standard error and interval; "
+        "null without cluster_by, while running and when failed",
+    )
+    score_judge_noise_sds: list[float | None] | None = Field(
+        default=None,
+        description="Per metric, the judge's own noise: " + JUDGE_NOISE_DESCRIPTION + "; the "
+        "list is null while running and when failed",
+    )
     score_histograms: list[list[int]] | None = Field(
         description="Per metric, how many scored pairs scored 1, 2, 3, 4 and 5 (five counts; "
         "a fractional score counts in the bin it rounds to, half up); null while running, when "

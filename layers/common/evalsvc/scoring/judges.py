@@ -42,11 +42,18 @@ TOOL_NAME = "record_verdict"
 VERDICT_MAX_TOKENS = 512
 
 
-def cache_key(provider: str, question: str, system_prompt: str, pair: Pair) -> str:
-    material = json.dumps(
-        [provider, PROMPT_VERSION, question, system_prompt, pair.input, pair.output]
-    )
-    return hashlib.sha256(material.encode()).hexdigest()
+def cache_key(
+    provider: str, question: str, system_prompt: str, pair: Pair, sample: int | None = None
+) -> str:
+    """The judge cache's key of a verdict. `sample` j (0-based) of a pair asked k > 1 times
+    (judge_samples) is an entry of its own, distinct from the single greedy verdict (None) and
+    from the other samples, so that asking k times makes k answers, and asking k + 1 times
+    later reuses the first k."""
+    fields: list[object] = [provider, PROMPT_VERSION, question, system_prompt, pair.input]
+    fields.append(pair.output)
+    if sample is not None:
+        fields += ["sample", sample]
+    return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
 
 def _preview(text: str) -> str:
@@ -66,6 +73,9 @@ class Ask:
     max_tokens: int
     # "... failed on <what> after N attempts": what was being judged.
     what: str
+    # Sampled (client.RETRY_TEMPERATURE) from the first attempt: one of k answers to the same
+    # question, which a greedy model would give alike.
+    sample: bool = False
 
 
 @dataclass(slots=True)
@@ -121,7 +131,13 @@ class AskRun:
         """The answer; None when the deadline came first."""
         try:
             return self._llm.ask(
-                ask.system, ask.user, ask.schema, ask.tool, ask.accept, max_tokens=ask.max_tokens
+                ask.system,
+                ask.user,
+                ask.schema,
+                ask.tool,
+                ask.accept,
+                max_tokens=ask.max_tokens,
+                sample=ask.sample,
             )
         except LLMOutOfTime:
             return None
@@ -179,20 +195,41 @@ class AskRun:
 
 class JudgeRun:
     """The verdicts on every (question, pair) of one scoring, as scores by (question index,
-    pair index)."""
+    pair index). Asked k > 1 times, a (question, pair) has a verdict when all k answers came:
+    its score is their mean and its reason the one given with the median answer (the lower of
+    the two middle ones for an even k; the first asked among equals)."""
 
-    def __init__(self, judge: CachedJudge, plan: AskPlan) -> None:
+    def __init__(self, judge: CachedJudge, plan: AskPlan, samples: int = 1) -> None:
         self._run = AskRun(judge, plan)
+        self._samples = samples
 
     def result(self) -> Verdicts:
         """Every verdict obtained; `complete` unless the deadline came first. A judge failure
         is raised once the verdicts given are cached."""
         answers = self._run.answers()
-        scores = {
-            cast(tuple[int, int], item): Score(float(score), reason)
-            for item, (score, reason) in answers.by_item.items()
-        }
-        return Verdicts(scores, complete=answers.complete)
+        if self._samples == 1:
+            scores = {
+                cast(tuple[int, int], item): Score(float(score), reason)
+                for item, (score, reason) in answers.by_item.items()
+            }
+            return Verdicts(scores, complete=answers.complete)
+        given: dict[tuple[int, int], list[tuple[int, str] | None]] = {}
+        for item, answer in answers.by_item.items():
+            q, i, j = cast(tuple[int, int, int], item)
+            given.setdefault((q, i), [None] * self._samples)[j] = answer
+        verdicts: dict[tuple[int, int], Score] = {}
+        samples: dict[tuple[int, int], list[int]] = {}
+        for key, got in given.items():
+            if any(answer is None for answer in got):
+                continue  # the deadline came before all k
+            complete = [answer for answer in got if answer is not None]
+            median = sorted(range(len(complete)), key=lambda j: (complete[j][0], j))[
+                (len(complete) - 1) // 2
+            ]
+            values = [score for score, _ in complete]
+            verdicts[key] = Score(math.fsum(values) / len(values), complete[median][1])
+            samples[key] = values
+        return Verdicts(verdicts, complete=answers.complete, samples=samples)
 
     def close(self) -> None:
         self._run.close()
@@ -217,18 +254,36 @@ class CachedJudge:
         self.tenant = tenant
 
     def plan(
-        self, questions: Sequence[str], pairs: Sequence[Pair], system_prompt: str
+        self,
+        questions: Sequence[str],
+        pairs: Sequence[Pair],
+        system_prompt: str,
+        samples: int = 1,
     ) -> JudgePlan:
-        """Read the cache for every (question, pair) and bound the calls left; no call."""
-        keys: dict[Hashable, str] = {
-            (q, i): cache_key(self.llm.name, question, system_prompt, pair)
-            for i, pair in enumerate(pairs)
-            for q, question in enumerate(questions)
-        }
+        """Read the cache for every (question, pair) and bound the calls left; no call. With
+        `samples` k > 1 every (question, pair) is k items, (q, i, j) for j < k, each its own
+        cache entry, asked sampling."""
+        keys: dict[Hashable, str]
+        if samples == 1:
+            keys = {
+                (q, i): cache_key(self.llm.name, question, system_prompt, pair)
+                for i, pair in enumerate(pairs)
+                for q, question in enumerate(questions)
+            }
+        else:
+            keys = {
+                (q, i, j): cache_key(self.llm.name, question, system_prompt, pair, j)
+                for i, pair in enumerate(pairs)
+                for q, question in enumerate(questions)
+                for j in range(samples)
+            }
 
         def ask_of(item: Hashable) -> Ask:
-            q, i = cast(tuple[int, int], item)
+            q, i = cast(tuple[int, ...], item)[:2]
             question, pair = questions[q], pairs[i]
+            what = f"metric {_preview(question)!r} for pair {pair.id!r}"
+            if samples > 1:
+                what += f" (sample {cast(tuple[int, int, int], item)[2] + 1} of {samples})"
             return Ask(
                 SYSTEM,
                 user_message(question, system_prompt, pair.input, pair.output),
@@ -236,7 +291,8 @@ class CachedJudge:
                 TOOL_NAME,
                 verdict_from_object,
                 VERDICT_MAX_TOKENS,
-                f"metric {_preview(question)!r} for pair {pair.id!r}",
+                what,
+                sample=samples > 1,
             )
 
         return self.plan_asks(keys, ask_of, EXPECTED_VERDICT_TOKENS)
@@ -318,17 +374,23 @@ class CachedJudge:
         return AskRun(self, plan)
 
     def bound_unread(
-        self, questions: Sequence[str], system_prompt: str, pair_count: int, pair_bytes: int
+        self,
+        questions: Sequence[str],
+        system_prompt: str,
+        pair_count: int,
+        pair_bytes: int,
+        samples: int = 1,
     ) -> Bound:
         """A bound of judging `pair_count` pairs whose texts, not read, take at most
-        `pair_bytes` together, on every question; no cache read (all are counted as calls)."""
+        `pair_bytes` together, on every question, `samples` times each; no cache read (all are
+        counted as calls)."""
         fixed = text_bytes(SYSTEM, json.dumps(VERDICT_SCHEMA), TOOL_NAME)
-        sent = sum(
+        sent = samples * sum(
             pair_count * (fixed + text_bytes(user_message(q, system_prompt, "", ""))) + pair_bytes
             for q in questions
         )
         bound = calls_bound(
-            pair_count * len(questions),
+            pair_count * len(questions) * samples,
             sent,
             VERDICT_MAX_TOKENS,
             self.llm.max_attempts,
@@ -338,12 +400,16 @@ class CachedJudge:
         return bound
 
     def begin(
-        self, questions: Sequence[str], pairs: Sequence[Pair], system_prompt: str
+        self,
+        questions: Sequence[str],
+        pairs: Sequence[Pair],
+        system_prompt: str,
+        samples: int = 1,
     ) -> JudgeRun:
         """Plan, show the plan to the usage guard (which may refuse it), and start the calls."""
-        plan = self.plan(questions, pairs, system_prompt)
+        plan = self.plan(questions, pairs, system_prompt, samples)
         guard(plan.bound)
-        return JudgeRun(self, plan)
+        return JudgeRun(self, plan, samples)
 
     def expected_seconds(self, calls: int) -> float | None:
         """How long `calls` judge calls are expected to take at this judge's concurrency, from

@@ -289,23 +289,22 @@ def count(chunk: Chunk, tally: Tally, now_ms: int) -> tuple[int, int] | None:
     return (job.chunks_done, job.chunk_count) if job else None
 
 
-def tallies(tenant: str, kind: str, job_id: str) -> list[Tally]:
-    """What every counted chunk of the job left, by chunk index: one item per chunk."""
+def tallies(tenant: str, kind: str, job_id: str) -> Iterator[Tally]:
+    """What every counted chunk of the job left, one item per chunk, read a page at a time as
+    they are used (a large job's totals need not be held at once)."""
     items = dynamo.query_items(
         TableName=_table(),
         KeyConditionExpression="pk = :pk AND begins_with(sk, :chunk)",
         ExpressionAttributeValues={":pk": s(_pk(tenant, kind, job_id)), ":chunk": s(CHUNK_PREFIX)},
         ConsistentRead=True,
     )
-    return [
-        Tally(
+    for item in items:
+        yield Tally(
             index=int(item["sk"]["S"][len(CHUNK_PREFIX) :]),
             pairs=get_n(item, "pairs"),
             bytes=get_n(item, "bytes"),
             totals=json.loads(texts.read_text(_table(), tenant, item, "totals") or "{}"),
         )
-        for item in items
-    ]
 
 
 def counted_indexes(job: Job) -> set[int]:

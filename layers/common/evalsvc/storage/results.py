@@ -2,7 +2,8 @@
 
     pk                                  sk           what
     T#<tenant>#R#<results_id>           result       dataset, metrics, definitions, statistics…
-    T#<tenant>#R#<results_id>           p#<pair_id>  the pair's position, scores and reasons
+    T#<tenant>#R#<results_id>           p#<pair_id>  the pair's position, scores and reasons,
+                                                     its clusters, the judge's samples
     T#<tenant>#latest#<kind>#<dataset>  pointer      the dataset's newest result
 
 An evaluation scored inside the request writes its scored pairs first and the header last,
@@ -36,6 +37,7 @@ import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any
 
+from evalsvc.error_bars import ClusteredMean
 from evalsvc.errors import Failure
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult, ListedResult, LowScore, ScoredPair
@@ -89,21 +91,35 @@ def latest_for_dataset(tenant: str, kind: DatasetKind, dataset_id: str) -> str |
 
 
 def _scored_item(pk: str, pair: ScoredPair) -> Item:
-    return {
+    """A scored pair: `lc` and `ic` its label and input clusters (16 characters each; no `lc`
+    for an unlabelled pair), `samples` the judge's k scores per metric as compact JSON (at
+    most 5 digits per metric) when it was asked more than once."""
+    item: Item = {
         "pk": s(pk),
         "sk": s(f"p#{pair.pair_id}"),
         "idx": n(pair.index),
         "scores": {"L": [{"N": repr(v)} for v in pair.scores]},
         "reasons": dynamo.ss_list(pair.reasons),
     }
+    if pair.label_cluster is not None:
+        item["lc"] = s(pair.label_cluster)
+    if pair.input_cluster is not None:
+        item["ic"] = s(pair.input_cluster)
+    if pair.samples is not None:
+        item["samples"] = s(json.dumps(pair.samples, separators=(",", ":")))
+    return item
 
 
 def _scored_from_item(item: Item) -> ScoredPair:
+    samples = get_s(item, "samples")
     return ScoredPair(
         pair_id=item["sk"]["S"][2:],
         index=get_n(item, "idx"),
         scores=[float(v["N"]) for v in item["scores"]["L"]],
         reasons=get_list(item, "reasons") if "reasons" in item else [""] * len(item["scores"]["L"]),
+        label_cluster=get_s(item, "lc"),
+        input_cluster=get_s(item, "ic"),
+        samples=None if samples is None else [list(map(int, m)) for m in json.loads(samples)],
     )
 
 
@@ -135,6 +151,49 @@ def _histograms_from_item(item: Item) -> list[list[int]] | None:
     return [[int(count) for count in metric] for metric in json.loads(stored)]
 
 
+def _error_bars(result: EvaluationResult) -> Item:
+    """E6's attributes of a header: `cluster_by` and `judge_samples` (k > 1) as asked, and once
+    complete `clustered` (per metric [n, G, mean, se, low, high, confidence]) and
+    `judge_noise` (per metric the sd or null), compact JSON: at most 50 metrics, a few KB."""
+    item: Item = {}
+    if result.cluster_by is not None:
+        item["cluster_by"] = s(result.cluster_by)
+    if result.judge_samples != 1:
+        item["judge_samples"] = n(result.judge_samples)
+    if result.clustered is not None:
+        item["clustered"] = s(
+            json.dumps(
+                [_clustered_row(c) for c in result.clustered],
+                separators=(",", ":"),
+            )
+        )
+    if result.judge_noise is not None:
+        item["judge_noise"] = s(json.dumps(result.judge_noise, separators=(",", ":")))
+    return item
+
+
+def _clustered_row(c: ClusteredMean) -> list[float | int | None]:
+    return [
+        c.n,
+        c.clusters,
+        c.mean,
+        c.se_clustered,
+        c.ci_low_clustered,
+        c.ci_high_clustered,
+        c.confidence,
+    ]
+
+
+def _clustered_from_item(item: Item) -> list[ClusteredMean] | None:
+    stored = get_s(item, "clustered")
+    if stored is None:
+        return None
+    return [
+        ClusteredMean(int(n_), int(g), mean, se, low, high, confidence)
+        for n_, g, mean, se, low, high, confidence in json.loads(stored)
+    ]
+
+
 def _header_item(result: EvaluationResult) -> Item:
     return {
         "pk": s(result_pk(result.tenant, result.results_id)),
@@ -155,6 +214,7 @@ def _header_item(result: EvaluationResult) -> Item:
         "bytes_done": n(result.scored_bytes or 0),
         "usage": s(json.dumps(result.usage.as_dict())),
         **_histograms(result),
+        **_error_bars(result),
     }
 
 
@@ -181,6 +241,12 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         scored_bytes=get_n(item, "bytes_done") if "bytes_done" in item else None,
         usage=Usage.from_dict(json.loads(get_s(item, "usage") or "{}")),
         histograms=_histograms_from_item(item),
+        cluster_by=get_s(item, "cluster_by"),
+        judge_samples=get_n(item, "judge_samples", 1),
+        clustered=_clustered_from_item(item),
+        judge_noise=(
+            json.loads(get_s(item, "judge_noise") or "null") if "judge_noise" in item else None
+        ),
     )
 
 
@@ -440,11 +506,18 @@ def completing(result: EvaluationResult) -> Writes:
     if histograms:
         expression += ", histograms = :histograms"
         values[":histograms"] = histograms["histograms"]
+    figures = _error_bars(result)
+    names = {"#status": "status", "#usage": "usage"}
+    for name in ("clustered", "judge_noise"):  # "clustered" is a reserved word
+        if name in figures:
+            expression += f", #{name} = :{name}"
+            names[f"#{name}"] = name
+            values[f":{name}"] = figures[name]
     update = {
         "TableName": _table(),
         "Key": _header_key(result.tenant, result.results_id),
         "UpdateExpression": expression,
-        "ExpressionAttributeNames": {"#status": "status", "#usage": "usage"},
+        "ExpressionAttributeNames": names,
         "ExpressionAttributeValues": values,
     }
     return Writes([{"Update": update}, {"Put": {"TableName": _table(), "Item": pointer}}])

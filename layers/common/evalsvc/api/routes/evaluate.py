@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from evalsvc.api import replays
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.prefer import PreferHeader, async_answer, queue_options
+from evalsvc.error_bars import ClusteredMean
 from evalsvc.identifiers import format_ms
 from evalsvc.logic import evaluations, results
 from evalsvc.models.api_keys import Identity
@@ -22,6 +23,7 @@ from evalsvc.models.evaluations import (
     LowestScoringPair,
     MetricScoreOut,
     QueuedOut,
+    clustered_out,
 )
 from evalsvc.models.jobs import Status
 from evalsvc.models.usage import usage_out
@@ -30,6 +32,10 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 
 
 def v1_body(result: EvaluationResult) -> EvaluateOut:
+    clustered: list[ClusteredMean | None] = [None] * len(result.definitions)
+    if result.clustered is not None:
+        clustered = list(result.clustered)
+    noise = result.judge_noise or [None] * len(result.definitions)
     return EvaluateOut(
         eval_results_id=result.results_id,
         dataset_id=result.dataset_id,
@@ -50,9 +56,11 @@ def v1_body(result: EvaluationResult) -> EvaluateOut:
                     LowestScoringPair(pair_id=low.pair_id, score_reason=low.reason, score=low.score)
                     for low in lowest
                 ],
+                judge_noise_sd=noise_sd,
+                **clustered_out(cluster).model_dump(),
             )
-            for definition, summary, lowest in zip(
-                result.definitions, result.summaries, result.lowest, strict=True
+            for definition, summary, lowest, cluster, noise_sd in zip(
+                result.definitions, result.summaries, result.lowest, clustered, noise, strict=True
             )
         ],
         usage=usage_out(result.usage),

@@ -15,7 +15,14 @@ from evalsvc.logic import results
 from evalsvc.logic.datasets import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.evaluations import Critique, EvaluationOut, EvaluationPageOut, ScoredPair
+from evalsvc.models.evaluations import (
+    Critique,
+    EvaluationOut,
+    EvaluationPageOut,
+    EvaluationResult,
+    ScoredPair,
+    clustered_out,
+)
 from evalsvc.models.jobs import Status
 from evalsvc.models.usage import usage_out
 
@@ -34,6 +41,21 @@ def parse_flag(name: str, value: str | None) -> bool:
     if lowered in _FALSE:
         return False
     raise InvalidInput(f"{name} must be true or false (or 1 or 0), not {value[:40]!r}")
+
+
+def _error_bars(result: EvaluationResult) -> dict[str, object]:
+    """score_clustered and score_judge_noise_sds: per metric once complete, else null."""
+    complete = result.status is Status.COMPLETE
+    clustered = result.clustered if complete and result.cluster_by is not None else None
+    noise: list[float | None] | None = None
+    if complete:
+        noise = result.judge_noise or [None] * len(result.definitions)
+    return {
+        "score_clustered": None
+        if clustered is None
+        else [clustered_out(c).model_dump() for c in clustered],
+        "score_judge_noise_sds": noise,
+    }
 
 
 def _critique(c: Critique) -> dict[str, object]:
@@ -129,6 +151,9 @@ def get_evaluation(
             for metric in result.lowest
         ],
         "score_histograms": (result.histograms if result.status is Status.COMPLETE else None),
+        "cluster_by": result.cluster_by,
+        "judge_samples": result.judge_samples,
+        **_error_bars(result),
         "human_critique": [_critique(c) for c in stored.critiques],
         "usage": usage_out(result.usage).model_dump(mode="json"),
     }

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import DomainError, Failure, OutOfTime, StillRunning, Unrecoverable
@@ -147,8 +147,11 @@ class Augmentations:
         metrics.add_metric(name="SyntheticPairs", unit="Count", value=len(pairs))
         return Tally(chunk.index, len(pairs), sum(pair_bytes(pair) for pair in pairs))
 
-    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> Writes:
-        written = sum(tally.pairs for tally in tallies)
+    def complete(self, job: Job, tallies: Iterable[Tally], spent: Usage) -> Writes:
+        written = written_bytes = 0
+        for tally in tallies:  # one pass: they are read as they are iterated
+            written += tally.pairs
+            written_bytes += tally.bytes
         if written != job.pairs_total:
             raise Unrecoverable(
                 f"{written} synthetic pairs were written for {job.pairs_total} wanted; "
@@ -162,7 +165,7 @@ class Augmentations:
             job.job_id,
             (str(job.params["version"]), _shards(job)),
             written,
-            sum(tally.bytes for tally in tallies),
+            written_bytes,
             str(job.params["system_prompt"]),
             job.created_ms,
         )

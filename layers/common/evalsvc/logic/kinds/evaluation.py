@@ -12,8 +12,9 @@ completed from the totals its chunks left.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
+from typing import Any
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import Failure, OutOfTime, Unrecoverable
@@ -111,7 +112,7 @@ class Evaluations:
             pairs, positions = [pairs[k] for k in todo], [positions[k] for k in todo]
         needs_judge = any(not checks.is_check(d) for d in result.definitions)
         judge = configured_judge(chunk.tenant, deadline) if needs_judge else None
-        metrics_of_set = scorers_for(result.definitions, judge)
+        metrics_of_set = scorers_for(result.definitions, judge, result.judge_samples)
         scoring = score_pairs(metrics_of_set, pairs, result.system_prompt, positions, deadline)
         results_store.put_scored(chunk.tenant, chunk.job_id, scoring.scored)
         metrics.add_metric(name="PairsScored", unit="Count", value=len(scoring.scored))
@@ -126,21 +127,31 @@ class Evaluations:
             index=chunk.index,
             pairs=len(everything),
             bytes=sum(pair.listed_bytes for pair in everything),
-            totals=totals(everything, len(result.definitions)),
+            totals=totals(everything, len(result.definitions), result.cluster_by),
         )
 
-    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> Writes:
+    def complete(self, job: Job, tallies: Iterable[Tally], spent: Usage) -> Writes:
         result = results_store.get(job.tenant, job.job_id)
         if result is None:
             raise Unrecoverable(f"evaluation result {job.job_id!r} is missing")
-        scored = sum(tally.pairs for tally in tallies)
+        counted = [0, 0]  # pairs, bytes
+
+        def parts() -> Iterator[dict[str, Any]]:
+            for tally in tallies:
+                counted[0] += tally.pairs
+                counted[1] += tally.bytes
+                yield tally.totals
+
+        # One pass over the tallies, a page at a time: what is held is bounded by the metrics
+        # and the clusters, not by the pairs or the chunks.
+        summarize_totals(result, parts())
+        scored = counted[0]
         if scored != job.pairs_total:
             raise Unrecoverable(
                 f"{scored} scored pairs were counted for {job.pairs_total} selected; evaluate again"
             )
-        summarize_totals(result, [tally.totals for tally in tallies])
         result.pairs_done = scored
-        result.scored_bytes = sum(tally.bytes for tally in tallies)
+        result.scored_bytes = counted[1]
         # What the request used before it queued the rest, and every delivery of every chunk.
         result.usage = result.usage + spent
         return results_store.completing(result)

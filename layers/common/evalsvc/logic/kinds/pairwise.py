@@ -13,7 +13,7 @@ and completed from the counts its chunks left.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 from evalsvc.deadlines import Deadline
@@ -140,7 +140,7 @@ class Pairwise:
             },
         )
 
-    def complete(self, job: Job, tallies: Sequence[Tally], spent: Usage) -> Writes:
+    def complete(self, job: Job, tallies: Iterable[Tally], spent: Usage) -> Writes:
         run = store.get(job.tenant, job.job_id)
         if run is None:
             raise Unrecoverable(f"pairwise run {job.job_id!r} is missing")
