@@ -11,15 +11,13 @@ from scipy import stats as scipy_stats
 
 from tests.conftest import point_service_at
 from tests.integration.conftest import Tenant, ok
+from tests.work_queue import Work
+
+METRICS = ["check:max_words:4", "check:contains:please"]
 
 
 def body(response: Any) -> Any:
     return ok(response).json()
-
-
-from tests.work_queue import Work
-
-METRICS = ["check:max_words:4", "check:contains:please"]
 
 
 def pairs(count: int, labels: int) -> list[dict[str, Any]]:
