@@ -8,6 +8,18 @@ reading is small whatever the results hold: per metric, how many times each diff
 each score occurred (scores take few values), and the pairs that moved most, cut to `limit`
 as they come. The reasons of the listed pairs are read at the end, for them alone.
 
+Power and clusters (E6). Every metric has its minimum detectable effect (error_bars.mde, from
+std_diff and n). With `cluster_by` the baseline's scored pairs are read with their stored
+clusters (`lc`, `ic`; projected only then) and a matched pair falls in its baseline pair's
+cluster: per cluster its size and its sums of differences are kept (an unlabelled pair, a
+cluster of its own, only as a count of its difference), so memory is bounded by the number
+of clusters, and the clustered interval is taken around the exact mean difference
+(error_bars.clustered_around). A matched baseline pair stored before clusters were kept (no
+input cluster, which every pair stored since has) cannot be placed: a 409 saying to evaluate the
+baseline again. It is a 409, not a 400, as for a running result: the request is well formed,
+the stored result cannot serve it; and only matched pairs count, since a pair only in the
+baseline is in no figure (a run that spanned the change may hold pairs of both kinds).
+
 Time is not size. A result too large to be read in a whole request even at DynamoDB's best
 pace can never be compared in one: a 413, decided from the stored sizes before anything is
 read. A comparison that runs out of the request's time otherwise ran out because the service
@@ -21,9 +33,11 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import TypeVar
 
 from evalsvc.deadlines import Deadline
+from evalsvc.error_bars import ClusteredMean, clustered_around, mde
 from evalsvc.errors import Conflict, InvalidInput, NotFound, OutOfTime, PayloadTooLarge
 from evalsvc.identifiers import check_client_id
 from evalsvc.logic.results import existing_result
@@ -36,11 +50,12 @@ from evalsvc.models.comparisons import (
     PairChange,
     Verdict,
 )
-from evalsvc.models.evaluations import EvaluationResult
+from evalsvc.models.evaluations import ClusterBy, EvaluationResult
 from evalsvc.observability import LogContextPool, logger
 from evalsvc.settings import get_settings
 from evalsvc.stats import Paired, holm, mean_of_counts, paired_counts
 from evalsvc.storage import results as results_store
+from evalsvc.storage.results import ClusteredScores
 
 # Seconds of the deadline kept to read the listed pairs' reasons and answer.
 RESERVE_SECONDS = 2.0
@@ -67,51 +82,9 @@ def compare_results(
     identity: Identity, body: CompareIn, deadline: Deadline
 ) -> tuple[Comparison, EvaluationResult, EvaluationResult]:
     """The comparison, with the baseline and candidate results it compared."""
-    check_client_id(body.baseline_id, "baseline_id")
-    check_client_id(body.candidate_id, "candidate_id")
-    baseline = _complete_result(identity, body.baseline_id, "baseline_id")
-    candidate = _complete_result(identity, body.candidate_id, "candidate_id")
-    matched = match_metrics(baseline.definitions, candidate.definitions)
-    if not matched:
-        raise InvalidInput(
-            f"baseline {baseline.results_id!r} and candidate {candidate.results_id!r} have no "
-            "metric definition in common (definitions match by their exact text): the baseline "
-            f"has {_some(baseline.definitions)}, the candidate {_some(candidate.definitions)}; "
-            "compare evaluations made with the same metrics set"
-        )
-    _check_readable(baseline, candidate)
-    tally = Tally(matched, body.regression_threshold, body.limit)
-    # Not a `with`: leaving early (out of time, a storage error) must not wait for a page in
-    # flight.
-    pool = LogContextPool(max_workers=2, thread_name_prefix="compare")
-    try:
-        merge(
-            prefetched(
-                results_store.score_pages(identity.tenant, baseline.results_id), pool, deadline
-            ),
-            prefetched(
-                results_store.score_pages(identity.tenant, candidate.results_id), pool, deadline
-            ),
-            tally,
-        )
-    except TimeUp:
-        raise OutOfTime(
-            f"comparing {baseline.results_id!r} ({baseline.pair_count} pairs) with "
-            f"{candidate.results_id!r} ({candidate.pair_count} pairs) ran out of this "
-            f"request's time after reading {tally.read} of their "
-            f"{baseline.pair_count + candidate.pair_count} scored pairs: the service is busy "
-            "(or the results are large for it at the moment). Nothing was changed: ask again "
-            "in a little while",
-            RETRY_AFTER_SECONDS,
-        ) from None
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-    if tally.pairs_matched == 0:
-        raise InvalidInput(
-            f"baseline {baseline.results_id!r} ({tally.only_in_baseline} scored pairs) and "
-            f"candidate {candidate.results_id!r} ({tally.only_in_candidate}) have no pair id in "
-            "common: compare evaluations of the same pairs (pairs match by id)"
-        )
+    baseline, candidate, matched = matched_results(identity, body.baseline_id, body.candidate_id)
+    tally = Tally(matched, body.regression_threshold, body.limit, body.cluster_by)
+    read_pairs(identity, baseline, candidate, tally, deadline, "comparing")
     comparison = tally.comparison(body)
     _read_reasons(identity, baseline, candidate, comparison)
     logger.info(
@@ -121,12 +94,98 @@ def compare_results(
             "candidate_id": candidate.results_id,
             "pairs_matched": comparison.pairs_matched,
             "metrics": len(matched),
+            "cluster_by": body.cluster_by,
         },
     )
     return comparison, baseline, candidate
 
 
-def _complete_result(identity: Identity, results_id: str, field: str) -> EvaluationResult:
+def matched_results(
+    identity: Identity, baseline_id: str, candidate_id: str
+) -> tuple[EvaluationResult, EvaluationResult, list[MatchedMetric]]:
+    """Both complete results and the metrics they share, in the baseline's order; a 404 or 409
+    naming the field whose result is missing, running or failed, a 400 when they share no
+    metric definition, a 413 when either is too large to be read in a request."""
+    check_client_id(baseline_id, "baseline_id")
+    check_client_id(candidate_id, "candidate_id")
+    baseline = complete_result(identity, baseline_id, "baseline_id")
+    candidate = complete_result(identity, candidate_id, "candidate_id")
+    matched = match_metrics(baseline.definitions, candidate.definitions)
+    if not matched:
+        raise InvalidInput(
+            f"baseline {baseline.results_id!r} and candidate {candidate.results_id!r} have no "
+            "metric definition in common (definitions match by their exact text): the baseline "
+            f"has {_some(baseline.definitions)}, the candidate {_some(candidate.definitions)}; "
+            "compare evaluations made with the same metrics set"
+        )
+    _check_readable(baseline, candidate)
+    return baseline, candidate, matched
+
+
+def read_pairs(
+    identity: Identity,
+    baseline: EvaluationResult,
+    candidate: EvaluationResult,
+    tally: Tally,
+    deadline: Deadline,
+    doing: str,
+) -> None:
+    """Both results' scored pairs, read side by side and matched into `tally` (with the
+    baseline's clusters when it clusters). `doing` ("comparing", "planning") says in a
+    message what ran out of time. A 503 when the deadline comes first, a 409 when the tally
+    clusters and a matched baseline pair was stored before clusters were kept, a 400 when the
+    results share no pair id."""
+    # Not a `with`: leaving early (out of time, a storage error) must not wait for a page in
+    # flight.
+    pool = LogContextPool(max_workers=2, thread_name_prefix="compare")
+    try:
+        baseline_rows: Iterator[ScoredIds | ClusteredScores]
+        if tally.cluster_by is None:
+            baseline_rows = prefetched(
+                results_store.score_pages(identity.tenant, baseline.results_id), pool, deadline
+            )
+        else:
+            baseline_rows = prefetched(
+                results_store.score_pages(identity.tenant, baseline.results_id, clusters=True),
+                pool,
+                deadline,
+            )
+        merge(
+            baseline_rows,
+            prefetched(
+                results_store.score_pages(identity.tenant, candidate.results_id), pool, deadline
+            ),
+            tally,
+        )
+    except TimeUp:
+        raise OutOfTime(
+            f"{doing} {baseline.results_id!r} ({baseline.pair_count} pairs) with "
+            f"{candidate.results_id!r} ({candidate.pair_count} pairs) ran out of this "
+            f"request's time after reading {tally.read} of their "
+            f"{baseline.pair_count + candidate.pair_count} scored pairs: the service is busy "
+            "(or the results are large for it at the moment). Nothing was changed: ask again "
+            "in a little while",
+            RETRY_AFTER_SECONDS,
+        ) from None
+    except StoredWithoutClusters as exc:
+        raise Conflict(
+            f"baseline_id: evaluation result {baseline.results_id!r} cannot be clustered by "
+            f"{tally.cluster_by}: its scored pairs (pair {exc.pair_id!r} among them) were "
+            "stored before the service kept each pair's label and input clusters. Evaluate "
+            "the baseline's dataset again (POST /evaluate) and compare with the new result, or "
+            "leave out cluster_by"
+        ) from None
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    if tally.pairs_matched == 0:
+        raise InvalidInput(
+            f"baseline {baseline.results_id!r} ({tally.only_in_baseline} scored pairs) and "
+            f"candidate {candidate.results_id!r} ({tally.only_in_candidate}) have no pair id in "
+            "common: compare evaluations of the same pairs (pairs match by id)"
+        )
+
+
+def complete_result(identity: Identity, results_id: str, field: str) -> EvaluationResult:
     """The complete result, or its 404 or 409 naming the field it came from."""
     try:
         return existing_result(identity, results_id, require_complete=True)
@@ -191,13 +250,13 @@ class TimeUp(Exception):
 
 
 def prefetched(
-    pages: Iterator[list[T]], pool: ThreadPoolExecutor, deadline: Deadline
+    pages: Iterator[Sequence[T]], pool: ThreadPoolExecutor, deadline: Deadline
 ) -> Iterator[T]:
     """The items of `pages`, the next page asked for (on `pool`) while this one is used; stops
     with TimeUp when only RESERVE_SECONDS of the deadline are left."""
-    end: list[T] = []
+    end: Sequence[T] = []
 
-    def fetch() -> list[T]:
+    def fetch() -> Sequence[T]:
         return next(pages, end)
 
     pending = pool.submit(fetch)
@@ -215,21 +274,53 @@ def prefetched(
         yield from page
 
 
+class StoredWithoutClusters(Exception):
+    """A matched baseline pair has no stored clusters (it predates them): it cannot be
+    clustered."""
+
+    def __init__(self, pair_id: str) -> None:
+        super().__init__(pair_id)
+        self.pair_id = pair_id
+
+
+@dataclass(slots=True)
+class ClusterSums:
+    """One named cluster of matched pairs: how many, and per matched metric the sum of their
+    differences."""
+
+    n: int
+    sums: list[float]
+
+
 class Tally:
     """What a comparison keeps while it reads: per matched metric, the counts of differences
     and of each side's scores, and the pairs that moved by at least the threshold (the
-    furthest `limit` of each direction, cut as they come)."""
+    furthest `limit` of each direction, cut as they come; none kept without a threshold).
 
-    def __init__(self, matched: Sequence[MatchedMetric], threshold: float, limit: int) -> None:
+    With `cluster_by`, the baseline pairs' clusters too: per named cluster (ClusterSums) its
+    size and its sums of differences, and per metric the counts of the differences of pairs
+    that are clusters of their own (an unlabelled baseline pair, by label), which need no
+    entry each. Memory is bounded by the number of clusters whatever the results hold."""
+
+    def __init__(
+        self,
+        matched: Sequence[MatchedMetric],
+        threshold: float | None,
+        limit: int,
+        cluster_by: ClusterBy | None = None,
+    ) -> None:
         self.matched = list(matched)
         self.threshold = threshold
         # A move counts when it reaches the threshold up to float rounding (2.0012 - 1.0012 is
         # 0.9999999999999998): scores are decimals stored as binary floats.
-        self.reach = threshold * (1.0 - 1e-9)
+        self.reach = math.inf if threshold is None else threshold * (1.0 - 1e-9)
         self.limit = limit
+        self.cluster_by = cluster_by
         self.diffs: list[Counter[float]] = [Counter() for _ in matched]
         self.baseline_scores: list[Counter[float]] = [Counter() for _ in matched]
         self.candidate_scores: list[Counter[float]] = [Counter() for _ in matched]
+        self.clusters: dict[str, ClusterSums] = {}
+        self.singles: list[Counter[float]] = [Counter() for _ in matched]
         # (sort key, change): most negative first for regressions, largest first for
         # improvements; then metric order, then pair id.
         self.regressions: list[tuple[tuple[float, int, str], PairChange]] = []
@@ -243,7 +334,26 @@ class Tally:
         """Scored pairs read so far, of both results."""
         return 2 * self.pairs_matched + self.only_in_baseline + self.only_in_candidate
 
-    def add(self, pair_id: str, baseline: Sequence[float], candidate: Sequence[float]) -> None:
+    def add(
+        self,
+        pair_id: str,
+        baseline: Sequence[float],
+        candidate: Sequence[float],
+        label_cluster: str | None = None,
+        input_cluster: str | None = None,
+    ) -> None:
+        """One matched pair; with cluster_by, the baseline pair's stored clusters (every pair
+        stored with clusters has an input cluster: one without predates them)."""
+        cluster: ClusterSums | None = None
+        if self.cluster_by is not None:
+            if input_cluster is None:
+                raise StoredWithoutClusters(pair_id)
+            name = label_cluster if self.cluster_by == "label" else input_cluster
+            if name is not None:
+                cluster = self.clusters.get(name)
+                if cluster is None:
+                    cluster = self.clusters[name] = ClusterSums(0, [0.0] * len(self.matched))
+                cluster.n += 1
         self.pairs_matched += 1
         for pos, metric in enumerate(self.matched):
             before = baseline[metric.baseline_idx]
@@ -252,10 +362,33 @@ class Tally:
             self.diffs[pos][d] += 1
             self.baseline_scores[pos][before] += 1
             self.candidate_scores[pos][after] += 1
+            if cluster is not None:
+                cluster.sums[pos] += d
+            elif self.cluster_by is not None:
+                self.singles[pos][d] += 1
             if d <= -self.reach:
                 self._keep(self.regressions, (d, pos, pair_id), pair_id, pos, before, after)
             elif d >= self.reach:
                 self._keep(self.improvements, (-d, pos, pair_id), pair_id, pos, before, after)
+
+    def clustered(self, pos: int, figures: Paired, alpha: float) -> ClusteredMean | None:
+        """The clustered standard error and interval at 1 - alpha of metric `pos`'s mean
+        difference (error_bars.clustered_around the exact mean the paired figures give);
+        None without cluster_by or before any pair matched."""
+        if self.cluster_by is None or figures.n == 0:
+            return None
+        mean = figures.mean_diff
+        if mean is None:  # one pair: its difference (the interval is null with one cluster)
+            mean = mean_of_counts(self.diffs[pos])
+
+        def sizes_and_sums() -> Iterator[tuple[int, float]]:
+            for cluster in self.clusters.values():
+                yield cluster.n, cluster.sums[pos]
+            for d, count in self.singles[pos].items():
+                for _ in range(count):
+                    yield 1, d
+
+        return clustered_around(mean, sizes_and_sums(), alpha)
 
     def _keep(
         self,
@@ -292,6 +425,8 @@ class Tally:
                     stats=f,
                     p_adjusted=p_adjusted,
                     verdict=verdict(f, p_adjusted, body.alpha),
+                    mde=mde(f.std_diff, f.n, body.alpha),
+                    clustered=self.clustered(pos, f, body.alpha),
                 )
             )
         return Comparison(
@@ -309,13 +444,19 @@ def _first(entry: tuple[tuple[float, int, str], PairChange]) -> tuple[float, int
     return entry[0]
 
 
-def merge(baseline: Iterator[ScoredIds], candidate: Iterator[ScoredIds], tally: Tally) -> None:
-    """Match two streams of (pair id, scores), each in pair id order, into `tally`."""
+def merge(
+    baseline: Iterator[ScoredIds | ClusteredScores], candidate: Iterator[ScoredIds], tally: Tally
+) -> None:
+    """Match two streams of (pair id, scores), each in pair id order, into `tally`; the
+    baseline's may carry each pair's clusters (ClusteredScores)."""
     b = next(baseline, None)
     c = next(candidate, None)
     while b is not None and c is not None:
         if b[0] == c[0]:
-            tally.add(b[0], b[1], c[1])
+            if len(b) == 4:
+                tally.add(b[0], b[1], c[1], b[2], b[3])
+            else:
+                tally.add(b[0], b[1], c[1])
             b = next(baseline, None)
             c = next(candidate, None)
         elif b[0] < c[0]:

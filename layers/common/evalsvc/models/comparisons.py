@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalsvc.error_bars import ClusteredMean
+from evalsvc.models.evaluations import ClusterBy
 from evalsvc.stats import Paired
 
 MAX_CHANGES = 200
@@ -43,6 +45,13 @@ class CompareIn(BaseModel):
         ge=1,
         le=MAX_CHANGES,
         description="At most this many regressions and as many improvements",
+    )
+    cluster_by: ClusterBy | None = Field(
+        default=None,
+        description="Pairs that are not independent, by the baseline's pairs: label (matched "
+        "pairs whose baseline pair has the same first label are one cluster; an unlabelled one "
+        "is its own) or input (byte-equal input). Each metric then adds the clustered standard "
+        "error and interval of mean_diff at 1 - alpha. null (default): every pair independent",
     )
 
 
@@ -85,6 +94,10 @@ class MetricComparison:
     stats: Paired
     p_adjusted: float | None
     verdict: Verdict
+    # The minimum detectable effect (error_bars.mde); None with fewer than 2 pairs.
+    mde: float | None = None
+    # With cluster_by, the clustered standard error and interval of mean_diff.
+    clustered: ClusteredMean | None = None
 
 
 @dataclass(slots=True)
@@ -99,6 +112,13 @@ class Comparison:
 
 
 # ---- responses ---------------------------------------------------------------------------------
+
+
+MDE_DESCRIPTION = (
+    "The minimum detectable effect: the smallest mean difference this comparison had an 80 % "
+    "chance to detect at its alpha, (z(1 - alpha/2) + z(0.8)) * std_diff / sqrt(n); null when "
+    "n < 2"
+)
 
 
 class MetricComparisonOut(BaseModel):
@@ -121,6 +141,23 @@ class MetricComparisonOut(BaseModel):
     losses: int
     effect_size_dz: float | None = Field(description="mean_diff / std_diff")
     verdict: Verdict
+    mde: float | None = Field(description=MDE_DESCRIPTION)
+    clusters: int | None = Field(
+        description="With cluster_by, G: the clusters of the matched pairs (by their baseline "
+        "pair's label or input); null without cluster_by"
+    )
+    se_clustered: float | None = Field(
+        description="With cluster_by, sqrt(sum over clusters of (sum in the cluster of "
+        "(d_i - mean_diff))^2) / n; null without cluster_by or with fewer than 2 clusters"
+    )
+    ci_low_clustered: float | None = Field(
+        description="mean_diff - t.ppf(1 - alpha/2, G - 1) * se_clustered (not clipped); null "
+        "when se_clustered is"
+    )
+    ci_high_clustered: float | None = Field(
+        description="mean_diff + t.ppf(1 - alpha/2, G - 1) * se_clustered; null when "
+        "se_clustered is"
+    )
 
 
 class PairChangeOut(BaseModel):
@@ -138,6 +175,7 @@ class CompareOut(BaseModel):
     candidate_id: str
     alpha: float
     correction: str
+    cluster_by: ClusterBy | None = Field(description="How the matched pairs were clustered")
     pairs_matched: int = Field(description="Pair ids scored in both results")
     only_in_baseline: int
     only_in_candidate: int

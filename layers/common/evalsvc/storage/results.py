@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 from evalsvc.error_bars import ClusteredMean
 from evalsvc.errors import Failure
@@ -407,14 +407,51 @@ def list_scored(tenant: str, results_id: str, *, with_reasons: bool = True) -> l
     return sorted(pairs, key=lambda p: p.index)
 
 
-def score_pages(tenant: str, results_id: str) -> Iterator[list[tuple[str, list[float]]]]:
+# A scored pair's id, scores, and its label and input clusters (ScoredPair.label_cluster and
+# input_cluster: None when unlabelled, and both None for a pair stored before they were kept).
+ClusteredScores = tuple[str, list[float], str | None, str | None]
+
+
+@overload
+def score_pages(
+    tenant: str, results_id: str, *, clusters: Literal[False] = False
+) -> Iterator[list[tuple[str, list[float]]]]: ...
+
+
+@overload
+def score_pages(
+    tenant: str, results_id: str, *, clusters: Literal[True]
+) -> Iterator[list[ClusteredScores]]: ...
+
+
+def score_pages(
+    tenant: str, results_id: str, *, clusters: bool = False
+) -> Iterator[list[tuple[str, list[float]]]] | Iterator[list[ClusteredScores]]:
     """The scored pairs of the result as (pair id, scores), one DynamoDB page at a time, in pair
-    id order (by UTF-8 bytes, which is code point order). Reasons are not read: a page costs
-    the same, but what comes back and is held is a small part of it."""
+    id order (by UTF-8 bytes, which is code point order); with `clusters`, as (pair id, scores,
+    label cluster, input cluster) (ClusteredScores). Reasons are not read: a page costs the
+    same, but what comes back and is held is a small part of it. The clusters are projected
+    only when asked for: 32 more characters per pair to hold and pass on."""
     query = _scored_query(tenant, results_id)
-    query["ProjectionExpression"] = "sk, scores"
-    for page in dynamo.query_pages(**query):
-        yield [(item["sk"]["S"][2:], [float(v["N"]) for v in item["scores"]["L"]]) for item in page]
+    if not clusters:
+        query["ProjectionExpression"] = "sk, scores"
+        return (
+            [(item["sk"]["S"][2:], [float(v["N"]) for v in item["scores"]["L"]]) for item in page]
+            for page in dynamo.query_pages(**query)
+        )
+    query["ProjectionExpression"] = "sk, scores, lc, ic"
+    return (
+        [
+            (
+                item["sk"]["S"][2:],
+                [float(v["N"]) for v in item["scores"]["L"]],
+                get_s(item, "lc"),
+                get_s(item, "ic"),
+            )
+            for item in page
+        ]
+        for page in dynamo.query_pages(**query)
+    )
 
 
 def reasons_of(

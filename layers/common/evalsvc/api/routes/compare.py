@@ -11,6 +11,7 @@ from evalsvc.logic import comparisons
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.comparisons import CompareIn, CompareOut, Comparison, PairChange
+from evalsvc.models.evaluations import clustered_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 
@@ -35,6 +36,7 @@ def content_of(comparison: Comparison) -> dict[str, object]:
         "candidate_id": body.candidate_id,
         "alpha": body.alpha,
         "correction": body.correction,
+        "cluster_by": body.cluster_by,
         "pairs_matched": comparison.pairs_matched,
         "only_in_baseline": comparison.only_in_baseline,
         "only_in_candidate": comparison.only_in_candidate,
@@ -59,6 +61,8 @@ def content_of(comparison: Comparison) -> dict[str, object]:
                 "losses": m.stats.losses,
                 "effect_size_dz": m.stats.effect_size_dz,
                 "verdict": m.verdict,
+                "mde": m.mde,
+                **clustered_out(m.clustered).model_dump(),
             }
             for m in comparison.metrics
         ],
