@@ -438,6 +438,7 @@ def test_the_textbook_case() -> None:
         {"sd": -1.0},
         {"sd": math.inf},
         {"sd": 1e300, "effect": 1e-300},
+        {"sd": 1.0, "effect": 1e-300},  # a finite ratio whose square overflows
     ],
 )
 def test_pairs_needed_rejects_what_e6_excludes(kwargs: dict[str, float]) -> None:

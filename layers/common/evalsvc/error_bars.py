@@ -326,7 +326,8 @@ def pairs_needed(
     if not (math.isfinite(sd) and sd >= 0.0):
         raise ValueError("sd must be finite and >= 0")
     z_sum = -normal_ppf(alpha / 2.0) - normal_ppf(1.0 - power)
-    x = (z_sum * sd / effect) ** 2
+    ratio = z_sum * sd / effect
+    x = ratio * ratio  # not ** 2, which raises OverflowError where * gives inf
     if not math.isfinite(x):
         raise ValueError("sd / effect is too large")
     return max(MIN_PAIRS, math.ceil(x - CEIL_TOLERANCE * max(1.0, x)))
