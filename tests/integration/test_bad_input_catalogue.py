@@ -105,6 +105,14 @@ CASES: list[tuple[str, str, Any, int]] = [
         413,
     ),
     ("PUT", "/vote_eval_pair/ev_missing", {"pair_id": "p0", "metric_idx": 0, "vote": 1}, 404),
+    # comparisons and plans (E6)
+    ("POST", "/compare", {"baseline_id": "ev_a", "candidate_id": "ev_b", "cluster_by": "x"}, 400),
+    ("POST", "/plan", {"baseline_id": "ev_missing", "effect": 0.5}, 404),
+    ("POST", "/plan", {"baseline_id": "ev_missing", "effect": 0}, 400),
+    ("POST", "/plan", {"baseline_id": "ev_missing", "effect": 0.5, "power": 1}, 400),
+    ("POST", "/plan", {"baseline_id": "ev_missing", "effect": 0.5, "alpha": 0.5}, 400),
+    ("POST", "/plan", {"baseline_id": "ev_missing"}, 400),
+    ("POST", "/plan", b'{"baseline_id": "ev_missing", "effect": NaN}', 400),
     # generation
     (
         "POST",

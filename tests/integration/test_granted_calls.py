@@ -148,7 +148,11 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
     )
     ids = {"baseline_id": baseline, "candidate_id": candidate}
     compare = dict(load_event("compare"))
-    ok("compare", with_body(compare, {**ids, "alpha": 0.05}))
+    ok("compare", with_body(compare, {**ids, "alpha": 0.05, "cluster_by": "label"}))
+    plan = load_event("plan")
+    assert ok("plan", with_body(plan, {**ids, "effect": 0.5}))["metrics"][0]["paired"] is True
+    alone = ok("plan", with_body(plan, {"baseline_id": baseline, "effect": 0.5}))
+    assert alone["metrics"][0]["paired"] is False
     report = load_event("get_comparison_report")
     report["queryStringParameters"] = ids
     report["multiValueQueryStringParameters"] = {k: [v] for k, v in ids.items()}

@@ -31,6 +31,8 @@ OTHER_TENANT: list[tuple[str, str, Any, int]] = [
     ("GET", f"/evaluation/{RESULT}", None, 404),
     ("PUT", f"/vote_eval_pair/{RESULT}", {"pair_id": "p0", "metric_idx": 0, "vote": 1}, 404),
     ("POST", "/compare", {"baseline_id": RESULT, "candidate_id": RESULT}, 404),
+    ("POST", "/plan", {"baseline_id": RESULT, "effect": 0.5}, 404),
+    ("POST", "/plan", {"baseline_id": RESULT, "candidate_id": RESULT, "effect": 0.5}, 404),
     ("GET", f"/evaluation/{RESULT}/agreement", None, 404),
     ("GET", f"/evaluation/{RESULT}/audit_sample?metric_idx=0", None, 404),
     ("GET", f"/evaluation/{RESULT}/report", None, 404),

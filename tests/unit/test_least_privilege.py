@@ -72,6 +72,7 @@ NEEDS: dict[str, dict[str, set[str]]] = {
         "IdempotencyTable": IDEMPOTENCY,
     },
     "compare": {"ResultsTable": READS, "JobsTable": {G, Q}},
+    "plan": {"ResultsTable": {G, Q}, "JobsTable": {G, Q}},
     "pairwise": {
         "DatasetsTable": READS,
         "DatasetsTable/index/by_order": {Q},

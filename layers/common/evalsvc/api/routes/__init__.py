@@ -29,6 +29,7 @@ ROUTE_MODULES = (
     "vote_eval_pair",
     "compare",
     "get_comparison_report",
+    "plan",
     "estimate_pairwise",
     "pairwise",
     "get_pairwise_report",

@@ -1,0 +1,45 @@
+"""POST /plan: how many pairs a comparison needs to detect a given mean difference, per metric,
+from the spread of a baseline (two independent runs) or of its differences with a candidate
+(paired)."""
+
+from fastapi import APIRouter, Depends, Request, Response
+
+from evalsvc.api.auth import AuthenticatedRoute, current_identity
+from evalsvc.api.deadlines import request_deadline
+from evalsvc.api.responses import json_response
+from evalsvc.logic import plans
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.common import error_responses
+from evalsvc.models.plans import PlanIn, PlanOut
+
+router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
+
+
+@router.post("/plan", response_model=PlanOut, responses=error_responses(400, 404, 409, 413))
+def plan(
+    request: Request, body: PlanIn, identity: Identity = Depends(current_identity)
+) -> Response:
+    planned = plans.plan(identity, body, request_deadline(request))
+    content = {
+        "baseline_id": body.baseline_id,
+        "candidate_id": body.candidate_id,
+        "effect": body.effect,
+        "alpha": body.alpha,
+        "power": body.power,
+        "metrics": [
+            {
+                "metric": m.metric,
+                "n": m.n,
+                "sd": m.sd,
+                "pairs_needed": m.pairs_needed,
+                "paired": m.paired,
+            }
+            for m in planned
+        ],
+    }
+    return json_response(
+        request,
+        content,
+        too_large="this plan is too large for one response (its metric definitions are long): "
+        "ask with Accept-Encoding: gzip",
+    )

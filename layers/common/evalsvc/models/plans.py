@@ -1,0 +1,93 @@
+"""Planning a comparison (POST /plan, E6): how many pairs it needs to see a given difference,
+per metric, from the spread a baseline (and a candidate) showed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalsvc.error_bars import DEFAULT_POWER
+from evalsvc.models.comparisons import MIN_ALPHA
+
+
+class PlanIn(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    baseline_id: str = Field(description="A complete evaluation result: the comparison's baseline")
+    candidate_id: str | None = Field(
+        default=None,
+        description="A complete evaluation result of the change, when there is one: the sd is "
+        "then that of the paired differences of the matched pairs. null (default): the "
+        "comparison is planned as two independent runs from the baseline alone",
+    )
+    effect: float = Field(
+        gt=0,
+        allow_inf_nan=False,
+        description="The mean difference the comparison should detect, on the score scale (> 0)",
+    )
+    alpha: float = Field(
+        default=0.05,
+        ge=MIN_ALPHA,
+        lt=0.5,
+        allow_inf_nan=False,
+        description="Two-sided significance level of the planned comparison (1e-100 <= alpha "
+        "< 0.5), as POST /compare's",
+    )
+    power: float = Field(
+        default=DEFAULT_POWER,
+        ge=0.5,
+        lt=1.0,
+        allow_inf_nan=False,
+        description="The chance the comparison should have to detect the effect (0.5 <= power < 1)",
+    )
+
+
+# ---- domain ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MetricPlan:
+    """One metric of a plan: the sd it was planned with (None when unknown), the pairs needed
+    (None when the sd is), whether paired, and how many pairs the sd came from."""
+
+    metric: str
+    n: int
+    sd: float | None
+    pairs_needed: int | None
+    paired: bool
+
+
+# ---- responses ---------------------------------------------------------------------------------
+
+
+class MetricPlanOut(BaseModel):
+    metric: str = Field(description="The metric definition (the baseline's order)")
+    n: int = Field(
+        description="The pairs the sd was estimated from: the matched pairs with a candidate, "
+        "the baseline's pairs without"
+    )
+    sd: float | None = Field(
+        description="With a candidate, the sample standard deviation of the differences "
+        "candidate - baseline over the matched pairs (paired); without, sqrt(2) x the "
+        "baseline's std_dev (two independent runs). null when n < 2: no spread can be "
+        "estimated from one pair"
+    )
+    pairs_needed: int | None = Field(
+        description="ceil(((z(1 - alpha/2) + z(power)) * sd / effect)^2), at least 2: the pairs "
+        "the comparison needs to detect a mean difference of `effect` with probability `power` "
+        "at level alpha (each run scoring that many pairs when not paired); null when sd is"
+    )
+    paired: bool = Field(description="Whether sd is of paired differences (a candidate given)")
+
+
+class PlanOut(BaseModel):
+    baseline_id: str
+    candidate_id: str | None
+    effect: float
+    alpha: float
+    power: float
+    metrics: list[MetricPlanOut] = Field(
+        description="Per metric, in the baseline's order (with a candidate: the metrics both "
+        "were scored on)"
+    )
