@@ -111,7 +111,7 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
         "evaluation": page(f"/evaluation/{base['eval_results_id']}/report"),
         "comparison": page(
             f"/compare/report?baseline_id={base['eval_results_id']}"
-            f"&candidate_id={cand['eval_results_id']}"
+            f"&candidate_id={cand['eval_results_id']}&cluster_by=input"
         ),
         "running": page("/evaluation/r-running/report"),
         "failed": page("/evaluation/r-failed/report"),
@@ -178,6 +178,20 @@ def test_the_charts_say_what_the_json_says(
     # Headings and table headers for a screen reader.
     assert loaded.count("h1") == 1 and loaded.count("h2") >= 3
     assert loaded.count("th[scope='col']") >= 9
+
+
+def test_the_comparison_says_what_it_could_see_and_its_clustered_interval(
+    browser: Browser, pages: dict[str, tuple[str, dict[str, str]]]
+) -> None:
+    loaded = browser.load(pages["comparison"][0])
+    text = loaded.inner_text()
+    assert "What this comparison could see" in text
+    assert "Smallest difference it could see (80 % power)" in text
+    assert "Pairs needed to see the observed difference" in text
+    # every pair has its own input: 15 clusters, the interval drawn for each metric
+    assert "Clustered interval" in text
+    assert text.count("(15 clusters)") == 3
+    assert loaded.count("#power-h") == 1 and loaded.count("th[scope='col']") >= 20
 
 
 def test_the_failed_and_running_pages_say_so(

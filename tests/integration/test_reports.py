@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import math
 import re
 from collections import Counter
 from html.parser import HTMLParser
@@ -250,6 +251,8 @@ def test_a_failed_result_shows_its_failure(acme: Tenant) -> None:
         ("/compare/report?baseline_id=a&candidate_id=b&correction=bonf", 400, "correction"),
         ("/compare/report?baseline_id=a&candidate_id=b&limit=0", 400, "limit"),
         ("/compare/report?baseline_id=a&candidate_id=b&limit=x", 400, "limit"),
+        ("/compare/report?baseline_id=a&candidate_id=b&cluster_by=topic", 400, "cluster_by"),
+        ("/compare/report?baseline_id=a&candidate_id=b&cluster_by=", 400, "cluster_by"),
         ("/compare/report?baseline_id=a&candidate_id=b", 404, "no evaluation result"),
     ],
 )
@@ -287,6 +290,63 @@ def test_comparison_page_holds_the_verdicts_and_the_moved_pairs(acme: Tenant) ->
         assert change["pair_id"] in words
     # Both outputs of a moved pair, as text.
     assert polite[0] in words and rude[0] in words
+
+
+def table_rows(html: str, section: str) -> list[list[str]]:
+    """The text of each body row's cells of the first table in the section headed `section`
+    (its id), the row header first."""
+    start = html.index(f'id="{section}"')
+    table = html[start : html.index("</table>", start)]
+    rows = re.findall(r"<tr><th scope=\"row\">(.*?)</tr>", table, re.DOTALL)
+    return [
+        Page(row.replace("</th>", "</th>\x00").replace("</td>", "\x00")).words.split("\x00")[:-1]
+        for row in rows
+    ]
+
+
+def test_comparison_page_says_what_it_could_see_and_its_clustered_interval(acme: Tenant) -> None:
+    from scipy import stats as scipy_stats
+
+    # Given a candidate that drops "please" from every even pair (and keeps every length)
+    before = [f"please answer {k}" for k in range(16)]
+    after = [f"answer {k} now" if k % 2 == 0 else f"please answer {k}" for k in range(16)]
+    seed(acme, "base", before, inputs=[f"topic {k % 5} {SCRIPT}" for k in range(16)])
+    seed(acme, "cand", after)
+    metrics_id = metrics(acme, CHECKS)
+    baseline = evaluate(acme, "base", metrics_id)["eval_results_id"]
+    candidate = evaluate(acme, "cand", metrics_id)["eval_results_id"]
+    ids = {"baseline_id": baseline, "candidate_id": candidate, "cluster_by": "input"}
+    compared = acme.post("/compare", ids).json()
+
+    response = acme.get(
+        f"/compare/report?baseline_id={baseline}&candidate_id={candidate}&cluster_by=input"
+    )
+    plain = acme.get(f"/compare/report?baseline_id={baseline}&candidate_id={candidate}")
+
+    assert response.status_code == 200, response.text
+    words = assert_safe(response.text).words
+    assert "What this comparison could see" in words
+    assert "Clustered by" in words and "the input of the baseline's pair" in words
+    power = table_rows(response.text, "power-h")
+    differences = table_rows(response.text, "diff-h")
+    z = scipy_stats.norm.ppf(1 - 0.05 / 2) + scipy_stats.norm.ppf(0.8)
+    for m, row, diff in zip(compared["metrics"], power, differences, strict=True):
+        # #, metric, pairs, difference observed, smallest difference seen, pairs needed
+        assert row[2:5] == ["16", f"{m['mean_diff']:+.2f}", f"{m['mde']:.2f}"]
+        assert m["mde"] == pytest.approx(z * m["std_diff"] / 4, abs=1e-9)
+        if m["mean_diff"] == 0:
+            assert row[5] == "—"
+        else:
+            needed = max(2, math.ceil((z * m["std_diff"] / abs(m["mean_diff"])) ** 2))
+            assert row[5] == f"{needed:,}"
+        low, high = m["ci_low_clustered"], m["ci_high_clustered"]
+        assert diff[7] == f"[{low:+.2f}, {high:+.2f}] ({m['clusters']} clusters)"
+    assert [m["mean_diff"] == 0 for m in compared["metrics"]] == [True, False]
+    assert compared["metrics"][1]["clusters"] == 5
+    # Without cluster_by: no clustered column, the power table all the same
+    assert plain.status_code == 200, plain.text
+    assert "Clustered" not in assert_safe(plain.text).words
+    assert table_rows(plain.text, "power-h") == power
 
 
 def _page_of(function: str, event: dict[str, Any]) -> tuple[int, str, dict[str, str]]:

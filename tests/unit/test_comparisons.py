@@ -212,3 +212,38 @@ def test_a_move_of_exactly_the_threshold_in_decimal_counts() -> None:
 
     assert [c.pair_id for c in found.regressions] == ["a"]
     assert [c.pair_id for c in up.improvements] == ["a"]
+
+
+def _paired(diffs: list[float]) -> stats.Paired:
+    return stats.paired_counts({d: diffs.count(d) for d in set(diffs)}, 0.05)
+
+
+def test_pairs_to_see_the_observed_difference_against_scipy() -> None:
+    diffs = [1.0, -1.0, 2.0, 0.0, 1.0, 3.0, -2.0, 1.0]
+    figures = _paired(diffs)
+    assert figures.mean_diff is not None and figures.std_diff is not None
+    z = scipy_stats.norm.ppf(0.975) + scipy_stats.norm.ppf(0.8)
+    expected = math.ceil((z * figures.std_diff / figures.mean_diff) ** 2)
+    assert comparisons.pairs_to_see(figures, 0.05) == expected
+    # a regression is as easy to see as an improvement of the same size
+    assert comparisons.pairs_to_see(_paired([-d for d in diffs]), 0.05) == expected
+
+
+@pytest.mark.parametrize(
+    "diffs",
+    [
+        [0.0, 0.0, 0.0],  # no difference to see
+        [1.0, -1.0, 2.0, -2.0],  # mean 0 with spread
+        [3.0],  # one pair: no spread
+        [1e-300, 0.0, 5.0, -5.0],  # a difference too small for any count of pairs
+    ],
+)
+def test_no_pairs_to_see_without_a_difference_or_a_spread(diffs: list[float]) -> None:
+    assert comparisons.pairs_to_see(_paired(diffs), 0.05) is None
+
+
+def test_a_tally_without_a_threshold_keeps_no_moved_pairs() -> None:
+    tally = Tally([MatchedMetric("x", 0, 0)], None, 5)
+    merge(iter([("a", [1.0]), ("b", [5.0])]), iter([("a", [5.0]), ("b", [1.0])]), tally)
+    assert tally.pairs_matched == 2
+    assert tally.regressions == tally.improvements == []

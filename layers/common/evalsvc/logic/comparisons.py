@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from evalsvc.deadlines import Deadline
-from evalsvc.error_bars import ClusteredMean, clustered_around, mde
+from evalsvc.error_bars import MDE_POWER, ClusteredMean, clustered_around, mde, pairs_needed
 from evalsvc.errors import Conflict, InvalidInput, NotFound, OutOfTime, PayloadTooLarge
 from evalsvc.identifiers import check_client_id
 from evalsvc.logic.results import existing_result
@@ -471,6 +471,19 @@ def merge(
     while c is not None:
         tally.only_in_candidate += 1
         c = next(candidate, None)
+
+
+def pairs_to_see(figures: Paired, alpha: float) -> int | None:
+    """How many matched pairs a comparison needs to see the difference this one observed
+    (|mean_diff|) with 80 % power at level alpha, at this one's std_diff
+    (error_bars.pairs_needed); None when there is no difference to see (mean_diff 0 or
+    undefined) or no spread to plan with, or when no count of pairs can be given."""
+    if figures.std_diff is None or not figures.mean_diff:
+        return None
+    try:
+        return pairs_needed(figures.std_diff, abs(figures.mean_diff), alpha, MDE_POWER)
+    except ValueError:
+        return None
 
 
 def verdict(figures: Paired, p_adjusted: float | None, alpha: float) -> Verdict:

@@ -1,11 +1,15 @@
 """The comparison page (GET /compare/report): a forest plot of the paired differences with
-their intervals, the verdict per metric, wins, ties and losses, and the pairs that moved, side
-by side."""
+their intervals, the verdict per metric (with cluster_by, the clustered interval beside the
+paired one), what the comparison could see (its minimum detectable effect, and the pairs needed
+to see the observed difference), wins, ties and losses, and the pairs that moved, side by
+side."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from evalsvc.error_bars import MDE_POWER
+from evalsvc.logic.comparisons import pairs_to_see
 from evalsvc.logic.reports import ComparisonReport, PairText
 from evalsvc.models.comparisons import Comparison
 from evalsvc.reports import charts
@@ -18,6 +22,11 @@ VERDICT_WORDS = {
     "regressed": "regressed",
     "no_significant_difference": "no significant difference",
     "insufficient_data": "insufficient data",
+}
+
+CLUSTER_WORDS = {
+    "label": "the first label of the baseline's pair (an unlabelled pair its own cluster)",
+    "input": "the input of the baseline's pair (pairs with the same input one cluster)",
 }
 
 
@@ -66,6 +75,7 @@ def render_comparison(
         ],
         title="Wins, ties and losses of the candidate per metric",
     )
+    alpha = comparison.request.alpha
     return render(
         COMPARISON_PAGE,
         fits,
@@ -79,4 +89,7 @@ def render_comparison(
         tones=_TONES,
         moved_texts=report.texts,
         missing=PairText(missing=True),
+        power_percent=f"{100 * MDE_POWER:.0f}",
+        pairs_to_see=[pairs_to_see(m.stats, alpha) for m in comparison.metrics],
+        cluster_words=CLUSTER_WORDS,
     )

@@ -1,6 +1,7 @@
 """GET /compare/report: a comparison of two evaluation results (as POST /compare) as one
 self-contained HTML page: a forest plot of the paired differences with their intervals, the
-verdict per metric, wins, ties and losses, and the pairs that moved, side by side."""
+verdict per metric (with cluster_by, the clustered interval too), what the comparison could
+see, wins, ties and losses, and the pairs that moved, side by side."""
 
 from typing import Annotated, Literal
 
@@ -16,6 +17,7 @@ from evalsvc.logic import reports
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses, html_page
 from evalsvc.models.comparisons import CompareIn
+from evalsvc.models.evaluations import ClusterBy
 from evalsvc.reports.comparison_page import render_comparison
 from evalsvc.reports.pages import HEADERS, load_templates
 
@@ -44,6 +46,13 @@ def get_comparison_report(
     limit: Annotated[
         int | None, Query(description="At most this many regressions and improvements (20)")
     ] = None,
+    cluster_by: Annotated[
+        ClusterBy | None,
+        Query(
+            description="label or input: the clustered interval of each metric too, clustered "
+            "by the baseline's pairs (as POST /compare); none by default"
+        ),
+    ] = None,
     identity: Identity = Depends(current_identity),
 ) -> Response:
     given = {
@@ -51,6 +60,7 @@ def get_comparison_report(
         "correction": correction,
         "regression_threshold": regression_threshold,
         "limit": limit,
+        "cluster_by": cluster_by,
     }
     try:
         body = CompareIn.model_validate(

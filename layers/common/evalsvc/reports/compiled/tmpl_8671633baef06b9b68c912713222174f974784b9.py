@@ -169,8 +169,10 @@ def block_main(context, missing=missing):
     l_0_report = resolve('report')
     l_0_comparison = resolve('comparison')
     l_0_body = resolve('body')
+    l_0_cluster_words = resolve('cluster_words')
     l_0_forest_plot = resolve('forest_plot')
     l_0_forest = resolve('forest')
+    l_0_power_percent = resolve('power_percent')
     l_0_wins_ties_losses = resolve('wins_ties_losses')
     l_0_wtl = resolve('wtl')
     l_0_changes = resolve('changes')
@@ -210,6 +212,12 @@ def block_main(context, missing=missing):
         @internalcode
         def t_9(*unused):
             raise TemplateRuntimeError("No filter named 'when' found.")
+    try:
+        t_10 = environment.tests['none']
+    except KeyError:
+        @internalcode
+        def t_10(*unused):
+            raise TemplateRuntimeError("No test named 'none' found.")
     pass
     yield '<section aria-labelledby="what-h">\n<h2 id="what-h">What was compared</h2>\n<table>\n<thead><tr><th scope="col"></th><th scope="col">Baseline</th><th scope="col">Candidate</th></tr></thead>\n<tbody>\n<tr><th scope="row">Result</th><td>'
     yield escape(environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'baseline'), 'results_id'))
@@ -255,9 +263,19 @@ def block_main(context, missing=missing):
     yield escape(('Holm–Bonferroni across the metrics' if (environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'correction') == 'holm') else 'no correction across the metrics'))
     yield '</dd>\n<dt>A pair moved</dt><dd>when its score changed by '
     yield escape(environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'regression_threshold'))
-    yield ' or more</dd>\n</dl>\n</section>\n\n<section aria-labelledby="diff-h">\n<h2 id="diff-h">Differences</h2>\n'
+    yield ' or more</dd>\n'
+    if environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'cluster_by'):
+        pass
+        yield '<dt>Clustered by</dt><dd>'
+        yield escape(environment.getitem((undefined(name='cluster_words') if l_0_cluster_words is missing else l_0_cluster_words), environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'cluster_by')))
+        yield ': pairs of one cluster are not counted as independent in the clustered interval</dd>\n'
+    yield '</dl>\n</section>\n\n<section aria-labelledby="diff-h">\n<h2 id="diff-h">Differences</h2>\n'
     yield escape(context.call((undefined(name='forest_plot') if l_0_forest_plot is missing else l_0_forest_plot), (undefined(name='forest') if l_0_forest is missing else l_0_forest), 'forest', _block_vars=_block_vars))
-    yield '\n<table>\n<thead><tr><th scope="col">#</th><th scope="col">Metric</th><th scope="col" class="num">Pairs</th><th scope="col" class="num">Baseline</th><th scope="col" class="num">Candidate</th><th scope="col" class="num">Difference</th><th scope="col" class="num">Interval</th><th scope="col" class="num">p (adjusted)</th><th scope="col" class="num">Wins / ties / losses</th><th scope="col">Verdict</th></tr></thead>\n<tbody>\n'
+    yield '\n<table>\n<thead><tr><th scope="col">#</th><th scope="col">Metric</th><th scope="col" class="num">Pairs</th><th scope="col" class="num">Baseline</th><th scope="col" class="num">Candidate</th><th scope="col" class="num">Difference</th><th scope="col" class="num">Interval</th>'
+    if environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'cluster_by'):
+        pass
+        yield '<th scope="col" class="num">Clustered interval</th>'
+    yield '<th scope="col" class="num">p (adjusted)</th><th scope="col" class="num">Wins / ties / losses</th><th scope="col">Verdict</th></tr></thead>\n<tbody>\n'
     l_1_loop = missing
     for l_1_m, l_1_loop in LoopContext(environment.getattr((undefined(name='comparison') if l_0_comparison is missing else l_0_comparison), 'metrics'), undefined):
         l_1_short = resolve('short')
@@ -281,7 +299,31 @@ def block_main(context, missing=missing):
         yield escape(t_4(environment.getattr(environment.getattr(l_1_m, 'stats'), 'ci_low')))
         yield ', '
         yield escape(t_4(environment.getattr(environment.getattr(l_1_m, 'stats'), 'ci_high')))
-        yield ']</td><td class="num">'
+        yield ']</td>'
+        if environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'cluster_by'):
+            pass
+            yield '<td class="num">'
+            if (environment.getattr(l_1_m, 'clustered') and (not t_10(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'se_clustered')))):
+                pass
+                yield '['
+                yield escape(t_4(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered')))
+                yield ', '
+                yield escape(t_4(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_high_clustered')))
+                yield '] ('
+                yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters')))
+                yield ' clusters)'
+            elif environment.getattr(l_1_m, 'clustered'):
+                pass
+                yield '— ('
+                yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters')))
+                yield ' '
+                yield escape(('cluster' if (environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters') == 1) else 'clusters'))
+                yield ': 2 needed)'
+            else:
+                pass
+                yield '—'
+            yield '</td>'
+        yield '<td class="num">'
         yield escape(t_7(environment.getattr(l_1_m, 'p_adjusted')))
         yield '</td><td class="num">'
         yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'stats'), 'wins')))
@@ -295,6 +337,38 @@ def block_main(context, missing=missing):
         yield escape(environment.getitem((undefined(name='verdict_words') if l_1_verdict_words is missing else l_1_verdict_words), environment.getattr(l_1_m, 'verdict')))
         yield '</span></td></tr>\n'
     l_1_loop = l_1_m = l_1_short = l_1_tones = l_1_verdict_words = missing
+    yield '</tbody>\n</table>\n</section>\n\n<section aria-labelledby="power-h">\n<h2 id="power-h">What this comparison could see</h2>\n<p class="note">The smallest difference this comparison could see is the mean difference it had a '
+    yield escape((undefined(name='power_percent') if l_0_power_percent is missing else l_0_power_percent))
+    yield ' % chance to detect at α = '
+    yield escape(environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'alpha'))
+    yield ' with its pairs and their spread: a smaller real difference may well have gone unseen. The pairs needed are how many matched pairs a comparison needs to see the difference observed here with '
+    yield escape((undefined(name='power_percent') if l_0_power_percent is missing else l_0_power_percent))
+    yield ' % power (POST /plan plans one for any difference).</p>\n<table>\n<thead><tr><th scope="col">#</th><th scope="col">Metric</th><th scope="col" class="num">Pairs</th><th scope="col" class="num">Difference observed</th><th scope="col" class="num">Smallest difference it could see ('
+    yield escape((undefined(name='power_percent') if l_0_power_percent is missing else l_0_power_percent))
+    yield ' % power)</th><th scope="col" class="num">Pairs needed to see the observed difference</th></tr></thead>\n<tbody>\n'
+    l_1_loop = missing
+    for l_1_m, l_1_loop in LoopContext(environment.getattr((undefined(name='comparison') if l_0_comparison is missing else l_0_comparison), 'metrics'), undefined):
+        l_1_short = resolve('short')
+        l_1_pairs_to_see = resolve('pairs_to_see')
+        l_1_needed = missing
+        _loop_vars = {}
+        pass
+        yield '<tr><th scope="row">'
+        yield escape(environment.getattr(l_1_loop, 'index'))
+        yield '</th><td>'
+        yield escape(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(environment.getattr(l_1_m, 'metric'), 'definition'), 120, _loop_vars=_loop_vars))
+        yield '</td><td class="num">'
+        yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'stats'), 'n')))
+        yield '</td><td class="num">'
+        yield escape(t_4(environment.getattr(environment.getattr(l_1_m, 'stats'), 'mean_diff')))
+        yield '</td><td class="num">'
+        yield escape(t_3(environment.getattr(l_1_m, 'mde')))
+        yield '</td><td class="num">'
+        l_1_needed = environment.getitem((undefined(name='pairs_to_see') if l_1_pairs_to_see is missing else l_1_pairs_to_see), environment.getattr(l_1_loop, 'index0'))
+        _loop_vars['needed'] = l_1_needed
+        yield escape((t_6((undefined(name='needed') if l_1_needed is missing else l_1_needed)) if (not t_10((undefined(name='needed') if l_1_needed is missing else l_1_needed))) else '—'))
+        yield '</td></tr>\n'
+    l_1_loop = l_1_m = l_1_short = l_1_pairs_to_see = l_1_needed = missing
     yield '</tbody>\n</table>\n</section>\n\n<section aria-labelledby="wtl-h">\n<h2 id="wtl-h">Wins, ties and losses</h2>\n'
     yield escape(context.call((undefined(name='wins_ties_losses') if l_0_wins_ties_losses is missing else l_0_wins_ties_losses), (undefined(name='wtl') if l_0_wtl is missing else l_0_wtl), 'wtl', _block_vars=_block_vars))
     yield '\n</section>\n\n'
@@ -304,4 +378,4 @@ def block_main(context, missing=missing):
     yield '\n'
 
 blocks = {'title': block_title, 'header': block_header, 'main': block_main}
-debug_info = '1=37&2=40&3=49&9=55&10=67&11=69&12=76&13=80&15=83&16=92&17=94&18=98&19=102&24=114&25=116&30=118&31=120&4=132&5=147&7=157&38=162&44=215&45=219&46=227&47=231&48=235&49=239&50=243&54=247&55=253&56=257&62=259&66=262&67=269&75=299&78=301&79=303'
+debug_info = '1=37&2=40&3=49&9=55&10=67&11=69&12=76&13=80&15=83&16=92&17=94&18=98&19=102&24=114&25=116&30=118&31=120&4=132&5=147&7=157&38=162&44=223&45=227&46=235&47=239&48=243&49=247&50=251&54=255&55=261&56=265&57=267&58=270&65=273&67=275&69=280&70=287&78=341&80=347&82=350&83=357&91=373&94=375&95=377'
