@@ -350,6 +350,25 @@ def test_compare_fails_on_a_real_regression(
     assert verdicts == ["regressed", "improved"]
 
 
+def test_plan_and_a_clustered_compare_through_the_local_server(
+    cli_server: LocalServer, three_runs: dict[str, str]
+) -> None:
+    v1, v2 = three_runs["v1"], three_runs["v2"]
+    compared = evalsvc(cli_server, "compare", v1, v2, "--cluster-by", "input", "--json")
+    paired = evalsvc(cli_server, "plan", v1, v2, "--effect", "0.5", "--json")
+    table = evalsvc(cli_server, "plan", v1, "--effect", "0.5")
+
+    assert compared.returncode == 0, compared.stderr
+    metrics = json.loads(compared.stdout)["metrics"]
+    assert all(m["mde"] is not None and m["clusters"] == m["n"] for m in metrics)
+    assert paired.returncode == 0, paired.stderr
+    plans = json.loads(paired.stdout)["metrics"]
+    assert [p["sd"] for p in plans] == [m["std_diff"] for m in metrics]
+    assert all(p["paired"] and p["pairs_needed"] >= 2 for p in plans)
+    assert table.returncode == 0, table.stderr
+    assert "two independent runs" in table.stdout and "pairs needed" in table.stdout
+
+
 def test_compare_passes_the_gate_without_a_regression(
     cli_server: LocalServer, three_runs: dict[str, str]
 ) -> None:

@@ -29,7 +29,12 @@ from evalsvc_tools import terminal, user_commands
 from evalsvc_tools.cli import main
 from evalsvc_tools.client import Client, ClientError, normalise_base_url
 from evalsvc_tools.pair_files import BadFile, read_pairs
-from evalsvc_tools.tables import render_comparison, render_evaluation, render_pairwise
+from evalsvc_tools.tables import (
+    render_comparison,
+    render_evaluation,
+    render_pairwise,
+    render_plan,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -1250,6 +1255,103 @@ def test_fail_on_regression_passes_without_a_regressed_verdict(
     assert json.loads(capsys.readouterr().out) == comparison("no_significant_difference")
 
 
+def test_a_comparison_shows_each_metrics_mde_and_clustered_interval_when_clustered() -> None:
+    clustered = comparison()
+    clustered["cluster_by"] = "label"
+    clustered["metrics"][0] |= {
+        "mde": 1.234,
+        "clusters": 4,
+        "ci_low_clustered": -3.1,
+        "ci_high_clustered": -0.1,
+    }
+    clustered["metrics"][1] |= {"mde": None, "clusters": 1, "ci_low_clustered": None}
+    out, plain = io.StringIO(), io.StringIO()
+
+    render_comparison(clustered, Console(file=out, width=200))
+    render_comparison(comparison(), Console(file=plain, width=200))
+
+    text = out.getvalue()
+    assert "clustered by label" in text and "clustered interval (clusters)" in text
+    assert "[-3.10, -0.10] (4)" in text and "[-, -] (1)" in text
+    assert "1.23" in text and "mde: the smallest mean difference" in text
+    # an answer without them (a service before E6, or no cluster_by): no clustered column
+    assert "clustered" not in plain.getvalue() and "mde" in plain.getvalue()
+
+
+def test_compare_with_cluster_by_asks_for_it(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/compare", as_json(200, comparison("no_significant_difference")))
+
+    assert run(service, "compare", "ev_a", "ev_b", "--cluster-by", "input") == 0
+    assert service.seen[-1].json() == {
+        "baseline_id": "ev_a",
+        "candidate_id": "ev_b",
+        "cluster_by": "input",
+    }
+    with pytest.raises(SystemExit) as refused:
+        main(["compare", "ev_a", "ev_b", "--cluster-by", "topic"])
+    assert refused.value.code == 2
+    assert "invalid choice: 'topic'" in capsys.readouterr().err
+
+
+def plan_answer(candidate: str | None = "ev_b") -> dict[str, Any]:
+    return {
+        "baseline_id": "ev_a",
+        "candidate_id": candidate,
+        "effect": 0.25,
+        "alpha": 0.05,
+        "power": 0.8,
+        "metrics": [
+            {"metric": "check:max_words:8", "n": 40, "sd": 1.2345, "pairs_needed": 1900,
+             "paired": candidate is not None},
+            {"metric": "check:non_empty", "n": 1, "sd": None, "pairs_needed": None,
+             "paired": candidate is not None},
+        ],
+    }  # fmt: skip
+
+
+def test_plan_asks_for_the_effect_and_shows_the_pairs_needed(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/plan", as_json(200, plan_answer()), as_json(200, plan_answer(None)))
+
+    assert run(service, "plan", "ev_a", "ev_b", "--effect", "0.25", "--power", "0.9") == 0
+    paired = capsys.readouterr().out
+    assert run(service, "plan", "ev_a", "--effect", "0.25", "--alpha", "0.01", "--json") == 0
+    alone = capsys.readouterr().out
+
+    assert [s.json() for s in service.seen] == [
+        {"baseline_id": "ev_a", "effect": 0.25, "candidate_id": "ev_b", "power": 0.9},
+        {"baseline_id": "ev_a", "effect": 0.25, "alpha": 0.01},
+    ]
+    assert "paired: baseline ev_a with candidate ev_b" in paired
+    assert "1,900" in paired and "1.234" in paired
+    assert "- (too few pairs to estimate the sd)" in paired
+    assert json.loads(alone) == plan_answer(None)
+
+
+def test_a_plan_without_a_candidate_says_its_two_independent_runs() -> None:
+    out = io.StringIO()
+    render_plan(plan_answer(None), Console(file=out, width=160))
+    assert "two independent runs, from baseline ev_a (pairs needed in each run)" in out.getvalue()
+
+
+def test_plan_needs_a_finite_effect_and_says_the_services_400(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/plan", as_json(400, {"error": "effect: must be greater than 0"}))
+
+    for arguments in (["ev_a"], ["ev_a", "--effect", "inf"], ["ev_a", "--effect", "x"]):
+        with pytest.raises(SystemExit) as refused:
+            run(service, "plan", *arguments)
+        assert refused.value.code == 2
+        assert "--effect" in capsys.readouterr().err
+    assert service.seen == []
+    assert run(service, "plan", "ev_a", "--effect", "0") == 1
+    assert "effect: must be greater than 0" in capsys.readouterr().err
+
+
 def test_a_comparison_out_of_the_services_time_is_asked_again_as_retry_after_says(
     service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1813,6 +1915,20 @@ def test_a_report_is_saved_to_its_default_file(
         "compare-ev_1-ev_2.html",
         "out.html",
         "report-ev_1.html",
+    ]
+
+
+def test_a_comparisons_report_asks_for_its_clusters_and_only_a_comparisons(
+    service: Scripted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service.on("GET", "/v1/compare/report", (200, {"Content-Type": "text/html"}, HTML))
+    monkeypatch.chdir(tmp_path)
+
+    assert run(service, "report", "ev_1", "--compare", "ev_2", "--cluster-by", "label") == 0
+    assert run(service, "report", "ev_1", "--cluster-by", "label") == 2
+
+    assert [s.path for s in service.seen] == [
+        "/v1/compare/report?baseline_id=ev_1&candidate_id=ev_2&cluster_by=label"
     ]
 
 

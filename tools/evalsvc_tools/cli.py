@@ -19,10 +19,12 @@ machine, unless --insecure-http):
     evalsvc metrics [--question TEXT]... [--check NAME[:ARG]]... [--file FILE] [--json]
     evalsvc evaluate (--seed ID | --synthetic ID) [--metrics ID] [--label L]... [--latest-n N]
                      [--json]
-    evalsvc compare BASELINE_ID CANDIDATE_ID [--fail-on-regression] [--json]
+    evalsvc compare BASELINE_ID CANDIDATE_ID [--fail-on-regression] [--cluster-by label|input]
+                    [--json]
+    evalsvc plan BASELINE_ID [CANDIDATE_ID] --effect X [--alpha A] [--power P] [--json]
     evalsvc pairwise RUN RUN [RUN...] --question TEXT [--one-order] [--max-pairs N]
                      [--alpha A] [--max-cost-usd X] [--estimate] [--json]
-    evalsvc report ID [--compare OTHER_ID] [-o FILE | -o - [--force]]
+    evalsvc report ID [--compare OTHER_ID [--cluster-by label|input]] [-o FILE | -o - [--force]]
 """
 
 from __future__ import annotations
@@ -36,11 +38,12 @@ import sys
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from evalsvc.errors import DomainError
 from evalsvc.identifiers import format_ms
 from evalsvc.models.datasets import MAX_PAIRS, MAX_TEXT_CHARS
+from evalsvc.models.evaluations import ClusterBy
 from evalsvc.pricing import PricesInvalid
 
 from evalsvc_tools import metrics_files, user_commands
@@ -309,6 +312,10 @@ def _add_service_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# POST /compare's cluster_by.
+CLUSTER_BY = get_args(ClusterBy)
+
+
 def _finite_float(text: str) -> float:
     try:
         value = float(text)
@@ -472,9 +479,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("--alpha", type=_finite_float, help="significance level (default 0.05)")
     compare.add_argument("--limit", type=int, help="regressions listed at most (default 20)")
+    compare.add_argument(
+        "--cluster-by",
+        choices=CLUSTER_BY,
+        help="pairs that are not independent: add each metric's clustered interval, by the "
+        "baseline pair's first label or its input",
+    )
     compare.add_argument("--json", action="store_true", help="print the comparison's JSON body")
     _add_service_flags(compare)
     compare.set_defaults(run=user_commands.compare)
+
+    plan = commands.add_parser(
+        "plan",
+        help="how many pairs a comparison needs to detect a difference",
+        description="Per metric, how many pairs a comparison needs to detect a mean difference "
+        "of --effect with probability --power (POST /plan): from the spread of the paired "
+        "differences with CANDIDATE, or without one from the baseline's spread (two "
+        "independent runs).",
+    )
+    plan.add_argument("baseline", metavar="BASELINE", help="the baseline evaluation's id")
+    plan.add_argument(
+        "candidate",
+        metavar="CANDIDATE",
+        nargs="?",
+        help="a candidate evaluation's id: plan a paired comparison from their differences",
+    )
+    plan.add_argument(
+        "--effect",
+        type=_finite_float,
+        required=True,
+        metavar="X",
+        help="the mean difference to detect, on the score scale (> 0)",
+    )
+    plan.add_argument("--alpha", type=_finite_float, help="significance level (default 0.05)")
+    plan.add_argument(
+        "--power", type=_finite_float, help="chance to detect the effect, 0.5-1 (default 0.8)"
+    )
+    plan.add_argument("--json", action="store_true", help="print the plan's JSON body")
+    _add_service_flags(plan)
+    plan.set_defaults(run=user_commands.plan)
 
     pairwise = commands.add_parser(
         "pairwise",
@@ -536,6 +579,11 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="save an evaluation's (or comparison's) report")
     report.add_argument("id", metavar="ID", help="an evaluation id (the baseline with --compare)")
     report.add_argument("--compare", metavar="OTHER", help="the candidate evaluation's id")
+    report.add_argument(
+        "--cluster-by",
+        choices=CLUSTER_BY,
+        help="with --compare: the clustered interval too (by the baseline pair's label or input)",
+    )
     report.add_argument(
         "-o",
         "--output",

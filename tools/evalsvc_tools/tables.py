@@ -150,6 +150,7 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
 
     alpha = comparison.get("alpha")
     level = f"{100 * (1 - alpha):g}%" if isinstance(alpha, int | float) else "interval"
+    cluster_by = comparison.get("cluster_by")
     console.print(
         Text(
             f"baseline {_field(comparison.get('baseline_id'))} → candidate "
@@ -158,6 +159,7 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
             f"({_field(comparison.get('only_in_baseline'))} only in the baseline, "
             f"{_field(comparison.get('only_in_candidate'))} only in the candidate); "
             f"alpha {_field(alpha)}, correction {_field(comparison.get('correction'))}"
+            + (f", clustered by {_field(cluster_by)}" if cluster_by else "")
         )
     )
     table = Table()
@@ -166,9 +168,12 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
     table.add_column("baseline", justify="right")
     table.add_column("candidate", justify="right")
     table.add_column(f"diff ({level} interval)", justify="right")
+    if cluster_by:
+        table.add_column("clustered interval (clusters)", justify="right")
     table.add_column("p adj.", justify="right")
     table.add_column("W/T/L", justify="right")
     table.add_column("verdict", no_wrap=True)
+    table.add_column("mde", justify="right")
     metrics = comparison.get("metrics")
     for metric in metrics if isinstance(metrics, list) else []:
         if not isinstance(metric, dict):
@@ -179,6 +184,15 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
             f"{_field(metric.get('wins'))}/{_field(metric.get('ties'))}/"
             f"{_field(metric.get('losses'))}"
         )
+        clustered = (
+            [
+                f"[{format_signed(metric.get('ci_low_clustered'))}, "
+                f"{format_signed(metric.get('ci_high_clustered'))}] "
+                f"({_field(metric.get('clusters'))})"
+            ]
+            if cluster_by
+            else []
+        )
         table.add_row(
             Text(cut(str(metric.get("metric")), METRIC_WIDTH)),
             Text(_field(metric.get("n"))),
@@ -186,11 +200,17 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
             format_figure(metric.get("candidate_mean")),
             f"{format_signed(metric.get('mean_diff'))} [{format_signed(metric.get('ci_low'))}, "
             f"{format_signed(metric.get('ci_high'))}]",
+            *clustered,
             format_p_value(metric.get("p_adjusted")),
             Text(counts),
             Text(shown, style=style),
+            format_figure(metric.get("mde")),
         )
     console.print(table)
+    console.print(
+        "mde: the smallest mean difference this comparison had an 80% chance to detect "
+        "(evalsvc plan says how many pairs a smaller one needs)"
+    )
     regressions = comparison.get("regressions")
     if not isinstance(regressions, list) or not regressions:
         console.print("no pair regressed on any metric")
@@ -210,6 +230,48 @@ def render_comparison(comparison: dict[str, Any], console: Console) -> None:
         console.print(Text(line + (f"  {reason}" if reason else "")))
     if len(regressions) > REGRESSIONS_SHOWN:
         console.print(f"  … and {len(regressions) - REGRESSIONS_SHOWN} more (--json shows all)")
+
+
+def render_plan(plan: dict[str, Any], console: Console) -> None:
+    """The per-metric table of a POST /plan answer: the sd it planned with and the pairs
+    needed."""
+    from rich.table import Table
+    from rich.text import Text
+
+    candidate = plan.get("candidate_id")
+    design = (
+        f"paired: baseline {_field(plan.get('baseline_id'))} with candidate {_field(candidate)}"
+        if candidate
+        else f"two independent runs, from baseline {_field(plan.get('baseline_id'))} "
+        "(pairs needed in each run)"
+    )
+    console.print(
+        Text(
+            f"to detect a mean difference of {_field(plan.get('effect'))} with power "
+            f"{_field(plan.get('power'))} at alpha {_field(plan.get('alpha'))}; {design}"
+        )
+    )
+    table = Table()
+    table.add_column("metric", max_width=METRIC_WIDTH, overflow="ellipsis", no_wrap=True)
+    table.add_column("n", justify="right")
+    table.add_column("sd", justify="right")
+    table.add_column("pairs needed", justify="right")
+    metrics = plan.get("metrics")
+    for metric in metrics if isinstance(metrics, list) else []:
+        if not isinstance(metric, dict):
+            continue
+        needed = metric.get("pairs_needed")
+        table.add_row(
+            Text(cut(str(metric.get("metric")), METRIC_WIDTH)),
+            Text(_field(metric.get("n"))),
+            format_figure(metric.get("sd"), 3),
+            Text(
+                f"{needed:,}"
+                if isinstance(needed, int) and not isinstance(needed, bool)
+                else "- (too few pairs to estimate the sd)"
+            ),
+        )
+    console.print(table)
 
 
 # ---- pairwise judging (E5) ---------------------------------------------------------------------

@@ -4,6 +4,7 @@
     evalsvc metrics (--question Q | --check C)... [--file F]   create a metrics set; its id
     evalsvc evaluate (--seed ID | --synthetic ID) ...   run an evaluation, with its progress
     evalsvc compare BASELINE CANDIDATE ...              POST /compare, as a table; a CI gate
+    evalsvc plan BASELINE [CANDIDATE] --effect X        POST /plan: the pairs a comparison needs
     evalsvc pairwise RUN RUN [RUN...] --question Q      which runs answer better: a leaderboard
     evalsvc report ID [--compare OTHER] [-o FILE]       the HTML report of a result or comparison
 
@@ -57,6 +58,7 @@ from evalsvc_tools.tables import (
     render_comparison,
     render_evaluation,
     render_pairwise,
+    render_plan,
 )
 from evalsvc_tools.terminal import cut, rich_console, terminal_json, terminal_safe
 
@@ -517,6 +519,8 @@ def compare(args: argparse.Namespace) -> int:
         body["alpha"] = args.alpha
     if args.limit is not None:
         body["limit"] = args.limit
+    if args.cluster_by is not None:
+        body["cluster_by"] = args.cluster_by
     comparison = read_retrying(client, "POST", "/compare", body).json()
     if not isinstance(comparison, dict):
         raise ClientError("POST /compare did not answer with an object")
@@ -538,6 +542,31 @@ def compare(args: argparse.Namespace) -> int:
             f"the candidate {args.candidate} regressed on {len(regressed)} of "
             f"{len(comparison.get('metrics') or [])} metrics against {args.baseline}"
         )
+    return 0
+
+
+# ---- plan --------------------------------------------------------------------------------------
+
+
+@user_command
+def plan(args: argparse.Namespace) -> int:
+    client = _client(args)
+    if not args.json:
+        rich_console()
+    body: dict[str, Any] = {"baseline_id": args.baseline, "effect": args.effect}
+    if args.candidate is not None:
+        body["candidate_id"] = args.candidate
+    if args.alpha is not None:
+        body["alpha"] = args.alpha
+    if args.power is not None:
+        body["power"] = args.power
+    planned = read_retrying(client, "POST", "/plan", body).json()
+    if not isinstance(planned, dict):
+        raise ClientError("POST /plan did not answer with an object")
+    if args.json:
+        print(terminal_json(planned))
+    else:
+        render_plan(planned, rich_console())
     return 0
 
 
@@ -693,6 +722,8 @@ def report(args: argparse.Namespace) -> int:
     on_terminal = args.output == "-" and sys.stdout.isatty()
     if on_terminal and not args.force:
         raise ClientError(REPORT_ON_TERMINAL, EXIT_USAGE)
+    if args.cluster_by is not None and args.compare is None:
+        raise ClientError("--cluster-by clusters a comparison: give --compare OTHER", EXIT_USAGE)
     client = _client(args)
     if args.compare is None:
         path = f"/evaluation/{segment(args.id)}/report"
@@ -701,6 +732,8 @@ def report(args: argparse.Namespace) -> int:
     else:
         path = "/compare/report"
         query = {"baseline_id": args.id, "candidate_id": args.compare}
+        if args.cluster_by is not None:
+            query["cluster_by"] = args.cluster_by
         default = f"compare-{_file_part(args.id)}-{_file_part(args.compare)}.html"
     answer = read_retrying(client, "GET", path, query=query, headers={"Accept": "text/html"})
     kind = (answer.header("Content-Type") or "").split(";")[0].strip().lower()
