@@ -939,6 +939,50 @@ def test_evaluate_queues_follows_progress_and_prints_a_table(
     assert "q0 1.0, q1 1.1, q2 1.2 (+2)" in out
 
 
+def test_evaluate_with_judge_samples_counts_judge_calls_and_shows_the_judge_noise(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a service that counts the judge calls of an evaluation asked 3 times a verdict
+    calls = {"judge_samples": 3, "judge_calls_total": 30}
+    service.on(
+        "POST",
+        "/v1/evaluate",
+        as_json(202, {**queued("ev_1", 0, 10), "judge_calls_done": 0, **calls}),
+    )
+    service.on(
+        "GET",
+        "/v1/evaluation/ev_1",
+        as_json(
+            200,
+            result(status="running", pairs_done=4, judge_calls_done=12, score_means=[], **calls),
+        ),
+        as_json(
+            200,
+            result(judge_calls_done=30, score_judge_noise_sds=[None, 0.4714], **calls),
+        ),
+    )
+
+    # When the evaluation is run with --judge-samples 3
+    code = run(service, "evaluate", "--seed", "faq", "--metrics", "m_1", "--judge-samples", "3")
+
+    # Then the request asks for 3 samples, the progress counts judge calls, and the table
+    # shows each question's judge noise (none for the check)
+    assert code == 0
+    assert service.seen[0].json() == {
+        "seed_data_id": "faq",
+        "metrics_id": "m_1",
+        "judge_samples": 3,
+    }
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        "evaluation ev_1: 0/30 judge calls (0%)",
+        "evaluation ev_1 of dataset faq uses metrics set m_1 (2 metrics)",
+        "evaluation ev_1: 12/30 judge calls (40%)",
+        "evaluation ev_1: 30/30 judge calls (100%)",
+    ]
+    assert "judge sd (k=3)" in out and "0.47" in out
+
+
 def test_evaluate_json_prints_the_result_body(
     service: Scripted, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -458,6 +458,13 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--latest-n", type=_positive_int, metavar="N", help="only the N most recent pairs"
     )
+    evaluate.add_argument(
+        "--judge-samples",
+        type=_positive_int,
+        metavar="K",
+        help="ask the judge K times (1-5) about each pair and question: the score is the mean, "
+        "and each question reports the judge's own noise; K times the calls and cost",
+    )
     evaluate.add_argument("--json", action="store_true", help="print the result's JSON body")
     _add_service_flags(evaluate)
     evaluate.set_defaults(run=user_commands.evaluate)

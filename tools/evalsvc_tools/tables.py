@@ -114,6 +114,11 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
     table.add_column(f"{level} interval", justify="right")
     table.add_column("median", justify="right")
     table.add_column("n", justify="right")
+    # With judge_samples k > 1: the judge's own noise, per question (- for a check).
+    noise = result.get("score_judge_noise_sds")
+    sampled = isinstance(noise, list) and any(isinstance(sd, int | float) for sd in noise)
+    if sampled:
+        table.add_column(f"judge sd (k={_field(result.get('judge_samples'))})", justify="right")
     table.add_column("lowest pairs (score)")
     definitions = result.get("metrics_definitions")
     for index, definition in enumerate(definitions if isinstance(definitions, list) else []):
@@ -129,6 +134,7 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
             f"[{format_figure(low)}, {format_figure(high)}]",
             format_figure(_at(result.get("score_medians"), index)),
             Text(pairs),
+            *([format_figure(_at(noise, index))] if sampled else []),
             Text(_lowest(_at(result.get("min_scoring_pairs"), index))),
         )
     console.print(table)

@@ -17,6 +17,7 @@ from evalsvc.models.datasets import (
     text_bytes,
 )
 from evalsvc.models.jobs import Status
+from evalsvc.models.metrics import judge_calls
 from evalsvc.models.usage import MAX_COST_USD, UsageOut
 from evalsvc.stats import Summary
 from evalsvc.usage import Usage
@@ -184,6 +185,11 @@ class EvaluationResult:
     # before the result completed and with judge_samples 1.
     judge_noise: list[float | None] | None = None
 
+    def judge_calls(self, pairs: int) -> int:
+        """The judge calls scoring `pairs` of its pairs asks for (progress in calls: with
+        judge_samples k, each judged (pair, metric) is k)."""
+        return judge_calls(self.definitions, pairs, self.judge_samples)
+
 
 @dataclass(frozen=True, slots=True)
 class ListedResult:
@@ -287,6 +293,18 @@ class MetricScoreOut(ClusteredOut):
     judge_noise_sd: float | None = Field(default=None, description=JUDGE_NOISE_DESCRIPTION)
 
 
+# Progress counted in judge calls: with judge_samples k, a pair is k calls a judged metric, so
+# the pairs say how far the work is and the calls how much of it there is.
+JUDGE_CALLS_TOTAL_DESCRIPTION = (
+    "The judge calls the evaluation asks for: pairs_total x the metrics that are questions x "
+    "judge_samples (those the judge cache answers included; usage counts the calls made)"
+)
+JUDGE_CALLS_DONE_DESCRIPTION = (
+    "The judge calls of the pairs scored so far (pairs_done x the metrics that are questions x "
+    "judge_samples)"
+)
+
+
 class EvaluateOut(BaseModel):
     eval_results_id: str
     dataset_id: str
@@ -303,6 +321,8 @@ class QueuedOut(BaseModel):
     status: str = Field(description="running, complete or failed")
     pairs_done: int
     pairs_total: int
+    judge_calls_done: int = Field(default=0, description=JUDGE_CALLS_DONE_DESCRIPTION)
+    judge_calls_total: int = Field(default=0, description=JUDGE_CALLS_TOTAL_DESCRIPTION)
 
 
 class ConfidenceIntervalOut(BaseModel):
@@ -334,6 +354,8 @@ class EvaluationOut(BaseModel):
     )
     pairs_done: int = Field(description="Pairs scored so far")
     pairs_total: int = Field(description="Pairs the evaluation scores")
+    judge_calls_done: int = Field(default=0, description=JUDGE_CALLS_DONE_DESCRIPTION)
+    judge_calls_total: int = Field(default=0, description=JUDGE_CALLS_TOTAL_DESCRIPTION)
     failure: str | None = Field(default=None, description="Why a failed evaluation failed")
     results_id: str
     created_at: str
