@@ -322,6 +322,41 @@ def queue_async(tenant: Tenant, body: dict[str, Any]) -> dict[str, Any]:
     return queued
 
 
+def test_each_chunk_of_a_queued_sampled_run_reserves_its_k_calls(
+    acme: Tenant, priced: FakeJudge, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a limit with room to spare, and chunks of 6 judge calls: one pair on two questions,
+    # three samples each
+    seed(acme)
+    three = estimate(acme, 3)
+    spending.set_limit("acme", Decimal(100))
+    point_service_at({"EVALSVC_CHUNK_JUDGE_CALLS": "6"}, monkeypatch)
+    reserved: list[Decimal | None] = []
+    reserve = ledger.reserve
+
+    def recording(
+        tenant: str, month: str, rid: str, held: ledger.Reservation, limit: Decimal | None
+    ) -> bool:
+        reserved.append(held.usd)
+        return reserve(tenant, month, rid, held, limit)
+
+    monkeypatch.setattr(ledger, "reserve", recording)
+
+    # When the run is queued and its chunks delivered
+    results_id = queue_async(acme, {"seed_data_id": "ds", "judge_samples": 3})["eval_results_id"]
+    assert reserved == []  # queueing checks the room, it reserves nothing
+    work.drain()
+
+    # Then each of its four chunks reserved its pair's six calls: the whole run's bound in all
+    done = acme.get(f"/evaluation/{results_id}").json()
+    assert done["status"] == "complete", done
+    assert len(reserved) == len(PAIRS)
+    assert float(sum(usd or Decimal(0) for usd in reserved)) == pytest.approx(
+        three["cost_usd_max"], rel=1e-9
+    )
+    assert done["usage"]["llm_calls"] == three["llm_calls"]
+
+
 def test_a_queued_evaluation_that_cannot_fit_the_month_with_k_samples_is_429(
     acme: Tenant, priced: FakeJudge, work: Work
 ) -> None:
