@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from evalsvc.logic import spending
 from evalsvc.logic.kinds.evaluation import EVALUATION
+from evalsvc.scoring.judges import CachedJudge
 from evalsvc.settings import get_settings
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import ledger
@@ -355,6 +356,33 @@ def test_each_chunk_of_a_queued_sampled_run_reserves_its_k_calls(
         three["cost_usd_max"], rel=1e-9
     )
     assert done["usage"]["llm_calls"] == three["llm_calls"]
+
+
+def test_a_run_too_slow_for_its_request_expects_and_caps_all_k_samples(
+    acme: Tenant, priced: FakeJudge, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a judge this process expects to be far too slow for the request
+    seed(acme)
+    one = estimate(acme, 1)
+    expected: list[int] = []
+
+    def slow(self: CachedJudge, calls: int) -> float:
+        expected.append(calls)
+        return 10_000.0
+
+    monkeypatch.setattr(CachedJudge, "expected_seconds", slow)
+
+    # When a run of three samples with room in its cap for one would be handed to the queue
+    refused = acme.post(
+        "/evaluate",
+        {"seed_data_id": "ds", "judge_samples": 3, "max_cost_usd": 2 * one["cost_usd_max"]},
+    )
+
+    # Then its time was expected for all its calls, and its cap refuses it before any call
+    assert expected == [len(PAIRS) * len(QUESTIONS) * 3]
+    assert refused.status_code == 400, refused.text
+    assert "max_cost_usd" in refused.json()["error"]
+    assert priced.requests == [] and work.waiting() == 0
 
 
 def test_a_queued_evaluation_that_cannot_fit_the_month_with_k_samples_is_429(
