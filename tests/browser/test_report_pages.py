@@ -76,7 +76,10 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
     )["metrics_id"]
     seed("base", [*OUTPUTS, *(f"please {k}" for k in range(8))])
     seed("cand", [*reversed(OUTPUTS), *(f"no {k} {SCRIPT}" for k in range(8))])
-    base = post("/evaluate", {"seed_data_id": "base", "metrics_id": metrics_id})
+    # Clustered (by input): the forest plot draws both intervals
+    base = post(
+        "/evaluate", {"seed_data_id": "base", "metrics_id": metrics_id, "cluster_by": "input"}
+    )
     cand = post("/evaluate", {"seed_data_id": "cand", "metrics_id": metrics_id})
     scored = client.get(
         f"/v1/evaluation/{base['eval_results_id']}?includeAllScores=true", headers=auth
