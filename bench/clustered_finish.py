@@ -117,7 +117,7 @@ def run(pairs: int, labels: int, metrics: int, chunk: int, cluster_by: str | Non
 
     clusters = finished.clustered[0].clusters if finished.clustered else "-"
     print(
-        f"| {pairs:,} | {labels:,} | {cluster_by or 'none'} | {len(stored)} × {chunk:,} | "
+        f"| {pairs:,} | {labels:,} | {cluster_by or 'none'} | {len(stored)} x {chunk:,} | "
         f"{clusters if isinstance(clusters, str) else f'{clusters:,}'} | "
         f"{sum(sizes) / len(sizes) / 1024:.1f} KiB (max {max(sizes) / 1024:.1f}) | "
         f"{worker_seconds * 1000 / len(stored):.1f} ms | {finish_seconds:.3f} s | "
