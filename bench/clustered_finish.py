@@ -7,8 +7,8 @@ and with cluster_by the size and score sums of each cluster it met); they are st
 generator) into logic.scored_pairs.summarize_totals. This benchmark runs exactly that code on
 synthetic scored pairs: the workers' totals, their JSON as stored, and the finish over the
 parsed JSON, read one chunk at a time as the engine reads them, timed, then run again under
-tracemalloc for its peak. For contrast, the peak when every chunk's totals are held at once (as the engine
-held them before it streamed tallies).
+tracemalloc for its peak. For contrast, the peak when every chunk's totals are held at once
+(as the engine held them before it streamed tallies).
 
     .venv/bin/python bench/clustered_finish.py [--labels 10000] [--metrics 2] [--chunk 5000]
         [--pairs 12500 --pairs 25000 --pairs 50000 --pairs 100000]
