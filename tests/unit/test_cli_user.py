@@ -1262,6 +1262,62 @@ def test_a_comparison_renders_a_table_and_the_regressions() -> None:
     assert "… and 2 more (--json shows all)" in text
 
 
+def test_evaluate_sends_cluster_by_and_judge_samples_and_shows_both_intervals_and_noise(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clustered = result(
+        cluster_by="label",
+        judge_samples=3,
+        score_clustered=[
+            {
+                "clusters": 4,
+                "se_clustered": 0.4,
+                "ci_low_clustered": 2.93,
+                "ci_high_clustered": 5.47,
+            },
+            {
+                "clusters": 1,
+                "se_clustered": None,
+                "ci_low_clustered": None,
+                "ci_high_clustered": None,
+            },
+        ],
+        score_judge_noise_sds=[None, 0.58],
+    )
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, clustered))
+
+    code = run(
+        service, "evaluate", "--seed", "faq", "--cluster-by", "label", "--judge-samples", "3"
+    )
+
+    assert code == 0
+    assert service.seen[0].json() == {
+        "seed_data_id": "faq",
+        "cluster_by": "label",
+        "judge_samples": 3,
+    }
+    assert "evaluation ev_1: 10 pairs of dataset faq" in capsys.readouterr().out
+    # Wide enough for every column's header on one line
+    wide = io.StringIO()
+    render_evaluation(clustered, Console(file=wide, width=240))
+    out = wide.getvalue()
+    assert "clustered by label" in out and "judge sd (k=3)" in out
+    assert "[2.93, 5.47]" in out and "[3.50, 4.90]" in out  # both intervals
+    assert "0.58" in out
+
+
+@pytest.mark.parametrize("flags", [["--cluster-by", "topic"], ["--judge-samples", "6"]])
+def test_a_bad_cluster_by_or_judge_samples_is_refused_before_sending(
+    service: Scripted, capsys: pytest.CaptureFixture[str], flags: list[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        run(service, "evaluate", "--seed", "faq", *flags)
+    assert exited.value.code == 2
+    assert service.seen == []
+    assert "invalid choice" in capsys.readouterr().err
+
+
 def test_an_evaluation_renders_null_statistics_as_dashes() -> None:
     out = io.StringIO()
     body = result(score_means=[], score_confidence_intervals=[], min_scoring_pairs=[], usage=None)

@@ -374,6 +374,8 @@ def _evaluate_body(args: argparse.Namespace) -> dict[str, Any]:
         query["latest_n_pairs"] = args.latest_n
     if query:
         body["pair_query"] = query
+    if args.cluster_by is not None:
+        body["cluster_by"] = args.cluster_by
     if args.judge_samples is not None:
         body["judge_samples"] = args.judge_samples
     return body

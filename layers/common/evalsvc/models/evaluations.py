@@ -240,25 +240,36 @@ class LowestScoringPair(BaseModel):
     score: float
 
 
+# A metric's clustered figures (E6): with cluster_by, and null without.
+Clusters = Annotated[
+    int | None, Field(description="G, the number of clusters (null without cluster_by)")
+]
+SeClustered = Annotated[
+    float | None,
+    Field(
+        description="sqrt(sum over clusters of (sum in the cluster of (s_i - mean))^2) / n; "
+        "null without cluster_by or with fewer than 2 clusters"
+    ),
+]
+CiLowClustered = Annotated[
+    float | None,
+    Field(
+        description="mean - t.ppf(0.975, G - 1) * se_clustered (not clipped to 1-5); null when "
+        "se_clustered is"
+    ),
+]
+CiHighClustered = Annotated[
+    float | None, Field(description="mean + t.ppf(0.975, G - 1) * se_clustered")
+]
+
+
 class ClusteredOut(BaseModel):
     """A metric's clustered figures (E6): with cluster_by, and null without."""
 
-    clusters: int | None = Field(
-        default=None, description="G, the number of clusters (null without cluster_by)"
-    )
-    se_clustered: float | None = Field(
-        default=None,
-        description="sqrt(sum over clusters of (sum in the cluster of (s_i - mean))^2) / n; "
-        "null without cluster_by or with fewer than 2 clusters",
-    )
-    ci_low_clustered: float | None = Field(
-        default=None,
-        description="mean - t.ppf(0.975, G - 1) * se_clustered (not clipped to 1-5); null when "
-        "se_clustered is",
-    )
-    ci_high_clustered: float | None = Field(
-        default=None, description="mean + t.ppf(0.975, G - 1) * se_clustered"
-    )
+    clusters: Clusters = None
+    se_clustered: SeClustered = None
+    ci_low_clustered: CiLowClustered = None
+    ci_high_clustered: CiHighClustered = None
 
 
 def clustered_out(clustered: ClusteredMean | None) -> ClusteredOut:
@@ -279,7 +290,7 @@ JUDGE_NOISE_DESCRIPTION = (
 )
 
 
-class MetricScoreOut(ClusteredOut):
+class MetricScoreOut(BaseModel):
     metric: str
     mean_score: float
     std_dev: float
@@ -290,6 +301,10 @@ class MetricScoreOut(ClusteredOut):
     min_score: float
     max_score: float
     lowest_scoring_pairs: list[LowestScoringPair]
+    clusters: Clusters = None
+    se_clustered: SeClustered = None
+    ci_low_clustered: CiLowClustered = None
+    ci_high_clustered: CiHighClustered = None
     judge_noise_sd: float | None = Field(default=None, description=JUDGE_NOISE_DESCRIPTION)
 
 
