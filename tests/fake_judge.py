@@ -4,6 +4,7 @@ family of servers does (FAMILIES): what it refuses, and how its answer comes bac
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -26,6 +27,44 @@ def polite_judge(request: dict[str, Any]) -> Answer:
     if "please" in text.lower():
         return 200, json.dumps({"reason": "The output says please.", "score": 5})
     return 200, json.dumps({"reason": "The output never says please.", "score": 2})
+
+
+class VaryingJudge:
+    """A judge that does not answer a prompt the same way twice, as a sampled model may not:
+    the n-th time (0-based) it is asked the same verdict prompt it scores varying_score(prompt,
+    n), the reason naming the score. `given` keeps, by prompt (the user message), every score
+    given, in the order given. Any other request is fake_llm's."""
+
+    def __init__(self) -> None:
+        self.given: dict[str, list[int]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> Answer:
+        if schema_name_of(request) != "record_verdict":
+            return fake_llm(request)
+        prompt = str(request["messages"][-1]["content"])
+        with self._lock:
+            scores = self.given.setdefault(prompt, [])
+            score = varying_score(prompt, len(scores))
+            scores.append(score)
+        reason = f"Answer {len(scores)} to this prompt: scored {score}."
+        return 200, json.dumps({"reason": reason, "score": score})
+
+    def scores_for(self, output: str) -> list[int]:
+        """The scores given to the one prompt about `output` (the pair's output)."""
+        found = [
+            scores for prompt, scores in self.given.items() if f"<output>\n{output}\n" in prompt
+        ]
+        assert len(found) == 1, f"{len(found)} prompts judge the output {output!r}"
+        return list(found[0])
+
+
+def varying_score(prompt: str, n: int) -> int:
+    """The score VaryingJudge gives the n-th time it is asked `prompt`: from a start the prompt
+    picks, two steps on (mod 5) each time, so that three answers differ and their spread
+    varies from prompt to prompt."""
+    start = hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).digest()[0]
+    return 1 + (start + 2 * n) % 5
 
 
 def mode_of(request: dict[str, Any]) -> str:

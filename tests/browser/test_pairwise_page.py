@@ -14,6 +14,7 @@ from evalsvc.reports.pages import HEADERS
 from evalsvc.reports.pairwise_page import Disagreement, PairwiseReport, render_pairwise
 from evalsvc.usage import Usage
 
+from tests.browser import axe
 from tests.browser.chromium import Browser, pdf_pages
 from tests.integration.test_reports import IMG, SCRIPT
 from tests.unit.test_pairwise_page import ladder, stats_report
@@ -96,6 +97,9 @@ def test_the_pairwise_page_loads_clean_asks_for_nothing_and_runs_nothing(
     assert loaded.count("svg") == sum(n for _, n in CHARTS[kind])
     assert loaded.count("svg > title") == loaded.count("svg") == loaded.count("svg > desc")
     assert all(t.strip() for t in loaded.texts("svg title"))
+    # axe-core finds nothing serious or critical
+    found = axe.blocking(loaded)
+    assert not found, "\n".join(found)
 
 
 def test_the_complete_page_draws_every_run_and_matchup(browser: Browser) -> None:

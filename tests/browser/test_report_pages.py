@@ -23,6 +23,7 @@ from evalsvc_tools.local.inprocess import moto_in_process
 from evalsvc_tools.local.tables import create_tables
 from fastapi.testclient import TestClient
 
+from tests.browser import axe
 from tests.browser.chromium import Browser, pdf_pages
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge
@@ -76,7 +77,10 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
     )["metrics_id"]
     seed("base", [*OUTPUTS, *(f"please {k}" for k in range(8))])
     seed("cand", [*reversed(OUTPUTS), *(f"no {k} {SCRIPT}" for k in range(8))])
-    base = post("/evaluate", {"seed_data_id": "base", "metrics_id": metrics_id})
+    # Clustered (by input): the forest plot draws both intervals
+    base = post(
+        "/evaluate", {"seed_data_id": "base", "metrics_id": metrics_id, "cluster_by": "input"}
+    )
     cand = post("/evaluate", {"seed_data_id": "cand", "metrics_id": metrics_id})
     scored = client.get(
         f"/v1/evaluation/{base['eval_results_id']}?includeAllScores=true", headers=auth
@@ -149,6 +153,9 @@ def test_a_report_loads_clean_asks_for_nothing_and_runs_nothing(
     assert loaded.count("svg") == sum(n for _, n in CHARTS[kind])
     assert loaded.count("svg > title") == loaded.count("svg") == loaded.count("svg > desc")
     assert all(t.strip() for t in loaded.texts("svg title"))
+    # axe-core finds nothing serious or critical
+    found = axe.blocking(loaded)
+    assert not found, "\n".join(found)
 
 
 def test_the_charts_say_what_the_json_says(

@@ -84,6 +84,11 @@ CASES: list[tuple[str, str, Any, int]] = [
     ("POST", "/evaluate", {"seed_data_id": "ds", "pair_query": {"pair_labels": ["none"]}}, 400),
     ("POST", "/evaluate", {"seed_data_id": "ds", "metrics_id": "m_missing"}, 404),
     ("POST", "/evaluate", {"synthetic_data_id": "latest"}, 404),
+    ("POST", "/evaluate", {"seed_data_id": "ds", "judge_samples": 0}, 400),
+    ("POST", "/evaluate", {"seed_data_id": "ds", "judge_samples": 6}, 400),
+    ("POST", "/evaluate", {"seed_data_id": "ds", "judge_samples": "2"}, 400),
+    ("POST", "/evaluate", {"seed_data_id": "ds", "judge_samples": True}, 400),
+    ("POST", "/evaluate/estimate", {"seed_data_id": "ds", "judge_samples": 2.5}, 400),
     # results and votes
     ("GET", "/evaluation/ev_missing", None, 404),
     ("GET", f"/evaluation/{RESULT}?includeAllScores=yes", None, 400),

@@ -134,3 +134,30 @@ def test_a_bad_cluster_by_is_a_400_naming_it(acme: Tenant, value: Any) -> None:
     response = acme.post("/evaluate", {"seed_data_id": "ds", "cluster_by": value})
     assert response.status_code == 400, response.text
     assert "cluster_by" in response.json()["error"]
+
+
+def test_the_report_draws_both_intervals_and_names_them(acme: Tenant) -> None:
+    data = pairs(40, 5)
+    seed(acme, data)
+    out = body(acme.post("/evaluate", {"seed_data_id": "ds", "cluster_by": "label"}))
+
+    response = acme.get(f"/evaluation/{out['eval_results_id']}/report")
+
+    assert response.status_code == 200, response.text
+    page = response.text
+    # One pale band per metric behind its line, and words that say which is which
+    assert page.count('class="ci-wide ') == len(METRICS)
+    assert page.count('class="ci ') == len(METRICS)
+    assert "95 % clustered interval" in page and "if every pair were independent" in page
+    first = out["scores"][0]
+    low, high = first["ci_low_clustered"], first["ci_high_clustered"]
+    assert f"clustered [{low:.2f}, {high:.2f}]" in page  # in the row's title
+    assert f"{first['clusters']} clusters by label" in page
+
+
+def test_a_report_without_cluster_by_draws_one_interval(acme: Tenant) -> None:
+    seed(acme, pairs(10, 3))
+    out = body(acme.post("/evaluate", {"seed_data_id": "ds"}))
+    page = acme.get(f"/evaluation/{out['eval_results_id']}/report").text
+    assert 'class="ci-wide' not in page and "Clustered interval" not in page
+    assert page.count('class="ci ') == len(METRICS)

@@ -17,7 +17,7 @@ from typing import Any
 import boto3
 import pytest
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
-from evalsvc.models.evaluations import MAX_COMMENT_CHARS, MAX_REASON_CHARS
+from evalsvc.models.evaluations import MAX_COMMENT_CHARS, MAX_JUDGE_SAMPLES, MAX_REASON_CHARS
 from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
 from evalsvc.storage.dynamo import item_size
 
@@ -199,6 +199,56 @@ def test_every_item_is_under_the_limit_with_every_field_at_its_limit(
         ("IDEMPOTENCY_TABLE", "record"),
     ]:
         assert expected in kinds, (expected, sorted(kinds))
+
+
+def test_a_scored_pair_judged_five_times_on_every_metric_stays_under_the_limit(
+    acme: Tenant, tables: dict[str, str], work: Work, wide_judge: FakeJudge
+) -> None:
+    # Given the longest pair id, labelled (a label cluster and an input cluster to keep), and
+    # the most metrics, each a question whose every reason is as long as a reason is kept
+    labels = [wide(MAX_LABEL_CHARS)]
+    pairs = [{"id": PAIR_ID, "input": "in", "output": "out", "labels": labels}]
+    assert send(acme, "POST", "/data/seed/sampled", {"data": pairs}).status_code == 200
+    questions = [f"{k:02d} is it right?" for k in range(MAX_DEFINITIONS)]
+    specified = send(acme, "POST", "/specify_questions", {"metrics": questions})
+    assert specified.status_code == 200, specified.text[:300]
+    body = {
+        "seed_data_id": "sampled",
+        "metrics_id": specified.json()["metrics_id"],
+        "judge_samples": MAX_JUDGE_SAMPLES,
+        "cluster_by": "label",
+    }
+
+    # When it is evaluated with the most judge samples, inside the request and queued
+    inline = send(acme, "POST", "/evaluate", body)
+    assert inline.status_code == 200, inline.text[:300]
+    assert len(wide_judge.requests) == MAX_DEFINITIONS * MAX_JUDGE_SAMPLES
+    queued = send(acme, "POST", "/evaluate", body, Prefer="respond-async")
+    assert queued.status_code == 202, queued.text[:300]
+    work.drain()
+    done = acme.get(f"/evaluation/{queued.json()['eval_results_id']}")
+    assert done.json()["status"] == "complete", done.text[:300]
+    assert done.json()["score_judge_noise_sds"] == [0.0] * MAX_DEFINITIONS
+
+    # Then each scored pair item keeps its k samples per metric, its clusters and its long
+    # reasons, and every item stays under the limit
+    from evalsvc.storage import results as results_store
+
+    for results_id in (inline.json()["eval_results_id"], queued.json()["eval_results_id"]):
+        scored = results_store.get_scored("acme", results_id, [PAIR_ID])[PAIR_ID]
+        assert scored.samples == [[2] * MAX_JUDGE_SAMPLES] * MAX_DEFINITIONS
+        assert scored.label_cluster is not None and scored.input_cluster is not None
+        assert all(len(reason) == MAX_REASON_CHARS for reason in scored.reasons)
+    scored_items = [
+        item_size(item)
+        for setting, kind, item in stored_items(tables)
+        if setting == "RESULTS_TABLE" and kind == "p"
+    ]
+    assert len(scored_items) == 2
+    assert max(scored_items) > MAX_DEFINITIONS * MAX_REASON_CHARS * 4  # the reasons are kept
+    sizes = largest(tables)
+    over = {kind: size for kind, size in sizes.items() if size > ITEM_LIMIT}
+    assert not over, over
 
 
 def test_a_long_text_is_kept_apart_once_and_read_back_whole(tables: dict[str, str]) -> None:

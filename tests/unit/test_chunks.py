@@ -10,9 +10,11 @@ import pytest
 from evalsvc.api.prefer import preferences, wait_budget
 from evalsvc.deadlines import Deadline
 from evalsvc.logic import chunks, jobs
+from evalsvc.logic.evaluations import runs_inline
 from evalsvc.logic.kinds.augmentation import AUGMENTATION, seeds_per_chunk
 from evalsvc.logic.kinds.evaluation import EVALUATION, pairs_per_chunk
 from evalsvc.models.jobs import Chunk
+from evalsvc.models.metrics import judge_calls
 from evalsvc.settings import get_settings
 from evalsvc.storage import work_queue
 from evalsvc.storage.datasets.keys import append_ord, fingerprint, make_ord
@@ -41,11 +43,14 @@ def test_cut_of_fewer_pairs_than_a_chunk_is_one_chunk() -> None:
     assert (only.start, only.count, only.first_ord, only.last_ord) == (0, 2, ORDS[0], ORDS[1])
 
 
-def _chunk_cost(pairs: int, checks: int, questions: int, bytes_per_pair: float) -> dict[str, float]:
-    """What a chunk of `pairs` pairs costs, in each unit a chunk is limited in."""
+def _chunk_cost(
+    pairs: int, checks: int, questions: int, bytes_per_pair: float, samples: int = 1
+) -> dict[str, float]:
+    """What a chunk of `pairs` pairs costs, in each unit a chunk is limited in (a question is
+    `samples` judge calls a pair: judge_samples)."""
     return {
         "checks": pairs * checks,
-        "calls": pairs * questions,
+        "calls": pairs * questions * samples,
         "bytes": pairs * bytes_per_pair,
     }
 
@@ -69,6 +74,7 @@ def _largest_within(limits: dict[str, float], cost: Callable[[int], dict[str, fl
     chunk_checks=st.integers(1, 20_000),
     chunk_calls=st.integers(1, 2_000),
     chunk_bytes=st.integers(1, 64 * 1024 * 1024),
+    samples=st.integers(1, 5),
 )
 def test_a_chunk_is_the_largest_within_every_limit(
     checks: int,
@@ -77,6 +83,7 @@ def test_a_chunk_is_the_largest_within_every_limit(
     chunk_checks: int,
     chunk_calls: int,
     chunk_bytes: int,
+    samples: int,
 ) -> None:
     assume(checks + questions > 0)
     definitions = ["check:non_empty"] * checks + ["Is it polite?"] * questions
@@ -89,12 +96,27 @@ def test_a_chunk_is_the_largest_within_every_limit(
     )
     limits = {"checks": chunk_checks, "calls": chunk_calls, "bytes": chunk_bytes}
     with patch("evalsvc.logic.kinds.evaluation.get_settings", return_value=settings_now):
-        size = pairs_per_chunk(definitions, bytes_per_pair)
+        size = pairs_per_chunk(definitions, bytes_per_pair, samples)
 
     def cost(pairs: int) -> dict[str, float]:
-        return _chunk_cost(pairs, checks, questions, bytes_per_pair or 0)
+        return _chunk_cost(pairs, checks, questions, bytes_per_pair or 0, samples)
 
     assert size == _largest_within(limits, cost)
+
+
+@pytest.mark.parametrize(
+    ("samples", "inline"), [(1, True), (2, True), (3, False)], ids=["k1", "k2", "k3"]
+)
+def test_an_evaluation_runs_inline_within_its_judge_calls_counting_every_sample(
+    monkeypatch: pytest.MonkeyPatch, samples: int, inline: bool
+) -> None:
+    # Given a request that may make 10 judge calls, and 5 pairs on one question and a check
+    point_service_at({"EVALSVC_INLINE_MAX_JUDGE_CALLS": "10"}, monkeypatch)
+    definitions = ["Is it polite?", "check:non_empty"]
+
+    # Then k samples are 5k calls: within the request for k <= 2 only
+    assert runs_inline(definitions, 5, 1_000, samples) is inline
+    assert judge_calls(definitions, 5, samples) == 5 * samples
 
 
 def test_a_chunk_is_never_empty_even_when_the_limits_are_tiny(
@@ -110,6 +132,7 @@ def test_a_chunk_is_never_empty_even_when_the_limits_are_tiny(
     )
 
     assert pairs_per_chunk(["Is it polite?", "Is it short?"], 500.0) == 1
+    assert pairs_per_chunk(["Is it polite?", "Is it short?"], 500.0, 5) == 1
     assert seeds_per_chunk(50, False, 500.0) == 1
 
 

@@ -944,6 +944,50 @@ def test_evaluate_queues_follows_progress_and_prints_a_table(
     assert "q0 1.0, q1 1.1, q2 1.2 (+2)" in out
 
 
+def test_evaluate_with_judge_samples_counts_judge_calls_and_shows_the_judge_noise(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a service that counts the judge calls of an evaluation asked 3 times a verdict
+    calls = {"judge_samples": 3, "judge_calls_total": 30}
+    service.on(
+        "POST",
+        "/v1/evaluate",
+        as_json(202, {**queued("ev_1", 0, 10), "judge_calls_done": 0, **calls}),
+    )
+    service.on(
+        "GET",
+        "/v1/evaluation/ev_1",
+        as_json(
+            200,
+            result(status="running", pairs_done=4, judge_calls_done=12, score_means=[], **calls),
+        ),
+        as_json(
+            200,
+            result(judge_calls_done=30, score_judge_noise_sds=[None, 0.4714], **calls),
+        ),
+    )
+
+    # When the evaluation is run with --judge-samples 3
+    code = run(service, "evaluate", "--seed", "faq", "--metrics", "m_1", "--judge-samples", "3")
+
+    # Then the request asks for 3 samples, the progress counts judge calls, and the table
+    # shows each question's judge noise (none for the check)
+    assert code == 0
+    assert service.seen[0].json() == {
+        "seed_data_id": "faq",
+        "metrics_id": "m_1",
+        "judge_samples": 3,
+    }
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        "evaluation ev_1: 0/30 judge calls (0%)",
+        "evaluation ev_1 of dataset faq uses metrics set m_1 (2 metrics)",
+        "evaluation ev_1: 12/30 judge calls (40%)",
+        "evaluation ev_1: 30/30 judge calls (100%)",
+    ]
+    assert "judge sd (k=3)" in out and "0.47" in out
+
+
 def test_evaluate_json_prints_the_result_body(
     service: Scripted, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1221,6 +1265,62 @@ def test_a_comparison_renders_a_table_and_the_regressions() -> None:
     assert "- [-, -]" in text and "too few pairs" in text  # nulls shown as "-"
     assert "q0  check:max_words:8  5.00 → 1.00 (-4.00)  output has 13 words" in text
     assert "… and 2 more (--json shows all)" in text
+
+
+def test_evaluate_sends_cluster_by_and_judge_samples_and_shows_both_intervals_and_noise(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clustered = result(
+        cluster_by="label",
+        judge_samples=3,
+        score_clustered=[
+            {
+                "clusters": 4,
+                "se_clustered": 0.4,
+                "ci_low_clustered": 2.93,
+                "ci_high_clustered": 5.47,
+            },
+            {
+                "clusters": 1,
+                "se_clustered": None,
+                "ci_low_clustered": None,
+                "ci_high_clustered": None,
+            },
+        ],
+        score_judge_noise_sds=[None, 0.58],
+    )
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, clustered))
+
+    code = run(
+        service, "evaluate", "--seed", "faq", "--cluster-by", "label", "--judge-samples", "3"
+    )
+
+    assert code == 0
+    assert service.seen[0].json() == {
+        "seed_data_id": "faq",
+        "cluster_by": "label",
+        "judge_samples": 3,
+    }
+    assert "evaluation ev_1: 10 pairs of dataset faq" in capsys.readouterr().out
+    # Wide enough for every column's header on one line
+    wide = io.StringIO()
+    render_evaluation(clustered, Console(file=wide, width=240))
+    out = wide.getvalue()
+    assert "clustered by label" in out and "judge sd (k=3)" in out
+    assert "[2.93, 5.47]" in out and "[3.50, 4.90]" in out  # both intervals
+    assert "0.58" in out
+
+
+@pytest.mark.parametrize("flags", [["--cluster-by", "topic"], ["--judge-samples", "6"]])
+def test_a_bad_cluster_by_or_judge_samples_is_refused_before_sending(
+    service: Scripted, capsys: pytest.CaptureFixture[str], flags: list[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        run(service, "evaluate", "--seed", "faq", *flags)
+    assert exited.value.code == 2
+    assert service.seen == []
+    assert "invalid choice" in capsys.readouterr().err
 
 
 def test_an_evaluation_renders_null_statistics_as_dashes() -> None:

@@ -465,6 +465,20 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--latest-n", type=_positive_int, metavar="N", help="only the N most recent pairs"
     )
+    evaluate.add_argument(
+        "--cluster-by",
+        choices=["label", "input"],
+        help="pairs that are not independent: those sharing their first label (or their "
+        "input) count as one cluster; the table adds each metric's clustered interval",
+    )
+    evaluate.add_argument(
+        "--judge-samples",
+        type=int,
+        choices=range(1, 6),
+        metavar="K",
+        help="ask the judge K times (1-5) about each pair and question, average the answers and "
+        "report the judge's own noise; costs K times the calls",
+    )
     evaluate.add_argument("--json", action="store_true", help="print the result's JSON body")
     _add_service_flags(evaluate)
     evaluate.set_defaults(run=user_commands.evaluate)

@@ -112,6 +112,16 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
     table.add_column("metric", max_width=METRIC_WIDTH, overflow="ellipsis", no_wrap=True)
     table.add_column("mean", justify="right")
     table.add_column(f"{level} interval", justify="right")
+    clustered = result.get("score_clustered")
+    if isinstance(clustered, list):
+        by = _field(result.get("cluster_by"))
+        table.add_column(Text(f"clustered by {by}"), justify="right")
+        table.add_column("clusters", justify="right")
+    noise = result.get("score_judge_noise_sds")
+    samples = result.get("judge_samples")
+    sampled = isinstance(samples, int) and samples > 1 and isinstance(noise, list)
+    if sampled:
+        table.add_column(f"judge sd (k={samples})", justify="right")
     table.add_column("median", justify="right")
     table.add_column("n", justify="right")
     table.add_column("lowest pairs (score)")
@@ -120,6 +130,19 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
         interval = _at(intervals, index)
         low = interval.get("ci_low") if isinstance(interval, dict) else None
         high = interval.get("ci_high") if isinstance(interval, dict) else None
+        extra: list[str | Text] = []
+        if isinstance(clustered, list):
+            figures = _at(clustered, index)
+            figures = figures if isinstance(figures, dict) else {}
+            wide_low, wide_high = figures.get("ci_low_clustered"), figures.get("ci_high_clustered")
+            extra.append(
+                f"[{format_figure(wide_low)}, {format_figure(wide_high)}]"
+                if wide_low is not None and wide_high is not None
+                else "—"
+            )
+            extra.append(Text(_field(figures.get("clusters"))))
+        if sampled:
+            extra.append(format_figure(_at(noise, index)))
         # Text, not markup: the service's text is shown as it is, never read as rich markup
         # (which could make a link) or emoji codes.
         table.add_row(
@@ -127,6 +150,7 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
             Text(cut(str(definition), METRIC_WIDTH)),
             format_figure(_at(result.get("score_means"), index)),
             f"[{format_figure(low)}, {format_figure(high)}]",
+            *extra,
             format_figure(_at(result.get("score_medians"), index)),
             Text(pairs),
             Text(_lowest(_at(result.get("min_scoring_pairs"), index))),

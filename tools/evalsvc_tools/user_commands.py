@@ -266,7 +266,18 @@ def _nested_progress(body: dict[str, Any]) -> tuple[int, int]:
     return _count(progress, "done"), _count(progress, "total")
 
 
+def _judge_calls_progress(body: dict[str, Any]) -> tuple[int, int]:
+    if "judge_calls_total" not in body:  # a service that does not count them
+        return _pairs_progress(body)
+    return _count(body, "judge_calls_done"), _count(body, "judge_calls_total")
+
+
 EVALUATION = Queued("evaluation", "evaluation", _pairs_progress, "scoring", "pairs")
+# With judge_samples k > 1 a pair takes k calls a question: the progress counts the calls, so
+# that the work shows as large as it is.
+SAMPLED_EVALUATION = Queued(
+    "evaluation", "evaluation", _judge_calls_progress, "judging", "judge calls"
+)
 # The service counts pairs whose comparisons are all judged. Verdicts are paged: while the
 # work runs one is asked for, not a page of them each time.
 PAIRWISE = Queued(
@@ -365,6 +376,10 @@ def _evaluate_body(args: argparse.Namespace) -> dict[str, Any]:
         query["latest_n_pairs"] = args.latest_n
     if query:
         body["pair_query"] = query
+    if args.cluster_by is not None:
+        body["cluster_by"] = args.cluster_by
+    if args.judge_samples is not None:
+        body["judge_samples"] = args.judge_samples
     return body
 
 
@@ -448,7 +463,8 @@ def evaluate(args: argparse.Namespace) -> int:
     name_metrics = MetricsNamer(results_id, args.metrics)
     try:
         if status in (202, 503) or body.get("status") == "running":
-            result = follow_shown(client, EVALUATION, results_id, body, interval, name_metrics)
+            kind = SAMPLED_EVALUATION if (args.judge_samples or 1) > 1 else EVALUATION
+            result = follow_shown(client, kind, results_id, body, interval, name_metrics)
         else:
             # Done inside the request (a v1 body, or a finished job's status): read it as a
             # result, the shape --json prints whichever way the run went.

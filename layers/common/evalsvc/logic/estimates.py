@@ -7,6 +7,9 @@ EXACT_MAX_KEYS judge cache lookups) is read: its calls are bounded from the very
 would send, and the verdicts the judge cache holds are counted as cached (no call, no cost). A
 larger one is bounded without its texts, from the sizes the selection's keys carry (each pair's
 bytes), and none is taken to be cached.
+
+With judge_samples k, every judged (pair, metric) is k calls, each its own cache entry: the
+bounds, the calls and the cache lookups are k times those of one sample.
 """
 
 from __future__ import annotations
@@ -29,26 +32,32 @@ EXACT_MAX_KEYS = 20_000
 
 def texts_worth_reading(metrics: Metrics, pair_count: int, pair_bytes: int | None) -> bool:
     """Whether a selection of that many pairs (and bytes: None, unknown) is bounded from its
-    texts and the judge cache: small enough to read inside a request, and to look up."""
+    texts and the judge cache: small enough to read inside a request, and to look up (k cache
+    keys a judged (pair, metric) with judge_samples k)."""
     return (
         pair_bytes is not None
         and pair_bytes <= get_settings().inline_max_bytes
-        and pair_count * len(metrics.questions) <= EXACT_MAX_KEYS
+        and pair_count * len(metrics.questions) * metrics.judge_samples <= EXACT_MAX_KEYS
     )
 
 
 def selection_bound(judge: CachedJudge, metrics: Metrics, selection: Selection) -> Bound:
     """The bound of judging the selection: from its texts and the judge cache when it holds
     them, else from its size (every call counted; a dataset stored before sizes were kept
-    bounded as if each pair were as large as pairs can be)."""
+    bounded as if each pair were as large as pairs can be), every judged (pair, metric) asked
+    metrics.judge_samples times."""
     questions = [question for _, question in metrics.questions]
     header, count = selection.header, len(selection.pairs)
     if not selection.keys_only:
-        return judge.plan(questions, selection.pairs, header.system_prompt).bound
+        return judge.plan(
+            questions, selection.pairs, header.system_prompt, metrics.judge_samples
+        ).bound
     pair_bytes = selection.bytes
     if pair_bytes is None:
         pair_bytes = count * MAX_PAIR_TEXT_BYTES
-    return judge.bound_unread(questions, header.system_prompt, count, pair_bytes)
+    return judge.bound_unread(
+        questions, header.system_prompt, count, pair_bytes, metrics.judge_samples
+    )
 
 
 def estimate(identity: Identity, body: EvaluateIn) -> tuple[int, Bound]:
@@ -60,7 +69,7 @@ def estimate(identity: Identity, body: EvaluateIn) -> tuple[int, Bound]:
     definitions = metrics_logic.get_metrics_set(identity, body.metrics_id).definitions
     needs_judge = any(not checks.is_check(d) for d in definitions)
     judge = configured_judge(identity.tenant) if needs_judge else None
-    metrics = scorers_for(definitions, judge)
+    metrics = scorers_for(definitions, judge, body.judge_samples)
     header = dataset_logic.get_header(identity, kind, dataset_id)
     keys_only = judge is None or not texts_worth_reading(metrics, header.pair_count, header.bytes)
     selection = dataset_logic.select(

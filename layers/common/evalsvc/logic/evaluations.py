@@ -24,6 +24,7 @@ from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader
 from evalsvc.models.evaluations import EvaluateIn, EvaluationResult
 from evalsvc.models.jobs import Job, Status
+from evalsvc.models.metrics import judge_calls
 from evalsvc.observability import logger, metrics
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import configured_judge
@@ -34,15 +35,17 @@ from evalsvc.storage import results as results_store
 ROUTE = "POST /evaluate"
 
 
-def runs_inline(definitions: Sequence[str], pair_count: int, pair_bytes: int | None) -> bool:
+def runs_inline(
+    definitions: Sequence[str], pair_count: int, pair_bytes: int | None, judge_samples: int = 1
+) -> bool:
     """Whether scoring `pair_count` pairs (`pair_bytes` of text; None when not known) fits one
-    request: in check scorings, judge calls and the text read."""
+    request: in check scorings, judge calls (k a judged pair and metric with judge_samples k)
+    and the text read."""
     settings = get_settings()
     checks_count = sum(1 for d in definitions if checks.is_check(d))
-    questions = len(definitions) - checks_count
     return (
         pair_count * checks_count <= settings.inline_max_checks
-        and pair_count * questions <= settings.inline_max_judge_calls
+        and judge_calls(definitions, pair_count, judge_samples) <= settings.inline_max_judge_calls
         and (pair_bytes or 0) <= settings.inline_max_bytes
     )
 
@@ -120,7 +123,8 @@ class _Evaluation:
         return self._header.pair_count, self._header.bytes
 
     def fits_inline(self, pair_count: int, pair_bytes: int | None) -> bool:
-        return runs_inline(self.result.definitions, pair_count, pair_bytes)
+        result = self.result
+        return runs_inline(result.definitions, pair_count, pair_bytes, result.judge_samples)
 
     def select(self, *, keys_only: bool) -> Selection:
         header, self._header = self._header, None
@@ -160,12 +164,14 @@ class _Evaluation:
         result.system_prompt = system_prompt
         result.pair_count = result.pairs_done = len(pairs)
         questions = [question for _, question in self.metrics.questions]
-        expected = judge.expected_seconds(len(pairs) * len(questions)) if judge else None
+        samples = self.metrics.judge_samples
+        calls = judge_calls(result.definitions, len(pairs), samples)
+        expected = judge.expected_seconds(calls) if judge else None
         if expected is not None and expected > work_deadline.left() and dispatch.queue_available():
             # This process's judge latency says it will not fit: queue it now, within its cap.
             assert judge is not None
             if spend.max_cost is not None:
-                spend.check_cap(judge.plan(questions, pairs, system_prompt).bound)
+                spend.check_cap(judge.plan(questions, pairs, system_prompt, samples).bound)
             logger.info("evaluation queued: it would not fit", extra={"expected_seconds": expected})
             raise HandOver("it would not fit in this request")
         started = time.perf_counter()
@@ -185,6 +191,9 @@ class _Evaluation:
                 "dataset_id": result.dataset_id,
                 "pairs": len(scoring.scored),
                 "metrics": self.metrics.count,
+                "judge_samples": samples,
+                "judge_calls_planned": calls,
+                "llm_calls": result.usage.llm_calls,
                 "seconds": round(time.perf_counter() - started, 3),
             },
         )

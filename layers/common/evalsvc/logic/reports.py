@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from evalsvc.agreement import Agreement
 from evalsvc.deadlines import Deadline
+from evalsvc.error_bars import ClusteredMean
 from evalsvc.logic import comparisons, judge_agreement
 from evalsvc.logic.results import existing_result, fill_lowest_reasons
 from evalsvc.models.api_keys import Identity
@@ -32,6 +34,8 @@ from evalsvc.stats import Summary, histogram
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
+
+T = TypeVar("T")
 
 # The most pair text (UTF-8 bytes, before cutting) one report reads for its listed pairs.
 PAIR_TEXT_READ_BYTES = 16 * 1024 * 1024
@@ -86,6 +90,9 @@ class MetricSection:
     lowest: list[ShownPair]
     votes: VoteCounts
     agreement: Agreement | None
+    # E6: with cluster_by, the clustered interval; with judge_samples > 1, the judge's noise.
+    clustered: ClusteredMean | None = None
+    judge_noise: float | None = None
 
 
 @dataclass(slots=True)
@@ -115,6 +122,11 @@ class ComparisonReport:
     baseline: EvaluationResult
     candidate: EvaluationResult
     texts: dict[str, ChangeTexts]
+
+
+def _at(values: Sequence[T] | None, idx: int) -> T | None:
+    """values[idx], None when there are none (or fewer)."""
+    return values[idx] if values is not None and idx < len(values) else None
 
 
 # ---- evaluation --------------------------------------------------------------------------------
@@ -163,6 +175,8 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
                 lowest=lowest,
                 votes=votes[idx],
                 agreement=agreement.get(idx),
+                clustered=_at(result.clustered, idx),
+                judge_noise=_at(result.judge_noise, idx),
             )
         )
     return EvaluationReport(

@@ -3,6 +3,7 @@ by the workers of queued ones, so both give the same numbers."""
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -130,7 +131,9 @@ class ErrorBarTotals:
 
     def __init__(self, metric_count: int) -> None:
         self.metric_count = metric_count
-        self.sums: dict[str, list[Any]] = {}
+        # Per cluster name: [n_c, S_c of metric 0, S_c of metric 1, ...], as doubles (8 bytes
+        # each, not a float object each: 100,000 clusters of 50 metrics take 40 MB, not 170).
+        self.sums: dict[str, array[float]] = {}
         self.singles = [Counter[float]() for _ in range(metric_count)]
         self.noise = [[0, 0] for _ in range(metric_count)]
         self.clustered = False
@@ -141,12 +144,15 @@ class ErrorBarTotals:
         if clusters is not None:
             self.clustered = True
             for name, size, scores in clusters["sums"]:
+                if len(scores) != self.metric_count:
+                    raise ValueError("a chunk's cluster sums do not match the metrics")
                 entry = self.sums.get(name)
                 if entry is None:
-                    self.sums[name] = [int(size), [float(x) for x in scores]]
+                    self.sums[name] = array("d", [size, *scores])
                 else:
-                    entry[0] += int(size)
-                    entry[1] = [a + float(b) for a, b in zip(entry[1], scores, strict=True)]
+                    entry[0] += size
+                    for m, score in enumerate(scores, 1):
+                        entry[m] += score
             for m, counts in enumerate(clusters["singles"]):
                 for value, times in counts:
                     self.singles[m][float(value)] += int(times)
@@ -158,8 +164,8 @@ class ErrorBarTotals:
                 self.noise[m][1] += int(pairs)
 
     def _clusters(self, m: int) -> Iterator[tuple[int, float]]:
-        for size, scores in self.sums.values():
-            yield size, scores[m]
+        for entry in self.sums.values():
+            yield int(entry[0]), entry[m + 1]
         for value, times in self.singles[m].items():
             for _ in range(times):
                 yield 1, value

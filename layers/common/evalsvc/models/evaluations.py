@@ -17,6 +17,7 @@ from evalsvc.models.datasets import (
     text_bytes,
 )
 from evalsvc.models.jobs import Status
+from evalsvc.models.metrics import judge_calls
 from evalsvc.models.usage import MAX_COST_USD, UsageOut
 from evalsvc.stats import Summary
 from evalsvc.usage import Usage
@@ -184,6 +185,11 @@ class EvaluationResult:
     # before the result completed and with judge_samples 1.
     judge_noise: list[float | None] | None = None
 
+    def judge_calls(self, pairs: int) -> int:
+        """The judge calls scoring `pairs` of its pairs asks for (progress in calls: with
+        judge_samples k, each judged (pair, metric) is k)."""
+        return judge_calls(self.definitions, pairs, self.judge_samples)
+
 
 @dataclass(frozen=True, slots=True)
 class ListedResult:
@@ -234,25 +240,36 @@ class LowestScoringPair(BaseModel):
     score: float
 
 
+# A metric's clustered figures (E6): with cluster_by, and null without.
+Clusters = Annotated[
+    int | None, Field(description="G, the number of clusters (null without cluster_by)")
+]
+SeClustered = Annotated[
+    float | None,
+    Field(
+        description="sqrt(sum over clusters of (sum in the cluster of (s_i - mean))^2) / n; "
+        "null without cluster_by or with fewer than 2 clusters"
+    ),
+]
+CiLowClustered = Annotated[
+    float | None,
+    Field(
+        description="mean - t.ppf(0.975, G - 1) * se_clustered (not clipped to 1-5); null when "
+        "se_clustered is"
+    ),
+]
+CiHighClustered = Annotated[
+    float | None, Field(description="mean + t.ppf(0.975, G - 1) * se_clustered")
+]
+
+
 class ClusteredOut(BaseModel):
     """A metric's clustered figures (E6): with cluster_by, and null without."""
 
-    clusters: int | None = Field(
-        default=None, description="G, the number of clusters (null without cluster_by)"
-    )
-    se_clustered: float | None = Field(
-        default=None,
-        description="sqrt(sum over clusters of (sum in the cluster of (s_i - mean))^2) / n; "
-        "null without cluster_by or with fewer than 2 clusters",
-    )
-    ci_low_clustered: float | None = Field(
-        default=None,
-        description="mean - t.ppf(0.975, G - 1) * se_clustered (not clipped to 1-5); null when "
-        "se_clustered is",
-    )
-    ci_high_clustered: float | None = Field(
-        default=None, description="mean + t.ppf(0.975, G - 1) * se_clustered"
-    )
+    clusters: Clusters = None
+    se_clustered: SeClustered = None
+    ci_low_clustered: CiLowClustered = None
+    ci_high_clustered: CiHighClustered = None
 
 
 def clustered_out(clustered: ClusteredMean | None) -> ClusteredOut:
@@ -273,7 +290,7 @@ JUDGE_NOISE_DESCRIPTION = (
 )
 
 
-class MetricScoreOut(ClusteredOut):
+class MetricScoreOut(BaseModel):
     metric: str
     mean_score: float
     std_dev: float
@@ -284,7 +301,23 @@ class MetricScoreOut(ClusteredOut):
     min_score: float
     max_score: float
     lowest_scoring_pairs: list[LowestScoringPair]
+    clusters: Clusters = None
+    se_clustered: SeClustered = None
+    ci_low_clustered: CiLowClustered = None
+    ci_high_clustered: CiHighClustered = None
     judge_noise_sd: float | None = Field(default=None, description=JUDGE_NOISE_DESCRIPTION)
+
+
+# Progress counted in judge calls: with judge_samples k, a pair is k calls a judged metric, so
+# the pairs say how far the work is and the calls how much of it there is.
+JUDGE_CALLS_TOTAL_DESCRIPTION = (
+    "The judge calls the evaluation asks for: pairs_total x the metrics that are questions x "
+    "judge_samples (those the judge cache answers included; usage counts the calls made)"
+)
+JUDGE_CALLS_DONE_DESCRIPTION = (
+    "The judge calls of the pairs scored so far (pairs_done x the metrics that are questions x "
+    "judge_samples)"
+)
 
 
 class EvaluateOut(BaseModel):
@@ -303,6 +336,8 @@ class QueuedOut(BaseModel):
     status: str = Field(description="running, complete or failed")
     pairs_done: int
     pairs_total: int
+    judge_calls_done: int = Field(default=0, description=JUDGE_CALLS_DONE_DESCRIPTION)
+    judge_calls_total: int = Field(default=0, description=JUDGE_CALLS_TOTAL_DESCRIPTION)
 
 
 class ConfidenceIntervalOut(BaseModel):
@@ -334,6 +369,8 @@ class EvaluationOut(BaseModel):
     )
     pairs_done: int = Field(description="Pairs scored so far")
     pairs_total: int = Field(description="Pairs the evaluation scores")
+    judge_calls_done: int = Field(default=0, description=JUDGE_CALLS_DONE_DESCRIPTION)
+    judge_calls_total: int = Field(default=0, description=JUDGE_CALLS_TOTAL_DESCRIPTION)
     failure: str | None = Field(default=None, description="Why a failed evaluation failed")
     results_id: str
     created_at: str

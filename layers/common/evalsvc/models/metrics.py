@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -14,6 +15,20 @@ MAX_DEFINITIONS = 50
 MAX_DEFINITION_CHARS = 2_000
 
 Definition = Annotated[str, Field(min_length=1, max_length=MAX_DEFINITION_CHARS)]
+# A definition that starts so is a check (scoring.checks), scored without the judge; any other
+# is a question for the judge.
+CHECK_PREFIX = "check:"
+
+
+def is_question(definition: str) -> bool:
+    """Whether the definition is a question for the judge (not a check)."""
+    return not definition.startswith(CHECK_PREFIX)
+
+
+def judge_calls(definitions: Sequence[str], pair_count: int, judge_samples: int = 1) -> int:
+    """The judge calls scoring `pair_count` pairs on `definitions` asks for: one per judged
+    (pair, question) and sample (judge_samples), before the judge cache answers any."""
+    return pair_count * sum(1 for d in definitions if is_question(d)) * judge_samples
 
 
 @dataclass(slots=True)

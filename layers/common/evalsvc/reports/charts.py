@@ -37,6 +37,9 @@ class ForestRow(NamedTuple):
     x_high: float | None
     value: str  # the estimate and its interval, as text beside the row
     tone: str  # a CSS class: neutral, better, worse
+    # A second, wider interval drawn as a pale band behind the first (E6's clustered one).
+    x_wide_low: float | None = None
+    x_wide_high: float | None = None
 
 
 class Forest(NamedTuple):
@@ -85,6 +88,11 @@ class Estimate(NamedTuple):
     high: float | None
     tone: str = "neutral"
     note: str = ""  # added to the row's title (a verdict)
+    # A second interval, drawn as a pale band behind the first and named by `wide_name` in
+    # the row's text ("clustered"): E6's clustered interval beside the independent one.
+    wide_low: float | None = None
+    wide_high: float | None = None
+    wide_name: str = ""
 
 
 def _fmt(value: float | None, signed: bool) -> str:
@@ -114,7 +122,11 @@ def forest(
         value = _fmt(e.estimate, signed)
         if _finite(e.low) is not None and _finite(e.high) is not None:
             value += f" [{_fmt(e.low, signed)}, {_fmt(e.high, signed)}]"
-        words = f"{e.label}: {value}" + (f", {e.note}" if e.note else "")
+        wide = _finite(e.wide_low) is not None and _finite(e.wide_high) is not None
+        words = f"{e.label}: {value}"
+        if wide:
+            words += f", {e.wide_name} [{_fmt(e.wide_low, signed)}, {_fmt(e.wide_high, signed)}]"
+        words += f", {e.note}" if e.note else ""
         rows.append(
             ForestRow(
                 label=short(e.label),
@@ -125,6 +137,8 @@ def forest(
                 x_high=scale(e.high),
                 value=value,
                 tone=e.tone,
+                x_wide_low=scale(e.wide_low) if wide else None,
+                x_wide_high=scale(e.wide_high) if wide else None,
             )
         )
     axis_y = TOP + len(rows) * ROW_HEIGHT + 4

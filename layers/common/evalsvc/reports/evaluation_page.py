@@ -32,17 +32,30 @@ def _forest(report: EvaluationReport) -> charts.Forest | None:
             m.summary.mean,
             m.summary.ci_low,
             m.summary.ci_high,
+            wide_low=m.clustered.ci_low_clustered if m.clustered else None,
+            wide_high=m.clustered.ci_high_clustered if m.clustered else None,
+            wide_name="clustered",
         )
         for m in report.metrics
         if m.summary is not None
     ]
     if not rows:
         return None
+    clustered = report.result.cluster_by is not None
+    description = (
+        "For each metric, a dot at the mean score (1 to 5) and a line across its 95 % "
+        "confidence interval"
+    )
+    if clustered:
+        description += (
+            f", which assumes every pair independent; behind it a pale band across the 95 % "
+            f"clustered interval (pairs clustered by {report.result.cluster_by}), which does not"
+        )
     return charts.forest(
         rows,
-        title="Mean score per metric with its 95 % confidence interval",
-        description="For each metric, a dot at the mean score (1 to 5) and a line across its "
-        "95 % confidence interval.",
+        title="Mean score per metric with its 95 % confidence interval"
+        + (" and its clustered interval" if clustered else ""),
+        description=description + ".",
         low=SCALE_MIN,
         high=SCALE_MAX,
         ticks=[1, 2, 3, 4, 5],

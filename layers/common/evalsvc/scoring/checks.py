@@ -18,13 +18,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from evalsvc.models.metrics import CHECK_PREFIX
 from evalsvc.observability import logger
 from evalsvc.scoring import bounded_json
 from evalsvc.scoring.patterns import PatternError, compile_pattern
 from evalsvc.scoring.pii import find_pii
 from evalsvc.scoring.text import flesch_reading_ease, storable, tokens, words
 
-PREFIX = "check:"
+PREFIX = CHECK_PREFIX
 PASS, FAIL = 5.0, 1.0
 
 

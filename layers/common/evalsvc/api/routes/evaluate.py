@@ -96,6 +96,8 @@ def evaluate(
             status=result.status.value,
             pairs_done=result.pairs_done,
             pairs_total=result.pair_count,
+            judge_calls_done=result.judge_calls(result.pairs_done),
+            judge_calls_total=result.judge_calls(result.pair_count),
         )
         running = result.status is Status.RUNNING
         return async_answer(queued, running=running, location=f"evaluation/{result.results_id}")

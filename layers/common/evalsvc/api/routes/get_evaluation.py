@@ -130,6 +130,8 @@ def get_evaluation(
         "status": result.status.value,
         "pairs_done": result.pairs_done,
         "pairs_total": result.pair_count,
+        "judge_calls_done": result.judge_calls(result.pairs_done),
+        "judge_calls_total": result.judge_calls(result.pair_count),
         "results_id": result.results_id,
         "created_at": format_ms(result.created_ms),
         "dataset_id": result.dataset_id,

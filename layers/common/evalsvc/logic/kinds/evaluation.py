@@ -23,6 +23,7 @@ from evalsvc.logic.scored_pairs import score_pairs, summarize_totals, totals
 from evalsvc.models.datasets import DatasetHeader, Pair
 from evalsvc.models.evaluations import EVALUATION_JOBS, EvaluationResult, ScoredPair
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
+from evalsvc.models.metrics import judge_calls
 from evalsvc.observability import metrics
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import configured_judge
@@ -37,17 +38,20 @@ from evalsvc.usage import Usage
 EVALUATION = EVALUATION_JOBS
 
 
-def pairs_per_chunk(definitions: Sequence[str], bytes_per_pair: float | None) -> int:
-    """As many pairs as keep a chunk within every chunk limit: check scorings, judge calls, and
-    the text its worker reads (EVALSVC_CHUNK_MAX_BYTES, from the dataset's mean pair size)."""
+def pairs_per_chunk(
+    definitions: Sequence[str], bytes_per_pair: float | None, judge_samples: int = 1
+) -> int:
+    """As many pairs as keep a chunk within every chunk limit: check scorings, judge calls (k a
+    judged pair and metric with judge_samples k), and the text its worker reads
+    (EVALSVC_CHUNK_MAX_BYTES, from the dataset's mean pair size)."""
     settings = get_settings()
     checks_count = sum(1 for d in definitions if checks.is_check(d))
-    questions = len(definitions) - checks_count
+    calls_per_pair = judge_calls(definitions, 1, judge_samples)
     limits = []
     if checks_count:
         limits.append(settings.chunk_checks // checks_count)
-    if questions:
-        limits.append(settings.chunk_judge_calls // questions)
+    if calls_per_pair:
+        limits.append(settings.chunk_judge_calls // calls_per_pair)
     if bytes_per_pair:
         limits.append(int(settings.chunk_max_bytes // bytes_per_pair))
     return max(1, min(limits, default=1))
@@ -69,7 +73,7 @@ def queued(
         result.tenant,
         result.results_id,
         ords,
-        pairs_per_chunk(result.definitions, header.bytes_per_pair),
+        pairs_per_chunk(result.definitions, header.bytes_per_pair, result.judge_samples),
     )
     result.status, result.pairs_done = Status.RUNNING, 0
     # The shards the selection was read from: its chunks read their ranges there.

@@ -177,7 +177,18 @@ def block_main(context, missing=missing):
     yield escape(t_4(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'definitions')))
     yield ' metrics)</dd>\n<dt>Pairs</dt><dd>'
     yield escape(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')))
-    yield '</dd>\n<dt>Created</dt><dd>'
+    yield '</dd>\n'
+    if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
+        pass
+        yield '<dt>Clustered by</dt><dd>'
+        yield escape(('first label (an unlabelled pair is its own cluster)' if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by') == 'label') else 'input (pairs with the same input are one cluster)'))
+        yield '</dd>'
+    if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples') > 1):
+        pass
+        yield '<dt>Judge samples</dt><dd>'
+        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples'))
+        yield ' answers per judged pair and metric, averaged</dd>'
+    yield '<dt>Created</dt><dd>'
     yield escape(t_9(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'created_ms')))
     yield '</dd>\n<dt>Judge model</dt><dd>'
     yield escape((environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'model') or 'none (no judge call)'))
@@ -202,7 +213,31 @@ def block_main(context, missing=missing):
         pass
         yield '<section aria-labelledby="scores-h">\n<h2 id="scores-h">Scores</h2>\n'
         yield escape(context.call((undefined(name='forest_plot') if l_0_forest_plot is missing else l_0_forest_plot), (undefined(name='forest') if l_0_forest is missing else l_0_forest), 'forest', _block_vars=_block_vars))
-        yield '\n<table>\n<caption class="note">Per metric: scores from 1 (worst) to 5 (best), the mean with its 95 % confidence interval, and the votes people cast.</caption>\n<thead><tr><th scope="col">#</th><th scope="col">Metric</th><th scope="col" class="num">Mean</th><th scope="col" class="num">Interval</th><th scope="col" class="num">Median</th><th scope="col" class="num">Min</th><th scope="col" class="num">Max</th><th scope="col" class="num">Std dev</th><th scope="col" class="num">Votes +1 / −1 / 0</th></tr></thead>\n<tbody>\n'
+        yield '\n'
+        if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
+            pass
+            yield '<p class="note"><span class="legend-line" aria-hidden="true"></span> 95 % interval if every pair were independent · <span class="legend-wide" aria-hidden="true"></span> 95 % clustered interval: pairs sharing their '
+            yield escape(('first label' if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by') == 'label') else 'input'))
+            yield ' move together, so they count as one cluster (G clusters in the table).</p>\n'
+        yield '<table>\n<caption class="note">Per metric: scores from 1 (worst) to 5 (best), the mean with its 95 % confidence interval'
+        if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
+            pass
+            yield ' and its clustered interval (clustered by '
+            yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'))
+            yield ')'
+        if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples') > 1):
+            pass
+            yield ", the judge's own noise ("
+            yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples'))
+            yield ' answers per pair)'
+        yield ', and the votes people cast.</caption>\n<thead><tr><th scope="col">#</th><th scope="col">Metric</th><th scope="col" class="num">Mean</th><th scope="col" class="num">Interval</th>'
+        if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
+            pass
+            yield '<th scope="col" class="num">Clustered interval</th><th scope="col" class="num">Clusters</th>'
+        if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples') > 1):
+            pass
+            yield '<th scope="col" class="num">Judge noise (sd)</th>'
+        yield '<th scope="col" class="num">Median</th><th scope="col" class="num">Min</th><th scope="col" class="num">Max</th><th scope="col" class="num">Std dev</th><th scope="col" class="num">Votes +1 / −1 / 0</th></tr></thead>\n<tbody>\n'
         def t_11(fiter):
             for l_1_m in fiter:
                 if environment.getattr(l_1_m, 'summary'):
@@ -221,7 +256,29 @@ def block_main(context, missing=missing):
             yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low')))
             yield ', '
             yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high')))
-            yield ']</td><td class="num">'
+            yield ']</td>'
+            if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
+                pass
+                yield '<td class="num">'
+                if (environment.getattr(l_1_m, 'clustered') and (not t_10(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered')))):
+                    pass
+                    yield '['
+                    yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered')))
+                    yield ', '
+                    yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_high_clustered')))
+                    yield ']'
+                else:
+                    pass
+                    yield '—'
+                yield '</td><td class="num">'
+                yield escape((t_1(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters')) if environment.getattr(l_1_m, 'clustered') else '—'))
+                yield '</td>'
+            if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples') > 1):
+                pass
+                yield '<td class="num">'
+                yield escape((t_6(environment.getattr(l_1_m, 'judge_noise')) if (not t_10(environment.getattr(l_1_m, 'judge_noise'))) else '—'))
+                yield '</td>'
+            yield '<td class="num">'
             yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median')))
             yield '</td><td class="num">'
             yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'min')))
@@ -286,7 +343,36 @@ def block_main(context, missing=missing):
                 yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low')))
                 yield ', '
                 yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high')))
-                yield ']</dd>\n<dt>Median</dt><dd>'
+                yield ']</dd>\n'
+                if environment.getattr(l_1_m, 'clustered'):
+                    pass
+                    yield '<dt>Clustered interval</dt><dd>'
+                    if (not t_10(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered'))):
+                        pass
+                        yield '['
+                        yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered')))
+                        yield ', '
+                        yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_high_clustered')))
+                        yield '], '
+                        yield escape(t_1(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters')))
+                        yield ' clusters by '
+                        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'))
+                    else:
+                        pass
+                        yield 'none: '
+                        yield escape(t_1(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters')))
+                        yield ' cluster by '
+                        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'))
+                        yield ', and an interval needs at least 2'
+                    yield '</dd>\n'
+                if (not t_10(environment.getattr(l_1_m, 'judge_noise'))):
+                    pass
+                    yield '<dt>Judge noise</dt><dd>sd '
+                    yield escape(t_6(environment.getattr(l_1_m, 'judge_noise')))
+                    yield " between the judge's "
+                    yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples'))
+                    yield ' answers about one pair</dd>\n'
+                yield '<dt>Median</dt><dd>'
                 yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median')))
                 yield '</dd>\n'
             if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques_more'):
@@ -444,4 +530,4 @@ def block_main(context, missing=missing):
     yield '</section>\n'
 
 blocks = {'title': block_title, 'header': block_header, 'main': block_main}
-debug_info = '1=13&2=16&3=25&4=36&5=49&7=59&9=66&10=140&13=143&14=153&16=161&19=164&20=166&27=171&28=175&29=179&30=181&31=183&32=185&33=189&34=193&35=195&36=198&41=201&44=204&49=206&50=215&57=247&60=250&61=255&62=263&63=265&64=271&66=277&68=281&69=284&70=290&72=292&73=295&75=300&77=308&78=310&79=313&80=321&81=330&82=342&86=345&88=348&89=354&90=356&92=360&93=362&94=364&95=367&97=369&98=374&100=387&113=399&114=401&115=404&117=413&122=422&123=427'
+debug_info = '1=13&2=16&3=25&4=36&5=49&7=59&9=66&10=140&13=143&14=153&16=161&19=164&20=166&27=171&28=175&29=179&30=181&31=186&32=192&33=194&34=196&35=200&36=204&37=206&38=209&43=212&46=215&47=217&48=220&51=223&52=234&54=241&55=250&62=304&65=307&66=312&67=320&68=322&69=328&71=334&73=338&74=341&75=347&76=350&78=368&79=371&81=376&83=378&84=381&86=386&88=394&89=396&90=399&91=407&92=416&93=428&97=431&99=434&100=440&101=442&103=446&104=448&105=450&106=453&108=455&109=460&111=473&124=485&125=487&126=490&128=499&133=508&134=513'

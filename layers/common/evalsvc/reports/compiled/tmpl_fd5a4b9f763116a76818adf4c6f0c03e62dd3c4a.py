@@ -104,6 +104,21 @@ def root(context, missing=missing):
                 escape(environment.getattr(l_2_r, 'label')),
                 '</text>\n',
             ))
+            if ((not t_2(environment.getattr(l_2_r, 'x_wide_low'))) and (not t_2(environment.getattr(l_2_r, 'x_wide_high')))):
+                pass
+                t_3.extend((
+                    '<line class="ci-wide ',
+                    escape(environment.getattr(l_2_r, 'tone')),
+                    '" x1="',
+                    escape(environment.getattr(l_2_r, 'x_wide_low')),
+                    '" y1="',
+                    escape(environment.getattr(l_2_r, 'y')),
+                    '" x2="',
+                    escape(environment.getattr(l_2_r, 'x_wide_high')),
+                    '" y2="',
+                    escape(environment.getattr(l_2_r, 'y')),
+                    '"/>\n',
+                ))
             if ((not t_2(environment.getattr(l_2_r, 'x_low'))) and (not t_2(environment.getattr(l_2_r, 'x_high')))):
                 pass
                 t_3.extend((
@@ -308,4 +323,4 @@ def root(context, missing=missing):
     context.vars['wins_ties_losses'] = l_0_wins_ties_losses = Macro(environment, macro, 'wins_ties_losses', ('w', 'id'), False, False, False, context.eval_ctx.autoescape)
 
 blocks = {}
-debug_info = '1=24&2=33&3=45&4=49&5=54&6=59&7=65&9=75&10=84&11=88&13=95&15=100&16=102&17=107&18=111&20=122&21=126&23=135&29=150&30=159&31=171&32=175&33=179&34=186&36=191&37=197&38=205&39=211&42=221&46=230&47=239&48=251&49=255&50=260&52=265&53=267&54=272&55=275&56=279&59=291'
+debug_info = '1=24&2=33&3=45&4=49&5=54&6=59&7=65&9=75&10=84&11=88&13=95&15=100&16=102&17=107&18=111&20=122&21=126&23=137&24=141&26=150&32=165&33=174&34=186&35=190&36=194&37=201&39=206&40=212&41=220&42=226&45=236&49=245&50=254&51=266&52=270&53=275&55=280&56=282&57=287&58=290&59=294&62=306'
