@@ -29,6 +29,7 @@ was busy (or slow storage): a 503 with Retry-After, and nothing was changed.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -286,10 +287,10 @@ class StoredWithoutClusters(Exception):
 @dataclass(slots=True)
 class ClusterSums:
     """One named cluster of matched pairs: how many, and per matched metric the sum of their
-    differences."""
+    differences (doubles, 8 bytes each: 100,000 clusters of 50 metrics take 40 MB)."""
 
     n: int
-    sums: list[float]
+    sums: array[float]
 
 
 class Tally:
@@ -352,7 +353,8 @@ class Tally:
             if name is not None:
                 cluster = self.clusters.get(name)
                 if cluster is None:
-                    cluster = self.clusters[name] = ClusterSums(0, [0.0] * len(self.matched))
+                    zeros = array("d", [0.0]) * len(self.matched)
+                    cluster = self.clusters[name] = ClusterSums(0, zeros)
                 cluster.n += 1
         self.pairs_matched += 1
         for pos, metric in enumerate(self.matched):
