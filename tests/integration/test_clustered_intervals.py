@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
-from scipy import stats as scipy_stats
 
 from tests.conftest import point_service_at
+from tests.error_bar_oracles import cluster_keys, oracle_clustered, scores_of, topic_pairs
 from tests.integration.conftest import Tenant, ok
 from tests.work_queue import Work
 
@@ -21,22 +20,7 @@ def body(response: Any) -> Any:
 
 
 def pairs(count: int, labels: int) -> list[dict[str, Any]]:
-    """`count` pairs whose outputs vary within and between `labels` topics; every seventh
-    unlabelled, every fifth sharing its input with the pair before it."""
-    words = ["please", "thanks", "the", "answer", "is", "a", "long", "reply"]
-    data = []
-    for i in range(count):
-        topic = (i * 7919) % labels
-        length = 1 + (topic % 4) + (i % 3)
-        data.append(
-            {
-                "id": f"p{i:05d}",
-                "input": f"question {i - 1 if i % 5 == 4 else i}",
-                "output": " ".join(words[(topic + k) % len(words)] for k in range(length)),
-                "labels": [] if i % 7 == 6 else [f"topic {topic}", "extra"],
-            }
-        )
-    return data
+    return topic_pairs(range(count), shift=0, labels=labels)
 
 
 def seed(tenant: Tenant, data: list[dict[str, Any]], dataset_id: str = "ds") -> None:
@@ -45,28 +29,19 @@ def seed(tenant: Tenant, data: list[dict[str, Any]], dataset_id: str = "ds") -> 
 
 
 def oracle(scores: list[float], keys: list[str]) -> tuple[int, float, float, float]:
-    """G, se_clustered and the interval, from the formula in numpy, t from scipy."""
-    s = np.asarray(scores, dtype=float)
-    mean = s.mean()
-    names = sorted(set(keys))
-    sums = np.array([sum(s[i] - mean for i, k in enumerate(keys) if k == name) for name in names])
-    se = float(np.sqrt(np.sum(sums**2)) / len(s))
-    t = float(scipy_stats.t.ppf(0.975, len(names) - 1))
-    return len(names), se, float(mean - t * se), float(mean + t * se)
+    """G, se_clustered and the interval (tests.error_bar_oracles, numpy and scipy)."""
+    figures = oracle_clustered(scores, keys)
+    return (
+        figures["clusters"],
+        figures["se_clustered"],
+        figures["ci_low_clustered"],
+        figures["ci_high_clustered"],
+    )
 
 
-def cluster_keys(data: list[dict[str, Any]], by: str) -> list[str]:
-    if by == "input":
-        return [p["input"] for p in data]
-    return [p["labels"][0] if p["labels"] else "own " + p["id"] for p in data]
-
-
-def scores_of(tenant: Tenant, results_id: str) -> dict[str, list[float]]:
-    read = body(tenant.get(f"/evaluation/{results_id}?includeAllScores=true"))
-    by_metric: list[dict[str, float]] = [
-        {p["pair_id"]: p["score"] for p in metric} for metric in read["all_scored_pairs"]
-    ]
-    return {pid: [m[pid] for m in by_metric] for pid in by_metric[0]}
+def keys_in_order(data: list[dict[str, Any]], by: str) -> list[str]:
+    keys = cluster_keys(data, by)
+    return [keys[p["id"]] for p in data]
 
 
 @pytest.mark.parametrize("by", ["label", "input"])
@@ -77,7 +52,7 @@ def test_an_inline_evaluation_reports_the_clustered_interval(acme: Tenant, by: s
     out = body(acme.post("/evaluate", {"seed_data_id": "ds", "cluster_by": by}))
 
     scores = scores_of(acme, out["eval_results_id"])
-    keys = cluster_keys(data, by)
+    keys = keys_in_order(data, by)
     got = body(acme.get(f"/evaluation/{out['eval_results_id']}"))
     assert got["cluster_by"] == by and got["judge_samples"] == 1
     for m, metric in enumerate(out["scores"]):
@@ -119,7 +94,7 @@ def test_a_queued_evaluation_clusters_across_its_chunks_as_inline(
     assert queued["status"] == "complete"
 
     scores = scores_of(acme, results_id)
-    keys = cluster_keys(data, "label")
+    keys = keys_in_order(data, "label")
     for m, figures in enumerate(queued["score_clustered"]):
         clusters, se, low, high = oracle([scores[p["id"]][m] for p in data], keys)
         assert figures["clusters"] == clusters

@@ -12,32 +12,18 @@ import pytest
 from evalsvc.models.evaluations import ScoredPair
 from scipy import stats as scipy_stats
 
+from tests.error_bar_oracles import (
+    CLUSTERED,
+    cluster_keys,
+    oracle_clustered,
+    scores_of,
+    topic_pairs,
+)
 from tests.integration.conftest import Tenant, ok
 from tests.stored_results import store_result
 
 METRICS = ["check:max_words:4", "check:contains:please", "check:readability"]
-WORDS = ["please", "thanks", "the", "answer", "is", "a", "long", "reply", "here", "now"]
 TOLERANCE = 1e-6
-CLUSTERED = ("clusters", "se_clustered", "ci_low_clustered", "ci_high_clustered")
-
-
-def pairs(ids: range, shift: int, labels: int) -> list[dict[str, Any]]:
-    """Pairs p<i> in `labels` topics (every seventh unlabelled, every fifth sharing its input
-    with the pair before it); `shift` changes the outputs and the topics."""
-    data = []
-    for i in ids:
-        topic = (i * 7919 + shift) % labels
-        data.append(
-            {
-                "id": f"p{i:03d}",
-                "input": f"question {i - 1 if i % 5 == 4 else i}",
-                "output": " ".join(
-                    WORDS[(i * shift + topic + k) % len(WORDS)] for k in range(1 + (i + topic) % 7)
-                ),
-                "labels": [] if (i + shift) % 7 == 6 else [f"topic {topic}", "other"],
-            }
-        )
-    return data
 
 
 def evaluate(tenant: Tenant, dataset_id: str, data: list[dict[str, Any]]) -> str:
@@ -47,43 +33,11 @@ def evaluate(tenant: Tenant, dataset_id: str, data: list[dict[str, Any]]) -> str
     return str(answer.json()["eval_results_id"])
 
 
-def scores_of(tenant: Tenant, results_id: str) -> dict[str, list[float]]:
-    read = ok(tenant.get(f"/evaluation/{results_id}?includeAllScores=true")).json()
-    by_metric = [{p["pair_id"]: p["score"] for p in metric} for metric in read["all_scored_pairs"]]
-    return {pid: [m[pid] for m in by_metric] for pid in by_metric[0]}
-
-
-def cluster_keys(data: list[dict[str, Any]], by: str) -> dict[str, str]:
-    if by == "input":
-        return {p["id"]: "input " + p["input"] for p in data}
-    return {p["id"]: p["labels"][0] if p["labels"] else "own " + p["id"] for p in data}
-
-
 def oracle_mde(d: list[float], alpha: float) -> float | None:
     if len(d) < 2:
         return None
     z = scipy_stats.norm.ppf(1 - alpha / 2) + scipy_stats.norm.ppf(0.8)
     return float(z * np.std(d, ddof=1) / math.sqrt(len(d)))
-
-
-def oracle_clustered(d: list[float], keys: list[str], alpha: float) -> dict[str, Any]:
-    """G, se_clustered and the interval at 1 - alpha of the mean of d, in numpy and scipy."""
-    values = np.asarray(d, dtype=float)
-    mean = values.mean()
-    names = sorted(set(keys))
-    sums = np.array(
-        [values[[k == name for k in keys]].sum() - mean * keys.count(name) for name in names]
-    )
-    if len(names) < 2:
-        return dict.fromkeys(CLUSTERED, None) | {"clusters": len(names)}
-    se = float(np.sqrt(np.sum(sums**2)) / len(values))
-    t = float(scipy_stats.t.ppf(1 - alpha / 2, len(names) - 1))
-    return {
-        "clusters": len(names),
-        "se_clustered": se,
-        "ci_low_clustered": float(mean - t * se),
-        "ci_high_clustered": float(mean + t * se),
-    }
 
 
 def close(mine: float | None, oracle: float | None) -> bool:
@@ -119,8 +73,8 @@ def assert_power_and_clusters_agree(
 def labelled(acme: Tenant) -> tuple[str, str, list[dict[str, Any]]]:
     """A baseline of 70 labelled pairs in 9 topics and a candidate of 66 of them (and 4
     more) whose own labels differ: the baseline's clusters are the ones that count."""
-    base = pairs(range(0, 70), shift=1, labels=9)
-    cand = pairs(range(4, 74), shift=3, labels=5)
+    base = topic_pairs(range(0, 70), shift=1, labels=9)
+    cand = topic_pairs(range(4, 74), shift=3, labels=5)
     return evaluate(acme, "v1", base), evaluate(acme, "v2", cand), base
 
 

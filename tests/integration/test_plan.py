@@ -19,40 +19,20 @@ from evalsvc.models.evaluations import ScoredPair
 from evalsvc.models.plans import PlanIn
 from scipy import stats as scipy_stats
 
+from tests.error_bar_oracles import scores_of
 from tests.integration.conftest import Tenant, ok
+from tests.integration.test_compare import METRICS, dataset
 from tests.lambda_support import invoke, load_event, with_body
 from tests.stored_results import store_result
 from tests.work_queue import Work
 
-METRICS = ["check:readability", "check:max_words:6", "check:contains:please"]
-WORDS = ["please", "thanks", "the", "answer", "is", "a", "long", "reply", "here", "now"]
 TOLERANCE = 1e-6
-
-
-def dataset(tenant: Tenant, dataset_id: str, ids: range, shift: int) -> None:
-    data = [
-        {
-            "id": f"p{i:03d}",
-            "input": f"question {i}",
-            "output": " ".join(
-                WORDS[(i * shift + k) % len(WORDS)] for k in range(2 + (i + shift) % 8)
-            ),
-        }
-        for i in ids
-    ]
-    ok(tenant.post(f"/data/seed/{dataset_id}", {"data": data, "system_prompt": "Be kind."}))
 
 
 def evaluate(tenant: Tenant, dataset_id: str, metrics: list[str] = METRICS) -> str:
     metrics_id = ok(tenant.post("/specify_questions", {"metrics": metrics})).json()["metrics_id"]
     answer = ok(tenant.post("/evaluate", {"seed_data_id": dataset_id, "metrics_id": metrics_id}))
     return str(answer.json()["eval_results_id"])
-
-
-def scores_of(tenant: Tenant, results_id: str) -> dict[str, list[float]]:
-    read = ok(tenant.get(f"/evaluation/{results_id}?includeAllScores=true")).json()
-    by_metric = [{p["pair_id"]: p["score"] for p in metric} for metric in read["all_scored_pairs"]]
-    return {pid: [m[pid] for m in by_metric] for pid in by_metric[0]}
 
 
 def needed(sd: float, effect: float, alpha: float, power: float) -> set[int]:

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalsvc.errors import InvalidInput
 from evalsvc.identifiers import CLIENT_ID_RULE, check_dataset_id, is_client_id
@@ -61,6 +61,9 @@ from evalsvc_tools.tables import (
     render_plan,
 )
 from evalsvc_tools.terminal import cut, rich_console, terminal_json, terminal_safe
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_INTERRUPTED = 130
 POLL_VARIABLE = "EVALSVC_POLL_SECONDS"
@@ -525,11 +528,29 @@ def regressed_metrics(comparison: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-@user_command
-def compare(args: argparse.Namespace) -> int:
+def _post_and_show(
+    args: argparse.Namespace,
+    path: str,
+    body: dict[str, Any],
+    render: Callable[[dict[str, Any], Console], None],
+) -> dict[str, Any]:
+    """POST `body` to `path` (asked again while the service says to), then print the answer:
+    its JSON with --json, else `render`ed; the answer."""
     client = _client(args)
     if not args.json:
-        rich_console()
+        rich_console()  # rich is there, before anything is asked
+    answer = read_retrying(client, "POST", path, body).json()
+    if not isinstance(answer, dict):
+        raise ClientError(f"POST {path} did not answer with an object")
+    if args.json:
+        print(terminal_json(answer))
+    else:
+        render(answer, rich_console())
+    return answer
+
+
+@user_command
+def compare(args: argparse.Namespace) -> int:
     body: dict[str, Any] = {"baseline_id": args.baseline, "candidate_id": args.candidate}
     if args.alpha is not None:
         body["alpha"] = args.alpha
@@ -537,13 +558,7 @@ def compare(args: argparse.Namespace) -> int:
         body["limit"] = args.limit
     if args.cluster_by is not None:
         body["cluster_by"] = args.cluster_by
-    comparison = read_retrying(client, "POST", "/compare", body).json()
-    if not isinstance(comparison, dict):
-        raise ClientError("POST /compare did not answer with an object")
-    if args.json:
-        print(terminal_json(comparison))
-    else:
-        render_comparison(comparison, rich_console())
+    comparison = _post_and_show(args, "/compare", body, render_comparison)
     regressed = regressed_metrics(comparison)
     if args.fail_on_regression and regressed:
         for metric in regressed:
@@ -566,9 +581,6 @@ def compare(args: argparse.Namespace) -> int:
 
 @user_command
 def plan(args: argparse.Namespace) -> int:
-    client = _client(args)
-    if not args.json:
-        rich_console()
     body: dict[str, Any] = {"baseline_id": args.baseline, "effect": args.effect}
     if args.candidate is not None:
         body["candidate_id"] = args.candidate
@@ -576,13 +588,7 @@ def plan(args: argparse.Namespace) -> int:
         body["alpha"] = args.alpha
     if args.power is not None:
         body["power"] = args.power
-    planned = read_retrying(client, "POST", "/plan", body).json()
-    if not isinstance(planned, dict):
-        raise ClientError("POST /plan did not answer with an object")
-    if args.json:
-        print(terminal_json(planned))
-    else:
-        render_plan(planned, rich_console())
+    _post_and_show(args, "/plan", body, render_plan)
     return 0
 
 
