@@ -282,12 +282,8 @@ def test_max_cost_usd_holds_all_k_samples(acme: Tenant, priced: FakeJudge) -> No
     assert done["usage"]["cost_usd"] <= three["cost_usd_max"]
 
 
-def test_the_monthly_reservation_is_for_all_k_samples(
-    acme: Tenant, priced: FakeJudge, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    seed(acme)
-    one, three = estimate(acme, 1), estimate(acme, 3)
-    spending.set_limit("acme", Decimal(str(2 * one["cost_usd_max"])))
+def record_reservations(monkeypatch: pytest.MonkeyPatch) -> list[Decimal | None]:
+    """The USD of every reservation made against the monthly limit from now on, in order."""
     reserved: list[Decimal | None] = []
     reserve = ledger.reserve
 
@@ -298,6 +294,16 @@ def test_the_monthly_reservation_is_for_all_k_samples(
         return reserve(tenant, month, rid, held, limit)
 
     monkeypatch.setattr(ledger, "reserve", recording)
+    return reserved
+
+
+def test_the_monthly_reservation_is_for_all_k_samples(
+    acme: Tenant, priced: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(acme)
+    one, three = estimate(acme, 1), estimate(acme, 3)
+    spending.set_limit("acme", Decimal(str(2 * one["cost_usd_max"])))
+    reserved = record_reservations(monkeypatch)
 
     # Three samples cannot fit a limit with room for two: 429 before any call
     refused = acme.post("/evaluate", {"seed_data_id": "ds", "judge_samples": 3})
@@ -332,16 +338,7 @@ def test_each_chunk_of_a_queued_sampled_run_reserves_its_k_calls(
     three = estimate(acme, 3)
     spending.set_limit("acme", Decimal(100))
     point_service_at({"EVALSVC_CHUNK_JUDGE_CALLS": "6"}, monkeypatch)
-    reserved: list[Decimal | None] = []
-    reserve = ledger.reserve
-
-    def recording(
-        tenant: str, month: str, rid: str, held: ledger.Reservation, limit: Decimal | None
-    ) -> bool:
-        reserved.append(held.usd)
-        return reserve(tenant, month, rid, held, limit)
-
-    monkeypatch.setattr(ledger, "reserve", recording)
+    reserved = record_reservations(monkeypatch)
 
     # When the run is queued and its chunks delivered
     results_id = queue_async(acme, {"seed_data_id": "ds", "judge_samples": 3})["eval_results_id"]
