@@ -1,7 +1,8 @@
 """The whole loop through the local server, with a real model as every LLM feature's model:
-seed → questions → specify → evaluate with two judged metrics → improve_prompt → the model
-answers with the improved prompt → evaluate again → compare → augment. No answer is a 5xx, every
-score is in 1-5 with a reason, the variants are written.
+seed → questions → specify → evaluate with two judged metrics (and again with each verdict
+asked three times, E6) → improve_prompt → the model answers with the improved prompt → evaluate
+again → compare → augment. No answer is a 5xx, every score is in 1-5 with a reason, the
+variants are written.
 
 `make test-real-llm` runs it against two real servers of SmolLM2-135M-Instruct: llama-cpp-python's,
 which takes `json_object` with a schema or tools but answers 500 to `json_schema` (the service
@@ -146,6 +147,34 @@ def assert_scored(pairs: list[list[dict[str, Any]]]) -> None:
             assert isinstance(scored["reason"], str) and scored["reason"].strip(), scored
 
 
+def judged_three_times(api: Api, dataset: str, metrics_id: str, server: str) -> None:
+    """judge_samples 3 (E6), clustered by input: every score the mean of three sampled answers
+    from 1 to 5, each question's judge_noise_sd a number, the clustered figures there; the
+    same evaluation again asks the model nothing (every sample cached)."""
+    asked = {"seed_data_id": dataset, "metrics_id": metrics_id}
+    sampled = {**asked, "judge_samples": 3, "cluster_by": "input"}
+    first = api.call("POST", "/evaluate", sampled)
+    results_id = str(first.get("eval_results_id") or first["results_id"])
+    result = api.call("GET", f"/evaluation/{results_id}?includeAllScores=true")
+    assert (result["judge_samples"], result["cluster_by"]) == (3, "input")
+    for metric in result["all_scored_pairs"]:
+        for scored in metric:
+            thirds = scored["score"] * 3
+            assert 3 <= thirds <= 15 and abs(thirds - round(thirds)) < 1e-9, scored
+    noise = result["score_judge_noise_sds"]
+    assert len(noise) == len(JUDGED) and all(isinstance(sd, float) and sd >= 0 for sd in noise)
+    assert [c["clusters"] for c in result["score_clustered"]] == [len(PAIRS)] * len(JUDGED)
+    again = api.call("POST", "/evaluate", sampled)
+    repeat_id = str(again.get("eval_results_id") or again["results_id"])
+    repeat = api.call("GET", f"/evaluation/{repeat_id}")
+    assert repeat["usage"]["llm_calls"] == 0, repeat["usage"]
+    assert repeat["score_judge_noise_sds"] == noise
+    print(
+        f"\n{server}: judge_samples 3: means {result['score_means']}, judge_noise_sd {noise}, "
+        f"usage {result['usage']['llm_calls']} calls"
+    )
+
+
 def test_the_whole_loop_with_a_real_model(service: LocalServer, model: str, server: str) -> None:
     api = Api(service.base_url)
     dataset = f"loop-{uuid.uuid4().hex[:6]}"
@@ -160,6 +189,7 @@ def test_the_whole_loop_with_a_real_model(service: LocalServer, model: str, serv
     metrics = api.call("POST", "/specify_questions", {"metrics": JUDGED})
     baseline = evaluate(api, dataset, metrics["metrics_id"])
     assert_scored(scored_pairs(api, baseline))
+    judged_three_times(api, dataset, metrics["metrics_id"], server)
 
     improved = api.call(
         "POST",
