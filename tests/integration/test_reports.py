@@ -343,8 +343,14 @@ def test_comparison_page_says_what_it_could_see_and_its_clustered_interval(acme:
         assert diff[7] == f"[{low:+.2f}, {high:+.2f}] ({m['clusters']} clusters)"
     assert [m["mean_diff"] == 0 for m in compared["metrics"]] == [True, False]
     assert compared["metrics"][1]["clusters"] == 5
-    # Without cluster_by: no clustered column, the power table all the same
+    # The forest plot draws each clustered interval as a band behind the paired one
+    assert response.text.count('class="ci-wide ') == len(compared["metrics"])
+    moved = compared["metrics"][1]
+    band = f"clustered [{moved['ci_low_clustered']:+.2f}, {moved['ci_high_clustered']:+.2f}]"
+    assert band in response.text
+    # Without cluster_by: no clustered column or band, the power table all the same
     assert plain.status_code == 200, plain.text
+    assert 'class="ci-wide' not in plain.text
     assert "Clustered" not in assert_safe(plain.text).words
     assert table_rows(plain.text, "power-h") == power
 

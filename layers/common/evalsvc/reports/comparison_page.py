@@ -32,10 +32,26 @@ CLUSTER_WORDS = {
 
 def _forest(comparison: Comparison) -> charts.Forest:
     figures = [m.stats for m in comparison.metrics]
+    clustered_ends = [
+        end
+        for m in comparison.metrics
+        if m.clustered is not None
+        for end in (m.clustered.ci_low_clustered, m.clustered.ci_high_clustered)
+    ]
     extent = charts.difference_extent(
-        [v for f in figures for v in (f.mean_diff, f.ci_low, f.ci_high)]
+        [v for f in figures for v in (f.mean_diff, f.ci_low, f.ci_high)] + clustered_ends
     )
     confidence = f"{100 * (1 - comparison.request.alpha):.10g}"
+    clustered = comparison.request.cluster_by is not None
+    description = (
+        "For each metric, a dot at the mean of candidate minus baseline over the matched pairs "
+        "and a line across its confidence interval"
+    )
+    if clustered:
+        description += (
+            f"; behind it a pale band across the clustered interval (pairs clustered by the "
+            f"baseline pair's {comparison.request.cluster_by})"
+        )
     return charts.forest(
         [
             charts.Estimate(
@@ -45,14 +61,15 @@ def _forest(comparison: Comparison) -> charts.Forest:
                 m.stats.ci_high,
                 tone=_TONES.get(m.verdict, "neutral"),
                 note=VERDICT_WORDS[m.verdict],
+                wide_low=m.clustered.ci_low_clustered if m.clustered else None,
+                wide_high=m.clustered.ci_high_clustered if m.clustered else None,
+                wide_name="clustered",
             )
             for i, m in enumerate(comparison.metrics)
         ],
         title=f"Mean paired difference (candidate minus baseline) per metric, {confidence} % "
-        "interval",
-        description="For each metric, a dot at the mean of candidate minus baseline over the "
-        "matched pairs and a line across its confidence interval; right of the zero line the "
-        "candidate scored higher.",
+        "interval" + (" and its clustered interval" if clustered else ""),
+        description=description + "; right of the zero line the candidate scored higher.",
         low=-extent,
         high=extent,
         ticks=[-extent, -extent / 2, 0.0, extent / 2, extent],
