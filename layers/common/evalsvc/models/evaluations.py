@@ -350,6 +350,11 @@ class ScoredPairOut(BaseModel):
     reason: str
     pair_id: str
     score: float
+    samples: list[int] | None = Field(
+        default=None,
+        description="With judge_samples k > 1, on a judged metric: the k scores the judge gave "
+        "the pair, whose mean is score (absent otherwise)",
+    )
 
 
 class CritiqueOut(BaseModel):

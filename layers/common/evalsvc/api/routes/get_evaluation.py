@@ -72,10 +72,19 @@ def _critique(c: Critique) -> dict[str, object]:
 
 
 def _all_scored(scored: list[ScoredPair], metrics: int) -> list[list[dict[str, object]]]:
-    return [
-        [{"reason": p.reasons[m], "pair_id": p.pair_id, "score": p.scores[m]} for p in scored]
-        for m in range(metrics)
-    ]
+    return [[_scored_out(p, m) for p in scored] for m in range(metrics)]
+
+
+def _scored_out(pair: ScoredPair, metric: int) -> dict[str, object]:
+    """One pair's entry under one metric; with the judge's k answers when it gave several."""
+    out: dict[str, object] = {
+        "reason": pair.reasons[metric],
+        "pair_id": pair.pair_id,
+        "score": pair.scores[metric],
+    }
+    if pair.samples is not None and metric < len(pair.samples) and pair.samples[metric]:
+        out["samples"] = pair.samples[metric]
+    return out
 
 
 @router.get(
