@@ -375,7 +375,7 @@ class FakeJudge:
 
     @contextmanager
     def running(self) -> Iterator[FakeJudge]:
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
+        self.server = _Server(("127.0.0.1", 0), self.handler())
         self.server.daemon_threads = True
         thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         thread.start()
@@ -384,6 +384,14 @@ class FakeJudge:
         finally:
             self.server.shutdown()
             self.server.server_close()
+
+
+class _Server(ThreadingHTTPServer):
+    """A threading server whose listen backlog holds every call the judge's pool sends at once
+    (16, or more when configured): socketserver's default of 5 drops connections on a loaded
+    machine, and each dropped one is an attempt the client counts and asks again."""
+
+    request_queue_size = 128
 
 
 def sequence(*answers: Answer) -> Callable[[dict[str, Any]], Answer]:

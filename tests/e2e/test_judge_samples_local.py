@@ -86,10 +86,10 @@ def test_three_samples_measure_the_judges_noise(
     )
     body = json.loads(done.stdout)
     assert body["status"] == "complete" and body["judge_samples"] == 3
-    # Every call the judge received was metered; a call cut short and asked again (a slow
-    # machine's timeout) is one more of each, never a lost sample
+    # Every call the judge received was metered, and so is an attempt that never reached it
+    # (a connection a loaded machine dropped, asked again): a call is never a lost sample
     asked = len(fake.verdicts_asked())
-    assert body["usage"]["llm_calls"] == asked >= 3 * PAIRS
+    assert body["usage"]["llm_calls"] >= asked >= 3 * PAIRS
     assert all(request["temperature"] > 0 for request in fake.requests)
     scored = requests.get(
         f"{base}/evaluation/{body['results_id']}?includeAllScores=true", headers=HEADERS, timeout=30
