@@ -18,7 +18,7 @@ from evalsvc.models.datasets import (
 )
 from evalsvc.models.jobs import Status
 from evalsvc.models.metrics import judge_calls
-from evalsvc.models.usage import MAX_COST_USD, UsageOut
+from evalsvc.models.usage import UsageOut, max_cost_usd_field
 from evalsvc.stats import Summary
 from evalsvc.usage import Usage
 
@@ -61,14 +61,7 @@ class EvaluateIn(BaseModel):
     seed_data_id: str | None = None
     metrics_id: str | None = None
     pair_query: PairQuery | None = None
-    max_cost_usd: float | None = Field(
-        default=None,
-        gt=0,
-        le=MAX_COST_USD,
-        allow_inf_nan=False,
-        description="Refuse (400, before any LLM call) when the run could cost more than this "
-        "(its cost_usd_max, as POST /evaluate/estimate gives it) or the model has no price",
-    )
+    max_cost_usd: float | None = max_cost_usd_field("POST /evaluate/estimate")
     cluster_by: ClusterBy | None = Field(default=None, description=CLUSTER_BY_DESCRIPTION)
     judge_samples: int = Field(
         default=1,

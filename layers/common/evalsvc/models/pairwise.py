@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from evalsvc.models.usage import MAX_COST_USD, UsageOut
+from evalsvc.models.usage import UsageOut, max_cost_usd_field
 
 MIN_RUNS, MAX_RUNS = 2, 8
 MAX_QUESTION_CHARS = 2_000
@@ -48,14 +48,7 @@ class PairwiseIn(BaseModel):
         allow_inf_nan=False,
         description="Significance level of the matchups' verdicts (0 < alpha < 0.5)",
     )
-    max_cost_usd: float | None = Field(
-        default=None,
-        gt=0,
-        le=MAX_COST_USD,
-        allow_inf_nan=False,
-        description="Refuse (400, before any LLM call) when the run could cost more than this "
-        "(its cost_usd_max, as POST /pairwise/estimate gives it) or the model has no price",
-    )
+    max_cost_usd: float | None = max_cost_usd_field("POST /pairwise/estimate")
 
     @field_validator("result_ids")
     @classmethod

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from evalsvc.pricing import usd
@@ -9,6 +11,19 @@ from evalsvc.usage import Bound, Usage
 
 # The largest max_cost_usd a request may give.
 MAX_COST_USD = 1_000_000.0
+
+
+def max_cost_usd_field(estimate_route: str) -> Any:
+    """The `max_cost_usd` field of a request that spends on an LLM, whose bound
+    `estimate_route` gives."""
+    return Field(
+        default=None,
+        gt=0,
+        le=MAX_COST_USD,
+        allow_inf_nan=False,
+        description="Refuse (400, before any LLM call) when the run could cost more than this "
+        f"(its cost_usd_max, as {estimate_route} gives it) or the model has no price",
+    )
 
 
 class UsageOut(BaseModel):
