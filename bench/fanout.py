@@ -33,13 +33,20 @@ from pathlib import Path
 from typing import Any
 
 # The harness sets the offline environment before any service module reads it.
-from harness import CallCounter, fresh_tables, shown, stored_bytes, version_pages
+from harness import (
+    CallCounter,
+    finish_apart,
+    fresh_tables,
+    shown,
+    stored_bytes,
+    version_pages,
+)
 
 # isort: split
 
 import boto3
 from evalsvc.deadlines import Deadline
-from evalsvc.logic import datasets, evaluations, jobs, metrics
+from evalsvc.logic import datasets, evaluations, metrics
 from evalsvc.logic.kinds import evaluation as evaluation_kind
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
@@ -201,23 +208,10 @@ def checks(n: int) -> None:
         receive_calls.take()
         assert done.status is Status.RUNNING
         # The finish step's own calls, apart from the chunks' (it runs inside the last one).
-        chunk_dynamo: Counter[str] = Counter()
-        finish_dynamo: Counter[str] = Counter()
-        real_finish = jobs.finish
-
-        def counted_finish(*args: Any) -> None:
-            chunk_dynamo.update(dynamo_calls.take())
-            real_finish(*args)
-            finish_dynamo.update(dynamo_calls.take())
-
-        jobs.finish = counted_finish  # type: ignore[assignment]
-        started = time.perf_counter()
-        try:
+        with finish_apart(dynamo_calls.take) as (chunk_dynamo, finish_dynamo):
+            started = time.perf_counter()
             deliveries = drain(consumers)
-        finally:
-            jobs.finish = real_finish  # type: ignore[assignment]
-        worked = time.perf_counter() - started
-        chunk_dynamo.update(dynamo_calls.take())
+            worked = time.perf_counter() - started
         worker_sqs = sqs_calls.take()
         poller_sqs = receive_calls.take()
         tallies = list(

@@ -8,6 +8,8 @@ import math
 import os
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +29,34 @@ os.environ.update(
 )
 
 import boto3  # noqa: E402
+from evalsvc.logic import jobs  # noqa: E402
 from evalsvc.models.datasets import DatasetHeader  # noqa: E402
 from evalsvc.storage import dynamo  # noqa: E402
 from evalsvc.storage.datasets.keys import read_parts  # noqa: E402
 from evalsvc_tools.local.server import apply_environment  # noqa: E402
 from evalsvc_tools.local.tables import create_tables  # noqa: E402
+
+
+@contextmanager
+def finish_apart(take: Callable[[], Counter[str]]) -> Iterator[tuple[Counter[str], Counter[str]]]:
+    """While it holds, the calls `take` counts are split in two: the chunks' (every call made
+    before and after a job's finish step, which runs inside its last chunk) and the finish's
+    own. Both are complete once it exits."""
+    chunks: Counter[str] = Counter()
+    finish: Counter[str] = Counter()
+    real_finish = jobs.finish
+
+    def counted_finish(*args: Any) -> None:
+        chunks.update(take())
+        real_finish(*args)
+        finish.update(take())
+
+    jobs.finish = counted_finish  # type: ignore[assignment]
+    try:
+        yield chunks, finish
+    finally:
+        jobs.finish = real_finish  # type: ignore[assignment]
+        chunks.update(take())
 
 
 def fresh_tables(extra_env: dict[str, str] | None = None) -> None:

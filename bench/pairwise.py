@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import Any
 
 # The harness sets the offline environment before any service module reads it.
-from harness import CallCounter, query_pages, shown
+from harness import CallCounter, finish_apart, query_pages, shown
 
 # isort: split
 
@@ -393,31 +393,20 @@ def bench(
             )
             timeline = Timeline()
             timeline.install(runner)
-            chunk_calls_seen: Counter[str] = Counter()
-            finish_calls: Counter[str] = Counter()
-            real_finish = jobs.finish
-
-            def counted_finish(*args: Any) -> None:
-                chunk_calls_seen.update(counter.take())
-                real_finish(*args)
-                finish_calls.update(counter.take())
-
-            jobs.finish = counted_finish  # type: ignore[assignment]
             counter.ignored.add(threading.get_ident())  # the bench's polling below
-            runner.start()
-            try:
-                while True:
-                    run = pairwise_store.get(IDENTITY.tenant, answered.pairwise_id)
-                    assert run is not None
-                    if run.status is not Status.RUNNING:
-                        break
-                    time.sleep(0.05)
-                ended = time.perf_counter()
-            finally:
-                runner.stop(timeout=120)
-                jobs.finish = real_finish  # type: ignore[assignment]
-                timeline.uninstall()
-            chunk_calls_seen.update(counter.take())
+            with finish_apart(counter.take) as (chunk_calls_seen, finish_calls):
+                runner.start()
+                try:
+                    while True:
+                        run = pairwise_store.get(IDENTITY.tenant, answered.pairwise_id)
+                        assert run is not None
+                        if run.status is not Status.RUNNING:
+                            break
+                        time.sleep(0.05)
+                    ended = time.perf_counter()
+                finally:
+                    runner.stop(timeout=120)
+                    timeline.uninstall()
             job = jobs.get(IDENTITY.tenant, pairwise_kind.PAIRWISE, answered.pairwise_id)
         finally:
             store.stop()
