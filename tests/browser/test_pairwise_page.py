@@ -14,8 +14,8 @@ from evalsvc.reports.pages import HEADERS
 from evalsvc.reports.pairwise_page import Disagreement, PairwiseReport, render_pairwise
 from evalsvc.usage import Usage
 
-from tests.browser import axe
 from tests.browser.chromium import Browser, pdf_pages
+from tests.browser.report_checks import assert_loads_clean
 from tests.integration.test_reports import IMG, SCRIPT
 from tests.unit.test_pairwise_page import ladder, stats_report
 
@@ -83,23 +83,7 @@ def test_the_pairwise_page_loads_clean_asks_for_nothing_and_runs_nothing(
 ) -> None:
     loaded = browser.load(PAGES[kind], headers=CSP if with_header else None)
 
-    assert loaded.problems() == []
-    assert loaded.csp_violations == []
-    assert loaded.requests == []
-    assert loaded.evaluate(RAN)
-    # The stylesheet applied: the CSP let it in by its hash.
-    assert loaded.evaluate("getComputedStyle(document.querySelector('h1')).fontSize") == "25.6px"
-    # Every hostile text is there, as text.
-    assert SCRIPT in loaded.inner_text()
-    for selector, expected in CHARTS[kind]:
-        assert loaded.count(selector) == expected, selector
-    # Every chart has a title and a description, and every mark of it a title.
-    assert loaded.count("svg") == sum(n for _, n in CHARTS[kind])
-    assert loaded.count("svg > title") == loaded.count("svg") == loaded.count("svg > desc")
-    assert all(t.strip() for t in loaded.texts("svg title"))
-    # axe-core finds nothing serious or critical
-    found = axe.blocking(loaded)
-    assert not found, "\n".join(found)
+    assert_loads_clean(loaded, CHARTS[kind], RAN, SCRIPT)
 
 
 def test_the_complete_page_draws_every_run_and_matchup(browser: Browser) -> None:
