@@ -53,6 +53,14 @@ from evalsvc.usage import Usage
 
 # The job parameter that holds the request's max_cost_usd, which every chunk is held to.
 MAX_COST_PARAM = "max_cost_usd"
+
+
+def cap_params(max_cost: Decimal | None) -> dict[str, str]:
+    """The job params that hold every chunk of a job to the request's max_cost_usd (none
+    without one): what _cap_left reads."""
+    return {} if max_cost is None else {MAX_COST_PARAM: str(max_cost)}
+
+
 # Times the sweeper queues a stalled job's missing chunks again before failing it.
 MAX_SWEEPS = 3
 # Work handed over mid-request (its calls already made) may start past the tenant's cap of

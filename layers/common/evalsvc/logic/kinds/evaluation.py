@@ -90,7 +90,7 @@ def queued(
             "dataset_shards": stored.shards,
             "dataset_append_shards": stored.append_shards,
             "labels": list(labels),
-            **({} if max_cost is None else {jobs.MAX_COST_PARAM: str(max_cost)}),
+            **jobs.cap_params(max_cost),
         },
     )
     return jobs.start(job, pieces, results_store.running(result), "evaluate again")

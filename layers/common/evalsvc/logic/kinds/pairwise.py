@@ -77,7 +77,7 @@ def queued(run: PairwiseRun, pair_ids: Sequence[str], max_cost: Decimal | None =
         chunk_count=len(pieces),
         pairs_total=len(pair_ids),
         created_ms=run.created_ms,
-        params={} if max_cost is None else {jobs.MAX_COST_PARAM: str(max_cost)},
+        params=jobs.cap_params(max_cost),
     )
     return jobs.start(job, pieces, store.running(run), "run the pairwise comparison again")
 
