@@ -20,15 +20,15 @@ Definition = Annotated[str, Field(min_length=1, max_length=MAX_DEFINITION_CHARS)
 CHECK_PREFIX = "check:"
 
 
-def is_question(definition: str) -> bool:
-    """Whether the definition is a question for the judge (not a check)."""
-    return not definition.startswith(CHECK_PREFIX)
+def is_check(definition: str) -> bool:
+    """Whether the definition is a check (scored without the judge), not a question."""
+    return definition.startswith(CHECK_PREFIX)
 
 
 def judge_calls(definitions: Sequence[str], pair_count: int, judge_samples: int = 1) -> int:
     """The judge calls scoring `pair_count` pairs on `definitions` asks for: one per judged
     (pair, question) and sample (judge_samples), before the judge cache answers any."""
-    return pair_count * sum(1 for d in definitions if is_question(d)) * judge_samples
+    return pair_count * sum(1 for d in definitions if not is_check(d)) * judge_samples
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evalsvc.models.metrics import CHECK_PREFIX
+from evalsvc.models.metrics import is_check as is_check
 from evalsvc.observability import logger
 from evalsvc.scoring import bounded_json
 from evalsvc.scoring.patterns import PatternError, compile_pattern
@@ -297,10 +298,6 @@ CHECKS: dict[str, Callable[[str | None], Scorer]] = {
     "input_overlap": input_overlap,
     "readability": readability,
 }
-
-
-def is_check(definition: str) -> bool:
-    return definition.startswith(PREFIX)
 
 
 def parse(definition: str) -> Scorer:
