@@ -27,8 +27,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from array import array
+from collections import Counter
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from evalsvc.stats import student_t_isf
 
@@ -231,6 +234,66 @@ def clustered_around(
     se = math.sqrt(squares) / count
     margin = student_t_isf(alpha / 2.0, groups - 1) * se
     return ClusteredMean(count, groups, mean, se, mean - margin, mean + margin, 1.0 - alpha)
+
+
+class ClusterSums:
+    """What the clustered figures of several metrics need, added up one item at a time: per
+    named cluster its size and its sum of each metric's values (doubles: 8 bytes each, so
+    100,000 clusters of 50 metrics take 40 MB), and per metric the counts of the values of
+    items that are clusters of their own (no name to share), which need no entry each. A
+    chunk's totals, a whole result's and a comparison's differences are all kept so; two are
+    added up with merge (JSON: as_json and merge)."""
+
+    def __init__(self, metrics: int) -> None:
+        self.metrics = metrics
+        self.named: dict[str, array[float]] = {}  # name: [n_c, S_c of each metric]
+        self.singles: list[Counter[float]] = [Counter() for _ in range(metrics)]
+
+    def add(self, name: str | None, values: Sequence[float]) -> None:
+        """One item of the cluster `name` (None: a cluster of its own) with a value per
+        metric."""
+        if name is None:
+            for single, value in zip(self.singles, values, strict=True):
+                single[value] += 1
+        else:
+            self._add_to(name, 1, values)
+
+    def _add_to(self, name: str, size: float, sums: Sequence[float]) -> None:
+        if len(sums) != self.metrics:
+            raise ValueError("cluster sums do not match the metrics")
+        entry = self.named.get(name)
+        if entry is None:
+            self.named[name] = array("d", [size, *sums])
+            return
+        entry[0] += size
+        for m, value in enumerate(sums, 1):
+            entry[m] += value
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sums": [[name, int(entry[0]), list(entry[1:])] for name, entry in self.named.items()],
+            "singles": [sorted(c.items()) for c in self.singles],
+        }
+
+    def merge(self, part: dict[str, Any]) -> None:
+        """Add what another ClusterSums' as_json holds (a cluster met in both is one)."""
+        for name, size, sums in part["sums"]:
+            self._add_to(str(name), int(size), [float(x) for x in sums])
+        for single, counts in zip(self.singles, part["singles"], strict=True):
+            for value, times in counts:
+                single[float(value)] += int(times)
+
+    def sizes_and_sums(self, m: int) -> Iterator[tuple[int, float]]:
+        """(n_c, S_c) of metric m for every cluster, each single its own."""
+        for entry in self.named.values():
+            yield int(entry[0]), entry[m + 1]
+        for value, times in self.singles[m].items():
+            for _ in range(times):
+                yield 1, value
+
+    def clustered(self, m: int, mean: float, alpha: float = ALPHA) -> ClusteredMean:
+        """clustered_around the metric's exact mean."""
+        return clustered_around(mean, self.sizes_and_sums(m), alpha)
 
 
 def cluster_digest(text: str) -> str:

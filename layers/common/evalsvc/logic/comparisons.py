@@ -29,16 +29,14 @@ was busy (or slow storage): a 503 with Retry-After, and nothing was changed.
 from __future__ import annotations
 
 import math
-from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
 from typing import TypeVar
 
 from evalsvc.deadlines import Deadline
-from evalsvc.error_bars import MDE_POWER, ClusteredMean, clustered_around, mde, pairs_needed
+from evalsvc.error_bars import MDE_POWER, ClusteredMean, ClusterSums, mde, pairs_needed
 from evalsvc.errors import Conflict, InvalidInput, NotFound, OutOfTime, PayloadTooLarge
 from evalsvc.identifiers import check_client_id
 from evalsvc.logic.results import existing_result
@@ -284,15 +282,6 @@ class StoredWithoutClusters(Exception):
         self.pair_id = pair_id
 
 
-@dataclass(slots=True)
-class ClusterSums:
-    """One named cluster of matched pairs: how many, and per matched metric the sum of their
-    differences (doubles, 8 bytes each: 100,000 clusters of 50 metrics take 40 MB)."""
-
-    n: int
-    sums: array[float]
-
-
 class Tally:
     """What a comparison keeps while it reads: per matched metric, the counts of differences
     and of each side's scores, and the pairs that moved by at least the threshold (the
@@ -320,8 +309,7 @@ class Tally:
         self.diffs: list[Counter[float]] = [Counter() for _ in matched]
         self.baseline_scores: list[Counter[float]] = [Counter() for _ in matched]
         self.candidate_scores: list[Counter[float]] = [Counter() for _ in matched]
-        self.clusters: dict[str, ClusterSums] = {}
-        self.singles: list[Counter[float]] = [Counter() for _ in matched]
+        self.clusters = ClusterSums(len(self.matched))
         # (sort key, change): most negative first for regressions, largest first for
         # improvements; then metric order, then pair id.
         self.regressions: list[tuple[tuple[float, int, str], PairChange]] = []
@@ -345,33 +333,25 @@ class Tally:
     ) -> None:
         """One matched pair; with cluster_by, the baseline pair's stored clusters (every pair
         stored with clusters has an input cluster: one without predates them)."""
-        cluster: ClusterSums | None = None
-        if self.cluster_by is not None:
-            if input_cluster is None:
-                raise StoredWithoutClusters(pair_id)
-            name = label_cluster if self.cluster_by == "label" else input_cluster
-            if name is not None:
-                cluster = self.clusters.get(name)
-                if cluster is None:
-                    zeros = array("d", [0.0]) * len(self.matched)
-                    cluster = self.clusters[name] = ClusterSums(0, zeros)
-                cluster.n += 1
+        if self.cluster_by is not None and input_cluster is None:
+            raise StoredWithoutClusters(pair_id)
         self.pairs_matched += 1
+        diffs = []
         for pos, metric in enumerate(self.matched):
             before = baseline[metric.baseline_idx]
             after = candidate[metric.candidate_idx]
             d = after - before
+            diffs.append(d)
             self.diffs[pos][d] += 1
             self.baseline_scores[pos][before] += 1
             self.candidate_scores[pos][after] += 1
-            if cluster is not None:
-                cluster.sums[pos] += d
-            elif self.cluster_by is not None:
-                self.singles[pos][d] += 1
             if d <= -self.reach:
                 self._keep(self.regressions, (d, pos, pair_id), pair_id, pos, before, after)
             elif d >= self.reach:
                 self._keep(self.improvements, (-d, pos, pair_id), pair_id, pos, before, after)
+        if self.cluster_by is not None:
+            name = label_cluster if self.cluster_by == "label" else input_cluster
+            self.clusters.add(name, diffs)
 
     def clustered(self, pos: int, figures: Paired, alpha: float) -> ClusteredMean | None:
         """The clustered standard error and interval at 1 - alpha of metric `pos`'s mean
@@ -382,15 +362,7 @@ class Tally:
         mean = figures.mean_diff
         if mean is None:  # one pair: its difference (the interval is null with one cluster)
             mean = mean_of_counts(self.diffs[pos])
-
-        def sizes_and_sums() -> Iterator[tuple[int, float]]:
-            for cluster in self.clusters.values():
-                yield cluster.n, cluster.sums[pos]
-            for d, count in self.singles[pos].items():
-                for _ in range(count):
-                    yield 1, d
-
-        return clustered_around(mean, sizes_and_sums(), alpha)
+        return self.clusters.clustered(pos, mean, alpha)
 
     def _keep(
         self,
