@@ -1,0 +1,98 @@
+"""pairs_digest (E7): the same pairs give the same digest in any order and any chunking; any
+change to any text, label, or to which pairs there are, gives another; the encoding cannot be
+confused (length prefixes, absent is not empty)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+
+import pytest
+from evalsvc.models.datasets import Pair
+from evalsvc.reproducibility import pair_digest, pairs_digest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+texts = st.text(max_size=40)
+pairs = st.builds(
+    Pair,
+    id=st.text(min_size=1, max_size=12),
+    input=texts,
+    output=texts,
+    labels=st.lists(st.text(max_size=8), max_size=3),
+    input_media=st.none() | texts,
+    system_prompt_template=st.none() | texts,
+)
+
+
+def digest_of(items: list[Pair]) -> str:
+    return pairs_digest(pair_digest(p) for p in items)
+
+
+@settings(max_examples=200)
+@given(st.lists(pairs, max_size=12), st.randoms())
+def test_order_and_chunking_do_not_matter(items: list[Pair], rng: random.Random) -> None:
+    shuffled = list(items)
+    rng.shuffle(shuffled)
+    cut = rng.randint(0, len(items))
+    chunks = [[pair_digest(p) for p in shuffled[:cut]], [pair_digest(p) for p in shuffled[cut:]]]
+    assert pairs_digest(d for chunk in chunks for d in chunk) == digest_of(items)
+
+
+@settings(max_examples=200)
+@given(pairs, st.sampled_from(["id", "input", "output"]), st.text(min_size=1, max_size=3))
+def test_any_change_to_a_text_changes_the_digest(pair: Pair, name: str, extra: str) -> None:
+    changed = dataclasses.replace(pair, **{name: getattr(pair, name) + extra})
+    assert digest_of([changed]) != digest_of([pair])
+
+
+def test_the_encoding_cannot_be_confused() -> None:
+    base = Pair("p1", "ab", "c")
+    assert digest_of([base]) != digest_of([Pair("p1", "a", "bc")])
+    assert digest_of([Pair("p1", "x", "y", labels=["a", "b"])]) != digest_of(
+        [Pair("p1", "x", "y", labels=["ab"])]
+    )
+    assert digest_of([Pair("p1", "x", "y", input_media=None)]) != digest_of(
+        [Pair("p1", "x", "y", input_media="")]
+    )
+    assert digest_of([Pair("p1", "x", "y", labels=["b", "a"])]) != digest_of(
+        [Pair("p1", "x", "y", labels=["a", "b"])]
+    )  # a pair's first label is its cluster: label order is part of the pair
+
+
+def test_which_pairs_and_how_many_matter() -> None:
+    a, b = Pair("a", "i", "o"), Pair("b", "i", "o")
+    assert digest_of([a, b]) != digest_of([a])
+    assert digest_of([a, a]) != digest_of([a])  # a count, not a set
+    assert digest_of([]) == hashlib.sha256(b"evalsvc-pairs-v1\x00" + bytes(8)).hexdigest()
+
+
+def test_the_documented_form_by_hand() -> None:
+    pair = Pair("p", "in", "out", labels=["l"])
+    field = lambda t: len(t.encode()).to_bytes(8, "big") + t.encode()  # noqa: E731
+    expected = hashlib.sha256(
+        b"evalsvc-pair-v1\x00"
+        + field("p")
+        + field("in")
+        + field("out")
+        + (1).to_bytes(4, "big")
+        + field("l")
+        + b"\x00\x00"
+    ).digest()
+    assert pair_digest(pair) == expected
+    assert (
+        pairs_digest([expected])
+        == hashlib.sha256(b"evalsvc-pairs-v1\x00" + (1).to_bytes(8, "big") + expected).hexdigest()
+    )
+
+
+def test_texts_at_the_limits_in_4_byte_utf8_and_lone_surrogates() -> None:
+    long = "𝄞" * 100_000
+    assert len(pair_digest(Pair("p", long, long))) == 32
+    assert pair_digest(Pair("p", "\ud800", "x")) != pair_digest(Pair("p", "\udc00", "x"))
+
+
+def test_a_digest_of_the_wrong_size_is_refused() -> None:
+    with pytest.raises(ValueError):
+        pairs_digest([b"short"])
