@@ -90,6 +90,9 @@ class Settings(BaseModel):
     # The most queued jobs (evaluations, augmentations) one tenant has running at once; a
     # request that would start one more is a 429 (docs/design.md, "Queued work").
     max_running_jobs_per_tenant: int = Field(default=4, ge=1, le=1000)
+    # Days a dataset version is kept after an overwrite replaced it, so that the results that
+    # scored it can list its pairs and be run again (E7); then DynamoDB's TTL removes it.
+    version_retention_days: int = Field(default=365, ge=1, le=36_500)
 
     @classmethod
     def from_environ(cls) -> "Settings":
@@ -126,6 +129,7 @@ class Settings(BaseModel):
             ("sqs_endpoint_url", "SQS_ENDPOINT_URL"),
             ("dataset_shards", "EVALSVC_DATASET_SHARDS"),
             ("write_threads", "EVALSVC_WRITE_THREADS"),
+            ("version_retention_days", "EVALSVC_VERSION_RETENTION_DAYS"),
             ("chunk_checks", "EVALSVC_CHUNK_CHECKS"),
             ("chunk_judge_calls", "EVALSVC_CHUNK_JUDGE_CALLS"),
             ("inline_max_checks", "EVALSVC_INLINE_MAX_CHECKS"),

@@ -73,6 +73,9 @@ class DatasetHeader:
     append_shards: int = 0
     # Whether pairs were appended to the version (their counts are then read apart).
     appended: bool = False
+    # How the version was made: "create" or "overwrite" ("": a header stored before it was
+    # kept; storage.datasets.history.header_kind tells).
+    version_kind: str = ""
 
     @property
     def bytes_per_pair(self) -> float | None:

@@ -242,6 +242,7 @@ def create_for_prompt(
         bytes=0,
         shards=0,
         append_shards=append_shards_for(0),
+        version_kind="create",
     )
     actions = [
         {

@@ -39,6 +39,7 @@ def header_from_item(tenant: str, kind: DatasetKind, item: Item) -> DatasetHeade
         shards=get_n(item, "shards", 1),
         append_shards=get_n(item, "append_shards"),
         appended="appended" in item,
+        version_kind=get_s(item, "version_kind") or "",
     )
 
 
@@ -74,6 +75,8 @@ def header_item(header: DatasetHeader, prompt: Item | None = None) -> Item:
         item["bytes"] = n(header.bytes)
     if header.append_shards:
         item["append_shards"] = n(header.append_shards)
+    if header.version_kind:
+        item["version_kind"] = s(header.version_kind)
     return item
 
 

@@ -1,7 +1,9 @@
 """The one path that writes a dataset: pairs under a fresh version, then the header flipped to
 it (inserted or replaced, in one conditional transaction, or installed with a queued job's
-end), then the version that lost discarded. An error whose outcome is unknown is checked by
-reading the header before anything is discarded."""
+end). The version an overwrite replaces is kept, recorded in the same transaction, until its
+retention ends (storage.datasets.history); a version that lost (never installed) is discarded.
+An error whose outcome is unknown is checked by reading the header before anything is
+discarded."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from evalsvc.models.datasets import (
 from evalsvc.observability import logger
 from evalsvc.storage import dynamo
 from evalsvc.storage.datasets.codec import header_item, pair_items, prompt_field
+from evalsvc.storage.datasets.history import VersionKind, retiring
 from evalsvc.storage.datasets.keys import (
     COMMIT_ATTEMPTS,
     Stored,
@@ -82,17 +85,8 @@ def write_dataset(
             discard_version(tenant, kind, dataset_id, version, shards)
             raise
         # The commit went through though its answer was lost (a timeout, a connection reset):
-        # the new version stands, and the one it replaced goes, with any pair appended to it.
+        # the new version stands, and the one it replaced was recorded with it.
         logger.warning("a dataset commit succeeded unanswered", extra={"id": dataset_id})
-        if previous is not None:
-            discard_version(
-                tenant,
-                kind,
-                dataset_id,
-                previous.version,
-                previous.shards,
-                append_shards=previous.append_shards,
-            )
         return installed
 
 
@@ -156,6 +150,7 @@ def installing(
         bytes=pair_bytes,
         shards=shards,
         append_shards=append_shards_for(shards),
+        version_kind=VersionKind.CREATE.value,
     )
     put = {
         "TableName": table(),
@@ -196,7 +191,7 @@ def _commit(
     previous: DatasetHeader | None,
 ) -> DatasetHeader:
     """Flip the header to the version `stored` (its id and shards) of pairs of `sizes`
-    (pair_bytes; last writer wins), then delete the replaced version."""
+    (pair_bytes; last writer wins), recording the version it replaces, which is kept."""
     version, shards = stored
     prompt = prompt_field(tenant, system_prompt)
     for attempt in range(COMMIT_ATTEMPTS):
@@ -213,19 +208,22 @@ def _commit(
             bytes=sum(sizes),
             shards=shards,
             append_shards=append_shards_for(shards),
+            version_kind=(VersionKind.OVERWRITE if previous else VersionKind.CREATE).value,
         )
         put: dict[str, Any] = {"TableName": table(), "Item": header_item(header, prompt)}
         if previous is None:
             put["ConditionExpression"] = "attribute_not_exists(pk)"
         else:
             # A version first appended to since it was read has pairs in its append shards:
-            # the flip fails, the header is read again, and they are deleted with the rest.
+            # the flip fails, and the header is read again, so that its record counts them.
             unmarked = "" if previous.appended else " AND attribute_not_exists(appended)"
             put["ConditionExpression"] = "version = :version" + unmarked
             put["ExpressionAttributeValues"] = {":version": s(previous.version)}
         actions: list[Item] = [{"Put": put}]
         if previous is None:
             actions.append({"Put": latest_pointer(tenant, kind, dataset_id, ms)})
+        else:
+            actions.append(retiring(previous, ms))
         if kind is DatasetKind.SEED and system_prompt:
             actions.append({"Put": prompt_pointer(tenant, system_prompt, dataset_id)})
         try:
@@ -238,14 +236,5 @@ def _commit(
             if previous is not None and previous.version == version:
                 return previous  # an earlier attempt of this write committed it
             continue
-        if previous is not None:
-            discard_version(
-                tenant,
-                kind,
-                dataset_id,
-                previous.version,
-                previous.shards,
-                append_shards=previous.append_shards if previous.appended else 0,
-            )
         return header
     raise StorageUnavailable(f"dataset {dataset_id!r} is being written concurrently; retry")
