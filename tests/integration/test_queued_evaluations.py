@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from evalsvc.logic import jobs
 from evalsvc.logic.kinds import evaluation as evaluation_kind
+from evalsvc.models.datasets import Pair
+from evalsvc.reproducibility import pair_digest, pairs_digest
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import results as results_store
@@ -37,16 +39,20 @@ def _small_limits(work: Work, monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def seed(tenant: Tenant, count: int, dataset_id: str = "big") -> None:
+def seeded_pairs(count: int, words_from: int = 0) -> list[dict[str, Any]]:
     words = ["please", "thanks", "the", "answer", "is", "a", "long", "reply", "here", "now"]
-    data = [
+    return [
         {
             "id": f"p{i:05d}",
             "input": f"question {i}",
-            "output": " ".join(words[(i + k) % len(words)] for k in range(2 + i % 7)),
+            "output": " ".join(words[(i + k + words_from) % len(words)] for k in range(2 + i % 7)),
         }
         for i in range(count)
     ]
+
+
+def seed(tenant: Tenant, count: int, dataset_id: str = "big", words_from: int = 0) -> None:
+    data = seeded_pairs(count, words_from)
     response = tenant.post(f"/data/seed/{dataset_id}", {"data": data, "system_prompt": "Be kind."})
     assert response.status_code == 200, response.text
     assert tenant.post("/specify_questions", {"metrics": METRICS}).status_code == 200
@@ -309,19 +315,23 @@ def test_an_unreadable_message_is_dead_lettered_and_dropped(work: Work) -> None:
     assert work.waiting() == 0 and work.waiting(work.dead_letter_url) == 0
 
 
-def test_overwriting_the_dataset_mid_evaluation_fails_it_with_the_reason(
+def test_overwriting_the_dataset_mid_evaluation_scores_the_version_it_began_with(
     acme: Tenant, work: Work
 ) -> None:
     seed(acme, 1000)
     results_id = queue_async(acme)
     work.deliver(1)
-    seed(acme, 1000)  # a new version; the old one's pairs are deleted
+    seed(acme, 1000, words_from=3)  # a new version; the one being evaluated is kept
 
     work.drain()
 
-    failed = read(acme, results_id)
-    assert failed["status"] == "failed"
-    assert "was overwritten while it was being evaluated" in failed["failure"]
+    done = read(acme, results_id)
+    assert done["status"] == "complete" and done["pairs_done"] == 1000
+    # Every pair was read from the version the evaluation pinned, none from the new one
+    pairs = [Pair(p["id"], p["input"], p["output"]) for p in seeded_pairs(1000)]
+    assert done["inputs"]["pairs_digest"] == pairs_digest(pair_digest(p) for p in pairs)
+    replaced = [Pair(p["id"], p["input"], p["output"]) for p in seeded_pairs(1000, 3)]
+    assert done["inputs"]["pairs_digest"] != pairs_digest(pair_digest(p) for p in replaced)
 
 
 def test_votes_wait_for_a_running_result(acme: Tenant, work: Work) -> None:

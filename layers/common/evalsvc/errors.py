@@ -34,6 +34,13 @@ class Conflict(DomainError):
     status_code = 409
 
 
+class Gone(DomainError):
+    """What was asked for was kept for a time that has ended (a dataset version past its
+    retention)."""
+
+    status_code = 410
+
+
 class Unrecoverable(Conflict):
     """No later attempt can do this piece of queued work (what it reads was overwritten, what
     it completes is gone): its job fails with this message."""

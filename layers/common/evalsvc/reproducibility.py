@@ -23,7 +23,8 @@ pairs' 32-byte digests, and the finish sorts them all (3.2 MB for 100,000 pairs)
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 
 from evalsvc.models.datasets import Pair
 
@@ -64,3 +65,10 @@ def pairs_digest(digests: Iterable[bytes]) -> str:
     for digest in ordered:
         h.update(digest)
     return h.hexdigest()
+
+
+def definitions_sha256(definitions: Sequence[str]) -> str:
+    """The hex SHA-256 of metric definitions as scored: their JSON list (UTF-8, no spaces,
+    non-ASCII as is), in the set's order."""
+    text = json.dumps(list(definitions), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -13,7 +13,7 @@ from evalsvc.deadlines import Deadline
 from evalsvc.errors import DomainError, Failure, OutOfTime, StillRunning, StorageUnavailable
 from evalsvc.identifiers import job_id, new_id, now_ms
 from evalsvc.logic import datasets as dataset_logic
-from evalsvc.logic import dispatch, estimates, spending
+from evalsvc.logic import dispatch, estimates, reproduce, spending
 from evalsvc.logic import metrics as metrics_logic
 from evalsvc.logic.datasets import Selection
 from evalsvc.logic.dispatch import HandOver, storing_seconds
@@ -26,6 +26,7 @@ from evalsvc.models.evaluations import EvaluateIn, EvaluationResult
 from evalsvc.models.jobs import Job, Status
 from evalsvc.models.metrics import judge_calls
 from evalsvc.observability import logger, metrics
+from evalsvc.reproducibility import pair_digest, pairs_digest
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import configured_judge
 from evalsvc.scoring.metric import scorers_for
@@ -181,7 +182,9 @@ class _Evaluation:
             raise HandOver(f"it did not fit in this request ({missing} pairs were left to score)")
         summarize_result(result, scoring.scored)
         result.usage = spend.usage()
-        results_store.put(result, scoring.scored)
+        result.inputs = reproduce.inputs_for(result.definitions, selection.header, judge)
+        result.inputs.pairs_digest = pairs_digest(pair_digest(pair) for pair in pairs)
+        results_store.put(result, scoring.scored, reproduce.cut_pieces(selection.ords))
         metrics.add_metric(name="PairsScored", unit="Count", value=len(scoring.scored))
         metrics.add_metric(name="Evaluations", unit="Count", value=1)
         logger.info(
@@ -231,6 +234,7 @@ class _Evaluation:
         # What the request used before queueing (a hand-over's verdicts so far): the chunks'
         # usage is added to it when the job completes.
         result.usage = spend.usage()
+        result.inputs = reproduce.inputs_for(result.definitions, selection.header, self.judge)
         labels = (self.query.pair_labels if self.query else None) or []
         return evaluation_kind.queued(
             result, selection.header, selection.ords, labels, spend.max_cost

@@ -140,6 +140,38 @@ class LowScore:
 EVALUATION_JOBS = "evaluation"
 
 
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A run of the pairs a result scored, in dataset order: the `count` pairs of its dataset
+    version with `first_ord` <= ord <= `last_ord` whose ords' fingerprints (8 bytes each) are
+    in `members` (a pair appended after the selection can fall in the range)."""
+
+    first_ord: str
+    last_ord: str
+    count: int
+    members: bytes
+
+
+@dataclass(slots=True)
+class ResultInputs:
+    """What produced a result (E7), besides its dataset, metrics set and judge_samples: the
+    dataset version it read (made at `version_ms`; its pairs in `shards` written and
+    `append_shards` appended partition keys), the digest of the pairs it scored (None until
+    they all were), the definitions' digest, the judge's model and prompt version (None without
+    a judged metric), the service's version and the date of the price table."""
+
+    dataset_version: str
+    version_ms: int
+    shards: int
+    append_shards: int
+    definitions_sha256: str
+    judge_model: str | None
+    judge_prompt_version: str | None
+    service_version: str
+    prices_date: str
+    pairs_digest: str | None = None
+
+
 @dataclass(slots=True)
 class EvaluationResult:
     tenant: str
@@ -177,6 +209,9 @@ class EvaluationResult:
     # Per metric, the judge's own noise with judge_samples > 1 (None for a check metric); None
     # before the result completed and with judge_samples 1.
     judge_noise: list[float | None] | None = None
+
+    # E7: what produced the result (None for a result stored before it was kept).
+    inputs: ResultInputs | None = None
 
     def judge_calls(self, pairs: int) -> int:
         """The judge calls scoring `pairs` of its pairs asks for (progress in calls: with
@@ -313,6 +348,52 @@ JUDGE_CALLS_DONE_DESCRIPTION = (
 )
 
 
+class InputsOut(BaseModel):
+    """What produced a result (E7)."""
+
+    dataset_id: str
+    dataset_version: str = Field(
+        description="The dataset version the result read (GET /data/seed/{id}/versions)"
+    )
+    pairs_digest: str | None = Field(
+        description="SHA-256 (hex) of the pairs the result scored, in the canonical form of "
+        "docs/design.md (\"Reproducible results\"): equal for two results over the same pairs "
+        "whatever happened to the dataset between; null until every pair is scored"
+    )
+    metrics_id: str
+    definitions_sha256: str = Field(
+        description="SHA-256 (hex) of the metric definitions as scored (JSON list, UTF-8)"
+    )
+    judge_model: str | None = Field(
+        description="The judge's model (provider:model); null without a judged metric"
+    )
+    judge_prompt_version: str | None = Field(
+        description="The version of the judge's prompt; null without a judged metric"
+    )
+    judge_samples: int
+    service_version: str
+    prices_date: str = Field(description="The date of the price table costs were counted with")
+
+
+def inputs_out(result: EvaluationResult) -> InputsOut | None:
+    """What produced `result`, as GET /evaluation/{id} shows it (None: not kept)."""
+    inputs = result.inputs
+    if inputs is None:
+        return None
+    return InputsOut(
+        dataset_id=result.dataset_id,
+        dataset_version=inputs.dataset_version,
+        pairs_digest=inputs.pairs_digest,
+        metrics_id=result.metrics_id,
+        definitions_sha256=inputs.definitions_sha256,
+        judge_model=inputs.judge_model,
+        judge_prompt_version=inputs.judge_prompt_version,
+        judge_samples=result.judge_samples,
+        service_version=inputs.service_version,
+        prices_date=inputs.prices_date,
+    )
+
+
 class EvaluateOut(BaseModel):
     eval_results_id: str
     dataset_id: str
@@ -320,6 +401,11 @@ class EvaluateOut(BaseModel):
     pair_count: int
     scores: list[MetricScoreOut]
     usage: UsageOut
+    inputs: InputsOut | None = Field(
+        default=None,
+        description="What produced the result (as on GET /evaluation/{id}): null for a result "
+        "stored before it was kept",
+    )
 
 
 class QueuedOut(BaseModel):
@@ -411,6 +497,10 @@ class EvaluationOut(BaseModel):
     human_critique: list[CritiqueOut]
     usage: UsageOut = Field(
         description="The LLM work of the scoring (of a running result: what its request used)"
+    )
+    inputs: InputsOut | None = Field(
+        default=None,
+        description="What produced the result: null for a result stored before it was kept",
     )
 
 

@@ -33,6 +33,7 @@ indexes have none of the keys and are not listed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
@@ -40,7 +41,15 @@ from typing import Any, Literal, overload
 from evalsvc.error_bars import ClusteredMean
 from evalsvc.errors import Failure
 from evalsvc.models.datasets import DatasetKind
-from evalsvc.models.evaluations import EvaluationResult, ListedResult, LowScore, ScoredPair
+from evalsvc.models.evaluations import (
+    EvaluationResult,
+    ListedResult,
+    LowScore,
+    Piece,
+    ResultInputs,
+    ScoredPair,
+)
+from evalsvc.models.jobs import members_from_text, members_text
 from evalsvc.models.jobs import Status
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
@@ -215,7 +224,51 @@ def _header_item(result: EvaluationResult) -> Item:
         "usage": s(json.dumps(result.usage.as_dict())),
         **_histograms(result),
         **_error_bars(result),
+        **_inputs(result),
     }
+
+
+def _inputs(result: EvaluationResult) -> Item:
+    if result.inputs is None:
+        return {}
+    return {"inputs": s(json.dumps(dataclasses.asdict(result.inputs), separators=(",", ":")))}
+
+
+def _inputs_from_item(item: Item) -> ResultInputs | None:
+    if "inputs" not in item:
+        return None
+    return ResultInputs(**json.loads(get_s(item, "inputs") or "{}"))
+
+
+def _selection_field(tenant: str, pieces: Sequence[Piece]) -> Item:
+    """The attributes that keep the pieces of what a result scored (kept apart, in parts,
+    when long: 8 bytes a pair, about 1.1 MB of text for 100,000 pairs)."""
+    if not pieces:
+        return {}
+    rows = [[p.first_ord, p.last_ord, p.count, members_text(p.members)] for p in pieces]
+    text = json.dumps(rows, separators=(",", ":"))
+    return texts.text_field(_table(), tenant, "selection", text, inline_bytes=SELECTION_INLINE)
+
+
+# A header keeps the pieces of a selection of up to about 1,000 pairs itself.
+SELECTION_INLINE = 12 * 1024
+
+
+def selection(tenant: str, results_id: str) -> list[Piece] | None:
+    """The pieces of the pairs the result scored, in dataset order (None: the result is not
+    stored, or was stored before they were kept)."""
+    item = dynamo.get_item(
+        _table(),
+        _header_key(tenant, results_id),
+    )
+    if item is None or ("selection" not in item and "selection_ref" not in item):
+        return None
+    rows = json.loads(texts.read_text(_table(), tenant, item, "selection") or "[]")
+    pieces = []
+    for first, last, count, members in rows:
+        kept = members_from_text(members)
+        pieces.append(Piece(str(first), str(last), int(count), kept or b""))
+    return pieces
 
 
 def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
@@ -247,6 +300,7 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         judge_noise=(
             json.loads(get_s(item, "judge_noise") or "null") if "judge_noise" in item else None
         ),
+        inputs=_inputs_from_item(item),
     )
 
 
@@ -321,8 +375,11 @@ def listed_page(
     return [_listed_from_item(item) for item in items], more
 
 
-def put(result: EvaluationResult, scored: Sequence[ScoredPair]) -> None:
-    """Store the scored pairs, then the header that makes the result exist."""
+def put(
+    result: EvaluationResult, scored: Sequence[ScoredPair], pieces: Sequence[Piece] = ()
+) -> None:
+    """Store the scored pairs, then the header that makes the result exist (with `pieces`,
+    what it scored)."""
     pk = result_pk(result.tenant, result.results_id)
     result.scored_bytes = sum(pair.listed_bytes for pair in scored)
     requests = [{"PutRequest": {"Item": _scored_item(pk, pair)}} for pair in scored]
@@ -339,7 +396,10 @@ def put(result: EvaluationResult, scored: Sequence[ScoredPair]) -> None:
                 {
                     "Put": {
                         "TableName": _table(),
-                        "Item": _header_item(result),
+                        "Item": {
+                            **_header_item(result),
+                            **_selection_field(result.tenant, pieces),
+                        },
                         "ConditionExpression": "attribute_not_exists(pk)",
                     }
                 },
@@ -503,9 +563,10 @@ def _header_key(tenant: str, results_id: str) -> Item:
     return {"pk": s(result_pk(tenant, results_id)), "sk": s(HEADER_SK)}
 
 
-def running(result: EvaluationResult) -> Writes:
-    """The write that makes the result exist, running (with its job); refused when it exists."""
-    item = _header_item(result)
+def running(result: EvaluationResult, pieces: Sequence[Piece] = ()) -> Writes:
+    """The write that makes the result exist, running (with its job, and `pieces`, what it
+    scores); refused when it exists."""
+    item = {**_header_item(result), **_selection_field(result.tenant, pieces)}
     item["status"] = s(Status.RUNNING.value)
     put = {"TableName": _table(), "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}
     return Writes([{"Put": put}])
@@ -543,9 +604,9 @@ def completing(result: EvaluationResult) -> Writes:
     if histograms:
         expression += ", histograms = :histograms"
         values[":histograms"] = histograms["histograms"]
-    figures = _error_bars(result)
+    figures = {**_error_bars(result), **_inputs(result)}
     names = {"#status": "status", "#usage": "usage"}
-    for name in ("clustered", "judge_noise"):  # "clustered" is a reserved word
+    for name in ("clustered", "judge_noise", "inputs"):  # "clustered" is a reserved word
         if name in figures:
             expression += f", #{name} = :{name}"
             names[f"#{name}"] = name

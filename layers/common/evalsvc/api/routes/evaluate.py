@@ -24,6 +24,7 @@ from evalsvc.models.evaluations import (
     MetricScoreOut,
     QueuedOut,
     clustered_out,
+    inputs_out,
 )
 from evalsvc.models.jobs import Status
 from evalsvc.models.usage import usage_out
@@ -64,6 +65,7 @@ def v1_body(result: EvaluationResult) -> EvaluateOut:
             )
         ],
         usage=usage_out(result.usage),
+        inputs=inputs_out(result),
     )
 
 

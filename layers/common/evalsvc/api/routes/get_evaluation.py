@@ -22,6 +22,7 @@ from evalsvc.models.evaluations import (
     EvaluationResult,
     ScoredPair,
     clustered_out,
+    inputs_out,
 )
 from evalsvc.models.jobs import Status
 from evalsvc.models.usage import usage_out
@@ -167,6 +168,7 @@ def get_evaluation(
         **_error_bars(result),
         "human_critique": [_critique(c) for c in stored.critiques],
         "usage": usage_out(result.usage).model_dump(mode="json"),
+        "inputs": None if (inputs := inputs_out(result)) is None else inputs.model_dump(),
     }
     if result.failure:
         content["failure"] = result.failure

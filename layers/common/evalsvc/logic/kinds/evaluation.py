@@ -12,19 +12,21 @@ completed from the totals its chunks left.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
 from evalsvc.deadlines import Deadline
 from evalsvc.errors import Failure, OutOfTime, Unrecoverable
-from evalsvc.logic import chunks, jobs
+from evalsvc.logic import chunks, jobs, reproduce
 from evalsvc.logic.scored_pairs import score_pairs, summarize_totals, totals
 from evalsvc.models.datasets import DatasetHeader, Pair
 from evalsvc.models.evaluations import EVALUATION_JOBS, EvaluationResult, ScoredPair
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
 from evalsvc.models.metrics import judge_calls
 from evalsvc.observability import metrics
+from evalsvc.reproducibility import pair_digest, pairs_digest
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import configured_judge
 from evalsvc.scoring.metric import scorers_for
@@ -36,6 +38,8 @@ from evalsvc.usage import Usage
 
 # The kind's name (job id: the evaluation result's).
 EVALUATION = EVALUATION_JOBS
+# A chunk's totals: its pairs' digests (reproducibility.pair_digest), sorted, in base64.
+DIGESTS = "digests"
 
 
 def pairs_per_chunk(
@@ -93,7 +97,8 @@ def queued(
             **jobs.cap_params(max_cost),
         },
     )
-    return jobs.start(job, pieces, results_store.running(result), "evaluate again")
+    also = results_store.running(result, reproduce.cut_pieces(ords))
+    return jobs.start(job, pieces, also, "evaluate again")
 
 
 class Evaluations:
@@ -107,6 +112,8 @@ class Evaluations:
         if result is None:
             raise Unrecoverable(f"evaluation result {chunk.job_id!r} is missing")
         pairs = _read(chunk, result, job)
+        # What the chunk scored, for the result's pairs_digest: its pairs' digests, sorted.
+        digests = b"".join(sorted(pair_digest(pair) for pair in pairs))
         positions: Sequence[int] = range(chunk.start, chunk.start + len(pairs))
         stored: dict[str, ScoredPair] = {}
         if chunk.requeues or attempt > 1:
@@ -131,7 +138,10 @@ class Evaluations:
             index=chunk.index,
             pairs=len(everything),
             bytes=sum(pair.listed_bytes for pair in everything),
-            totals=totals(everything, len(result.definitions), result.cluster_by),
+            totals={
+                **totals(everything, len(result.definitions), result.cluster_by),
+                DIGESTS: base64.b64encode(digests).decode(),
+            },
         )
 
     def complete(self, job: Job, tallies: Iterable[Tally], spent: Usage) -> Writes:
@@ -139,11 +149,14 @@ class Evaluations:
         if result is None:
             raise Unrecoverable(f"evaluation result {job.job_id!r} is missing")
         counted = [0, 0]  # pairs, bytes
+        digests: list[bytes] = []  # 32 bytes a pair: 3.2 MB for 100,000
 
         def parts() -> Iterator[dict[str, Any]]:
             for tally in tallies:
                 counted[0] += tally.pairs
                 counted[1] += tally.bytes
+                chunk_digests = base64.b64decode(tally.totals.pop(DIGESTS, ""))
+                digests.extend(chunk_digests[k : k + 32] for k in range(0, len(chunk_digests), 32))
                 yield tally.totals
 
         # One pass over the tallies, a page at a time: what is held is bounded by the metrics
@@ -156,6 +169,10 @@ class Evaluations:
             )
         result.pairs_done = scored
         result.scored_bytes = counted[1]
+        if result.inputs is not None:
+            # Every chunk's digests, or none from a chunk counted before they were kept.
+            known = len(digests) == scored
+            result.inputs.pairs_digest = pairs_digest(digests) if known else None
         # What the request used before it queued the rest, and every delivery of every chunk.
         result.usage = result.usage + spent
         return results_store.completing(result)

@@ -25,8 +25,9 @@ shard in either part is fixed by a hash of its id.
 A dataset's pairs live under its current `version`. An overwrite writes the new pairs under a
 fresh version and then flips the header in one conditional transaction, so readers see the old
 dataset or the new one, and a failure before the flip leaves the old one intact. The old
-version's pairs are deleted after the flip; a reader checks that the header still names its
-version after reading.
+version is kept (history.py) for EVALSVC_VERSION_RETENTION_DAYS, for the results that scored
+it; a reader of the current dataset checks that the header still names its version after
+reading.
 
 `ord` is `<ms:013d>#<seq:08d>` for a written pair and `<ms:013d>#~<pair_id>` for an appended
 one: creation time, then order within the write or the id, unique in the version. So "newest N
@@ -34,11 +35,12 @@ pairs" and "created in the last N seconds" are key-range queries on the index, m
 shards. Appends write no item another append writes (appends.py).
 
 The package follows the seams: keys (keys, shards and order), codec (items), pointers, reads,
-versions (the one write-flip-discard path) and appends (one pair at a time).
+versions (the one write-flip-keep path), history (the versions kept after an overwrite, until
+their retention ends) and appends (one pair at a time).
 """
 
 from evalsvc.storage.datasets.appends import PromptMismatch, add_pair, create_for_prompt
-from evalsvc.storage.datasets.codec import TornRead
+from evalsvc.storage.datasets.codec import LISTED_PAIR_BYTES, TornRead
 from evalsvc.storage.datasets.keys import (
     Stored,
     dataset_pk,
@@ -58,10 +60,12 @@ from evalsvc.storage.datasets.reads import (
     get_header,
     get_pairs,
     get_pairs_within,
+    range_page,
     read_dataset,
     read_page,
     read_range,
     select_pairs,
+    stored_header,
 )
 from evalsvc.storage.datasets.versions import (
     discard_version,
@@ -71,6 +75,7 @@ from evalsvc.storage.datasets.versions import (
 )
 
 __all__ = [
+    "LISTED_PAIR_BYTES",
     "OverBudget",
     "PromptMismatch",
     "Selected",
@@ -91,11 +96,13 @@ __all__ = [
     "latest_dataset_id",
     "make_ord",
     "put_version_pairs",
+    "range_page",
     "read_dataset",
     "read_page",
     "read_range",
     "select_pairs",
     "shards_for",
+    "stored_header",
     "stored_as_read",
     "version_pk",
     "write_dataset",

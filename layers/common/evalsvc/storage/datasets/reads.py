@@ -135,7 +135,11 @@ def _query_pairs(
         return [], [], False
     bounds: list[str] = []
     values: dict[str, Any] = {}
-    if after is not None:
+    if after is not None and until_ord is not None:
+        # The least string above after.ord (ords are ASCII) up to until_ord.
+        bounds.append("#ord BETWEEN :lower AND :upper")
+        values.update({":lower": s(after.ord + "\x00"), ":upper": s(until_ord)})
+    elif after is not None:
         bounds.append("#ord > :lower")
         values[":lower"] = s(after.ord)
     elif since_ord is not None and until_ord is not None:
@@ -356,6 +360,55 @@ def select_pairs(
     return Selected(read, pairs, ords, sum(sizes))
 
 
+def stored_header(
+    tenant: str, kind: DatasetKind, dataset_id: str, stored: Stored
+) -> DatasetHeader:
+    """A header that reads the pairs of one version (`stored`), current or not: its counts,
+    times and prompt are not known."""
+    return DatasetHeader(
+        tenant=tenant,
+        kind=kind,
+        dataset_id=dataset_id,
+        system_prompt="",
+        created_ms=0,
+        updated_ms=0,
+        version=stored.version,
+        pair_count=0,
+        shards=stored.shards,
+        append_shards=stored.append_shards,
+        appended=stored.append_shards > 0,
+    )
+
+
+def range_page(
+    header: DatasetHeader,
+    first_ord: str,
+    last_ord: str,
+    members: Collection[bytes] | None,
+    *,
+    after_ord: str | None,
+    limit: int,
+    page_bytes: int,
+    keys_only: bool = False,
+) -> tuple[list[Pair], list[str], bool]:
+    """A page of the pairs of the header's version (stored_header) with `first_ord` <= ord <=
+    `last_ord` whose ords' fingerprints are among `members` (None: every pair of the range),
+    after `after_ord` when given, in dataset order: at most `limit`, and no more than make
+    `page_bytes` as listed (at least one). Returns them, their ords and whether more of the
+    range follow. TornRead when a pair's parts went while it was read."""
+    after = None if after_ord is None else PageCursor(header.version, after_ord, "")
+    return _query_pairs(
+        header,
+        after=after,
+        since_ord=first_ord,
+        until_ord=last_ord,
+        members=members,
+        limit=limit,
+        page_bytes=page_bytes,
+        keys_only=keys_only,
+    )
+
+
 def read_range(
     tenant: str,
     kind: DatasetKind,
@@ -372,19 +425,7 @@ def read_range(
     pair appended later can fall in the range; None takes every pair of the range), in dataset
     order. A version that was since replaced may be part-way deleted: callers compare the count
     with what they expect."""
-    header = DatasetHeader(
-        tenant=tenant,
-        kind=kind,
-        dataset_id=dataset_id,
-        system_prompt="",
-        created_ms=0,
-        updated_ms=0,
-        version=stored.version,
-        pair_count=0,
-        shards=stored.shards,
-        append_shards=stored.append_shards,
-        appended=stored.append_shards > 0,
-    )
+    header = stored_header(tenant, kind, dataset_id, stored)
     try:
         pairs, _, _ = _query_pairs(
             header, since_ord=first_ord, until_ord=last_ord, labels=labels, members=members

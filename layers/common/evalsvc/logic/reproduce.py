@@ -1,0 +1,214 @@
+"""Reproducible results (E7): what produced a result (`inputs`), the exact pairs it scored read
+back from the dataset version it pinned, whatever happened to the dataset since, and the texts
+a report shows of them.
+
+A result pins the version it read (`inputs`: its id, when it was made, its shards) and the
+pairs it took of it (`pieces`: runs of ords with the 8-byte fingerprints of the ords taken, so
+pairs appended later are left out), 8 bytes a pair and no text. The version is readable while
+the dataset's header names it, or while its record is kept (storage.datasets.history); past its
+retention every read is a 410 that names the day it expired.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import evalsvc
+from evalsvc import pricing
+from evalsvc.errors import Gone, InvalidInput, NotFound
+from evalsvc.identifiers import format_ms, now_ms
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.datasets import DatasetHeader, Pair, pair_bytes
+from evalsvc.models.evaluations import EvaluationResult, Piece, ResultInputs
+from evalsvc.reproducibility import definitions_sha256
+from evalsvc.scoring import checks, verdicts
+from evalsvc.scoring.judges import CachedJudge
+from evalsvc.storage import datasets as datasets_store
+from evalsvc.storage import results as results_store
+from evalsvc.storage.datasets import history
+
+# Pairs per piece of a pinned selection: 32 KB of fingerprints.
+PIECE_PAIRS = 4_096
+# GET /evaluation/{id}/pairs: the most pairs a page holds, and the most text it lists (a
+# Lambda answer is at most 6 MB; the texts are JSON-escaped on the way).
+MAX_PAGE_PAIRS = 1_000
+PAGE_BYTES = 2 * 1024 * 1024
+
+
+def cut_pieces(ords: Sequence[str]) -> list[Piece]:
+    """The pieces that name the pairs of `ords` (in dataset order), PIECE_PAIRS at a time."""
+    return [
+        Piece(
+            first_ord=ords[start],
+            last_ord=ords[min(start + PIECE_PAIRS, len(ords)) - 1],
+            count=len(ords[start : start + PIECE_PAIRS]),
+            members=b"".join(
+                datasets_store.fingerprint(o) for o in ords[start : start + PIECE_PAIRS]
+            ),
+        )
+        for start in range(0, len(ords), PIECE_PAIRS)
+    ]
+
+
+def inputs_for(
+    definitions: Sequence[str], header: DatasetHeader, judge: CachedJudge | None
+) -> ResultInputs:
+    """What a result scored with `definitions` over the version `header` was read at, judged
+    by `judge`, is produced by (its pairs_digest comes once its pairs are scored)."""
+    stored = datasets_store.stored_as_read(header)
+    judged = judge is not None and any(not checks.is_check(d) for d in definitions)
+    return ResultInputs(
+        dataset_version=stored.version,
+        version_ms=header.updated_ms,
+        shards=stored.shards,
+        append_shards=stored.append_shards,
+        definitions_sha256=definitions_sha256(definitions),
+        judge_model=judge.llm.name if judged and judge is not None else None,
+        judge_prompt_version=verdicts.PROMPT_VERSION if judged else None,
+        service_version=evalsvc.__version__,
+        prices_date=pricing.PRICES_AS_OF,
+    )
+
+
+# ---- the version a result pinned ----------------------------------------------------------------
+
+
+def _expired(result: EvaluationResult, expired_ms: int | None) -> Gone:
+    inputs = result.inputs
+    assert inputs is not None
+    when = f"on {format_ms(expired_ms)[:10]}" if expired_ms is not None else "before this read"
+    return Gone(
+        f"the version {inputs.dataset_version!r} of {result.dataset_kind.value} dataset "
+        f"{result.dataset_id!r} that evaluation {result.results_id!r} scored was replaced, kept "
+        f"for its retention, and expired {when}: its pairs are no longer kept"
+    )
+
+
+def pinned_header(tenant: str, result: EvaluationResult) -> DatasetHeader:
+    """A header that reads the version `result` scored, with the result's system prompt; Gone
+    when the result was stored before it pinned one, or the version is past its retention."""
+    inputs = result.inputs
+    if inputs is None:
+        raise Gone(
+            f"evaluation {result.results_id!r} was stored before results kept the pairs they "
+            "scored: evaluate the dataset again"
+        )
+    stored = datasets_store.Stored(inputs.dataset_version, inputs.shards, inputs.append_shards)
+    kind, dataset_id = result.dataset_kind, result.dataset_id
+    if not _readable(tenant, result):
+        record = history.get_record(
+            tenant, kind, dataset_id, inputs.dataset_version, inputs.version_ms
+        )
+        if record is None:
+            gone = history.get_gone(tenant, kind, dataset_id, inputs.dataset_version)
+            raise _expired(result, gone.expired_ms if gone else None)
+        raise _expired(result, record.expires_ms)
+    header = datasets_store.stored_header(tenant, kind, dataset_id, stored)
+    header.system_prompt = result.system_prompt
+    header.updated_ms = inputs.version_ms
+    return header
+
+
+def _readable(tenant: str, result: EvaluationResult) -> bool:
+    """Whether the version `result` pinned can be read now: the header names it, or its record
+    is kept and not expired (TTL removes the record before any of its pairs goes)."""
+    inputs = result.inputs
+    assert inputs is not None
+    kind, dataset_id = result.dataset_kind, result.dataset_id
+    if datasets_store.current_version(tenant, kind, dataset_id) == inputs.dataset_version:
+        return True
+    record = history.get_record(tenant, kind, dataset_id, inputs.dataset_version, inputs.version_ms)
+    return record is not None and not record.expired(now_ms())
+
+
+def still_readable(tenant: str, result: EvaluationResult) -> None:
+    """After reading the pinned version: Gone when it expired meanwhile (what was read may be
+    part-way purged)."""
+    if not _readable(tenant, result):
+        pinned_header(tenant, result)  # raises, naming the expiry
+
+
+# ---- GET /evaluation/{id}/pairs -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PairsPage:
+    pairs: list[Pair]
+    next_cursor: str | None
+
+
+def _cursor(piece: int, after_ord: str | None) -> str:
+    raw = f"{piece}|{after_ord or ''}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _parse_cursor(cursor: str, pieces: Sequence[Piece]) -> tuple[int, str | None]:
+    bad = InvalidInput(
+        "cursor is not one this evaluation's pairs gave: pass next_cursor as it was returned"
+    )
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise bad from None
+    piece_text, _, after = raw.partition("|")
+    if not piece_text.isdigit() or len(piece_text) > 6 or int(piece_text) >= len(pieces):
+        raise bad
+    piece = pieces[int(piece_text)]
+    if after and not piece.first_ord <= after <= piece.last_ord:
+        raise bad
+    return int(piece_text), after or None
+
+
+def _scored(tenant: str, results_id: str) -> EvaluationResult:
+    result = results_store.get(tenant, results_id)
+    if result is None:
+        raise NotFound(f"no evaluation result with id {results_id!r}")
+    return result
+
+
+def pairs_page(identity: Identity, results_id: str, limit: int, cursor: str | None) -> PairsPage:
+    """A page of the pairs evaluation `results_id` scored, in dataset order, as they were when
+    it scored them: at most `limit`, and PAGE_BYTES of text (at least one pair)."""
+    tenant = identity.tenant
+    result = _scored(tenant, results_id)
+    header = pinned_header(tenant, result)
+    pieces = results_store.selection(tenant, results_id)
+    if not pieces:
+        raise Gone(
+            f"evaluation {results_id!r} was stored before results kept the pairs they scored: "
+            "evaluate the dataset again"
+        )
+    index, after = (0, None) if cursor is None else _parse_cursor(cursor, pieces)
+    pairs: list[Pair] = []
+    left_bytes = PAGE_BYTES
+    next_cursor = None
+    while index < len(pieces):
+        piece = pieces[index]
+        got, ords, more = datasets_store.range_page(
+            header,
+            piece.first_ord,
+            piece.last_ord,
+            _members(piece),
+            after_ord=after,
+            limit=limit - len(pairs),
+            page_bytes=left_bytes,
+        )
+        pairs += got
+        left_bytes -= sum(pair_bytes(p) + datasets_store.LISTED_PAIR_BYTES for p in got)
+        if more:
+            next_cursor = _cursor(index, ords[-1] if ords else after)
+            break
+        index, after = index + 1, None
+        if len(pairs) >= limit or left_bytes <= 0:
+            next_cursor = _cursor(index, None) if index < len(pieces) else None
+            break
+    still_readable(tenant, result)
+    return PairsPage(pairs, next_cursor)
+
+
+def _members(piece: Piece) -> frozenset[bytes]:
+    m = piece.members
+    return frozenset(m[k : k + 8] for k in range(0, len(m), 8))
