@@ -20,6 +20,7 @@ from evalsvc.models.datasets import (
 from evalsvc.models.evaluations import PairQuery
 from evalsvc.observability import logger, metrics
 from evalsvc.storage import datasets as store
+from evalsvc.storage.datasets import history
 
 _PROMPT_ATTEMPTS = 4
 DEFAULT_PAGE_SIZE = 1000
@@ -287,3 +288,58 @@ def import_synthetic_dataset(
         is_new=dataset_id is None,
         on_progress=on_progress,
     )
+
+
+# ---- versions (E7) --------------------------------------------------------------------------------
+
+DEFAULT_VERSIONS_PAGE = 20
+MAX_VERSIONS_PAGE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class VersionsPage:
+    versions: list[history.VersionRecord]
+    next_cursor: str | None
+
+
+def _versions_cursor(record: history.VersionRecord) -> str:
+    return f"{record.created_ms}.{record.version}"
+
+
+def _parse_versions_cursor(cursor: str) -> tuple[int, str]:
+    ms, dot, version = cursor.partition(".")
+    if not (dot and ms.isdigit() and len(ms) <= 13 and version.isalnum() and len(version) <= 64):
+        raise InvalidInput(
+            "cursor is not one this dataset's versions gave: pass next_cursor as it was returned"
+        )
+    return int(ms), version
+
+
+def list_versions(
+    identity: Identity, kind: DatasetKind, dataset_id: str, limit: int, cursor: str | None
+) -> VersionsPage:
+    """The dataset's versions, newest first: the one it holds now (first, without a cursor),
+    then those an overwrite replaced, kept for EVALSVC_VERSION_RETENTION_DAYS (an expired one is
+    not listed). At most `limit`; next_cursor when more follow."""
+    header = get_header(identity, kind, dataset_id)
+    listed: list[history.VersionRecord] = []
+    before = None
+    if cursor is None:
+        listed.append(history.current(header))
+    else:
+        before = _parse_versions_cursor(cursor)
+    now = now_ms()
+    more = True
+    while more:
+        # One more than fits, to know whether a next page has anything.
+        page, more = store.replaced_page(
+            identity.tenant, kind, dataset_id, limit + 1 - len(listed), before
+        )
+        if page:
+            before = (page[-1].created_ms, page[-1].version)
+        listed += [record for record in page if not record.expired(now)]
+        if len(listed) > limit:
+            del listed[limit:]
+            return VersionsPage(listed, _versions_cursor(listed[-1]))
+    return VersionsPage(listed, None)
+    return VersionsPage(listed, next_cursor)

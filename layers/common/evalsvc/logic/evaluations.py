@@ -10,7 +10,14 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from evalsvc.deadlines import Deadline
-from evalsvc.errors import DomainError, Failure, OutOfTime, StillRunning, StorageUnavailable
+from evalsvc.errors import (
+    DomainError,
+    Failure,
+    NotFound,
+    OutOfTime,
+    StillRunning,
+    StorageUnavailable,
+)
 from evalsvc.identifiers import job_id, new_id, now_ms
 from evalsvc.logic import datasets as dataset_logic
 from evalsvc.logic import dispatch, estimates, reproduce, spending
@@ -22,7 +29,7 @@ from evalsvc.logic.results import fill_lowest_reasons
 from evalsvc.logic.scored_pairs import score_pairs, summarize_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader
-from evalsvc.models.evaluations import EvaluateIn, EvaluationResult
+from evalsvc.models.evaluations import EvaluateIn, EvaluationResult, RerunIn
 from evalsvc.models.jobs import Job, Status
 from evalsvc.models.metrics import judge_calls
 from evalsvc.observability import logger, metrics
@@ -74,6 +81,28 @@ def evaluate(
         )
 
 
+def rerun(
+    identity: Identity,
+    results_id: str,
+    body: RerunIn,
+    deadline: Deadline,
+    *,
+    respond_async: bool = False,
+    wait_seconds: float = 0.0,
+    request_key: str | None = None,
+) -> EvaluationResult:
+    """POST /evaluation/{id}/rerun: a new evaluation of exactly the pairs result `results_id`
+    scored (read from the dataset version it pinned), with its metric definitions, cluster_by
+    and judge_samples, run and answered as POST /evaluate's. Gone (410) when that version is
+    past its retention."""
+    cap = None if body.max_cost_usd is None else Decimal(str(body.max_cost_usd))
+    with spending.session(identity.tenant, ROUTE, deadline.left(), cap) as spend:
+        work = _Rerun(identity, results_id, deadline, request_key, spend)
+        return dispatch.submit(
+            work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
+        )
+
+
 class _Evaluation:
     """One POST /evaluate as dispatch runs it. Everything that can refuse the request without
     reading a pair (the dataset's id, the metrics set, a question with no judge configured) is
@@ -108,11 +137,15 @@ class _Evaluation:
             cluster_by=body.cluster_by,
             judge_samples=body.judge_samples,
         )
-        needs_judge = any(not checks.is_check(d) for d in metrics_set.definitions)
-        self.judge = configured_judge(identity.tenant, deadline) if needs_judge else None
-        # A question with no judge configured is a 400 before any pair is read.
-        self.metrics = scorers_for(metrics_set.definitions, self.judge, body.judge_samples)
+        self._configure(deadline)
         self._header: DatasetHeader | None = None
+
+    def _configure(self, deadline: Deadline) -> None:
+        result = self.result
+        needs_judge = any(not checks.is_check(d) for d in result.definitions)
+        self.judge = configured_judge(result.tenant, deadline) if needs_judge else None
+        # A question with no judge configured is a 400 before any pair is read.
+        self.metrics = scorers_for(result.definitions, self.judge, result.judge_samples)
 
     # ---- what dispatch reads -------------------------------------------------------------------
 
@@ -272,3 +305,68 @@ class _Evaluation:
             retry_after_seconds=10,
             location=f"evaluation/{job.job_id}",
         )
+
+
+class _Rerun(_Evaluation):
+    """POST /evaluation/{id}/rerun as dispatch runs it: an evaluation whose selection is the
+    pairs another result scored, read from the version it pinned (logic.reproduce), and whose
+    metrics are the definitions it was scored with (the metrics set may have changed since)."""
+
+    def __init__(
+        self,
+        identity: Identity,
+        results_id: str,
+        deadline: Deadline,
+        key: str | None,
+        spend: spending.Spending,
+    ) -> None:
+        self.identity = identity
+        self.query = None
+        self.key = key
+        self.max_cost, self.spend = spend.max_cost, spend
+        original = results_store.get(identity.tenant, results_id)
+        if original is None:
+            raise NotFound(f"no evaluation result with id {results_id!r}")
+        self.original = original
+        # Gone, before anything is read or asked, when its version is past retention.
+        self.pinned = reproduce.pinned_header(identity.tenant, original)
+        self.pieces = reproduce.pieces_of(identity.tenant, original)
+        self.result = EvaluationResult(
+            tenant=identity.tenant,
+            results_id=new_id("ev_"),
+            created_ms=now_ms(),
+            dataset_id=original.dataset_id,
+            dataset_kind=original.dataset_kind,
+            metrics_id=original.metrics_id,
+            definitions=list(original.definitions),
+            system_prompt="",
+            pair_count=0,
+            summaries=[],
+            cluster_by=original.cluster_by,
+            judge_samples=original.judge_samples,
+        )
+        self._configure(deadline)
+        self._keys: Selection | None = None
+
+    def size(self) -> tuple[int, int | None]:
+        # The keys (and sizes) of the pinned pairs: what the selection weighs, read once.
+        self._keys = self._read(keys_only=True)
+        self.pinned.pair_count, self.pinned.bytes = self._keys.count, self._keys.bytes
+        return self._keys.count, self._keys.bytes
+
+    def _read(self, *, keys_only: bool) -> Selection:
+        pairs, ords, size = reproduce.read_pinned(
+            self.identity.tenant, self.original, self.pinned, self.pieces, keys_only=keys_only
+        )
+        return Selection(self.pinned, pairs, ords, keys_only, size)
+
+    def select(self, *, keys_only: bool) -> Selection:
+        keys, self._keys = self._keys, None
+        if keys is None:
+            return self._read(keys_only=keys_only)
+        return keys if keys_only else self.with_texts(keys)
+
+    def with_texts(self, selection: Selection) -> Selection:
+        if not selection.keys_only:
+            return selection
+        return self._read(keys_only=False)

@@ -209,6 +209,42 @@ def pairs_page(identity: Identity, results_id: str, limit: int, cursor: str | No
     return PairsPage(pairs, next_cursor)
 
 
+def pieces_of(tenant: str, result: EvaluationResult) -> list[Piece]:
+    """The pieces of what `result` scored; Gone for a result stored before they were kept."""
+    pieces = results_store.selection(tenant, result.results_id)
+    if not pieces:
+        raise Gone(
+            f"evaluation {result.results_id!r} was stored before results kept the pairs they "
+            "scored: evaluate the dataset again"
+        )
+    return pieces
+
+
+def read_pinned(
+    tenant: str,
+    result: EvaluationResult,
+    header: DatasetHeader,
+    pieces: Sequence[Piece],
+    *,
+    keys_only: bool,
+) -> tuple[list[Pair], list[str], int]:
+    """Every pair `result` scored (ids alone when `keys_only`), in dataset order, from its
+    pinned version (`header`: pinned_header): the pairs, their ords and their pair_bytes in
+    all. Gone when the version expired while it was read."""
+    runs = [(p.first_ord, p.last_ord, _members(p)) for p in pieces]
+    try:
+        pairs, ords, size = datasets_store.read_runs(header, runs, keys_only=keys_only)
+    except datasets_store.TornRead:
+        pairs, ords, size = [], [], 0
+    if len(pairs) != sum(p.count for p in pieces):
+        still_readable(tenant, result)
+        raise Gone(
+            f"the pairs evaluation {result.results_id!r} scored are no longer all kept: "
+            f"{len(pairs)} of {sum(p.count for p in pieces)} were found"
+        )
+    return pairs, ords, size
+
+
 def _members(piece: Piece) -> frozenset[bytes]:
     m = piece.members
     return frozenset(m[k : k + 8] for k in range(0, len(m), 8))

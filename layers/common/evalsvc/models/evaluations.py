@@ -54,6 +54,15 @@ class PairQuery(BaseModel):
     last_n_seconds: int | None = Field(default=None, ge=1, le=MAX_LAST_N_SECONDS)
 
 
+class RerunIn(BaseModel):
+    """POST /evaluation/{id}/rerun: the same pairs, metric definitions and judge settings as
+    the result; only a cost cap may be given."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    max_cost_usd: float | None = max_cost_usd_field("POST /evaluate/estimate")
+
+
 class EvaluateIn(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
 

@@ -41,6 +41,7 @@ their retention ends) and appends (one pair at a time).
 
 from evalsvc.storage.datasets.appends import PromptMismatch, add_pair, create_for_prompt
 from evalsvc.storage.datasets.codec import LISTED_PAIR_BYTES, TornRead
+from evalsvc.storage.datasets.history import replaced_page
 from evalsvc.storage.datasets.keys import (
     Stored,
     dataset_pk,
@@ -64,6 +65,7 @@ from evalsvc.storage.datasets.reads import (
     read_dataset,
     read_page,
     read_range,
+    read_runs,
     select_pairs,
     stored_header,
 )
@@ -100,6 +102,8 @@ __all__ = [
     "read_dataset",
     "read_page",
     "read_range",
+    "replaced_page",
+    "read_runs",
     "select_pairs",
     "shards_for",
     "stored_header",

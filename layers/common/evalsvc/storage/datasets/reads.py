@@ -409,6 +409,33 @@ def range_page(
     )
 
 
+def read_runs(
+    header: DatasetHeader,
+    runs: Sequence[tuple[str, str, Collection[bytes]]],
+    *,
+    keys_only: bool = False,
+) -> tuple[list[Pair], list[str], int]:
+    """The pairs of the header's version (stored_header) in each run (first ord, last ord, the
+    fingerprints of the ords taken), in dataset order: the pairs (ids alone when `keys_only`),
+    their ords and their pair_bytes in all. TornRead when a pair's parts went while it was
+    read."""
+    pairs: list[Pair] = []
+    ords: list[str] = []
+    sizes: list[int] = []
+    for first, last, members in runs:
+        got, got_ords, _ = _query_pairs(
+            header,
+            since_ord=first,
+            until_ord=last,
+            members=members,
+            keys_only=keys_only,
+            sizes=sizes,
+        )
+        pairs += got
+        ords += got_ords
+    return pairs, ords, sum(sizes)
+
+
 def read_range(
     tenant: str,
     kind: DatasetKind,
