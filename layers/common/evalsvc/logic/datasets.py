@@ -342,4 +342,3 @@ def list_versions(
             del listed[limit:]
             return VersionsPage(listed, _versions_cursor(listed[-1]))
     return VersionsPage(listed, None)
-    return VersionsPage(listed, next_cursor)
