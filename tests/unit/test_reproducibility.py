@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import random
+import tomllib
+from pathlib import Path
 
+import evalsvc
 import pytest
+from evalsvc.logic import reproduce
 from evalsvc.models.datasets import Pair
-from evalsvc.reproducibility import pair_digest, pairs_digest
+from evalsvc.reproducibility import definitions_sha256, pair_digest, pairs_digest
+from evalsvc.storage.datasets import fingerprint
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -96,3 +102,38 @@ def test_texts_at_the_limits_in_4_byte_utf8_and_lone_surrogates() -> None:
 def test_a_digest_of_the_wrong_size_is_refused() -> None:
     with pytest.raises(ValueError):
         pairs_digest([b"short"])
+
+
+def test_the_definitions_digest_is_sha256_of_their_json_list() -> None:
+    definitions = ["Is it polite?", "contains:é"]
+    expected = hashlib.sha256('["Is it polite?","contains:é"]'.encode()).hexdigest()
+    assert definitions_sha256(definitions) == expected
+    # Order is part of what was scored: metric k is the k-th definition
+    assert definitions_sha256(list(reversed(definitions))) != expected
+    assert definitions_sha256(["a", "b"]) != definitions_sha256(["a,b"])
+
+
+def test_the_service_version_is_the_one_pyproject_names() -> None:
+    with open(Path(__file__).parents[2] / "pyproject.toml", "rb") as f:
+        assert tomllib.load(f)["project"]["version"] == evalsvc.__version__
+
+
+@settings(max_examples=100)
+@given(st.lists(st.integers(0, 10**6), min_size=1, max_size=40, unique=True), st.integers(1, 7))
+def test_pieces_name_every_pair_once_in_order(seqs: list[int], size: int) -> None:
+    ords = [f"{1700000000000:013d}#{s:08d}" for s in sorted(seqs)]
+    original = reproduce.PIECE_PAIRS
+    reproduce.PIECE_PAIRS = size
+    try:
+        pieces = reproduce.cut_pieces(ords)
+    finally:
+        reproduce.PIECE_PAIRS = original
+    assert sum(p.count for p in pieces) == len(ords)
+    assert all(p.count <= size and len(p.members) == 8 * p.count for p in pieces)
+    start = 0
+    for piece in pieces:
+        taken = ords[start : start + piece.count]
+        assert (piece.first_ord, piece.last_ord) == (taken[0], taken[-1])
+        assert piece.members == b"".join(fingerprint(o) for o in taken)
+        start += piece.count
+    assert all(a.last_ord < b.first_ord for a, b in itertools.pairwise(pieces))

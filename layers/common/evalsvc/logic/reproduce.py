@@ -73,7 +73,7 @@ def inputs_for(
     )
 
 
-# ---- the version a result pinned ----------------------------------------------------------------
+# ---- the version a result pinned ---------------------------------------------------------------
 
 
 def _expired(result: EvaluationResult, expired_ms: int | None) -> Gone:
@@ -131,7 +131,7 @@ def still_readable(tenant: str, result: EvaluationResult) -> None:
         pinned_header(tenant, result)  # raises, naming the expiry
 
 
-# ---- GET /evaluation/{id}/pairs -----------------------------------------------------------------
+# ---- GET /evaluation/{id}/pairs -------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

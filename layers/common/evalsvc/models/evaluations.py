@@ -366,7 +366,7 @@ class InputsOut(BaseModel):
     )
     pairs_digest: str | None = Field(
         description="SHA-256 (hex) of the pairs the result scored, in the canonical form of "
-        "docs/design.md (\"Reproducible results\"): equal for two results over the same pairs "
+        'docs/design.md ("Reproducible results"): equal for two results over the same pairs '
         "whatever happened to the dataset between; null until every pair is scored"
     )
     metrics_id: str

@@ -49,8 +49,7 @@ from evalsvc.models.evaluations import (
     ResultInputs,
     ScoredPair,
 )
-from evalsvc.models.jobs import members_from_text, members_text
-from evalsvc.models.jobs import Status
+from evalsvc.models.jobs import Status, members_from_text, members_text
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 from evalsvc.stats import Summary

@@ -360,9 +360,7 @@ def select_pairs(
     return Selected(read, pairs, ords, sum(sizes))
 
 
-def stored_header(
-    tenant: str, kind: DatasetKind, dataset_id: str, stored: Stored
-) -> DatasetHeader:
+def stored_header(tenant: str, kind: DatasetKind, dataset_id: str, stored: Stored) -> DatasetHeader:
     """A header that reads the pairs of one version (`stored`), current or not: its counts,
     times and prompt are not known."""
     return DatasetHeader(
