@@ -131,7 +131,7 @@ def still_readable(tenant: str, result: EvaluationResult) -> None:
         pinned_header(tenant, result)  # raises, naming the expiry
 
 
-# ---- GET /evaluation/{id}/pairs -------------------------------------------------------------------
+# ---- GET /evaluation/{id}/pairs ------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
