@@ -41,6 +41,7 @@ from evalsvc.settings import get_settings
 from evalsvc.storage import results as results_store
 
 ROUTE = "POST /evaluate"
+RERUN_ROUTE = "POST /evaluation/{id}/rerun"
 
 
 def runs_inline(
@@ -96,7 +97,7 @@ def rerun(
     and judge_samples, run and answered as POST /evaluate's. Gone (410) when that version is
     past its retention."""
     cap = None if body.max_cost_usd is None else Decimal(str(body.max_cost_usd))
-    with spending.session(identity.tenant, ROUTE, deadline.left(), cap) as spend:
+    with spending.session(identity.tenant, RERUN_ROUTE, deadline.left(), cap) as spend:
         work = _Rerun(identity, results_id, deadline, request_key, spend)
         return dispatch.submit(
             work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
