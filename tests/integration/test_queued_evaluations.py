@@ -16,7 +16,7 @@ from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import results as results_store
 from evalsvc_tools.local.workers import QueueConsumer, drain
 
-from tests import pathological
+from tests import dataset_stream, pathological
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, service_env
 from tests.integration.conftest import Tenant
@@ -309,13 +309,30 @@ def test_an_unreadable_message_is_dead_lettered_and_dropped(work: Work) -> None:
     assert work.waiting() == 0 and work.waiting(work.dead_letter_url) == 0
 
 
-def test_overwriting_the_dataset_mid_evaluation_fails_it_with_the_reason(
+def test_overwriting_the_dataset_mid_evaluation_scores_the_version_it_started_on(
     acme: Tenant, work: Work
 ) -> None:
     seed(acme, 1000)
     results_id = queue_async(acme)
     work.deliver(1)
-    seed(acme, 1000)  # a new version; the old one's pairs are deleted
+    # a new version of other pairs; the one being evaluated is kept (E7)
+    new = {"data": [{"id": "other", "input": "i", "output": "o"}]}
+    assert acme.post("/data/seed/big", new).status_code == 200
+
+    work.drain()
+
+    done = read(acme, results_id)
+    assert (done["status"], done["pairs_done"], done["pair_count"]) == ("complete", 1000, 1000)
+
+
+def test_an_evaluation_whose_version_was_purged_meanwhile_fails_with_the_reason(
+    acme: Tenant, work: Work
+) -> None:
+    seed(acme, 1000)
+    results_id = queue_async(acme)
+    work.deliver(1)
+    seed(acme, 1000)  # a new version; the one being evaluated is kept...
+    dataset_stream.expire_all("acme", "big")  # ...until its retention ends
 
     work.drain()
 
