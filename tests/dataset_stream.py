@@ -1,6 +1,10 @@
 """The datasets table's stream as the purge of expired versions sees it. moto has neither TTL
 nor streams: a test removes a version record itself, as TTL would, and hands the purge's
-handler the record the stream would send (events/purge_versions.json, its image replaced)."""
+handler the record the stream would send (events/purge_versions.json, its image replaced).
+
+What stands for DynamoDB here reads and deletes through a client of its own, not the
+service's, so tests that record the service's calls (test_granted_calls.py) see only the
+purge's."""
 
 from __future__ import annotations
 
@@ -8,8 +12,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+import boto3
 from evalsvc.models.datasets import DatasetKind
-from evalsvc.storage import dynamo
 from evalsvc.storage.datasets import history, keys
 from evalsvc.storage.datasets.history import VersionRecord
 
@@ -18,11 +22,24 @@ from tests.lambda_support import LambdaContext, handler_of, load_event
 SEED = DatasetKind.SEED
 
 
+def _client() -> Any:
+    return boto3.client("dynamodb", region_name="us-east-1")
+
+
 def records(tenant: str, dataset_id: str, kind: DatasetKind = SEED) -> list[VersionRecord]:
     """The records of the dataset's kept versions, newest first."""
-    found, more = history.replaced_page(tenant, kind, dataset_id, 100, None)
-    assert not more
-    return found
+    response = _client().query(
+        TableName=keys.table(),
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues={
+            ":pk": {"S": keys.dataset_pk(tenant, kind, dataset_id)},
+            ":prefix": {"S": history.RECORD_PREFIX},
+        },
+        ScanIndexForward=False,
+        ConsistentRead=True,
+    )
+    assert "LastEvaluatedKey" not in response
+    return [history.record_from_item(item) for item in response["Items"]]
 
 
 def record_item(
@@ -33,8 +50,7 @@ def record_item(
         "pk": {"S": keys.dataset_pk(tenant, kind, dataset_id)},
         "sk": {"S": history.record_sk(record.created_ms, record.version)},
     }
-    item = dynamo.get_item(keys.table(), key)
-    assert item is not None
+    item: dict[str, Any] = _client().get_item(TableName=keys.table(), Key=key)["Item"]
     return item
 
 
@@ -43,9 +59,11 @@ def version_items(
 ) -> list[dict[str, Any]]:
     """Every item of a version: under its own key (one written shard) or its shards' keys."""
     key = keys.version_pk(tenant, kind, dataset_id, version)
+    pages = _client().get_paginator("scan").paginate(TableName=keys.table())
     return [
         item
-        for item in dynamo.scan_all(keys.table())
+        for page in pages
+        for item in page["Items"]
         if item["pk"]["S"] == key or item["pk"]["S"].startswith(key + "#")
     ]
 
@@ -74,7 +92,7 @@ class Stream:
         """What TTL does when `record` expires: the item goes, and the stream records that."""
         item = record_item(tenant, dataset_id, record, kind)
         key = {"pk": item["pk"], "sk": item["sk"]}
-        dynamo.call("delete_item", TableName=keys.table(), Key=key)
+        _client().delete_item(TableName=keys.table(), Key=key)
         return self.removal(item)
 
 
