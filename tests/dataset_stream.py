@@ -76,6 +76,7 @@ class Stream:
 
     def removal(self, item: dict[str, Any], *, by_ttl: bool = True) -> dict[str, Any]:
         """The stream's record of `item`'s removal (by TTL, or by a caller)."""
+        record: dict[str, Any]
         (record,) = copy.deepcopy(load_event("purge_versions")["Records"])
         self.sequence += 1
         record["eventID"] = f"{self.sequence:032x}"

@@ -13,7 +13,7 @@ from evalsvc.errors import StorageUnavailable
 from evalsvc.models.datasets import DatasetKind, Pair
 from evalsvc.storage import datasets as store
 from evalsvc.storage import dynamo
-from evalsvc.storage.datasets import history, keys, versions
+from evalsvc.storage.datasets import history, keys
 from evalsvc.storage.datasets.codec import INLINE_LIMIT
 
 from tests.dataset_stream import (
@@ -179,7 +179,7 @@ def test_a_purge_that_fails_is_the_only_record_of_its_batch_reported(
             raise StorageUnavailable("storage kept refusing 2 writes after 8 attempts; retry")
         batch_write(table, requests, **kwargs)
 
-    monkeypatch.setattr(versions.dynamo, "batch_write", refusing)
+    monkeypatch.setattr(dynamo, "batch_write", refusing)
 
     # When the stream delivers both in one batch
     failed = purge(first, second)
@@ -193,7 +193,7 @@ def test_a_purge_that_fails_is_the_only_record_of_its_batch_reported(
 
     # And when storage recovers, the retry (from the failed record on) purges it, harmlessly
     # delivering the second again
-    monkeypatch.setattr(versions.dynamo, "batch_write", batch_write)
+    monkeypatch.setattr(dynamo, "batch_write", batch_write)
     assert purge(first, second) == []
     assert version_items("acme", "broken", broken) == []
     assert history.get_gone("acme", SEED, "broken", broken) is not None
