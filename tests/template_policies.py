@@ -40,13 +40,22 @@ def actions(statement: dict[str, Any]) -> list[str]:
 
 
 def dynamodb_target(resource: Any) -> str:
-    """`Table` for !GetAtt Table.Arn, `Table/index/name` for !Sub "${Table.Arn}/index/name"."""
+    """`Table` for !GetAtt Table.Arn, `Table/index/name` for !Sub "${Table.Arn}/index/name",
+    `Table/stream` for !GetAtt Table.StreamArn and !Sub "${Table.Arn}/stream/*" (its streams:
+    a table has one at a time)."""
     if isinstance(resource, dict) and "Fn::GetAtt" in resource:
         attribute = resource["Fn::GetAtt"]
-        name = attribute[0] if isinstance(attribute, list) else attribute.removesuffix(".Arn")
-        return str(name)
+        if isinstance(attribute, list):
+            name, field = attribute
+        else:
+            name, _, field = str(attribute).partition(".")
+        assert field in ("Arn", "StreamArn"), resource
+        return f"{name}/stream" if field == "StreamArn" else str(name)
     if isinstance(resource, dict) and "Fn::Sub" in resource:
         text = str(resource["Fn::Sub"])
+        if text.endswith(".Arn}/stream/*"):
+            assert text.startswith("${") and text.count("${") == 1, text
+            return f"{text[2:].removesuffix('.Arn}/stream/*')}/stream"
         table, _, index = text.partition(".Arn}/index/")
         assert table.startswith("${") and index and "*" not in index, text
         return f"{table[2:]}/index/{index}"

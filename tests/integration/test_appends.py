@@ -13,6 +13,7 @@ from evalsvc.storage import datasets as store
 from evalsvc.storage import dynamo
 from evalsvc.storage.datasets import appends, keys
 
+from tests import dataset_stream
 from tests.integration.conftest import Tenant, ok
 
 SEED = DatasetKind.SEED
@@ -184,16 +185,25 @@ def test_a_version_stored_before_pairs_were_spread_is_read_and_appended_to(
     header = store.get_header("acme", SEED, "old")
     assert header is not None and header.shards == 1 and header.pair_count == 3
     assert header.bytes == 10 + 4
-    # And an overwrite replaces it entirely
+    # And an overwrite replaces it entirely: kept as it was (its one key, its count) until its
+    # retention ends, then purged whole
     ok(acme.post("/data/seed/old", {"data": [{"id": "n", "input": "i", "output": "o"}]}))
-    leftover = list(
-        dynamo.query_items(
-            TableName=table,
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": version_key}},
+
+    def left() -> list[dict[str, dict[str, str]]]:
+        return list(
+            dynamo.query_items(
+                TableName=table,
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": version_key}},
+            )
         )
-    )
-    assert leftover == []
+
+    assert sorted(item["sk"]["S"] for item in left()) == ["count", "p#p0", "p#p1", "p#p2"]
+    (record,) = dataset_stream.records("acme", "old")
+    assert (record.version, record.shards, record.append_shards, record.pairs) == ("v1", 1, 0, 3)
+    dataset_stream.expire_all("acme", "old")
+    assert left() == []
+    assert [p["id"] for p in acme.get("/data/seed/old").json()["data"]] == ["n"]
 
 
 def test_a_pair_at_the_field_limits_is_appended_whole_in_its_parts(

@@ -27,6 +27,7 @@ from evalsvc.storage.datasets import keys, versions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests import dataset_stream
 from tests.integration.conftest import Tenant
 
 SEED = DatasetKind.SEED
@@ -337,7 +338,7 @@ def test_a_small_version_is_read_with_one_query(acme: Tenant) -> None:
 # ---- overwrites ---------------------------------------------------------------------------------
 
 
-def test_an_overwrite_deletes_pairs_appended_after_it_read_the_header(
+def test_an_overwrite_records_pairs_appended_after_it_read_the_header_and_the_purge_removes_them(
     acme: Tenant, tables: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a dataset never appended to, and an overwrite that reads its header, then (while
@@ -356,14 +357,26 @@ def test_an_overwrite_deletes_pairs_appended_after_it_read_the_header(
     # When the overwrite commits
     store.write_dataset("acme", SEED, "ds", [_pair("new")], "")
 
-    # Then the old version is gone whole, its append shards too
+    # Then the dataset is the new version, and the old one is kept, recorded with its append
+    # shards and the pair appended to it: it reads whole by its record
     _, pairs = store.read_dataset("acme", SEED, "ds", 10**9)
     assert [p.id for p in pairs] == ["new"]
+    (record,) = dataset_stream.records("acme", "ds")
+    assert record.version == old.version and record.pairs == 2
+    assert (record.shards, record.append_shards) == (1, old.append_shards)
+    assert record.append_shards == get_settings().dataset_shards
+    kept = store.read_range("acme", SEED, "ds", record.stored, "0", "~", None)
+    assert sorted(p.id for p in kept) == ["appended", "old"]
+
+    # And when its retention ends, the purge removes it whole, its append shards too
+    dataset_stream.expire_all("acme", "ds")
     old_key = keys.version_pk("acme", SEED, "ds", old.version)
     assert _items_by_pk(tables["DATASETS_TABLE"], old_key) == {}
+    _, pairs = store.read_dataset("acme", SEED, "ds", 10**9)
+    assert [p.id for p in pairs] == ["new"]
 
 
-def test_an_overwrite_of_an_appended_version_deletes_both_parts(
+def test_an_overwrite_of_an_appended_version_keeps_both_parts_until_the_purge(
     acme: Tenant, tables: dict[str, str]
 ) -> None:
     store.write_dataset("acme", SEED, "ds", [_pair(f"w{i}") for i in range(5)], "")
@@ -374,10 +387,17 @@ def test_an_overwrite_of_an_appended_version_deletes_both_parts(
 
     store.write_dataset("acme", SEED, "ds", [], "")
 
-    old_key = keys.version_pk("acme", SEED, "ds", old.version)
-    assert _items_by_pk(tables["DATASETS_TABLE"], old_key) == {}
     header, pairs = store.read_dataset("acme", SEED, "ds", 10**9)
     assert pairs == [] and header.pair_count == 0
+    old_key = keys.version_pk("acme", SEED, "ds", old.version)
+    kept = _items_by_pk(tables["DATASETS_TABLE"], old_key)
+    assert sum(len(_pair_ids(items)) for items in kept.values()) == 25
+    (record,) = dataset_stream.records("acme", "ds")
+    assert (record.pairs, record.append_shards) == (25, old.append_shards)
+
+    dataset_stream.expire_all("acme", "ds")
+
+    assert _items_by_pk(tables["DATASETS_TABLE"], old_key) == {}
 
 
 # ---- what was stored before ---------------------------------------------------------------------
@@ -456,11 +476,19 @@ def test_a_version_spread_before_versions_were_sized_reads_and_takes_appends_as_
     header = store.get_header("acme", SEED, "old")
     assert header is not None and header.pair_count == 5
 
-    # An overwrite replaces it whole, in the new layout
+    # An overwrite replaces it, in the new layout, keeping it as it was stored (its appended
+    # pairs in its written shards) until the purge removes it whole
     store.write_dataset("acme", SEED, "old", [_pair("n")], "")
-    assert _items_by_pk(tables["DATASETS_TABLE"], version_key) == {}
     header = store.get_header("acme", SEED, "old")
     assert header is not None and header.shards == 1
+    (record,) = dataset_stream.records("acme", "old")
+    assert (record.version, record.shards, record.append_shards) == (version, 16, 0)
+    assert record.pairs == 5
+    kept = store.read_range("acme", SEED, "old", record.stored, "0", "~", None)
+    assert sorted(p.id for p in kept) == ["a0", "a1", "a2", "w0", "w1"]
+    dataset_stream.expire_all("acme", "old")
+    assert _items_by_pk(tables["DATASETS_TABLE"], version_key) == {}
+    assert [p["id"] for p in acme.get("/data/seed/old").json()["data"]] == ["n"]
 
 
 def test_a_chunk_of_a_job_started_before_versions_were_sized_reads_its_pairs(

@@ -1,6 +1,7 @@
 """Every DynamoDB call a function makes is one template.yaml grants it: each route's handler runs
-with its events/ file (and the queue workers on the work that makes), every call is recorded by
-table (or index) and action, and checked against the function's policy statements."""
+with its events/ file (the queue workers on the work that makes, the purge on the versions the
+overwrites kept), every call is recorded by table (or index) and action, and checked against the
+function's policy statements."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from evalsvc.logic import jobs
 
+from tests import dataset_stream
 from tests.fake_judge import FakeJudge
 from tests.lambda_support import (
     LambdaContext,
@@ -111,6 +113,16 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
     ok("get_seed_dataset", load_event("get_seed_dataset"))
     ok("get_seed_dataset", load_event("get_seed_dataset_latest"))
     ok("get_synthetic_dataset", load_event("get_synthetic_dataset"), 404)
+    # the versions those overwrites kept reach the end of their retention: TTL removes their
+    # records (as the stream's stand-in does), and the purge deletes them, twice over
+    stream = dataset_stream.Stream()
+    kept = dataset_stream.records("local", "support-faq")
+    assert len(kept) == 2
+    removals = [stream.expire("local", "support-faq", record) for record in kept]
+    with calls.running("purge_versions"):
+        assert dataset_stream.purge(*removals) == []
+        assert dataset_stream.purge(*removals) == []
+    ok("get_seed_dataset", load_event("get_seed_dataset"))
 
     # metrics: a question for the judge and a check
     metrics = {"metrics": ["Is the answer polite?", "check:non_empty"]}
@@ -221,8 +233,15 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
     assert calls.page("review_app", load_event("review_app")) == 200
     assert "review_app" not in calls.made
     # every route ran and used a table beyond the keys table (whose reads are cached)
-    routes = set(template) - {"score_chunks", "fail_chunks", "sweep_jobs", "review_app"}
+    workers = {"score_chunks", "fail_chunks", "sweep_jobs", "purge_versions"}
+    routes = set(template) - workers - {"review_app"}
     assert routes <= set(calls.made)
     for function in routes:
         assert {target for target, _ in calls.made[function]} - {"ApiKeysTable"}, function
-    assert {"score_chunks", "sweep_jobs", "fail_chunks"} <= set(calls.made)
+    assert workers <= set(calls.made)
+    # the purge: the header's version and the versions' keys, their deletion, the tombstones
+    assert calls.made["purge_versions"] == {
+        ("DatasetsTable", "Query"),
+        ("DatasetsTable", "BatchWriteItem"),
+        ("DatasetsTable", "PutItem"),
+    }

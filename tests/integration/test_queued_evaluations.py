@@ -18,7 +18,7 @@ from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import results as results_store
 from evalsvc_tools.local.workers import QueueConsumer, drain
 
-from tests import pathological
+from tests import dataset_stream, pathological
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, service_env
 from tests.integration.conftest import Tenant
@@ -326,12 +326,28 @@ def test_overwriting_the_dataset_mid_evaluation_scores_the_version_it_began_with
     work.drain()
 
     done = read(acme, results_id)
-    assert done["status"] == "complete" and done["pairs_done"] == 1000
+    assert (done["status"], done["pairs_done"], done["pair_count"]) == ("complete", 1000, 1000)
     # Every pair was read from the version the evaluation pinned, none from the new one
     pairs = [Pair(p["id"], p["input"], p["output"]) for p in seeded_pairs(1000)]
     assert done["inputs"]["pairs_digest"] == pairs_digest(pair_digest(p) for p in pairs)
     replaced = [Pair(p["id"], p["input"], p["output"]) for p in seeded_pairs(1000, 3)]
     assert done["inputs"]["pairs_digest"] != pairs_digest(pair_digest(p) for p in replaced)
+
+
+def test_an_evaluation_whose_version_was_purged_meanwhile_fails_with_the_reason(
+    acme: Tenant, work: Work
+) -> None:
+    seed(acme, 1000)
+    results_id = queue_async(acme)
+    work.deliver(1)
+    seed(acme, 1000)  # a new version; the one being evaluated is kept...
+    dataset_stream.expire_all("acme", "big")  # ...until its retention ends
+
+    work.drain()
+
+    failed = read(acme, results_id)
+    assert failed["status"] == "failed"
+    assert "is no longer kept: its retention ended" in failed["failure"]
 
 
 def test_votes_wait_for_a_running_result(acme: Tenant, work: Work) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests import dataset_stream
 from tests.integration.conftest import Tenant, ok
 
 
@@ -219,12 +220,23 @@ def test_pairs_at_every_field_limit_round_trip(acme: Tenant, character: str) -> 
     assert (data[1]["input"], data[1]["output"]) == ("s", "t")
 
 
-def test_overwrite_deletes_the_replaced_pairs(acme: Tenant, tables: dict[str, str]) -> None:
+def test_overwrite_keeps_the_replaced_pairs_until_their_retention_ends(
+    acme: Tenant, tables: dict[str, str]
+) -> None:
     import boto3
+
+    def pair_items() -> list[dict[str, object]]:
+        items = boto3.client("dynamodb").scan(TableName=tables["DATASETS_TABLE"])["Items"]
+        return [i for i in items if i["sk"]["S"].startswith(("p#", "x#"))]
 
     ok(acme.post("/data/seed/ds", {"data": pairs(30)}))
     ok(acme.post("/data/seed/ds", {"data": pairs(3)}))
 
-    items = boto3.client("dynamodb").scan(TableName=tables["DATASETS_TABLE"])["Items"]
-    pair_items = [i for i in items if i["sk"]["S"].startswith(("p#", "x#"))]
-    assert len(pair_items) == 3
+    assert len(pair_items()) == 33
+    (record,) = dataset_stream.records("acme", "ds")
+    assert record.pairs == 30
+    assert len(acme.get("/data/seed/ds").json()["data"]) == 3
+
+    dataset_stream.expire_all("acme", "ds")
+
+    assert len(pair_items()) == 3

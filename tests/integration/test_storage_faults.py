@@ -8,9 +8,15 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from evalsvc.models.datasets import DatasetKind
+from evalsvc.settings import get_settings
+from evalsvc.storage import datasets as store
 from evalsvc.storage import dynamo
 
+from tests import dataset_stream
 from tests.integration.conftest import Tenant, ok
+
+SEED = DatasetKind.SEED
 
 
 def client_error(code: str, operation: str, **extra: Any) -> ClientError:
@@ -182,15 +188,30 @@ def test_an_overwrite_whose_commit_succeeded_unanswered_keeps_the_new_dataset(
     # When the dataset is overwritten
     response = acme.post("/data/seed/ds", pairs(4, "new"))
 
-    # Then the write stands: the new dataset reads whole, and the old pairs are gone
+    # Then the write stands: the new dataset reads whole, and the old version is kept,
+    # recorded by the same transaction (with its append shards), not discarded
     assert faulty.calls["transact_write_items"] == 1
     assert response.status_code == 200, response.text
     assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == [
         f"new{i}" for i in range(4)
     ]
-    items = boto3.client("dynamodb").scan(TableName=tables["DATASETS_TABLE"])["Items"]
-    assert sorted(i["sk"]["S"] for i in items if i["sk"]["S"].startswith("p#")) == [
-        f"p#new{i}" for i in range(4)
+
+    def pair_keys() -> list[str]:
+        items = boto3.client("dynamodb").scan(TableName=tables["DATASETS_TABLE"])["Items"]
+        return sorted(i["sk"]["S"] for i in items if i["sk"]["S"].startswith("p#"))
+
+    assert pair_keys() == [f"p#new{i}" for i in range(4)] + [f"p#old{i}" for i in range(3)]
+    (record,) = dataset_stream.records("acme", "ds")
+    assert record.pairs == 3 and record.shards == 1
+    assert record.append_shards == get_settings().dataset_shards
+    kept = store.read_range("acme", SEED, "ds", record.stored, "0", "~", None)
+    assert [p.id for p in kept] == [f"old{i}" for i in range(3)]
+
+    # And when its retention ends, the purge removes it whole
+    dataset_stream.expire_all("acme", "ds")
+    assert pair_keys() == [f"p#new{i}" for i in range(4)]
+    assert [p["id"] for p in acme.get("/data/seed/ds").json()["data"]] == [
+        f"new{i}" for i in range(4)
     ]
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from evalsvc.api.app import create_app
 from evalsvc.api.routes import ROUTE_MODULES, all_routers
 from evalsvc_tools.local.tables import load_template, table_definitions, table_env_vars
@@ -42,7 +45,9 @@ def test_every_function_serves_exactly_its_own_route() -> None:
         for r in load_template()["Resources"].values()
         if r["Type"] == "AWS::Serverless::Function"
     }
-    assert set(functions) == set(ROUTE_MODULES) | set(QUEUE_WORKERS) | set(SCHEDULED) | set(FILES)
+    assert set(functions) == (
+        set(ROUTE_MODULES) | set(QUEUE_WORKERS) | set(STREAM_WORKERS) | set(SCHEDULED) | set(FILES)
+    )
     for name in ROUTE_MODULES:
         source = (ROOT / "functions" / name / "app.py").read_text()
         assert f"from evalsvc.api.routes.{name} import router" in source
@@ -67,6 +72,11 @@ QUEUE_WORKERS = {
     "score_chunks": ("WorkQueue", "chunk_handler"),
     "fail_chunks": ("WorkDeadLetterQueue", "dead_chunk_handler"),
 }
+
+
+# Stream workers: function -> (the table whose stream its event source mapping reads, its
+# handler).
+STREAM_WORKERS = {"purge_versions": ("DatasetsTable", "purge_handler")}
 
 
 # Scheduled functions: function -> its handler in evalsvc.workers.
@@ -111,6 +121,77 @@ def test_each_queue_worker_reads_its_queue_with_partial_batch_failures() -> None
         source = (ROOT / "functions" / name / "app.py").read_text()
         assert f"from evalsvc.workers import {handler}" in source
         assert (ROOT / "events" / f"{name}.json").is_file(), name
+
+
+def _matches(pattern: Any, value: Any) -> bool:
+    """Whether `value` matches an event filter `pattern` (the forms the template uses: objects,
+    lists of literals, and {"prefix": ...})."""
+    if isinstance(pattern, dict):
+        return isinstance(value, dict) and all(
+            key in value and _matches(sub, value[key]) for key, sub in pattern.items()
+        )
+    return any(
+        value.startswith(option["prefix"]) if isinstance(option, dict) else value == option
+        for option in pattern
+    )
+
+
+def test_the_purge_reads_only_ttl_removals_of_version_records_from_the_datasets_stream() -> None:
+    import copy
+
+    from evalsvc.storage.datasets import history
+
+    from tests.lambda_support import load_event
+
+    resources = load_template()["Resources"]
+    table = resources["DatasetsTable"]["Properties"]
+    assert table["TimeToLiveSpecification"] == {
+        "AttributeName": history.TTL_ATTRIBUTE,
+        "Enabled": True,
+    }
+    assert table["StreamSpecification"] == {"StreamViewType": "OLD_IMAGE"}
+    (function,) = [
+        logical_id
+        for logical_id, r in resources.items()
+        if r["Type"] == "AWS::Serverless::Function"
+        and r["Properties"]["CodeUri"].strip("/").endswith("purge_versions")
+    ]
+    assert "Events" not in resources[function]["Properties"]
+    (mapping,) = [
+        r["Properties"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+        and r["Properties"]["FunctionName"] == {"Ref": f"{function}.Alias"}
+    ]
+    for name, (source, handler) in STREAM_WORKERS.items():
+        assert mapping["EventSourceArn"] == {"Fn::GetAtt": f"{source}.StreamArn"}
+        source_code = (ROOT / "functions" / name / "app.py").read_text()
+        assert f"from evalsvc.workers import {handler}" in source_code
+        assert (ROOT / "events" / f"{name}.json").is_file(), name
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert 1 <= mapping["MaximumRetryAttempts"] <= 10
+    assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == {
+        "Fn::GetAtt": "PurgeVersionsDeadLetterQueue.Arn"
+    }
+    dead = resources["PurgeVersionsDeadLetterQueue"]["Properties"]
+    assert dead["SqsManagedSseEnabled"] is True and dead["MessageRetentionPeriod"] == 1209600
+
+    # The filter: the events/ file's record (a TTL removal of a version record) passes, and
+    # the same record removed by a caller, an insert, or another item's removal does not.
+    (entry,) = mapping["FilterCriteria"]["Filters"]
+    pattern = json.loads(entry["Pattern"])
+    (record,) = load_event("purge_versions")["Records"]
+    assert _matches(pattern, record)
+    by_caller = {k: v for k, v in record.items() if k != "userIdentity"}
+    inserted = {**record, "eventName": "INSERT"}
+    other = copy.deepcopy(record)
+    other["dynamodb"]["Keys"]["sk"] = {"S": "gone#5f0c9a1e2b3d4c5e6f708192a3b4c5d6"}
+    by_another_service = copy.deepcopy(record)
+    by_another_service["userIdentity"]["principalId"] = "lambda.amazonaws.com"
+    for ignored in (by_caller, inserted, other, by_another_service):
+        assert not _matches(pattern, ignored)
+    assert pattern["dynamodb"]["Keys"]["sk"]["S"] == [{"prefix": history.RECORD_PREFIX}]
 
 
 def test_the_work_queue_dead_letters_and_outlasts_its_worker() -> None:

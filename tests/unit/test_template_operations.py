@@ -295,6 +295,13 @@ def test_alarms_watch_the_dead_letters_the_backlog_5xx_errors_and_throttles() ->
     api = _alarm("AWS/ApiGateway", "5XXError", {"Name": "Stage", "Value": "v1"})
     api_name = load_template()["Resources"]["EvalApi"]["Properties"]["Name"]
     assert {"Name": "ApiName", "Value": api_name} in api["Dimensions"]
+    # the purge of expired versions: behind the stream by over an hour (it keeps records 24)
+    lag = _alarm(
+        "AWS/Lambda",
+        "IteratorAge",
+        {"Name": "FunctionName", "Value": {"Ref": "PurgeVersionsFunction"}},
+    )
+    assert lag["Statistic"] == "Maximum" and 0 < lag["Threshold"] <= 6 * 3600 * 1000
     # throttles: the account-wide sum (no dimension), reserved and shared concurrency alike
     throttles = _alarm("AWS/Lambda", "Throttles", None)
     assert "Dimensions" not in throttles
@@ -303,6 +310,40 @@ def test_alarms_watch_the_dead_letters_the_backlog_5xx_errors_and_throttles() ->
             "AWS/Lambda", "Errors", {"Name": "FunctionName", "Value": {"Ref": logical_id}}
         )
         assert (errors["ComparisonOperator"], errors["Threshold"]) == ("GreaterThanThreshold", 0)
+
+
+def _arn_of(target: Any) -> str:
+    """The logical id `!GetAtt Queue.Arn` names."""
+    attribute = target["Fn::GetAtt"]
+    name = attribute[0] if isinstance(attribute, list) else attribute.split(".")[0]
+    return str(name)
+
+
+def test_every_queue_of_failed_work_is_watched_kept_two_weeks_and_encrypted() -> None:
+    template = load_template()
+    queues = resources("AWS::SQS::Queue")
+    failed = {
+        _arn_of(queue["Properties"]["RedrivePolicy"]["deadLetterTargetArn"])
+        for queue in queues.values()
+        if "RedrivePolicy" in queue["Properties"]
+    }
+    failed |= {
+        _arn_of(mapping["Properties"]["DestinationConfig"]["OnFailure"]["Destination"])
+        for mapping in resources("AWS::Lambda::EventSourceMapping").values()
+        if "DestinationConfig" in mapping["Properties"]
+    }
+    assert failed == {"WorkDeadLetterQueue", "PurgeVersionsDeadLetterQueue"}
+    for logical_id in failed:
+        properties = template["Resources"][logical_id]["Properties"]
+        assert properties["MessageRetentionPeriod"] == 1209600, logical_id
+        alarm = _alarm(
+            "AWS/SQS",
+            "ApproximateNumberOfMessagesVisible",
+            {"Name": "QueueName", "Value": {"Fn::GetAtt": f"{logical_id}.QueueName"}},
+        )
+        assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 0)
+    for logical_id, queue in queues.items():
+        assert queue["Properties"]["SqsManagedSseEnabled"] is True, logical_id
 
 
 def test_every_alarm_notifies_the_named_topic_or_the_stacks_encrypted_one() -> None:

@@ -1,9 +1,12 @@
-"""The queue workers' Lambda handlers: SQS event in, partial batch failures out (Powertools
-batch processing), so one bad chunk never makes SQS redeliver its neighbours.
+"""The workers' Lambda handlers: an SQS or DynamoDB stream event in, partial batch failures
+out (Powertools batch processing), so one bad chunk never makes SQS redeliver its neighbours,
+and one failed purge is the only record of its batch retried.
 
     chunk_handler        the work queue: do a chunk of a job (logic.jobs.run_chunk)
     dead_chunk_handler   the dead-letter queue: a chunk that kept failing fails its job
     sweep_handler        a schedule: stalled jobs moved again or failed (logic.jobs.sweep)
+    purge_handler        the datasets table's stream: a version record removed by TTL has its
+                         version purged (logic.retention)
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from aws_lambda_powertools.utilities.batch import (
     EventType,
     process_partial_response,
 )
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from evalsvc.deadlines import Deadline, lambda_remaining
 from evalsvc.errors import Failure
-from evalsvc.logic import chunks, jobs, kinds
+from evalsvc.logic import chunks, jobs, kinds, retention
 from evalsvc.observability import invocation_log_context, log_context, logger, metrics, tracer
 from evalsvc.storage import work_queue
 
@@ -91,12 +95,36 @@ def fail_record(record: SQSRecord) -> None:
     jobs.give_up(chunk)
 
 
-def _batch_handler(record_handler: Any) -> LambdaHandler:
+# The time a purge is started with at least: a version of 100,000 pairs is about 4,000
+# BatchWriteItem calls. A record reached with less left is reported failed, untouched, and
+# comes again in the next invocation, rather than the whole batch timing out.
+PURGE_MIN_SECONDS = 120.0
+
+
+class OutOfTime(Exception):
+    """Too little of the invocation is left to start another purge."""
+
+
+def purge_record(record: DynamoDBRecord, lambda_context: Any = None) -> None:
+    """One record of the datasets table's stream (only TTL's removals of version records pass
+    its filter; logic.retention checks again)."""
+    left = lambda_remaining(lambda_context)
+    if left is not None and left < PURGE_MIN_SECONDS:
+        raise OutOfTime(f"{left:.0f} s left, fewer than a purge is started with")
+    raw = record.raw_event
+    change = raw.get("dynamodb") or {}
+    removal = retention.Removal(
+        event=raw.get("eventName"), by=raw.get("userIdentity"), old_image=change.get("OldImage")
+    )
+    retention.purge_expired(removal)
+
+
+def _batch_handler(record_handler: Any, event_type: EventType = EventType.SQS) -> LambdaHandler:
     @invocation_log_context()
     @tracer.capture_lambda_handler(capture_response=False)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+        processor = BatchProcessor(event_type=event_type, raise_on_entire_batch_failure=False)
         return dict(
             process_partial_response(
                 event=event, record_handler=record_handler, processor=processor, context=context
@@ -122,3 +150,4 @@ def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 chunk_handler = _batch_handler(score_record)
 dead_chunk_handler = _batch_handler(fail_record)
+purge_handler = _batch_handler(purge_record, EventType.DynamoDBStreams)

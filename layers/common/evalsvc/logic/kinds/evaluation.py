@@ -206,7 +206,8 @@ def _read(chunk: Chunk, result: EvaluationResult, job: Job) -> list[Pair]:
     )
     if len(pairs) != chunk.count:
         raise Unrecoverable(
-            f"{result.dataset_kind.value} dataset {result.dataset_id!r} was overwritten while "
-            "it was being evaluated; evaluate it again"
+            f"the version of {result.dataset_kind.value} dataset {result.dataset_id!r} this "
+            "evaluation read is no longer kept: its retention ended while it was being "
+            "evaluated; evaluate the dataset again"
         )
     return pairs

@@ -12,6 +12,9 @@ Layout (every key starts with the tenant, so one tenant can never address anothe
                                                               shard kk
     either                                    x#<pair_id>#k   part k of a pair too large for an item
     either                                    count           pairs appended to the shard, and bytes
+    T#<tenant>#<kind>#<id>                    v#<ms>#<ver>    a replaced version kept until its
+                                                              retention ends (history.py)
+    T#<tenant>#<kind>#<id>                    gone#<ver>      a replaced version purged after it
     T#<tenant>#latest#<kind>                  pointer         the tenant's latest dataset of a kind
     T#<tenant>#prompt#<sha256>                pointer         the dataset of that system prompt
 
@@ -25,9 +28,10 @@ shard in either part is fixed by a hash of its id.
 A dataset's pairs live under its current `version`. An overwrite writes the new pairs under a
 fresh version and then flips the header in one conditional transaction, so readers see the old
 dataset or the new one, and a failure before the flip leaves the old one intact. The old
-version is kept (history.py) for EVALSVC_VERSION_RETENTION_DAYS, for the results that scored
-it; a reader of the current dataset checks that the header still names its version after
-reading.
+version is kept, recorded in the flip's transaction, until EVALSVC_VERSION_RETENTION_DAYS end:
+then DynamoDB's TTL removes its record, and the purge (logic/retention.py, through the table's
+stream) deletes its pairs and leaves a tombstone. A reader checks that the header still names
+its version after reading.
 
 `ord` is `<ms:013d>#<seq:08d>` for a written pair and `<ms:013d>#~<pair_id>` for an appended
 one: creation time, then order within the write or the id, unique in the version. So "newest N
@@ -35,8 +39,8 @@ pairs" and "created in the last N seconds" are key-range queries on the index, m
 shards. Appends write no item another append writes (appends.py).
 
 The package follows the seams: keys (keys, shards and order), codec (items), pointers, reads,
-versions (the one write-flip-keep path), history (the versions kept after an overwrite, until
-their retention ends) and appends (one pair at a time).
+versions (the one write-flip-keep path, and the purge), history (the versions kept after an
+overwrite, until their retention ends) and appends (one pair at a time).
 """
 
 from evalsvc.storage.datasets.appends import PromptMismatch, add_pair, create_for_prompt
@@ -70,8 +74,10 @@ from evalsvc.storage.datasets.reads import (
     stored_header,
 )
 from evalsvc.storage.datasets.versions import (
+    VersionInUse,
     discard_version,
     installing,
+    purge_version,
     put_version_pairs,
     write_dataset,
 )
@@ -84,6 +90,7 @@ __all__ = [
     "Stored",
     "TooLarge",
     "TornRead",
+    "VersionInUse",
     "add_pair",
     "create_for_prompt",
     "current_version",
@@ -97,6 +104,7 @@ __all__ = [
     "installing",
     "latest_dataset_id",
     "make_ord",
+    "purge_version",
     "put_version_pairs",
     "range_page",
     "read_dataset",

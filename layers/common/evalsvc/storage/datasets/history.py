@@ -29,15 +29,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from evalsvc.identifiers import is_client_id
 from evalsvc.models.datasets import DatasetHeader, DatasetKind
 from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo
-from evalsvc.storage.datasets.keys import Stored, dataset_pk, table
+from evalsvc.storage.datasets.keys import Stored, dataset_pk, parse_dataset_pk, table
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
 
 RECORD_PREFIX = "v#"
 GONE_PREFIX = "gone#"
 DAY_MS = 86_400_000
+# The datasets table's TTL attribute (template.yaml, TimeToLiveSpecification): only version
+# records carry it.
+TTL_ATTRIBUTE = "expires_at"
+# The most shards of either part a version can have (EVALSVC_DATASET_SHARDS is at most 64).
+MAX_SHARDS = 64
 
 
 class VersionKind(StrEnum):
@@ -131,7 +137,7 @@ def _record_item(tenant: str, kind: DatasetKind, dataset_id: str, record: Versio
     if record.expires_ms is not None:
         item["expires_ms"] = n(record.expires_ms)
         # DynamoDB's TTL reads whole seconds since the epoch; removal follows within days.
-        item["expires_at"] = n(-(-record.expires_ms // 1000))
+        item[TTL_ATTRIBUTE] = n(-(-record.expires_ms // 1000))
     return item
 
 
@@ -147,6 +153,39 @@ def record_from_item(item: Item) -> VersionRecord:
         replaced_ms=get_n(item, "replaced_ms") if "replaced_ms" in item else None,
         expires_ms=get_n(item, "expires_ms") if "expires_ms" in item else None,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class KeptVersion:
+    """A replaced version of dataset `dataset_id` (`kind`) of `tenant`, as its record says."""
+
+    tenant: str
+    kind: DatasetKind
+    dataset_id: str
+    record: VersionRecord
+
+
+def kept_version(item: Item) -> KeptVersion | None:
+    """The version a record item describes (its old image, as the table's stream hands it over
+    when TTL removes it); None when `item` is not a well-formed version record: another item of
+    the table, a key that names no dataset, or a record whose fields do not agree with its key
+    (nothing in it can then be trusted to name what to delete)."""
+    pk, sk = get_s(item, "pk"), get_s(item, "sk")
+    if pk is None or sk is None or not sk.startswith(RECORD_PREFIX):
+        return None
+    dataset = parse_dataset_pk(pk)
+    if dataset is None:
+        return None
+    try:
+        record = record_from_item(item)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not is_client_id(record.version) or sk != record_sk(record.created_ms, record.version):
+        return None
+    if not (0 <= record.shards <= MAX_SHARDS and 0 <= record.append_shards <= MAX_SHARDS):
+        return None
+    tenant, kind, dataset_id = dataset
+    return KeptVersion(tenant, kind, dataset_id, record)
 
 
 def retiring(previous: DatasetHeader, replaced_ms: int) -> Item:

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 
 from evalsvc import backoff
+from evalsvc.identifiers import is_client_id
 from evalsvc.models.datasets import (
     DatasetHeader,
     DatasetKind,
@@ -41,6 +42,22 @@ def table() -> str:
 
 def dataset_pk(tenant: str, kind: DatasetKind, dataset_id: str) -> str:
     return f"T#{tenant}#{kind.value}#{dataset_id}"
+
+
+def parse_dataset_pk(pk: str) -> tuple[str, DatasetKind, str] | None:
+    """The tenant, kind and dataset id of a dataset's partition key (dataset_pk); None for any
+    other key. The split is unambiguous: a tenant and a dataset id are client ids
+    (identifiers.is_client_id), which hold no `#`, and no other key has a dataset kind third
+    (`T#<tenant>#latest#<kind>`, `#prompt#`, `#text#`; a version's own keys have more parts)."""
+    parts = pk.split("#")
+    if len(parts) != 4 or parts[0] != "T":
+        return None
+    _, tenant, kind, dataset_id = parts
+    if kind not in {k.value for k in DatasetKind}:
+        return None
+    if not (is_client_id(tenant) and is_client_id(dataset_id)):
+        return None
+    return tenant, DatasetKind(kind), dataset_id
 
 
 def version_pk(tenant: str, kind: DatasetKind, dataset_id: str, version: str) -> str:

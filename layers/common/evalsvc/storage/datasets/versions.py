@@ -1,9 +1,9 @@
 """The one path that writes a dataset: pairs under a fresh version, then the header flipped to
 it (inserted or replaced, in one conditional transaction, or installed with a queued job's
 end). The version an overwrite replaces is kept, recorded in the same transaction, until its
-retention ends (storage.datasets.history); a version that lost (never installed) is discarded.
-An error whose outcome is unknown is checked by reading the header before anything is
-discarded."""
+retention ends (storage.datasets.history), then purged whole (purge_version); a version that
+lost (never installed) is discarded. An error whose outcome is unknown is checked by reading the
+header before anything is discarded."""
 
 from __future__ import annotations
 
@@ -23,11 +23,13 @@ from evalsvc.models.datasets import (
 from evalsvc.observability import logger
 from evalsvc.storage import dynamo
 from evalsvc.storage.datasets.codec import header_item, pair_items, prompt_field
-from evalsvc.storage.datasets.history import VersionKind, retiring
+from evalsvc.storage.datasets.history import VersionKind, VersionRecord, gone_item, retiring
 from evalsvc.storage.datasets.keys import (
     COMMIT_ATTEMPTS,
+    HEADER_SK,
     Stored,
     append_shards_for,
+    dataset_pk,
     make_ord,
     pair_pk,
     pause,
@@ -38,11 +40,13 @@ from evalsvc.storage.datasets.keys import (
 )
 from evalsvc.storage.datasets.pointers import latest_pointer, prompt_pointer
 from evalsvc.storage.datasets.reads import current_version, get_header
-from evalsvc.storage.dynamo import Item, s
+from evalsvc.storage.dynamo import Item, get_s, s
 from evalsvc.storage.writes import Writes
 
 
-def _delete_version(tenant: str, kind: DatasetKind, dataset_id: str, stored: Stored) -> None:
+def _delete_version(tenant: str, kind: DatasetKind, dataset_id: str, stored: Stored) -> int:
+    """Delete every item under `stored`'s partition keys (pairs, their parts, the append
+    counters); the number deleted."""
     keys = [
         key
         for pk in stored_pks(tenant, kind, dataset_id, stored)
@@ -54,6 +58,43 @@ def _delete_version(tenant: str, kind: DatasetKind, dataset_id: str, stored: Sto
         )
     ]
     dynamo.batch_write(table(), [{"DeleteRequest": {"Key": key}} for key in keys])
+    return len(keys)
+
+
+class VersionInUse(Exception):
+    """The dataset's header names the version asked to be purged: it is not purged."""
+
+
+def _header_version(tenant: str, kind: DatasetKind, dataset_id: str) -> str | None:
+    """The version the header names (None without a dataset), by a Query of its one key: the
+    purge is granted no GetItem."""
+    items = dynamo.query_items(
+        TableName=table(),
+        KeyConditionExpression="pk = :pk AND sk = :sk",
+        ExpressionAttributeValues={
+            ":pk": s(dataset_pk(tenant, kind, dataset_id)),
+            ":sk": s(HEADER_SK),
+        },
+        ProjectionExpression="version",
+        ConsistentRead=True,
+    )
+    for item in items:
+        return get_s(item, "version")
+    return None
+
+
+def purge_version(tenant: str, kind: DatasetKind, dataset_id: str, record: VersionRecord) -> int:
+    """Delete every item of the kept version `record` describes (its written and appended
+    pairs, their parts, its append counters), then put its tombstone (`gone#<version>`, with
+    when it expired); the number of items deleted. Run again, it finds nothing left to delete
+    and puts the same tombstone. VersionInUse, deleting nothing, if the header names the
+    version (a record is written only when its version is replaced, so never by the service's
+    own writes)."""
+    if _header_version(tenant, kind, dataset_id) == record.version:
+        raise VersionInUse(record.version)
+    deleted = _delete_version(tenant, kind, dataset_id, record.stored)
+    dynamo.call("put_item", TableName=table(), Item=gone_item(tenant, kind, dataset_id, record))
+    return deleted
 
 
 def write_dataset(
