@@ -1,0 +1,98 @@
+"""How a request that evaluates answers, whichever route started the evaluation (POST /evaluate,
+POST /evaluation/{id}/rerun): the v1 body of the result; with `Prefer: respond-async`, the
+queued shape (202 with Location while it runs); and the same answer rebuilt from storage for a
+retry with the request's Idempotency-Key when it was too large to keep (api.replays)."""
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+
+from evalsvc.api import replays
+from evalsvc.api.prefer import QueueOptions, async_answer
+from evalsvc.error_bars import ClusteredMean
+from evalsvc.identifiers import format_ms
+from evalsvc.logic import results
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.evaluations import (
+    EvaluateOut,
+    EvaluationResult,
+    LowestScoringPair,
+    MetricScoreOut,
+    QueuedOut,
+    clustered_out,
+    inputs_out,
+)
+from evalsvc.models.jobs import Status
+from evalsvc.models.usage import usage_out
+
+# The OpenAPI entry of the queued answer.
+QUEUED_RESPONSE: dict[int | str, dict[str, object]] = {
+    202: {"model": QueuedOut, "description": "Queued (only with Prefer: respond-async)"}
+}
+
+
+def v1_body(result: EvaluationResult) -> EvaluateOut:
+    clustered: list[ClusteredMean | None] = [None] * len(result.definitions)
+    if result.clustered is not None:
+        clustered = list(result.clustered)
+    noise = result.judge_noise or [None] * len(result.definitions)
+    return EvaluateOut(
+        eval_results_id=result.results_id,
+        dataset_id=result.dataset_id,
+        created_at=format_ms(result.created_ms),
+        pair_count=result.pair_count,
+        scores=[
+            MetricScoreOut(
+                metric=definition,
+                mean_score=summary.mean,
+                std_dev=summary.std_dev,
+                ci_low=summary.ci_low,
+                ci_high=summary.ci_high,
+                ci_confidence=summary.ci_confidence,
+                median_score=summary.median,
+                min_score=summary.min,
+                max_score=summary.max,
+                lowest_scoring_pairs=[
+                    LowestScoringPair(pair_id=low.pair_id, score_reason=low.reason, score=low.score)
+                    for low in lowest
+                ],
+                judge_noise_sd=noise_sd,
+                **clustered_out(cluster).model_dump(),
+            )
+            for definition, summary, lowest, cluster, noise_sd in zip(
+                result.definitions, result.summaries, result.lowest, clustered, noise, strict=True
+            )
+        ],
+        usage=usage_out(result.usage),
+        inputs=inputs_out(result),
+    )
+
+
+def answer(
+    request: Request, options: QueueOptions, result: EvaluationResult
+) -> EvaluateOut | JSONResponse:
+    """The answer to a request that evaluated (or queued) `result`, as `options` asked."""
+    if options.respond_async:
+        queued = QueuedOut(
+            eval_results_id=result.results_id,
+            status=result.status.value,
+            pairs_done=result.pairs_done,
+            pairs_total=result.pair_count,
+            judge_calls_done=result.judge_calls(result.pairs_done),
+            judge_calls_total=result.judge_calls(result.pair_count),
+        )
+        running = result.status is Status.RUNNING
+        return async_answer(queued, running=running, location=f"evaluation/{result.results_id}")
+    replays.name(request, "evaluation", result.results_id)
+    return v1_body(result)
+
+
+def _replay(request: Request, identity: Identity, results_id: str) -> JSONResponse:
+    """The answer to an evaluation, again (for a retry with its Idempotency-Key): its result
+    as stored, with the reasons of its lowest-scoring pairs (and nothing the v1 body does not
+    show: no critiques, which the routes that evaluate may not read)."""
+    result = results.existing_result(identity, results_id)
+    results.fill_lowest_reasons(identity.tenant, result)
+    return JSONResponse(v1_body(result).model_dump(mode="json"))
+
+
+replays.register("evaluation", _replay)
