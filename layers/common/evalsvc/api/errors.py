@@ -64,10 +64,23 @@ def describe_validation_errors(errors: Sequence[dict[str, Any]]) -> tuple[int, s
     return status, "; ".join(messages)
 
 
+def route_relative(request: Request, path: str) -> str:
+    """`path`, relative to the API's base URL (`evaluation/<id>`, as logic names what to
+    follow), as a `Location` relative to the URL of the route `request` matched, which is what
+    a client resolves it against (RFC 9110): unchanged from a route at the base (/evaluate),
+    `../../evaluation/<id>` from /evaluation/{id}/rerun."""
+    route = request.scope.get("route")
+    template = str(getattr(route, "path", "/"))
+    return "../" * (template.count("/") - 1) + path
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(DomainError)
     async def _domain(request: Request, exc: DomainError) -> JSONResponse:
-        return error_response(exc.status_code, exc.message, exc.headers)
+        headers = exc.headers
+        if headers and "Location" in headers:
+            headers = {**headers, "Location": route_relative(request, headers["Location"])}
+        return error_response(exc.status_code, exc.message, headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

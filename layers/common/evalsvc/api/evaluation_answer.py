@@ -7,6 +7,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from evalsvc.api import replays
+from evalsvc.api.errors import route_relative
 from evalsvc.api.prefer import QueueOptions, async_answer
 from evalsvc.error_bars import ClusteredMean
 from evalsvc.identifiers import format_ms
@@ -81,7 +82,8 @@ def answer(
             judge_calls_total=result.judge_calls(result.pair_count),
         )
         running = result.status is Status.RUNNING
-        return async_answer(queued, running=running, location=f"evaluation/{result.results_id}")
+        location = route_relative(request, f"evaluation/{result.results_id}")
+        return async_answer(queued, running=running, location=location)
     replays.name(request, "evaluation", result.results_id)
     return v1_body(result)
 
