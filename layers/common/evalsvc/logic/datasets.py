@@ -320,7 +320,9 @@ def list_versions(
 ) -> VersionsPage:
     """The dataset's versions, newest first: the one it holds now (first, without a cursor),
     then those an overwrite replaced, kept for EVALSVC_VERSION_RETENTION_DAYS (an expired one is
-    not listed). At most `limit`; next_cursor when more follow."""
+    not listed). At most `limit`; next_cursor when more follow. `latest` names the newest
+    dataset."""
+    dataset_id = resolve_dataset_id(identity, kind, dataset_id)
     header = get_header(identity, kind, dataset_id)
     listed: list[history.VersionRecord] = []
     before = None

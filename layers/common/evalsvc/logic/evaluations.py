@@ -13,7 +13,6 @@ from evalsvc.deadlines import Deadline
 from evalsvc.errors import (
     DomainError,
     Failure,
-    NotFound,
     OutOfTime,
     StillRunning,
     StorageUnavailable,
@@ -325,9 +324,7 @@ class _Rerun(_Evaluation):
         self.query = None
         self.key = key
         self.max_cost, self.spend = spend.max_cost, spend
-        original = results_store.get(identity.tenant, results_id)
-        if original is None:
-            raise NotFound(f"no evaluation result with id {results_id!r}")
+        original = reproduce.scored_result(identity.tenant, results_id)
         self.original = original
         # Gone, before anything is read or asked, when its version is past retention.
         self.pinned = reproduce.pinned_header(identity.tenant, original)

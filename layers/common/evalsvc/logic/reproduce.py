@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import evalsvc
 from evalsvc import pricing
 from evalsvc.errors import Gone, InvalidInput, NotFound
-from evalsvc.identifiers import format_ms, now_ms
+from evalsvc.identifiers import check_client_id, format_ms, now_ms
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader, Pair, pair_bytes
 from evalsvc.models.evaluations import EvaluationResult, Piece, ResultInputs
@@ -32,8 +32,9 @@ from evalsvc.storage.datasets import history
 
 # Pairs per piece of a pinned selection: 32 KB of fingerprints.
 PIECE_PAIRS = 4_096
-# GET /evaluation/{id}/pairs: the most pairs a page holds, and the most text it lists (a
-# Lambda answer is at most 6 MB; the texts are JSON-escaped on the way).
+# GET /evaluation/{id}/pairs: the pairs a page holds unless asked, the most it holds, and the
+# most text it lists (a Lambda answer is at most 6 MB; the texts are JSON-escaped on the way).
+DEFAULT_PAGE_PAIRS = 100
 MAX_PAGE_PAIRS = 1_000
 PAGE_BYTES = 2 * 1024 * 1024
 
@@ -140,12 +141,14 @@ class PairsPage:
     next_cursor: str | None
 
 
-def _cursor(piece: int, after_ord: str | None) -> str:
-    raw = f"{piece}|{after_ord or ''}".encode()
+def _cursor(results_id: str, piece: int, after_ord: str | None) -> str:
+    """Where the next page of `results_id`'s pairs starts: after `after_ord` in piece `piece`
+    (None: at its start). It names the result, so no other result's pairs read on from it."""
+    raw = f"{results_id}|{piece}|{after_ord or ''}".encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _parse_cursor(cursor: str, pieces: Sequence[Piece]) -> tuple[int, str | None]:
+def _parse_cursor(cursor: str, results_id: str, pieces: Sequence[Piece]) -> tuple[int, str | None]:
     bad = InvalidInput(
         "cursor is not one this evaluation's pairs gave: pass next_cursor as it was returned"
     )
@@ -153,7 +156,10 @@ def _parse_cursor(cursor: str, pieces: Sequence[Piece]) -> tuple[int, str | None
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise bad from None
-    piece_text, _, after = raw.partition("|")
+    named, _, rest = raw.partition("|")
+    piece_text, _, after = rest.partition("|")
+    if named != results_id:
+        raise bad
     if not piece_text.isdigit() or len(piece_text) > 6 or int(piece_text) >= len(pieces):
         raise bad
     piece = pieces[int(piece_text)]
@@ -162,7 +168,9 @@ def _parse_cursor(cursor: str, pieces: Sequence[Piece]) -> tuple[int, str | None
     return int(piece_text), after or None
 
 
-def _scored(tenant: str, results_id: str) -> EvaluationResult:
+def scored_result(tenant: str, results_id: str) -> EvaluationResult:
+    """The result whose pairs are asked for (400 for an id no result can have, 404 for none)."""
+    check_client_id(results_id, "result id")
     result = results_store.get(tenant, results_id)
     if result is None:
         raise NotFound(f"no evaluation result with id {results_id!r}")
@@ -173,7 +181,7 @@ def pairs_page(identity: Identity, results_id: str, limit: int, cursor: str | No
     """A page of the pairs evaluation `results_id` scored, in dataset order, as they were when
     it scored them: at most `limit`, and PAGE_BYTES of text (at least one pair)."""
     tenant = identity.tenant
-    result = _scored(tenant, results_id)
+    result = scored_result(tenant, results_id)
     header = pinned_header(tenant, result)
     pieces = results_store.selection(tenant, results_id)
     if not pieces:
@@ -181,7 +189,7 @@ def pairs_page(identity: Identity, results_id: str, limit: int, cursor: str | No
             f"evaluation {results_id!r} was stored before results kept the pairs they scored: "
             "evaluate the dataset again"
         )
-    index, after = (0, None) if cursor is None else _parse_cursor(cursor, pieces)
+    index, after = (0, None) if cursor is None else _parse_cursor(cursor, results_id, pieces)
     pairs: list[Pair] = []
     left_bytes = PAGE_BYTES
     next_cursor = None
@@ -199,11 +207,11 @@ def pairs_page(identity: Identity, results_id: str, limit: int, cursor: str | No
         pairs += got
         left_bytes -= sum(pair_bytes(p) + datasets_store.LISTED_PAIR_BYTES for p in got)
         if more:
-            next_cursor = _cursor(index, ords[-1] if ords else after)
+            next_cursor = _cursor(results_id, index, ords[-1] if ords else after)
             break
         index, after = index + 1, None
         if len(pairs) >= limit or left_bytes <= 0:
-            next_cursor = _cursor(index, None) if index < len(pieces) else None
+            next_cursor = _cursor(results_id, index, None) if index < len(pieces) else None
             break
     still_readable(tenant, result)
     return PairsPage(pairs, next_cursor)
