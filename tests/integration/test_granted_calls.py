@@ -113,6 +113,8 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
     ok("get_seed_dataset", load_event("get_seed_dataset"))
     ok("get_seed_dataset", load_event("get_seed_dataset_latest"))
     ok("get_synthetic_dataset", load_event("get_synthetic_dataset"), 404)
+    versions = ok("list_seed_dataset_versions", load_event("list_seed_dataset_versions"))
+    assert [v["kind"] for v in versions["versions"]] == ["overwrite", "overwrite", "create"]
     # the versions those overwrites kept reach the end of their retention: TTL removes their
     # records (as the stream's stand-in does), and the purge deletes them, twice over
     stream = dataset_stream.Stream()
@@ -123,6 +125,8 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
         assert dataset_stream.purge(*removals) == []
         assert dataset_stream.purge(*removals) == []
     ok("get_seed_dataset", load_event("get_seed_dataset"))
+    versions = ok("list_seed_dataset_versions", load_event("list_seed_dataset_versions"))
+    assert len(versions["versions"]) == 1
 
     # metrics: a question for the judge and a check
     metrics = {"metrics": ["Is the answer polite?", "check:non_empty"]}
@@ -200,6 +204,37 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
         assert work.drain()
     with calls.running("sweep_jobs"):
         handler_of("sweep_jobs")(load_event("sweep_jobs"), LambdaContext())
+
+    # E7: the dataset overwritten, the results' pairs are read from the version they pinned
+    # and run again (in the request, queued, and replayed); once that version is purged, both
+    # are 410s naming its expiry
+    ok("write_seed_dataset", load_event("write_seed_dataset"))
+    for results_id in (baseline, candidate):
+        pairs = with_path(load_event("get_evaluation_pairs"), id=results_id)
+        listed = ok("get_evaluation_pairs", pairs)["pairs"]
+        assert [p["pair_id"] for p in listed] == ["q1", "q2", "q3"]
+    rerun = with_path(load_event("rerun_evaluation"), id=baseline)
+    assert ok("rerun_evaluation", _with_key(rerun, "rr1"))["pair_count"] == 3
+    assert ok("rerun_evaluation", _with_key(rerun, "rr1"))["pair_count"] == 3
+    ok("rerun_evaluation", with_header(rerun, "Prefer", "respond-async"), 202)
+    with calls.running("score_chunks"):
+        assert work.drain()
+    # answers too large for an idempotency record: a retry renders them again from the result
+    wide = [f'check:json_schema:{{"description": "{"d" * 1500}{k}"}}' for k in range(45)]
+    specify = with_body(load_event("specify_questions"), {"metrics": wide})
+    wide_metrics = ok("specify_questions", specify)["metrics_id"]
+    evaluate_wide = with_body(
+        load_event("evaluate"), {"seed_data_id": "support-faq", "metrics_id": wide_metrics}
+    )
+    wide_result = ok("evaluate", _with_key(evaluate_wide, "e-wide"))
+    assert ok("evaluate", _with_key(evaluate_wide, "e-wide")) == wide_result
+    rerun_wide = with_path(load_event("rerun_evaluation"), id=wide_result["eval_results_id"])
+    wide_rerun = ok("rerun_evaluation", _with_key(rerun_wide, "rr-wide"))
+    assert ok("rerun_evaluation", _with_key(rerun_wide, "rr-wide")) == wide_rerun
+    with calls.running("purge_versions"):
+        dataset_stream.expire_all("local", "support-faq")
+    ok("get_evaluation_pairs", with_path(load_event("get_evaluation_pairs"), id=baseline), 410)
+    ok("rerun_evaluation", rerun, 410)
 
     # a job whose chunks were lost: the sweeper queues them again (as at a restart, whatever
     # its last progress, which is the path a stalled job takes), and the worker does them

@@ -34,6 +34,8 @@ NEEDS: dict[str, dict[str, set[str]]] = {
     "write_seed_dataset": {"DatasetsTable": {BG, BW, G, P, Q}, "IdempotencyTable": IDEMPOTENCY},
     "replace_seed_dataset": {"DatasetsTable": {BG, BW, G, P, Q}, "IdempotencyTable": IDEMPOTENCY},
     "get_seed_dataset": {"DatasetsTable": READS, "DatasetsTable/index/by_order": {Q}},
+    # The header (counted: its append counters), the `latest` pointer, the versions' records.
+    "list_seed_dataset_versions": {"DatasetsTable": READS},
     "add_seed_pair": {"DatasetsTable": {BG, BW, D, G, P, Q, U}, "IdempotencyTable": IDEMPOTENCY},
     "get_synthetic_dataset": {
         "DatasetsTable": READS,
@@ -67,6 +69,24 @@ NEEDS: dict[str, dict[str, set[str]]] = {
         "ResultsTable/index/by_dataset": {Q},
     },
     "get_evaluation": {"ResultsTable": READS, "JobsTable": {G, Q}, "CritiquesTable": {Q}},
+    # The result and its pinned selection (kept apart when long), the version's header, record
+    # or tombstone, and its pairs by ord (a large pair's parts by Query).
+    "get_evaluation_pairs": {
+        "ResultsTable": {G, Q},
+        "DatasetsTable": {G, Q},
+        "DatasetsTable/index/by_order": {Q},
+    },
+    # POST /evaluate's, but for the metrics set and the pairs by key: a rerun scores the
+    # definitions the result kept, and reads its pairs by ord from the version it pinned.
+    "rerun_evaluation": {
+        "DatasetsTable": {G, Q},
+        "DatasetsTable/index/by_order": {Q},
+        "ResultsTable": {BG, BW, G, P, Q, U},
+        "JobsTable": {BW, G, P, Q, U},
+        "JudgeCacheTable": {BG, BW},
+        "IdempotencyTable": IDEMPOTENCY,
+        "UsageTable": {G, U},
+    },
     "vote_eval_pair": {
         "ResultsTable": READS,
         "JobsTable": {G, Q},
@@ -165,11 +185,20 @@ NEEDS: dict[str, dict[str, set[str]]] = {
     "purge_versions": {"DatasetsTable": {BW, P, Q}, "DatasetsTable/stream": STREAM_READ},
 }
 # The functions that call the judge, and of those the API routes (reserved concurrency).
-USES_LLM = {"evaluate", "questions", "improve_prompt", "augment", "pairwise", "score_chunks"}
+USES_LLM = {
+    "evaluate",
+    "rerun_evaluation",
+    "questions",
+    "improve_prompt",
+    "augment",
+    "pairwise",
+    "score_chunks",
+}
 MODEL_ROUTES = USES_LLM - {"score_chunks"}
 # Queue access: function -> (policy template, queue) pairs.
 QUEUE_ACCESS: dict[str, set[tuple[str, str]]] = {
     "evaluate": {("SQSSendMessagePolicy", "WorkQueue")},
+    "rerun_evaluation": {("SQSSendMessagePolicy", "WorkQueue")},
     "pairwise": {("SQSSendMessagePolicy", "WorkQueue")},
     "augment": {("SQSSendMessagePolicy", "WorkQueue")},
     "score_chunks": {

@@ -371,6 +371,7 @@ def test_every_alarm_notifies_the_named_topic_or_the_stacks_encrypted_one() -> N
 
 SPENDING = {
     "evaluate",
+    "rerun_evaluation",
     "augment",
     "questions",
     "improve_prompt",
@@ -382,6 +383,7 @@ SPENDING = {
 }
 STARTS_OR_ENDS_JOBS = {
     "evaluate",
+    "rerun_evaluation",
     "augment",
     "pairwise",
     "score_chunks",
@@ -435,4 +437,11 @@ def test_every_function_that_asks_an_openai_compatible_judge_gets_the_structured
             assert variables["EVALSVC_LLM_STRUCTURED"] == {"Ref": "JudgeStructuredOutput"}, name
         else:
             assert "EVALSVC_LLM_STRUCTURED" not in variables, name
-    assert {"evaluate", "questions", "improve_prompt", "augment", "score_chunks"} <= set(asking)
+    assert {
+        "evaluate",
+        "rerun_evaluation",
+        "questions",
+        "improve_prompt",
+        "augment",
+        "score_chunks",
+    } <= set(asking)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -228,3 +228,39 @@ class SyntheticDatasetOut(BaseModel):
     system_prompt: str
     created_at: str
     next_cursor: NextCursor = None
+
+
+class DatasetVersionOut(BaseModel):
+    """One version of a dataset (E7)."""
+
+    version: str = Field(
+        description="The version's id, as an evaluation's inputs.dataset_version names it"
+    )
+    created_at: str = Field(description="When it was written: ISO 8601 UTC with milliseconds")
+    kind: Literal["create", "overwrite"] = Field(
+        description="How it was written: the dataset's first write, or an overwrite of it"
+    )
+    pairs: int = Field(
+        description="Its pairs: the current version's now (appended ones included), a replaced "
+        "one's when it was replaced"
+    )
+    replaced_at: str | None = Field(
+        description="When an overwrite replaced it; null for the current version"
+    )
+    expires_at: str | None = Field(
+        description="When its retention (EVALSVC_VERSION_RETENTION_DAYS after it was replaced) "
+        "ends: then the results that scored it can no longer list their pairs or be run again; "
+        "null for the current version"
+    )
+
+
+class DatasetVersionsOut(BaseModel):
+    """A page of a dataset's versions."""
+
+    versions: list[DatasetVersionOut] = Field(
+        description="Newest first: the current version (first on the first page), then those "
+        "overwrites replaced, while they are kept"
+    )
+    next_cursor: str | None = Field(
+        description="Pass it as cursor for the next page; null on the last"
+    )

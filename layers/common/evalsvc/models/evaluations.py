@@ -568,6 +568,33 @@ def listed_evaluation_out(listed: ListedResult) -> dict[str, object]:
     }
 
 
+class ResultPairOut(BaseModel):
+    """A pair an evaluation result scored, as it was when scored."""
+
+    pair_id: str
+    input: str
+    output: str
+    labels: list[str]
+    input_media: str | None = Field(
+        default=None, description="Only when the pair was written with input_media"
+    )
+    system_prompt_template: str | None = Field(
+        default=None, description="Only when the pair was written with a system_prompt_template"
+    )
+
+
+class ResultPairsOut(BaseModel):
+    """A page of the pairs an evaluation result scored (E7)."""
+
+    pairs: list[ResultPairOut] = Field(
+        description="In dataset order, as they were when the result scored them, whatever "
+        "happened to the dataset since (pairs appended later are not among them)"
+    )
+    next_cursor: str | None = Field(
+        description="Pass it as cursor for the next page; null on the last"
+    )
+
+
 class VoteOut(BaseModel):
     success: bool
     results_id: str
