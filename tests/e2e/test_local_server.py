@@ -292,3 +292,34 @@ def test_a_trailing_slash_is_a_404_not_a_redirect_to_the_host_header(server: Loc
     assert response.status_code == 404
     assert "location" not in response.headers
     assert response.json() == {"error": "no route GET /v1/data/seed/x/"}
+
+
+def test_a_results_pairs_versions_and_rerun_over_http(server: LocalServer) -> None:
+    def call(method: str, path: str, body: Any = None) -> Any:
+        response = requests.request(
+            method,
+            f"{server.base_url}{path}",
+            json=body,
+            headers={"Authorization": DEV_KEY},
+            timeout=30,
+        )
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    # Given a result over a dataset that was then overwritten (the local server keeps every
+    # version: it has no TTL)
+    data = [{"id": f"r{i}", "input": f"q{i}", "output": f"please {i}"} for i in range(3)]
+    call("POST", "/data/seed/repro", {"data": data})
+    metrics = call("POST", "/specify_questions", {"metrics": ["check:contains:please"]})
+    body = {"seed_data_id": "repro", "metrics_id": metrics["metrics_id"]}
+    evaluated = call("POST", "/evaluate", body)
+    call("POST", "/data/seed/repro", {"data": data[:1]})
+    results_id = evaluated["eval_results_id"]
+
+    # Then the local server serves the three routes
+    pairs = call("GET", f"/evaluation/{results_id}/pairs?limit=2")
+    assert [p["pair_id"] for p in pairs["pairs"]] == ["r0", "r1"]
+    versions = call("GET", "/data/seed/repro/versions")["versions"]
+    assert [(v["kind"], v["pairs"]) for v in versions] == [("overwrite", 1), ("create", 3)]
+    again = call("POST", f"/evaluation/{results_id}/rerun")
+    assert again["inputs"]["pairs_digest"] == evaluated["inputs"]["pairs_digest"]
