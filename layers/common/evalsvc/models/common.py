@@ -1,6 +1,8 @@
 """Shapes and limits shared by every route."""
 
-from pydantic import BaseModel
+from typing import Annotated
+
+from pydantic import BaseModel, Field
 
 # Lambda takes at most 6 MB (6,291,456 bytes) of event per synchronous invocation, and API
 # Gateway sends the request body in it base64-encoded (BinaryMediaTypes is */*, for gzip
@@ -10,6 +12,12 @@ from pydantic import BaseModel
 LAMBDA_EVENT_BYTES = 6 * 1024 * 1024
 EVENT_ENVELOPE_BYTES = 64 * 1024
 MAX_BODY_BYTES = (LAMBDA_EVENT_BYTES - EVENT_ENVELOPE_BYTES) * 3 // 4
+
+
+# The next_cursor of a list read in pages.
+ListNextCursor = Annotated[
+    str | None, Field(description="Pass it as cursor for the next page; null on the last")
+]
 
 
 class ErrorBody(BaseModel):

@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from evalsvc.errors import InvalidInput
 from evalsvc.identifiers import CLIENT_ID_RULE, is_client_id
+from evalsvc.models.common import ListNextCursor
 
 MAX_TEXT_CHARS = 100_000
 # The most bytes a pair's texts take: input and output at the limit, 4-byte UTF-8 each.
@@ -261,6 +262,4 @@ class DatasetVersionsOut(BaseModel):
         description="Newest first: the current version (first on the first page), then those "
         "overwrites replaced, while they are kept"
     )
-    next_cursor: str | None = Field(
-        description="Pass it as cursor for the next page; null on the last"
-    )
+    next_cursor: ListNextCursor

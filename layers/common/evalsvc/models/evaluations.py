@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalsvc.error_bars import ClusteredMean
 from evalsvc.identifiers import format_ms
+from evalsvc.models.common import ListNextCursor
 from evalsvc.models.datasets import (
     MAX_LABEL_CHARS,
     MAX_LABELS,
@@ -552,9 +553,7 @@ class EvaluationListOut(BaseModel):
         description="Newest first (evaluations started in the same millisecond by "
         "eval_results_id, the greater first)"
     )
-    next_cursor: str | None = Field(
-        description="Pass it as cursor for the next page; null on the last"
-    )
+    next_cursor: ListNextCursor
 
 
 def listed_evaluation_out(listed: ListedResult) -> dict[str, object]:
@@ -590,9 +589,7 @@ class ResultPairsOut(BaseModel):
         description="In dataset order, as they were when the result scored them, whatever "
         "happened to the dataset since (pairs appended later are not among them)"
     )
-    next_cursor: str | None = Field(
-        description="Pass it as cursor for the next page; null on the last"
-    )
+    next_cursor: ListNextCursor
 
 
 class VoteOut(BaseModel):

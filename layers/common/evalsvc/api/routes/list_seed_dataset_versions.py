@@ -6,7 +6,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.params import DatasetIdParam
+from evalsvc.api.params import DatasetIdParam, PageCursorParam
 from evalsvc.api.responses import json_response
 from evalsvc.identifiers import format_ms
 from evalsvc.logic import datasets
@@ -46,13 +46,7 @@ def list_seed_dataset_versions(
             f"{datasets.DEFAULT_VERSIONS_PAGE} by default)",
         ),
     ] = datasets.DEFAULT_VERSIONS_PAGE,
-    cursor: Annotated[
-        str | None,
-        Query(
-            max_length=1024,
-            description="The next_cursor of the previous page; leave it out for the newest",
-        ),
-    ] = None,
+    cursor: PageCursorParam = None,
     identity: Identity = Depends(current_identity),
 ) -> Response:
     page = datasets.list_versions(identity, DatasetKind.SEED, dataset_id, limit, cursor)
