@@ -645,6 +645,7 @@ def test_a_result_stored_before_it_pinned_its_version_goes_by_times(acme: Tenant
     assert unchanged.count("V1 please") == LISTED  # written before it: shown
     assert "V1 please" not in old_page and "V2 rude" not in old_page
     assert old_page.count("written again after this evaluation") == LISTED
+    assert "What produced this result" in old_page and "Not recorded" in old_page
     assert compared.count("written again after this evaluation") == LISTED
     assert compared.count("V2 rude") == LISTED
 
@@ -738,3 +739,62 @@ def test_a_comparison_page_of_results_too_large_for_any_request_is_413_before_re
     assert response.status_code == 413, response.text
     assert "retry-after" not in response.headers
     assert "cannot be compared, however often it is asked" in response.json()["error"]
+
+
+# ---- what produced a result (E7) -----------------------------------------------------------
+
+
+def test_the_evaluation_page_says_what_produced_the_result(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme, "faq", V1)
+    results_id = evaluate(acme, "faq", metrics(acme, [QUESTION, *CHECKS]))["eval_results_id"]
+    inputs = acme.get(f"/evaluation/{results_id}").json()["inputs"]
+
+    response = report(acme, results_id)
+
+    assert response.status_code == 200, response.text
+    words = assert_safe(response.text).words
+    section = words[words.index("What produced this result") : words.index("Scores")]
+    assert f"seed dataset faq, version {inputs['dataset_version']}" in section
+    for name in (
+        "pairs_digest",
+        "metrics_id",
+        "definitions_sha256",
+        "judge_model",
+        "judge_prompt_version",
+        "service_version",
+        "prices_date",
+    ):
+        assert inputs[name] and str(inputs[name]) in section, name
+    assert f"{inputs['judge_samples']} per judged pair and metric" in section
+    assert response.text.count('class="digest"') == 3  # version, pairs and definitions digests
+    assert "Not recorded" not in words
+
+
+def test_the_comparison_page_says_whether_both_results_scored_the_same_pairs(
+    acme: Tenant,
+) -> None:
+    seed(acme, "faq", V1)
+    metrics_id = metrics(acme, CHECKS)
+    first = evaluate(acme, "faq", metrics_id)["eval_results_id"]
+    again = evaluate(acme, "faq", metrics_id)["eval_results_id"]
+    seed(acme, "faq", V2)
+    other = evaluate(acme, "faq", metrics_id)["eval_results_id"]
+    digests = {
+        rid: acme.get(f"/evaluation/{rid}").json()["inputs"]["pairs_digest"]
+        for rid in (first, again, other)
+    }
+
+    same = compare_page(acme, first, again)
+    different = compare_page(acme, first, other)
+    forget_inputs("acme", again)
+    unknown = compare_page(acme, again, other)
+
+    assert digests[first] == digests[again] != digests[other]
+    assert "Both results scored the same pairs" in same
+    assert same.count(digests[first]) == 2  # side by side
+    assert "The two results did not score the same pairs" in different
+    assert digests[first] in different and digests[other] in different
+    assert "Whether the two results scored the same pairs is not known" in unknown
+    assert "not recorded" in unknown and digests[other] in unknown
+    for words in (same, different):
+        assert "same pairs is not known" not in words and "not recorded" not in words

@@ -127,6 +127,19 @@ class ComparisonReport:
     candidate: EvaluationResult
     texts: dict[str, ChangeTexts]
 
+    @property
+    def same_pairs(self) -> bool | None:
+        return same_pairs(self.baseline, self.candidate)
+
+
+def same_pairs(baseline: EvaluationResult, candidate: EvaluationResult) -> bool | None:
+    """Whether two results scored the same pairs (ids and texts): whether their pairs_digests
+    are equal; None when either has none (stored before results kept it, or not complete)."""
+    digests = [r.inputs.pairs_digest if r.inputs else None for r in (baseline, candidate)]
+    if digests[0] is None or digests[1] is None:
+        return None
+    return digests[0] == digests[1]
+
 
 def _at(values: Sequence[T] | None, idx: int) -> T | None:
     """values[idx], None when there are none (or fewer)."""
