@@ -377,3 +377,21 @@ def test_a_result_without_inputs_says_they_were_not_recorded() -> None:
     assert "Not recorded: this result was stored before results kept what produced them" in words
     compared = "".join(Parsed(render_comparison(comparison("d", "r", "p")).decode()).text)
     assert compared.count("not recorded") == 2 * 9  # each row of both sides
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        (Status.RUNNING, "Pairs digestnot yet: counted once every pair is scored"),
+        (Status.FAILED, "Pairs digestnone: the evaluation did not finish"),
+        (Status.COMPLETE, "Pairs digestnot counted: some of its pairs were scored before"),
+    ],
+)
+def test_a_result_without_its_pairs_digest_says_why(status: Status, said: str) -> None:
+    report = evaluation("d", "r", "t", "c")
+    report.result.status = status
+    report.result.inputs = inputs("v1", None)
+
+    words = "".join(Parsed(render_evaluation(report).decode()).text)
+
+    assert said in words.replace("\n", "")
