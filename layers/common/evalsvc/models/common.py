@@ -31,6 +31,10 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
         429: "LLM work the tenant's monthly spending limit leaves no room for, or (for work "
         "that would queue) the tenant runs as many queued jobs as it may at once: nothing was "
         "stored and no model was called; the message says which, Retry-After when to retry",
+        410: "The dataset version the evaluation result scored was replaced and its retention "
+        "(EVALSVC_VERSION_RETENTION_DAYS) ended, so its pairs are no longer kept (the message "
+        "names the day it expired); or the result was stored before results kept their pairs: "
+        "evaluate the dataset again",
         502: "The LLM judge failed (after retries) for a metric and pair; nothing was stored",
         503: "Storage is busy, or the LLM provider is not available (nothing was changed), or "
         "the work did not fit the request's time (the service busy): retry after Retry-After; "
