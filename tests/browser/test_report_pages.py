@@ -36,6 +36,7 @@ from tests.integration.test_reports import (
     start_running,
 )
 from tests.integration.test_usage import judge_env
+from tests.pinned_versions import EXPIRED_DAY, expire
 
 # What a script in the page would set if any ran.
 RAN = "window.__ran === undefined && window.__evalsvc_ran === undefined"
@@ -98,6 +99,12 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
         )
         assert response.status_code == 200, response.text
 
+    # A result whose dataset was overwritten since, and whose version then expired
+    seed("old", OUTPUTS)
+    old = post("/evaluate", {"seed_data_id": "old", "metrics_id": metrics_id})["eval_results_id"]
+    seed("old", [f"written later {k}" for k in range(len(OUTPUTS))])
+    expire("acme", old, purged=False)
+
     for status in ("running", "failed"):
         start_running(f"r-{status}", 40, "base")
     failure = f"the judge answered nonsense for pair p01: {IMG}"
@@ -117,6 +124,7 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
             f"/compare/report?baseline_id={base['eval_results_id']}"
             f"&candidate_id={cand['eval_results_id']}&cluster_by=input"
         ),
+        "expired": page(f"/evaluation/{old}/report"),
         "running": page("/evaluation/r-running/report"),
         "failed": page("/evaluation/r-failed/report"),
     }
@@ -126,6 +134,7 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
 CHARTS = {
     "evaluation": [("svg.forest", 1), ("svg.histogram", 3)],
     "comparison": [("svg.forest", 1), ("svg.wtl", 1)],
+    "expired": [("svg.forest", 1), ("svg.histogram", 3)],
     "running": [],
     "failed": [],
 }
@@ -183,6 +192,46 @@ def test_the_comparison_says_what_it_could_see_and_its_clustered_interval(
     assert "Clustered interval" in text
     assert text.count("(15 clusters)") == 3
     assert loaded.count("#power-h") == 1 and loaded.count("th[scope='col']") >= 20
+
+
+# Whether anything in the section on what produced the result reaches past its right edge.
+OVERFLOWS = """(() => {
+  const section = document.querySelector('#inputs-h').parentElement;
+  const edge = section.getBoundingClientRect().right + 1;
+  return [...section.querySelectorAll('*')].some(e => e.getBoundingClientRect().right > edge);
+})()"""
+
+
+def test_what_produced_each_result_is_shown_and_its_digests_wrap(
+    browser: Browser, pages: dict[str, tuple[str, dict[str, str]]]
+) -> None:
+    for kind, digests in (("evaluation", 3), ("comparison", 6)):
+        for width in (1200, 360):
+            loaded = browser.load(pages[kind][0], width=width)
+            assert loaded.count("#inputs-h") == 1
+            assert loaded.count(".digest") == digests, kind
+            fonts = loaded.evaluate(
+                "[...document.querySelectorAll('.digest')].map(e => getComputedStyle(e).fontFamily)"
+            )
+            assert all("monospace" in font for font in fonts)
+            # On a phone too the section holds its digests: they wrap, onto lines of its width
+            assert not loaded.evaluate(OVERFLOWS), (kind, width)
+            lines = loaded.evaluate(
+                "[...document.querySelectorAll('.digest')].map(e => e.getClientRects().length)"
+            )
+            assert width > 360 or all(n > 1 for n in lines), (kind, lines)
+    compared = browser.load(pages["comparison"][0]).inner_text()
+    assert "The two results did not score the same pairs" in compared
+    for kind in ("running", "failed"):
+        assert "Not recorded" in browser.load(pages[kind][0]).inner_text()
+
+
+def test_a_result_whose_version_expired_says_so_for_each_pair(
+    browser: Browser, pages: dict[str, tuple[str, dict[str, str]]]
+) -> None:
+    text = browser.load(pages["expired"][0]).inner_text()
+    assert text.count(f"expired on {EXPIRED_DAY}") == 3 * 5  # five pairs listed a metric
+    assert "written later" not in text
 
 
 def test_the_failed_and_running_pages_say_so(

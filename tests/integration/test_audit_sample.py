@@ -11,6 +11,7 @@ from evalsvc.logic import audit
 from evalsvc.models.api_keys import Identity
 from scipy import stats as scipy_stats
 
+from tests import pinned_versions
 from tests.integration.conftest import Tenant, ok
 from tests.integration.test_agreement import evaluated, voter
 from tests.lambda_support import invoke, load_event, with_body, with_path
@@ -121,7 +122,11 @@ def test_fewer_unvoted_pairs_than_asked_gives_them_all(acme: Tenant) -> None:
     assert body["unvoted"] == 3
 
 
-def test_a_pair_gone_from_the_dataset_has_null_texts(acme: Tenant, result: str) -> None:
+def test_a_result_stored_before_it_pinned_its_version_shows_the_current_texts(
+    acme: Tenant, result: str
+) -> None:
+    # Such a result has only the dataset as it is now: a pair gone from it has null texts
+    pinned_versions.forget_inputs("acme", result)
     assert (
         acme.post(
             "/data/seed/ds", {"data": [{"id": "p00", "input": "new", "output": "new"}]}
@@ -250,3 +255,25 @@ def test_the_function_takes_its_event_file(event_key: str) -> None:
 
     assert status == 200, body
     assert sorted(p["pair_id"] for p in body["pairs"]) == ["q1", "q2"]
+
+
+def test_a_sample_shows_the_texts_that_were_scored_after_the_dataset_is_overwritten(
+    acme: Tenant, result: str
+) -> None:
+    scored_texts = {p["id"]: p for p in acme.get("/data/seed/ds").json()["data"]}
+    replacement = [
+        {"id": pid, "input": "written again", "output": "other text"} for pid in scored_texts
+    ]
+    assert acme.post("/data/seed/ds", {"data": replacement}).status_code == 200
+
+    body = sample(acme, result)
+
+    for pair in body["pairs"]:
+        assert pair["input"] == scored_texts[pair["pair_id"]]["input"]
+        assert pair["output"] == scored_texts[pair["pair_id"]]["output"]
+
+    # Past the replaced version's retention, the draw says when it expired
+    pinned_versions.expire("acme", result, purged=True)
+    gone = acme.get(f"/evaluation/{result}/audit_sample?metric_idx=1&n=10")
+    assert gone.status_code == 410
+    assert pinned_versions.EXPIRED_DAY in gone.json()["error"]

@@ -318,3 +318,46 @@ def test_a_dataset_header_stays_one_read_unit_at_the_field_limits(
             },
         )
         assert header is not None and dynamo.item_size(header) <= 4096, len(prompt)
+
+
+def test_the_selection_of_the_most_pairs_at_the_field_limits_is_kept_under_the_limit(
+    tables: dict[str, str],
+) -> None:
+    from evalsvc.logic.reproduce import cut_pieces
+    from evalsvc.models.datasets import MAX_PAIRS, DatasetKind
+    from evalsvc.models.evaluations import EvaluationResult
+    from evalsvc.storage import results as results_store
+    from evalsvc.storage import texts
+    from evalsvc.storage.datasets.keys import append_ord
+
+    # Given a result of the most pairs a dataset holds, each appended with the longest pair id
+    # (the longest ords: a piece names its first and last), for the longest tenant and ids
+    tenant, longest = "t" + "x" * 127, "r" + "x" * 127
+    ords = [
+        append_ord(1_764_000_000_000 + k, PAIR_ID[: -len(str(k))] + str(k))
+        for k in range(MAX_PAIRS)
+    ]
+    pieces = cut_pieces(ords)
+    result = EvaluationResult(
+        tenant=tenant,
+        results_id=longest,
+        created_ms=1,
+        dataset_id=longest,
+        dataset_kind=DatasetKind.SEED,
+        metrics_id=longest,
+        definitions=["check:non_empty"],
+        system_prompt="",
+        pair_count=MAX_PAIRS,
+        summaries=[],
+    )
+
+    # When the result is stored with what it scored, and a fresh process reads the selection
+    results_store.put(result, [], pieces)
+    texts._cache.clear()
+
+    # Then the selection is kept apart from the header, in parts each under the item limit,
+    # and read back whole
+    sizes = largest(tables)
+    assert sizes["RESULTS_TABLE", "part"] < ITEM_LIMIT
+    assert sizes["RESULTS_TABLE", "result"] < 4096
+    assert results_store.selection(tenant, longest) == pieces

@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, schema_name_of, service_env
 from tests.integration.conftest import Tenant, ok
+from tests.pinned_versions import EXPIRED_DAY, clock_at, expire, forget_inputs, stored
 from tests.work_queue import Work
 
 QUESTION = "Which answer is more polite?"
@@ -403,3 +404,83 @@ def test_a_judge_too_slow_for_the_request_hands_over_and_keeps_its_answers(
         # for at most the two in flight when the request's time ran out
         assert 2 * PAIRS <= len(fake.requests) <= 2 * PAIRS + 2
         assert done["usage"]["cache_hits"] >= made - 2
+
+
+# ---- the texts each run scored, from the version it pinned (E7) --------------------------------
+
+
+def overwrite(tenant: Tenant, dataset_id: str, version: str) -> None:
+    data = [
+        {"id": f"p{k:02d}", "input": f"My router is down ({k}).", "output": text}
+        for k, text in enumerate(outputs(version))
+    ]
+    ok(tenant.post(f"/data/seed/{dataset_id}", {"data": data}))
+
+
+def test_each_run_is_judged_on_what_it_scored_though_a_skewed_clock_dates_an_overwrite_before(
+    acme: Tenant, judge: FakeJudge
+) -> None:
+    # Given runs of v1 and v2, then dataset v2 overwritten with v1's outputs on a Lambda whose
+    # clock runs a second behind the evaluations': its pairs carry a time before the run's
+    ids = runs(acme)
+    with clock_at(stored("acme", ids[1]).created_ms - 1_000):
+        overwrite(acme, "v2", "v1")
+
+    # When the runs are judged
+    body = post(acme, {"result_ids": ids, "question": QUESTION})
+
+    # Then v2's run is judged on the outputs it scored, as if nothing had been written (by the
+    # dataset's texts now every pair would be a tie without a call)
+    assert body["pairs_used"] == PAIRS
+    assert len(judge.requests) == 2 * PAIRS
+    (matchup,) = body["matchups"]
+    assert (matchup["a_wins"], matchup["b_wins"], matchup["ties"]) == (8, 0, 4)
+
+
+def test_a_run_whose_version_expired_is_a_410_naming_the_day(
+    acme: Tenant, judge: FakeJudge
+) -> None:
+    ids = runs(acme)
+    overwrite(acme, "v2", "v3")
+    expire("acme", ids[1], purged=True)
+    body = {"result_ids": ids, "question": QUESTION}
+
+    for path in ("/pairwise", "/pairwise/estimate"):
+        response = acme.post(path, body)
+        assert response.status_code == 410, response.text
+        said = response.json()["error"]
+        assert f"expired on {EXPIRED_DAY}" in said and repr(ids[1]) in said
+    assert judge.requests == []
+
+
+def test_a_queued_run_whose_version_expires_fails_naming_the_day(
+    acme: Tenant, judge: FakeJudge, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = runs(acme)
+    overwrite(acme, "v2", "v3")
+    point_service_at(
+        {"EVALSVC_INLINE_MAX_JUDGE_CALLS": "4", "EVALSVC_CHUNK_JUDGE_CALLS": "6"}, monkeypatch
+    )
+    response = acme.post("/pairwise", {"result_ids": ids, "question": QUESTION})
+    assert response.status_code == 202, response.text
+    expire("acme", ids[1], purged=False)
+
+    work.drain()
+
+    done = ok(acme.get(f"/pairwise/{response.json()['pairwise_id']}")).json()
+    assert done["status"] == "failed"
+    assert f"expired on {EXPIRED_DAY}" in done["failure"]
+    assert judge.requests == []
+
+
+def test_a_run_stored_before_it_pinned_its_version_goes_by_times(
+    acme: Tenant, judge: FakeJudge
+) -> None:
+    ids = runs(acme)
+    for results_id in ids:
+        forget_inputs("acme", results_id)
+    overwrite(acme, "v2", "v3")  # every pair of v2 written after its run
+
+    body = post(acme, {"result_ids": ids, "question": QUESTION})
+
+    assert body["pairs_used"] == 0 and judge.requests == []

@@ -22,6 +22,7 @@ from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.settings import get_settings
 from evalsvc.stats import score_bin
+from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import dynamo
 from evalsvc.storage import results as results_store
 from evalsvc.storage.writes import commit
@@ -30,6 +31,7 @@ from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge
 from tests.integration.conftest import Tenant
 from tests.integration.test_usage import judge_env
+from tests.pinned_versions import EXPIRED_DAY, clock_at, expire, forget_inputs, stored
 from tests.work_queue import Work
 
 SCRIPT = "<script>window.__ran=1</script>"
@@ -522,29 +524,130 @@ def test_out_of_time_the_page_is_drawn_without_the_histograms_and_says_why(
     assert 'class="forest"' in html
 
 
-def test_a_pair_written_again_after_the_evaluation_is_not_shown_as_what_was_scored(
-    acme: Tenant,
-) -> None:
-    seed(acme, "faq", [f"OLD please {k}" for k in range(6)])
+# ---- the texts a result scored, from the version it pinned (E7) -------------------------------
+
+# Five pairs, so that every pair is listed under both checks: 3 words and "please" in V1, 9 words
+# and no "please" in V2 (10 regressions from V1 to V2).
+V1 = [f"V1 please {k}" for k in range(5)]
+V2 = [f"V2 rude {k} with many more words than six" for k in range(5)]
+LISTED = 2 * len(V1)
+
+
+def compare_page(acme: Tenant, baseline: str, candidate: str) -> str:
+    response = acme.get(f"/compare/report?baseline_id={baseline}&candidate_id={candidate}")
+    assert response.status_code == 200, response.text
+    return assert_safe(response.text).words
+
+
+def scored_v1_then_overwritten(acme: Tenant, skew_ms: int | None = None) -> tuple[str, str]:
+    """A result of V1 of dataset "faq", then "faq" overwritten with V2 (`skew_ms` before the
+    result was made, by the overwriting Lambda's clock) and a result of V2."""
+    seed(acme, "faq", V1)
     metrics_id = metrics(acme, CHECKS)
     before = evaluate(acme, "faq", metrics_id)["eval_results_id"]
-    seed(acme, "faq", [f"NEW rude {k} with many more words than six" for k in range(6)])
+    if skew_ms is None:
+        seed(acme, "faq", V2)
+    else:
+        with clock_at(stored("acme", before).created_ms - skew_ms):
+            seed(acme, "faq", V2)
+    return before, evaluate(acme, "faq", metrics_id)["eval_results_id"]
+
+
+def test_a_result_shows_the_texts_it_scored_after_its_dataset_is_overwritten(
+    acme: Tenant,
+) -> None:
+    before, after = scored_v1_then_overwritten(acme)
+
+    old_page = Page(report(acme, before).text).words
+    new_page = Page(report(acme, after).text).words
+    compared = compare_page(acme, before, after)
+
+    assert [old_page.count(f"V1 please {k}") for k in range(5)] == [2] * 5
+    assert "V2 rude" not in old_page and "written again" not in old_page
+    assert "V2 rude" in new_page and "V1 please" not in new_page
+    assert "Regressions, side by side (10)" in compared
+    assert compared.count("V1 please") == LISTED  # each baseline side, as it was scored
+    assert compared.count("V2 rude") == LISTED  # each candidate side
+
+
+def test_a_clock_behind_the_evaluations_cannot_pass_an_overwrite_off_as_what_was_scored(
+    acme: Tenant,
+) -> None:
+    # Given a result of V1, then V2 written on a Lambda whose clock runs a second behind the
+    # evaluation's: V2's pairs carry a time before the result's
+    before, after = scored_v1_then_overwritten(acme, skew_ms=1_000)
+    header = datasets_store.get_header("acme", DatasetKind.SEED, "faq")
+    assert header is not None and header.updated_ms < stored("acme", before).created_ms
+    pairs = datasets_store.get_pairs(header, ["p00", "p04"], 1 << 20)
+    assert all(p.created_ms < stored("acme", before).created_ms for p in pairs.values())
+
+    # When the result's page and a comparison with a result of V2 are drawn
+    old_page = Page(report(acme, before).text).words
+    compared = compare_page(acme, before, after)
+
+    # Then they show V1's texts, which the result scored, not V2's
+    assert old_page.count("V1 please") == LISTED and "V2 rude" not in old_page
+    assert compared.count("V1 please") == LISTED and compared.count("V2 rude") == LISTED
+    # (which times alone would have shown: the same result, as stored before it pinned V1)
+    forget_inputs("acme", before)
+    by_time = Page(report(acme, before).text).words
+    assert by_time.count("V2 rude") == LISTED and "V1 please" not in by_time
+
+
+def test_a_result_shows_the_texts_it_scored_after_an_overwrite_and_appends(acme: Tenant) -> None:
+    # Given a result of V1, then "faq" overwritten with three pairs of V2 and the other two
+    # pairs added again, all on a clock behind the evaluation's
+    seed(acme, "faq", V1)
+    before = evaluate(acme, "faq", metrics(acme, CHECKS))["eval_results_id"]
+    with clock_at(stored("acme", before).created_ms - 1_000):
+        seed(acme, "faq", V2[:3])
+        for k in (3, 4):
+            added = {"id": f"p{k:02d}", "input": f"question {k}", "output": f"ADDED {k}"}
+            assert acme.post("/data/seed/faq/pair", added).status_code == 200
+
+    words = Page(report(acme, before).text).words
+
+    # Then every listed pair shows what was scored
+    assert [words.count(f"V1 please {k}") for k in range(5)] == [2] * 5
+    assert "V2 rude" not in words and "ADDED" not in words
+    assert "no longer in the dataset" not in words and "written again" not in words
+
+
+@pytest.mark.parametrize("purged", [False, True], ids=["record-expired", "purged"])
+def test_a_result_whose_version_expired_says_so_naming_the_day(acme: Tenant, purged: bool) -> None:
+    before, after = scored_v1_then_overwritten(acme)
+    expire("acme", before, purged=purged)
+
+    response = report(acme, before)
+    compared = compare_page(acme, before, after)
+
+    assert response.status_code == 200, response.text
+    words = assert_safe(response.text).words
+    said = f"expired on {EXPIRED_DAY}: its pairs are no longer kept"
+    assert words.count(said) == LISTED
+    assert "V1 please" not in words and "V2 rude" not in words
+    assert compared.count(said) == LISTED  # each baseline side
+    assert compared.count("V2 rude") == LISTED  # each candidate side, still kept
+
+
+def test_a_result_stored_before_it_pinned_its_version_goes_by_times(acme: Tenant) -> None:
+    seed(acme, "faq", V1)
+    metrics_id = metrics(acme, CHECKS)
+    before = evaluate(acme, "faq", metrics_id)["eval_results_id"]
+    forget_inputs("acme", before)
+    unchanged = Page(report(acme, before).text).words
+    seed(acme, "faq", V2)
     after = evaluate(acme, "faq", metrics_id)["eval_results_id"]
 
     old_page = Page(report(acme, before).text).words
-    assert "NEW rude" not in old_page
-    assert "written again after this evaluation" in old_page
-    new_page = Page(report(acme, after).text).words
-    assert "NEW rude" in new_page and "written again" not in new_page
+    compared = compare_page(acme, before, after)
 
-    compared = acme.get(f"/compare/report?baseline_id={before}&candidate_id={after}")
-    assert compared.status_code == 200, compared.text
-    words = Page(compared.text).words
-    # 6 pairs regressed on both metrics: 12 listed.
-    assert "Regressions, side by side (12)" in words
-    assert "OLD" not in words  # gone with the old version: not shown as the baseline's
-    assert words.count("written again after this evaluation") == 12  # each baseline side
-    assert words.count("NEW rude") == 12  # each candidate side
+    assert unchanged.count("V1 please") == LISTED  # written before it: shown
+    assert "V1 please" not in old_page and "V2 rude" not in old_page
+    assert old_page.count("written again after this evaluation") == LISTED
+    assert "What produced this result" in old_page and "Not recorded" in old_page
+    assert compared.count("written again after this evaluation") == LISTED
+    assert compared.count("V2 rude") == LISTED
 
 
 def test_past_what_one_report_reads_the_votes_are_not_counted_on_the_page(
@@ -636,3 +739,62 @@ def test_a_comparison_page_of_results_too_large_for_any_request_is_413_before_re
     assert response.status_code == 413, response.text
     assert "retry-after" not in response.headers
     assert "cannot be compared, however often it is asked" in response.json()["error"]
+
+
+# ---- what produced a result (E7) -----------------------------------------------------------
+
+
+def test_the_evaluation_page_says_what_produced_the_result(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme, "faq", V1)
+    results_id = evaluate(acme, "faq", metrics(acme, [QUESTION, *CHECKS]))["eval_results_id"]
+    inputs = acme.get(f"/evaluation/{results_id}").json()["inputs"]
+
+    response = report(acme, results_id)
+
+    assert response.status_code == 200, response.text
+    words = assert_safe(response.text).words
+    section = words[words.index("What produced this result") : words.index("Scores")]
+    assert f"seed dataset faq, version {inputs['dataset_version']}" in section
+    for name in (
+        "pairs_digest",
+        "metrics_id",
+        "definitions_sha256",
+        "judge_model",
+        "judge_prompt_version",
+        "service_version",
+        "prices_date",
+    ):
+        assert inputs[name] and str(inputs[name]) in section, name
+    assert f"{inputs['judge_samples']} per judged pair and metric" in section
+    assert response.text.count('class="digest"') == 3  # version, pairs and definitions digests
+    assert "Not recorded" not in words
+
+
+def test_the_comparison_page_says_whether_both_results_scored_the_same_pairs(
+    acme: Tenant,
+) -> None:
+    seed(acme, "faq", V1)
+    metrics_id = metrics(acme, CHECKS)
+    first = evaluate(acme, "faq", metrics_id)["eval_results_id"]
+    again = evaluate(acme, "faq", metrics_id)["eval_results_id"]
+    seed(acme, "faq", V2)
+    other = evaluate(acme, "faq", metrics_id)["eval_results_id"]
+    digests = {
+        rid: acme.get(f"/evaluation/{rid}").json()["inputs"]["pairs_digest"]
+        for rid in (first, again, other)
+    }
+
+    same = compare_page(acme, first, again)
+    different = compare_page(acme, first, other)
+    forget_inputs("acme", again)
+    unknown = compare_page(acme, again, other)
+
+    assert digests[first] == digests[again] != digests[other]
+    assert "Both results scored the same pairs" in same
+    assert same.count(digests[first]) == 2  # side by side
+    assert "The two results did not score the same pairs" in different
+    assert digests[first] in different and digests[other] in different
+    assert "Whether the two results scored the same pairs is not known" in unknown
+    assert "not recorded" in unknown and digests[other] in unknown
+    for words in (same, different):
+        assert "same pairs is not known" not in words and "not recorded" not in words

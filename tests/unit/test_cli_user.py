@@ -1194,6 +1194,224 @@ def test_following_gives_each_answer_to_the_caller_first(
     assert seen == [1, 2, 3]
 
 
+# ---- rerun -------------------------------------------------------------------------------------
+
+DIGEST = "3f" * 32
+
+
+def inputs(**more: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "dataset_id": "faq",
+        "dataset_version": "v_7d1",
+        "pairs_digest": DIGEST,
+        "metrics_id": "m_1",
+        "definitions_sha256": "9a" * 32,
+        "judge_model": "openai:gpt-4o-mini",
+        "judge_prompt_version": "judge-v1",
+        "judge_samples": 1,
+        "service_version": "0.1.0",
+        "prices_date": "2026-11-26",
+    }
+    body.update(more)
+    return body
+
+
+def rerun_service(service: Scripted, *first: Answer, again: dict[str, Any] | None = None) -> None:
+    """Evaluation ev_1, whose rerun answers `first` (202 queuing ev_2 by default), and ev_2,
+    running once then complete with `again`'s inputs (ev_1's by default)."""
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, result("ev_1", inputs=inputs())))
+    queuing = as_json(202, queued("ev_2", 0, 10), Location="../../evaluation/ev_2")
+    service.on("POST", "/v1/evaluation/ev_1/rerun", *(first or (queuing,)))
+    service.on(
+        "GET",
+        "/v1/evaluation/ev_2",
+        as_json(200, result("ev_2", status="running", pairs_done=4, score_means=[])),
+        as_json(200, result("ev_2", inputs=again or inputs())),
+    )
+
+
+def test_rerun_follows_the_new_evaluation_and_says_it_scored_the_same_pairs(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rerun_service(service)
+
+    assert run(service, "rerun", "ev_1", "--max-cost-usd", "0.5") == 0
+
+    # The original read first, then the rerun asked for, queued, and followed
+    assert [(s.method, s.path) for s in service.seen] == [
+        ("GET", "/v1/evaluation/ev_1"),
+        ("POST", "/v1/evaluation/ev_1/rerun"),
+        ("GET", "/v1/evaluation/ev_2"),
+        ("GET", "/v1/evaluation/ev_2"),
+    ]
+    post = service.seen[1]
+    assert post.json() == {"max_cost_usd": 0.5}
+    assert post.headers["prefer"] == "respond-async"
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        "evaluation ev_2 evaluates again the 10 pairs evaluation ev_1 scored, of dataset faq",
+        "evaluation ev_2: 0/10 pairs (0%)",
+        "evaluation ev_2: 4/10 pairs (40%)",
+        "evaluation ev_2: 10/10 pairs (100%)",
+    ]
+    assert "evaluation ev_2: 10 pairs of dataset faq" in out and "4.20" in out
+    produced = out[out.index("what produced it") :].splitlines()[:5]
+    assert produced == [
+        "what produced it: dataset faq, version v_7d1; metrics set m_1",
+        f"  pairs_digest {DIGEST}",
+        f"  definitions {'9a' * 32}",
+        "  judge openai:gpt-4o-mini, prompt judge-v1, 1 sample",
+        "  service 0.1.0, prices of 2026-11-26",
+    ]
+    assert out.rstrip().endswith(
+        f"pairs_digest {DIGEST} equals evaluation ev_1's: the same pairs were scored again"
+    )
+
+
+def test_rerun_without_a_cap_sends_an_empty_body_and_reads_an_answer_given_at_once(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    v1 = {"eval_results_id": "ev_2", "dataset_id": "faq", "pair_count": 10, "inputs": inputs()}
+    rerun_service(service, as_json(200, v1))
+    service.on("GET", "/v1/evaluation/ev_2", as_json(200, result("ev_2", inputs=inputs())))
+
+    assert run(service, "rerun", "ev_1") == 0
+
+    assert service.seen[1].json() == {}
+    assert [s.method for s in service.seen] == ["GET", "POST", "GET"]
+    assert "equals evaluation ev_1's" in capsys.readouterr().out
+
+
+def test_a_rerun_that_scored_other_pairs_exits_1_naming_both_digests(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rerun_service(service, again=inputs(pairs_digest="00" * 32))
+
+    assert run(service, "rerun", "ev_1") == 1
+
+    out, err = capsys.readouterr()
+    assert "evaluation ev_2: 10 pairs" in out  # the result is shown all the same
+    assert err.splitlines()[-1] == (
+        f"evalsvc: the rerun's pairs_digest {'00' * 32} differs from the original's {DIGEST}: "
+        "it did not score the pairs evaluation ev_1 scored"
+    )
+
+
+def test_rerun_of_a_result_without_a_digest_says_it_cannot_tell(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rerun_service(service, again=inputs(pairs_digest=None))
+
+    assert run(service, "rerun", "ev_1", "--json") == 0
+
+    out, err = capsys.readouterr()
+    assert json.loads(out)["results_id"] == "ev_2"  # stdout holds the JSON alone
+    assert "evalsvc: the rerun's pairs_digest is not recorded: whether the rerun scored" in err
+
+
+def test_rerun_json_prints_the_new_result_and_the_verdict_on_stderr(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rerun_service(service)
+
+    assert run(service, "rerun", "ev_1", "--json") == 0
+
+    out, err = capsys.readouterr()
+    assert json.loads(out) == result("ev_2", inputs=inputs())
+    assert "equals evaluation ev_1's: the same pairs were scored again" in err
+
+
+def test_rerun_async_prints_the_new_id_and_follows_nothing(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rerun_service(service)
+
+    assert run(service, "rerun", "ev_1", "--async") == 0
+
+    assert [s.method for s in service.seen] == ["GET", "POST"]
+    assert service.seen[1].headers["prefer"] == "respond-async"
+    out, err = capsys.readouterr()
+    assert out == "ev_2\n"
+    assert "follow it with GET /evaluation/ev_2, or evalsvc report ev_2" in err
+    assert run(service, "rerun", "ev_1", "--async", "--json") == 0
+    assert json.loads(capsys.readouterr().out) == queued("ev_2", 0, 10)
+
+
+def test_rerun_of_a_sampled_evaluation_counts_its_judge_calls(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = {"judge_samples": 3, "judge_calls_total": 30}
+    rerun_service(service, as_json(202, {**queued("ev_2", 0, 10), "judge_calls_done": 0, **calls}))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, result("ev_1", **calls)))
+    service.on(
+        "GET", "/v1/evaluation/ev_2", as_json(200, result("ev_2", judge_calls_done=30, **calls))
+    )
+
+    assert run(service, "rerun", "ev_1") == 0
+
+    assert "evaluation ev_2: 30/30 judge calls (100%)" in capsys.readouterr().err
+
+
+def test_rerun_past_the_versions_retention_prints_the_410(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expired = (
+        "the version 'v_7d1' of seed dataset 'faq' that evaluation 'ev_1' scored was replaced, "
+        "kept for its retention, and expired on 2021-03-04: its pairs are no longer kept"
+    )
+    rerun_service(service, as_json(410, {"error": expired}))
+
+    assert run(service, "rerun", "ev_1") == 1
+
+    assert capsys.readouterr().err == f"evalsvc: HTTP 410: {expired}\n"
+    assert [s.method for s in service.seen] == ["GET", "POST"]
+
+
+def test_rerun_of_an_unknown_evaluation_asks_for_no_rerun(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on(
+        "GET", "/v1/evaluation/ev_9", as_json(404, {"error": "no evaluation result with id 'ev_9'"})
+    )
+
+    assert run(service, "rerun", "ev_9") == 1
+
+    assert "HTTP 404: no evaluation result with id 'ev_9'" in capsys.readouterr().err
+    assert [s.method for s in service.seen] == ["GET"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["bad id"], "'bad id' is not an evaluation result id"),
+        (["ev_1", "--max-cost-usd", "0"], "--max-cost-usd is 0: it must be more than 0"),
+        (["ev_1", "--max-cost-usd", "2e6"], "--max-cost-usd is 2e+06: it must be more than 0"),
+    ],
+)
+def test_rerun_refuses_bad_arguments_before_sending_anything(
+    service: Scripted, capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    assert run(service, "rerun", *args) == 2
+
+    assert service.seen == []
+    err = capsys.readouterr().err
+    assert err.startswith(f"evalsvc: {said}") and err.rstrip().endswith("nothing was sent")
+
+
+def test_an_evaluation_shows_what_produced_it_or_that_it_was_not_recorded() -> None:
+    def shown(body: dict[str, Any]) -> str:
+        console = Console(file=io.StringIO(), width=200, color_system=None)
+        render_evaluation(body, console)
+        return console.file.getvalue()  # type: ignore[attr-defined,no-any-return]
+
+    recorded = shown(result(inputs=inputs(judge_model=None, judge_prompt_version=None)))
+    legacy = shown(result(inputs=None))
+
+    assert f"pairs_digest {DIGEST}" in recorded and "\n  no judge\n" in recorded
+    assert "what produced it: not recorded (stored before results kept it)" in legacy
+    assert "what produced it" not in shown(result())  # a service that does not say
+
+
 # ---- compare -----------------------------------------------------------------------------------
 
 

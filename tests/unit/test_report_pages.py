@@ -25,6 +25,7 @@ from evalsvc.models.evaluations import (
     MAX_REASON_CHARS,
     Critique,
     EvaluationResult,
+    ResultInputs,
 )
 from evalsvc.models.jobs import Status
 from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
@@ -313,3 +314,84 @@ def test_a_route_loads_every_template_from_the_compiled_ones_and_compiles_none()
     assert isinstance(pages._ENV.loader, jinja2.ModuleLoader)
     for name in pages.template_names():
         assert pages._ENV.get_template(name).name == name
+
+
+def inputs(text: str, digest: str | None = "ab" * 32) -> ResultInputs:
+    return ResultInputs(
+        dataset_version=text,
+        version_ms=1_790_000_000_000,
+        shards=1,
+        append_shards=1,
+        definitions_sha256=text,
+        judge_model=text,
+        judge_prompt_version=text,
+        service_version=text,
+        prices_date=text,
+        pairs_digest=digest,
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=texts, expired=texts)
+def test_what_produced_a_result_and_an_expired_version_stay_text_on_both_pages(
+    text: str, expired: str
+) -> None:
+    report = evaluation("d", "r", "t", "c")
+    report.result.inputs = inputs(text or "x")
+    report.metrics[0].lowest[0].text = reports.PairText(expired=expired or "y")
+    compared = comparison("d", "r", "p")
+    compared.baseline.inputs = inputs(text or "x")
+
+    for html in (render_evaluation(report).decode(), render_comparison(compared).decode()):
+        words = "".join(assert_only_page_markup(html).text)
+        assert shown(text or "x") in words
+    assert shown(expired or "y") in "".join(Parsed(render_evaluation(report).decode()).text)
+
+
+@pytest.mark.parametrize(
+    ("baseline", "candidate", "said"),
+    [
+        ("ab" * 32, "ab" * 32, "Both results scored the same pairs"),
+        ("ab" * 32, "cd" * 32, "The two results did not score the same pairs"),
+        ("ab" * 32, None, "Whether the two results scored the same pairs is not known"),
+        (None, None, "Whether the two results scored the same pairs is not known"),
+    ],
+)
+def test_the_comparison_says_whether_the_results_scored_the_same_pairs(
+    baseline: str | None, candidate: str | None, said: str
+) -> None:
+    report = comparison("d", "r", "p")
+    report.baseline.inputs = inputs("v1", baseline)
+    report.candidate.inputs = inputs("v1", candidate)
+
+    words = "".join(Parsed(render_comparison(report).decode()).text)
+
+    assert said in words
+    assert reports.same_pairs(report.baseline, report.candidate) is (
+        None if baseline is None or candidate is None else baseline == candidate
+    )
+
+
+def test_a_result_without_inputs_says_they_were_not_recorded() -> None:
+    words = "".join(Parsed(render_evaluation(evaluation("d", "r", "t", "c")).decode()).text)
+    assert "Not recorded: this result was stored before results kept what produced them" in words
+    compared = "".join(Parsed(render_comparison(comparison("d", "r", "p")).decode()).text)
+    assert compared.count("not recorded") == 2 * 9  # each row of both sides
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        (Status.RUNNING, "Pairs digestnot yet: counted once every pair is scored"),
+        (Status.FAILED, "Pairs digestnone: the evaluation did not finish"),
+        (Status.COMPLETE, "Pairs digestnot counted: some of its pairs were scored before"),
+    ],
+)
+def test_a_result_without_its_pairs_digest_says_why(status: Status, said: str) -> None:
+    report = evaluation("d", "r", "t", "c")
+    report.result.status = status
+    report.result.inputs = inputs("v1", None)
+
+    words = "".join(Parsed(render_evaluation(report).decode()).text)
+
+    assert said in words.replace("\n", "")

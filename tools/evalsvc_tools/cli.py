@@ -483,6 +483,39 @@ def build_parser() -> argparse.ArgumentParser:
     _add_service_flags(evaluate)
     evaluate.set_defaults(run=user_commands.evaluate)
 
+    rerun = commands.add_parser(
+        "rerun",
+        help="evaluate again exactly the pairs an evaluation scored, following its progress",
+        description="Evaluate again exactly the pairs evaluation ID scored, as they were when "
+        "scored (read from the dataset version it pinned, whatever was written to the dataset "
+        "since), with its metric definitions, cluster_by and judge_samples (POST "
+        "/evaluation/ID/rerun). Follows its progress, then prints the result, what produced it, "
+        "and whether its pairs_digest equals the original's; exits 1 when it does not. A "
+        "version past its retention (EVALSVC_VERSION_RETENTION_DAYS) is refused with HTTP 410, "
+        "naming the day it expired.",
+    )
+    rerun.add_argument("id", metavar="ID", help="the evaluation result to run again")
+    rerun.add_argument(
+        "--max-cost-usd",
+        type=_finite_float,
+        metavar="X",
+        help="refuse, before any LLM call, when the rerun could cost more than X dollars",
+    )
+    rerun.add_argument(
+        "--async",
+        dest="asynchronous",
+        action="store_true",
+        help="queue it and print the new result's id at once, without following it (then "
+        "evalsvc report ID, or GET /evaluation/ID)",
+    )
+    rerun.add_argument(
+        "--json",
+        action="store_true",
+        help="print the new result's JSON body (with --async: the answer that queued it)",
+    )
+    _add_service_flags(rerun)
+    rerun.set_defaults(run=user_commands.rerun)
+
     compare = commands.add_parser("compare", help="compare two evaluations pair by pair")
     compare.add_argument("baseline", metavar="BASELINE", help="the baseline evaluation's id")
     compare.add_argument("candidate", metavar="CANDIDATE", help="the candidate evaluation's id")

@@ -1,7 +1,8 @@
-"""The tables the user's commands draw with rich: an evaluation result's, per metric (`evalsvc
-evaluate`), a comparison's, per metric with the pairs that regressed most (`evalsvc
-compare`), and pairwise judging's leaderboard and matchups (`evalsvc pairwise`); and how a
-figure is written in them. rich is imported when a table is drawn.
+"""The tables the user's commands draw with rich: an evaluation result's, per metric, with what
+produced it (`evalsvc evaluate`, `evalsvc rerun`), a comparison's, per metric with the pairs
+that regressed most (`evalsvc compare`), and pairwise judging's leaderboard and matchups
+(`evalsvc pairwise`); and how a figure is written in them. rich is imported when a table is
+drawn.
 
 Every value the service gave reaches the console as a rich `Text` of terminal-safe text
 (terminal.cut): never as markup, which rich would read (`[link=…]` makes a terminal link), and
@@ -89,6 +90,40 @@ def _print_usage(usage: Any, console: Console) -> None:
         )
 
 
+def _print_inputs(result: dict[str, Any], console: Console) -> None:
+    """The lines of what produced the result (E7's `inputs`), when the service gives them;
+    "not recorded" when it says it did not keep them (null)."""
+    from rich.text import Text
+
+    if "inputs" not in result:
+        return
+    inputs = result.get("inputs")
+    if not isinstance(inputs, dict):
+        console.print(Text("what produced it: not recorded (stored before results kept it)"))
+        return
+    samples = inputs.get("judge_samples")
+    judged = (
+        f"judge {_field(inputs.get('judge_model'))}, prompt "
+        f"{_field(inputs.get('judge_prompt_version'))}, {_field(samples)} "
+        f"sample{'' if samples == 1 else 's'}"
+        if inputs.get("judge_model")
+        else "no judge"
+    )
+    # A line each digest (64 characters), so that an 80-column terminal breaks none.
+    console.print(
+        Text(
+            f"what produced it: dataset {_field(inputs.get('dataset_id'))}, version "
+            f"{_field(inputs.get('dataset_version'))}; metrics set "
+            f"{_field(inputs.get('metrics_id'))}\n"
+            f"  pairs_digest {_field(inputs.get('pairs_digest') or 'not counted yet')}\n"
+            f"  definitions {_field(inputs.get('definitions_sha256'))}\n"
+            f"  {judged}\n"
+            f"  service {_field(inputs.get('service_version'))}, prices of "
+            f"{_field(inputs.get('prices_date'))}"
+        )
+    )
+
+
 def render_evaluation(result: dict[str, Any], console: Console) -> None:
     """The per-metric table of a complete evaluation result (GET /evaluation/{id})."""
     from rich.table import Table
@@ -103,6 +138,7 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
         )
     )
     _print_usage(result.get("usage"), console)
+    _print_inputs(result, console)
     intervals = result.get("score_confidence_intervals")
     first = _at(intervals, 0)
     confidence = first.get("ci_confidence") if isinstance(first, dict) else None

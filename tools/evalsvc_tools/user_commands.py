@@ -3,6 +3,7 @@
     evalsvc push FILE --seed ID [--system-prompt P]     a JSON Lines or CSV file → a seed dataset
     evalsvc metrics (--question Q | --check C)... [--file F]   create a metrics set; its id
     evalsvc evaluate (--seed ID | --synthetic ID) ...   run an evaluation, with its progress
+    evalsvc rerun ID [--max-cost-usd X] [--async]       evaluate again exactly what ID scored
     evalsvc compare BASELINE CANDIDATE ...              POST /compare, as a table; a CI gate
     evalsvc plan BASELINE [CANDIDATE] --effect X        POST /plan: the pairs a comparison needs
     evalsvc pairwise RUN RUN [RUN...] --question Q      which runs answer better: a leaderboard
@@ -350,12 +351,12 @@ def follow_shown(
         display.close()
 
 
-def _results_id(body: Any, status: int) -> str:
+def _results_id(body: Any, status: int, path: str = "/evaluate") -> str:
     if isinstance(body, dict):
         found = body.get("eval_results_id") or body.get("results_id")
         if isinstance(found, str) and is_client_id(found):  # a result id, nothing else
             return found
-    raise ClientError(f"POST /evaluate answered HTTP {status} without an eval_results_id")
+    raise ClientError(f"POST {path} answered HTTP {status} without an eval_results_id")
 
 
 def _location_id(location: str | None, route: str = "evaluation") -> str | None:
@@ -439,6 +440,51 @@ def _show_ended(
     return 0
 
 
+def _start_evaluation(client: Client, path: str, body: dict[str, Any]) -> tuple[Any, int]:
+    """POST `body` to `path`, an evaluation queued at once when the service honours
+    respond-async (so that its progress shows from the start): the answer and its status."""
+    try:
+        answer = client.request("POST", path, body, headers={"Prefer": "respond-async"})
+        return answer.json(), answer.status
+    except HttpError as exc:
+        # Were respond-async not honoured (a proxy dropping Prefer), a plain request that
+        # outlives its wait answers 503 with the result to follow in Location.
+        queued = _location_id(exc.location) if exc.status == 503 else None
+        if queued is None:
+            raise
+        return {"eval_results_id": queued, "status": "running"}, exc.status
+
+
+def _evaluation_result(
+    client: Client,
+    results_id: str,
+    first: dict[str, Any],
+    status: int,
+    samples: int,
+    interval: float,
+    on_answer: Callable[[dict[str, Any]], None] | None = None,
+) -> Any:
+    """The result of the evaluation `first` (with `status`) answered for: followed with its
+    progress while it runs (in judge calls with `samples` > 1, asking at most every `interval`
+    seconds), else read as a result, the shape --json prints whichever way the run went.
+    Ctrl-C says the evaluation goes on."""
+    try:
+        if status in (202, 503) or first.get("status") == "running":
+            kind = SAMPLED_EVALUATION if samples > 1 else EVALUATION
+            return follow_shown(client, kind, results_id, first, interval, on_answer)
+        # Done inside the request (a v1 body, or a finished job's status).
+        result = client.request("GET", f"/evaluation/{segment(results_id)}").json()
+        if isinstance(result, dict) and on_answer is not None:
+            on_answer(result)
+        return result
+    except KeyboardInterrupt:
+        raise ClientError(
+            f"interrupted; evaluation {results_id} goes on in the service "
+            f"(GET /evaluation/{results_id}, or evalsvc report {results_id})",
+            EXIT_INTERRUPTED,
+        ) from None
+
+
 @user_command
 def evaluate(args: argparse.Namespace) -> int:
     client = _client(args)
@@ -446,43 +492,107 @@ def evaluate(args: argparse.Namespace) -> int:
     if not args.json:
         rich_console()  # say now, not after the run, when rich is missing
     try:
-        answer = client.request(
-            "POST", "/evaluate", _evaluate_body(args), headers={"Prefer": "respond-async"}
-        )
-        body, status = answer.json(), answer.status
+        body, status = _start_evaluation(client, "/evaluate", _evaluate_body(args))
     except HttpError as exc:
         if exc.status == 404 and args.metrics is None and "no metrics set" in exc.said:
             raise ClientError(
                 f"{exc.message}; from the command line: evalsvc metrics --check non_empty "
                 "--question 'Is the answer polite?'"
             ) from None
-        # Were respond-async not honoured (a proxy dropping Prefer), a plain request that
-        # outlives its wait answers 503 with the result to follow in Location.
-        queued = _location_id(exc.location) if exc.status == 503 else None
-        if queued is None:
-            raise
-        body, status = {"eval_results_id": queued, "status": "running"}, exc.status
+        raise
     results_id = _results_id(body, status)
     name_metrics = MetricsNamer(results_id, args.metrics)
-    try:
-        if status in (202, 503) or body.get("status") == "running":
-            kind = SAMPLED_EVALUATION if (args.judge_samples or 1) > 1 else EVALUATION
-            result = follow_shown(client, kind, results_id, body, interval, name_metrics)
-        else:
-            # Done inside the request (a v1 body, or a finished job's status): read it as a
-            # result, the shape --json prints whichever way the run went.
-            result = client.request("GET", f"/evaluation/{segment(results_id)}").json()
-            if isinstance(result, dict):
-                name_metrics(result)
-    except KeyboardInterrupt:
-        raise ClientError(
-            f"interrupted; evaluation {results_id} goes on in the service "
-            f"(GET /evaluation/{results_id}, or evalsvc report {results_id})",
-            EXIT_INTERRUPTED,
-        ) from None
+    samples = args.judge_samples or 1
+    result = _evaluation_result(client, results_id, body, status, samples, interval, name_metrics)
     return _show_ended(
         args, result, f"evaluation {results_id}", f"/evaluation/{results_id}", render_evaluation
     )
+
+
+# ---- rerun ---------------------------------------------------------------------------------------
+
+
+def _pairs_digest(result: Any) -> str | None:
+    inputs = result.get("inputs") if isinstance(result, dict) else None
+    digest = inputs.get("pairs_digest") if isinstance(inputs, dict) else None
+    return digest if isinstance(digest, str) else None
+
+
+def _check_same_pairs(args: argparse.Namespace, original: dict[str, Any], result: Any) -> None:
+    """Say whether the rerun scored the pairs the original did (equal pairs_digest), on
+    stdout with the result (stderr with --json); ClientError when it did not."""
+    before, after = _pairs_digest(original), _pairs_digest(result)
+    out = sys.stderr if args.json else sys.stdout
+    if before is None or after is None:
+        which = "the original's" if before is None else "the rerun's"
+        print(
+            f"evalsvc: {which} pairs_digest is not recorded: whether the rerun scored the same "
+            "pairs is not known",
+            file=sys.stderr,
+        )
+        return
+    if before != after:
+        raise ClientError(
+            f"the rerun's pairs_digest {terminal_safe(after)} differs from the original's "
+            f"{terminal_safe(before)}: it did not score the pairs evaluation {args.id} scored"
+        )
+    print(
+        f"pairs_digest {terminal_safe(after)} equals evaluation {args.id}'s: the same pairs "
+        "were scored again",
+        file=out,
+    )
+
+
+@user_command
+def rerun(args: argparse.Namespace) -> int:
+    """POST /evaluation/{id}/rerun: exactly the pairs evaluation ID scored, evaluated again
+    with its definitions and judge settings; followed as evaluate follows, then shown with
+    what produced it and whether its pairs_digest equals the original's (read first with GET
+    /evaluation/{id}). With --async it is queued and its id printed, not followed."""
+    if not is_client_id(args.id):
+        raise ClientError(
+            f"{args.id[:140]!r} is not an evaluation result id: {CLIENT_ID_RULE}; nothing was sent",
+            EXIT_USAGE,
+        )
+    if args.max_cost_usd is not None and not 0 < args.max_cost_usd <= MAX_COST_USD:
+        raise ClientError(
+            f"--max-cost-usd is {args.max_cost_usd:g}: it must be more than 0 and at most "
+            f"{MAX_COST_USD:,.0f}; nothing was sent",
+            EXIT_USAGE,
+        )
+    client = _client(args)
+    interval = _poll_seconds()
+    if not args.json:
+        rich_console()  # say now, not after the run, when rich is missing
+    path = f"/evaluation/{segment(args.id)}"
+    original = read_retrying(client, "GET", path).json()
+    if not isinstance(original, dict):
+        raise ClientError(f"GET {path} did not answer with an object")
+    body: dict[str, Any] = {}
+    if args.max_cost_usd is not None:
+        body["max_cost_usd"] = args.max_cost_usd
+    first, status = _start_evaluation(client, f"{path}/rerun", body)
+    results_id = _results_id(first, status, f"/evaluation/{args.id}/rerun")
+    if args.asynchronous:
+        print(terminal_json(first) if args.json else results_id)
+        print(
+            f"evaluation {results_id} evaluates again the pairs evaluation {args.id} scored: "
+            f"follow it with GET /evaluation/{results_id}, or evalsvc report {results_id}",
+            file=sys.stderr,
+        )
+        return 0
+    print(
+        f"evaluation {results_id} evaluates again the {_count(original, 'pair_count'):,} pairs "
+        f"evaluation {args.id} scored, of dataset {cut(str(original.get('dataset_id')), 128)}",
+        file=sys.stderr,
+    )
+    samples = _count(original, "judge_samples") or 1
+    result = _evaluation_result(client, results_id, first, status, samples, interval)
+    _show_ended(
+        args, result, f"evaluation {results_id}", f"/evaluation/{results_id}", render_evaluation
+    )
+    _check_same_pairs(args, original, result)
+    return 0
 
 
 # ---- compare -----------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from evalsvc.errors import InvalidInput, PayloadTooLarge
+from evalsvc.logic import reproduce
 from evalsvc.logic.results import check_metric_idx, existing_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import Pair
@@ -101,7 +102,14 @@ def audit_sample(
     chosen = [pair_id for pair_id, _ in heapq.nsmallest(n, candidates(), key=key)]
     scored = results_store.get_scored(identity.tenant, results_id, chosen)
     pairs: dict[str, Pair] = {}
-    header = datasets_store.get_header(identity.tenant, result.dataset_kind, result.dataset_id)
+    # The texts the result scored: from the version it pinned (Gone, naming the day, past its
+    # retention); a result stored before it pinned one has only the current version.
+    pinned = result.inputs is not None
+    header = (
+        reproduce.pinned_header(identity.tenant, result)
+        if pinned
+        else datasets_store.get_header(identity.tenant, result.dataset_kind, result.dataset_id)
+    )
     if header is not None:
         try:
             pairs = datasets_store.get_pairs(header, chosen, max_bytes)
@@ -110,6 +118,8 @@ def audit_sample(
                 f"these {len(chosen)} pairs are too large for one response: ask for fewer "
                 "with a smaller n"
             ) from None
+        if pinned:
+            reproduce.still_readable(identity.tenant, result)
     sample = []
     for pid in chosen:
         pair = pairs.get(pid)

@@ -5,10 +5,13 @@ Where it runs is logic.dispatch's decision; this module says what it is.
 
 Which pairs: the pair ids every run scored (read from the results, in pair id order); when more
 than `max_pairs`, a uniform sample, seeded by the pairwise id (each id ranked by a hash of the
-pairwise id and the pair id). Which texts: each run's output is its dataset's text of that pair,
-and the input is the first run's; a pair written again after a run scored it (its text now is
-not what was scored), or gone from a run's dataset, is left out of every comparison, as the
-reports leave such pairs out. `pairs_used` counts the pairs compared.
+pairwise id and the pair id). Which texts: each run's output is the text it scored of that
+pair, read from the dataset version the run pinned (E7, logic.reproduce), whatever happened to
+the dataset since; the input is the first run's. A run whose version is past its retention is
+a 410 naming the day it expired. A run stored before results pinned their version goes by
+times: a pair written again after it scored it (its text now is not what was scored), or gone
+from its dataset, is left out of every comparison, as the reports leave such pairs out.
+`pairs_used` counts the pairs compared.
 
 A comparison of runs i < j on a pair: byte-equal outputs are a tie without a call; otherwise
 the judge sees i's output first, and with `both_orders` again with j's first. What the

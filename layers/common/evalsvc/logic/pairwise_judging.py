@@ -15,11 +15,11 @@ from typing import Any, cast
 
 from evalsvc import pairwise_stats
 from evalsvc.errors import InvalidInput
+from evalsvc.logic import reproduce
 from evalsvc.models.datasets import Pair
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.scoring import preferences
 from evalsvc.scoring.judges import CachedJudge, Comparison
-from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
 from evalsvc.storage.pairwise import OrderVerdict, Verdict
 
@@ -100,20 +100,17 @@ def sample(pair_ids: Sequence[str], max_pairs: int, pairwise_id: str) -> list[st
 def read_texts(
     tenant: str, results: Sequence[EvaluationResult], pair_ids: Sequence[str], max_bytes: int
 ) -> tuple[dict[str, Texts], set[str]]:
-    """The texts each result scored of `pair_ids`, for the pairs every result still has as it
-    scored them (see the module's docstring), within `max_bytes` of text per result; and the
-    pairs left unread for that limit."""
+    """The texts each result scored of `pair_ids`, read from the dataset version it pinned
+    (reproduce.scored_texts: whatever happened to the dataset since), for the pairs every
+    result has texts of (see logic.pairwise's docstring), within `max_bytes` of text per
+    result; and the pairs left unread for that limit. Gone when a result's version is past its
+    retention."""
     per_run: list[dict[str, Pair]] = []
     unread: set[str] = set()
     for result in results:
-        header = datasets_store.get_header(tenant, result.dataset_kind, result.dataset_id)
-        found: dict[str, Pair] = {}
-        if header is not None:
-            found, skipped = datasets_store.get_pairs_within(header, pair_ids, max_bytes)
-            unread |= skipped
-        per_run.append(
-            {pid: pair for pid, pair in found.items() if pair.created_ms <= result.created_ms}
-        )
+        scored = reproduce.scored_texts(tenant, result, pair_ids, max_bytes)
+        unread |= scored.unread
+        per_run.append(scored.pairs)
     texts: dict[str, Texts] = {}
     for pid in pair_ids:
         pairs = [run.get(pid) for run in per_run]

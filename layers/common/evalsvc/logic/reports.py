@@ -2,14 +2,16 @@
 its score distributions, lowest pairs, votes and agreement (GET /evaluation/{id}/report), and a
 comparison with the texts of the pairs that moved (GET /compare/report).
 
-Reading is bounded whatever the result holds. The evaluation page reads no scored pair beyond
-the listed ones: its statistics and score histograms are what finishing the result counted and
-stored with it (a result stored before histograms were kept has its scores counted here, only
-when it is small: LEGACY_HISTOGRAM_PAIRS). Pair texts are read for the listed pairs alone, up to
-PAIR_TEXT_READ_BYTES; votes and comments up to CRITIQUE_READ_BYTES. The comparison page reads
-each result's scores once, as POST /compare does. What is not read in time or within those
-bounds is named on the page, never silently dropped. The pages themselves are drawn by
-`evalsvc.reports`.
+A listed pair's texts are those the result scored, read from the dataset version it pinned
+(logic.reproduce), whatever happened to the dataset since; a version past its retention is
+said, with the day it expired. Reading is bounded whatever the result holds. The evaluation
+page reads no scored pair beyond the listed ones: its statistics and score histograms are what
+finishing the result counted and stored with it (a result stored before histograms were kept
+has its scores counted here, only when it is small: LEGACY_HISTOGRAM_PAIRS). Pair texts are
+read for the listed pairs alone, up to PAIR_TEXT_READ_BYTES; votes and comments up to
+CRITIQUE_READ_BYTES. The comparison page reads each result's scores once, as POST /compare
+does. What is not read in time or within those bounds is named on the page, never silently
+dropped. The pages themselves are drawn by `evalsvc.reports`.
 """
 
 from __future__ import annotations
@@ -22,17 +24,16 @@ from typing import TypeVar
 from evalsvc.agreement import Agreement
 from evalsvc.deadlines import Deadline
 from evalsvc.error_bars import ClusteredMean
-from evalsvc.logic import comparisons, judge_agreement
+from evalsvc.errors import Gone
+from evalsvc.logic import comparisons, judge_agreement, reproduce
 from evalsvc.logic.results import existing_result, fill_lowest_reasons
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import CompareIn, Comparison
-from evalsvc.models.datasets import Pair
 from evalsvc.models.evaluations import Critique, EvaluationResult, VoteObservation
 from evalsvc.models.jobs import Status
 from evalsvc.observability import LogContextPool
 from evalsvc.stats import Summary, histogram
 from evalsvc.storage import critiques as critiques_store
-from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
 
 T = TypeVar("T")
@@ -52,15 +53,18 @@ LEGACY_HISTOGRAM_PAIRS = 2_000
 
 @dataclass(frozen=True, slots=True)
 class PairText:
-    """A listed pair's texts: `missing` when the pair is no longer in the dataset, `changed`
-    when it was written again after the evaluation (its text now is not what was scored),
-    `unread` when reading it would have passed what one report reads, or its time."""
+    """A listed pair's texts, as the result scored them: `missing` when the pair is no longer
+    in the dataset, `changed` when it was written again after the evaluation (its text now is
+    not what was scored: only for a result stored before it pinned its dataset version),
+    `unread` when reading it would have passed what one report reads, or its time; `expired`
+    (the reason, naming the day) when the version the result scored is past its retention."""
 
     input: str = ""
     output: str = ""
     missing: bool = False
     changed: bool = False
     unread: bool = False
+    expired: str = ""
 
 
 @dataclass(slots=True)
@@ -122,6 +126,19 @@ class ComparisonReport:
     baseline: EvaluationResult
     candidate: EvaluationResult
     texts: dict[str, ChangeTexts]
+
+    @property
+    def same_pairs(self) -> bool | None:
+        return same_pairs(self.baseline, self.candidate)
+
+
+def same_pairs(baseline: EvaluationResult, candidate: EvaluationResult) -> bool | None:
+    """Whether two results scored the same pairs (ids and texts): whether their pairs_digests
+    are equal; None when either has none (stored before results kept it, or not complete)."""
+    digests = [r.inputs.pairs_digest if r.inputs else None for r in (baseline, candidate)]
+    if digests[0] is None or digests[1] is None:
+        return None
+    return digests[0] == digests[1]
 
 
 def _at(values: Sequence[T] | None, idx: int) -> T | None:
@@ -245,21 +262,21 @@ def _lowest_pairs(tenant: str, result: EvaluationResult) -> list[list[ShownPair]
 def _pair_texts(
     tenant: str, result: EvaluationResult, pair_ids: Sequence[str]
 ) -> dict[str, PairText]:
-    """The texts `result` scored of `pair_ids`, within PAIR_TEXT_READ_BYTES: those of the
-    dataset's current version, unless written after the evaluation began (the dataset was
-    replaced, or the pair added again)."""
-    header = datasets_store.get_header(tenant, result.dataset_kind, result.dataset_id)
-    found: dict[str, Pair] = {}
-    unread: set[str] = set()
-    if header is not None:
-        found, unread = datasets_store.get_pairs_within(header, pair_ids, PAIR_TEXT_READ_BYTES)
+    """The texts `result` scored of `pair_ids`, within PAIR_TEXT_READ_BYTES, from the dataset
+    version it pinned (reproduce.scored_texts; a result stored before it pinned one goes by
+    times, and a pair written since says so)."""
+    try:
+        scored = reproduce.scored_texts(tenant, result, pair_ids, PAIR_TEXT_READ_BYTES)
+    except Gone as exc:
+        return dict.fromkeys(pair_ids, PairText(expired=exc.message))
     texts = {}
     for pid in pair_ids:
-        pair = found.get(pid)
-        if pair is None:
-            texts[pid] = PairText(missing=pid not in unread, unread=pid in unread)
-        elif pair.created_ms > result.created_ms:
+        pair = scored.pairs.get(pid)
+        if pid in scored.changed:
             texts[pid] = PairText(changed=True)
+        elif pair is None:
+            unread = pid in scored.unread
+            texts[pid] = PairText(missing=not unread, unread=unread)
         else:
             texts[pid] = PairText(pair.input, pair.output)
     return texts

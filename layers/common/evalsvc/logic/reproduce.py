@@ -1,6 +1,6 @@
 """Reproducible results (E7): what produced a result (`inputs`), the exact pairs it scored read
 back from the dataset version it pinned, whatever happened to the dataset since, and the texts
-a report shows of them.
+a report shows and pairwise judging compares of them (`scored_texts`).
 
 A result pins the version it read (`inputs`: its id, when it was made, its shards) and the
 pairs it took of it (`pieces`: runs of ords with the 8-byte fingerprints of the ords taken, so
@@ -256,3 +256,52 @@ def read_pinned(
 def _members(piece: Piece) -> frozenset[bytes]:
     m = piece.members
     return frozenset(m[k : k + 8] for k in range(0, len(m), 8))
+
+
+# ---- the texts a result scored (reports, pairwise judging) ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredTexts:
+    """The pairs a result scored among some of its pair ids, as it scored them, by id;
+    `unread`: those left unread, past the bytes the read may take; `changed`: those written
+    again since it scored them, so not in `pairs` (only for a result stored before it pinned
+    its version, whose texts are not known otherwise). An id in none of them is no longer
+    there."""
+
+    pairs: dict[str, Pair]
+    unread: set[str]
+    changed: set[str]
+
+
+def scored_texts(
+    tenant: str, result: EvaluationResult, pair_ids: Sequence[str], max_bytes: int
+) -> ScoredTexts:
+    """The texts `result` scored of `pair_ids` (ids it scored), as far as `max_bytes` of text
+    goes. Read by key from the dataset version the result pinned: a version's pairs are never
+    written again (an overwrite makes a new version, an append a new id), so they are the
+    texts scored, whatever happened to the dataset since. Gone, naming the day, when that
+    version is past its retention or expired while it was read."""
+    if result.inputs is None:
+        return _texts_by_time(tenant, result, pair_ids, max_bytes)
+    header = pinned_header(tenant, result)
+    found, unread = datasets_store.get_pairs_within(header, pair_ids, max_bytes)
+    still_readable(tenant, result)
+    return ScoredTexts(found, unread, set())
+
+
+def _texts_by_time(
+    tenant: str, result: EvaluationResult, pair_ids: Sequence[str], max_bytes: int
+) -> ScoredTexts:
+    """A result stored before results pinned the version they read (`inputs` None) has only
+    times to go by: the dataset's current version, each pair taken only when written before
+    the evaluation began. Those are two Lambdas' clocks (the pair's writer's, the
+    evaluation's), so a skew between them can take a pair written after for one written
+    before; every result stored since is read from its version instead."""
+    header = datasets_store.get_header(tenant, result.dataset_kind, result.dataset_id)
+    if header is None:
+        return ScoredTexts({}, set(), set())
+    found, unread = datasets_store.get_pairs_within(header, pair_ids, max_bytes)
+    changed = {pid for pid, pair in found.items() if pair.created_ms > result.created_ms}
+    kept = {pid: pair for pid, pair in found.items() if pid not in changed}
+    return ScoredTexts(kept, unread, changed)

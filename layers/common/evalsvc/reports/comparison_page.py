@@ -1,8 +1,8 @@
-"""The comparison page (GET /compare/report): a forest plot of the paired differences with
-their intervals, the verdict per metric (with cluster_by, the clustered interval beside the
-paired one), what the comparison could see (its minimum detectable effect, and the pairs needed
-to see the observed difference), wins, ties and losses, and the pairs that moved, side by
-side."""
+"""The comparison page (GET /compare/report): what produced each result, side by side, and
+whether they scored the same pairs; a forest plot of the paired differences with their
+intervals, the verdict per metric (with cluster_by, the clustered interval beside the paired
+one), what the comparison could see (its minimum detectable effect, and the pairs needed to see
+the observed difference), wins, ties and losses, and the pairs that moved, side by side."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from evalsvc.error_bars import MDE_POWER
 from evalsvc.logic.comparisons import pairs_to_see
 from evalsvc.logic.reports import ComparisonReport, PairText
 from evalsvc.models.comparisons import Comparison
+from evalsvc.models.evaluations import inputs_out
 from evalsvc.reports import charts
 from evalsvc.reports.limits import Limits
 from evalsvc.reports.pages import COMPARISON_PAGE, render
@@ -100,6 +101,8 @@ def render_comparison(
         report=report,
         comparison=comparison,
         body=comparison.request,
+        baseline_inputs=inputs_out(report.baseline),
+        candidate_inputs=inputs_out(report.candidate),
         forest=_forest(comparison),
         wtl=wtl,
         verdict_words=VERDICT_WORDS,

@@ -1,12 +1,14 @@
-"""The evaluation page (GET /evaluation/{id}/report): what was run, a forest plot of every
-metric's mean and interval, a histogram per metric, the lowest pairs with their texts, votes
-and comments, agreement; progress while it runs, the failure when it failed."""
+"""The evaluation page (GET /evaluation/{id}/report): what was run and what produced the result
+(its `inputs`, E7), a forest plot of every metric's mean and interval, a histogram per metric,
+the lowest pairs with their texts, votes and comments, agreement; progress while it runs, the
+failure when it failed."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from evalsvc.logic.reports import EvaluationReport
+from evalsvc.models.evaluations import inputs_out
 from evalsvc.reports import charts
 from evalsvc.reports.limits import Limits
 from evalsvc.reports.pages import EVALUATION_PAGE, render
@@ -78,6 +80,7 @@ def render_evaluation(
         _limits(report),
         report=report,
         result=report.result,
+        inputs=inputs_out(report.result),
         forest=_forest(report),
         histograms=histograms,
         critiques_per_pair=CRITIQUES_PER_PAIR,

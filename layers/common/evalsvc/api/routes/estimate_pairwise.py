@@ -15,7 +15,9 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["pairwise"])
 
 
 @router.post(
-    "/pairwise/estimate", response_model=EstimateOut, responses=error_responses(400, 404, 409, 413)
+    "/pairwise/estimate",
+    response_model=EstimateOut,
+    responses=error_responses(400, 404, 409, 410, 413),
 )
 def estimate_pairwise(
     request: Request, body: PairwiseIn, identity: Identity = Depends(current_identity)

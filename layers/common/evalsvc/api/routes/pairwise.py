@@ -34,7 +34,7 @@ def _queued(pairwise_id: str) -> JSONResponse:
     response_model=PairwiseOut,
     responses={
         202: {"model": PairwiseQueuedOut, "description": "Queued: follow it at Location"},
-        **error_responses(400, 404, 409, 413, 429, 502),
+        **error_responses(400, 404, 409, 410, 413, 429, 502),
     },
 )
 def post_pairwise(

@@ -206,8 +206,8 @@ def _variants(chunk: Chunk, job: Job, deadline: Deadline) -> list[Pair]:
     )
     if len(seeds) != chunk.count:
         raise Unrecoverable(
-            f"seed dataset {params['seed_id']!r} was overwritten while variants of it were "
-            "being generated; augment again"
+            f"the version of seed dataset {params['seed_id']!r} being augmented is no longer "
+            "kept: its retention ended while variants of it were being generated; augment again"
         )
     multiple = int(params["multiple"])
     llm = configured_llm(deadline)

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 from evalsvc.deadlines import Deadline
-from evalsvc.errors import Failure, OutOfTime, Unrecoverable
+from evalsvc.errors import Failure, Gone, OutOfTime, Unrecoverable
 from evalsvc.logic import chunks, jobs
 from evalsvc.logic.pairwise_judging import (
     Counts,
@@ -108,7 +108,10 @@ class Pairwise:
         # Texts are read within the chunk's byte limit, in rounds: a round's pairs are judged
         # before the next is read.
         while todo and complete:
-            texts, unread = read_texts(tenant, results, todo, get_settings().chunk_max_bytes)
+            try:
+                texts, unread = read_texts(tenant, results, todo, get_settings().chunk_max_bytes)
+            except Gone as exc:  # a run's version expired: no later attempt can read it
+                raise Unrecoverable(f"{chunks.describe(chunk)}: {exc.message}") from exc
             round_ids = [pid for pid in todo if pid not in unread]
             if not round_ids:  # one pair alone passes the limit: it cannot be read at all
                 raise Unrecoverable(

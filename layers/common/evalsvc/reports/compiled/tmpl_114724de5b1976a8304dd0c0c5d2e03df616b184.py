@@ -46,6 +46,13 @@ def root(context, missing=missing):
             t_4.append(
                 '<p class="note">This pair was written again after this evaluation (the dataset was replaced, or the pair added anew): its text now is not what was scored, so it is not shown.</p>\n',
             )
+        elif environment.getattr(l_1_text, 'expired'):
+            pass
+            t_4.extend((
+                '<p class="note">This pair\'s texts are not shown: ',
+                escape(environment.getattr(l_1_text, 'expired')),
+                '.</p>\n',
+            ))
         elif environment.getattr(l_1_text, 'unread'):
             pass
             t_4.append(
@@ -95,4 +102,4 @@ def root(context, missing=missing):
     context.vars['vote_word'] = l_0_vote_word = Macro(environment, macro, 'vote_word', ('vote',), False, False, False, context.eval_ctx.autoescape)
 
 blocks = {}
-debug_info = '1=30&2=39&4=44&6=49&9=58&10=60&11=62&12=66&16=73'
+debug_info = '1=30&2=39&4=44&6=49&7=53&8=56&11=65&12=67&13=69&14=73&18=80'

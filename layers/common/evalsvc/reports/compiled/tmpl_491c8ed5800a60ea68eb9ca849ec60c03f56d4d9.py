@@ -8,7 +8,7 @@ def root(context, missing=missing):
     cond_expr_undefined = Undefined
     if 0: yield None
     parent_template = None
-    l_0_forest_plot = l_0_histogram = l_0_pair_texts = l_0_vote_word = missing
+    l_0_forest_plot = l_0_histogram = l_0_pair_texts = l_0_vote_word = l_0_facts = missing
     pass
     parent_template = environment.get_template('base.html.j2', 'evaluation.html.j2')
     for name, parent_block in parent_template.blocks.items():
@@ -31,6 +31,12 @@ def root(context, missing=missing):
         l_0_vote_word = undefined(f"the template {included_template.__name__!r} (imported on line 3 in 'evaluation.html.j2') does not export the requested name 'vote_word'", name='vote_word')
     context.vars.update({'pair_texts': l_0_pair_texts, 'vote_word': l_0_vote_word})
     context.exported_vars.difference_update(('pair_texts', 'vote_word'))
+    included_template = environment.get_template('inputs.html.j2', 'evaluation.html.j2')._get_default_module(context)
+    l_0_facts = getattr(included_template, 'facts', missing)
+    if l_0_facts is missing:
+        l_0_facts = undefined(f"the template {included_template.__name__!r} (imported on line 4 in 'evaluation.html.j2') does not export the requested name 'facts'", name='facts')
+    context.vars['facts'] = l_0_facts
+    context.exported_vars.discard('facts')
     yield from parent_template.root_render_func(context)
 
 def block_title(context, missing=missing):
@@ -72,6 +78,8 @@ def block_main(context, missing=missing):
     _block_vars = {}
     l_0_result = resolve('result')
     l_0_limits = resolve('limits')
+    l_0_facts = resolve('facts')
+    l_0_inputs = resolve('inputs')
     l_0_forest = resolve('forest')
     l_0_forest_plot = resolve('forest_plot')
     l_0_report = resolve('report')
@@ -208,7 +216,9 @@ def block_main(context, missing=missing):
         yield '<dt>System prompt</dt><dd><div class="text">'
         yield escape(t_2(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'system_prompt'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'prompt')))
         yield '</div></dd>\n'
-    yield '</dl>\n</section>\n\n'
+    yield '</dl>\n</section>\n\n<section aria-labelledby="inputs-h">\n<h2 id="inputs-h">What produced this result</h2>\n'
+    yield escape(context.call((undefined(name='facts') if l_0_facts is missing else l_0_facts), (undefined(name='inputs') if l_0_inputs is missing else l_0_inputs), (undefined(name='result') if l_0_result is missing else l_0_result), _block_vars=_block_vars))
+    yield '\n</section>\n\n'
     if (undefined(name='forest') if l_0_forest is missing else l_0_forest):
         pass
         yield '<section aria-labelledby="scores-h">\n<h2 id="scores-h">Scores</h2>\n'
@@ -530,4 +540,4 @@ def block_main(context, missing=missing):
     yield '</section>\n'
 
 blocks = {'title': block_title, 'header': block_header, 'main': block_main}
-debug_info = '1=13&2=16&3=25&4=36&5=49&7=59&9=66&10=140&13=143&14=153&16=161&19=164&20=166&27=171&28=175&29=179&30=181&31=186&32=192&33=194&34=196&35=200&36=204&37=206&38=209&43=212&46=215&47=217&48=220&51=223&52=234&54=241&55=250&62=304&65=307&66=312&67=320&68=322&69=328&71=334&73=338&74=341&75=347&76=350&78=368&79=371&81=376&83=378&84=381&86=386&88=394&89=396&90=399&91=407&92=416&93=428&97=431&99=434&100=440&101=442&103=446&104=448&105=450&106=453&108=455&109=460&111=473&124=485&125=487&126=490&128=499&133=508&134=513'
+debug_info = '1=13&2=16&3=25&4=34&5=42&6=55&8=65&10=72&11=148&14=151&15=161&17=169&20=172&21=174&28=179&29=183&30=187&31=189&32=194&33=200&34=202&35=204&36=208&37=212&38=214&39=217&46=220&49=222&52=225&53=227&54=230&57=233&58=244&60=251&61=260&68=314&71=317&72=322&73=330&74=332&75=338&77=344&79=348&80=351&81=357&82=360&84=378&85=381&87=386&89=388&90=391&92=396&94=404&95=406&96=409&97=417&98=426&99=438&103=441&105=444&106=450&107=452&109=456&110=458&111=460&112=463&114=465&115=470&117=483&130=495&131=497&132=500&134=509&139=518&140=523'

@@ -8,7 +8,7 @@ def root(context, missing=missing):
     cond_expr_undefined = Undefined
     if 0: yield None
     parent_template = None
-    l_0_forest_plot = l_0_wins_ties_losses = l_0_pair_texts = l_0_changes = missing
+    l_0_forest_plot = l_0_wins_ties_losses = l_0_pair_texts = l_0_side_by_side = l_0_changes = missing
     try:
         t_1 = environment.filters['cut']
     except KeyError:
@@ -52,6 +52,12 @@ def root(context, missing=missing):
         l_0_pair_texts = undefined(f"the template {included_template.__name__!r} (imported on line 3 in 'comparison.html.j2') does not export the requested name 'pair_texts'", name='pair_texts')
     context.vars['pair_texts'] = l_0_pair_texts
     context.exported_vars.discard('pair_texts')
+    included_template = environment.get_template('inputs.html.j2', 'comparison.html.j2')._get_default_module(context)
+    l_0_side_by_side = getattr(included_template, 'side_by_side', missing)
+    if l_0_side_by_side is missing:
+        l_0_side_by_side = undefined(f"the template {included_template.__name__!r} (imported on line 4 in 'comparison.html.j2') does not export the requested name 'side_by_side'", name='side_by_side')
+    context.vars['side_by_side'] = l_0_side_by_side
+    context.exported_vars.discard('side_by_side')
     def macro(l_1_list, l_1_heading, l_1_id):
         t_5 = []
         l_1_body = resolve('body')
@@ -170,6 +176,9 @@ def block_main(context, missing=missing):
     l_0_comparison = resolve('comparison')
     l_0_body = resolve('body')
     l_0_cluster_words = resolve('cluster_words')
+    l_0_side_by_side = resolve('side_by_side')
+    l_0_baseline_inputs = resolve('baseline_inputs')
+    l_0_candidate_inputs = resolve('candidate_inputs')
     l_0_forest_plot = resolve('forest_plot')
     l_0_forest = resolve('forest')
     l_0_power_percent = resolve('power_percent')
@@ -269,7 +278,9 @@ def block_main(context, missing=missing):
         yield '<dt>Clustered by</dt><dd>'
         yield escape(environment.getitem((undefined(name='cluster_words') if l_0_cluster_words is missing else l_0_cluster_words), environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'cluster_by')))
         yield ': pairs of one cluster are not counted as independent in the clustered interval</dd>\n'
-    yield '</dl>\n</section>\n\n<section aria-labelledby="diff-h">\n<h2 id="diff-h">Differences</h2>\n'
+    yield '</dl>\n</section>\n\n<section aria-labelledby="inputs-h">\n<h2 id="inputs-h">What produced each result</h2>\n'
+    yield escape(context.call((undefined(name='side_by_side') if l_0_side_by_side is missing else l_0_side_by_side), (undefined(name='baseline_inputs') if l_0_baseline_inputs is missing else l_0_baseline_inputs), (undefined(name='candidate_inputs') if l_0_candidate_inputs is missing else l_0_candidate_inputs), environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'baseline'), environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'candidate'), environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'same_pairs'), _block_vars=_block_vars))
+    yield '\n</section>\n\n<section aria-labelledby="diff-h">\n<h2 id="diff-h">Differences</h2>\n'
     yield escape(context.call((undefined(name='forest_plot') if l_0_forest_plot is missing else l_0_forest_plot), (undefined(name='forest') if l_0_forest is missing else l_0_forest), 'forest', _block_vars=_block_vars))
     yield '\n<table>\n<thead><tr><th scope="col">#</th><th scope="col">Metric</th><th scope="col" class="num">Pairs</th><th scope="col" class="num">Baseline</th><th scope="col" class="num">Candidate</th><th scope="col" class="num">Difference</th><th scope="col" class="num">Interval</th>'
     if environment.getattr((undefined(name='body') if l_0_body is missing else l_0_body), 'cluster_by'):
@@ -378,4 +389,4 @@ def block_main(context, missing=missing):
     yield '\n'
 
 blocks = {'title': block_title, 'header': block_header, 'main': block_main}
-debug_info = '1=37&2=40&3=49&9=55&10=67&11=69&12=76&13=80&15=83&16=92&17=94&18=98&19=102&24=114&25=116&30=118&31=120&4=132&5=147&7=157&38=162&44=223&45=227&46=235&47=239&48=243&49=247&50=251&54=255&55=261&56=265&57=267&58=270&65=273&67=275&69=280&70=287&78=341&80=347&82=350&83=357&91=373&94=375&95=377'
+debug_info = '1=37&2=40&3=49&4=55&10=61&11=73&12=75&13=82&14=86&16=89&17=98&18=100&19=104&20=108&25=120&26=122&31=124&32=126&5=138&6=153&8=163&39=168&45=232&46=236&47=244&48=248&49=252&50=256&51=260&55=264&56=270&57=274&58=276&59=279&66=282&71=284&73=286&75=291&76=298&84=352&86=358&88=361&89=368&97=384&100=386&101=388'
