@@ -42,7 +42,7 @@ from evalsvc.deadlines import Deadline
 from evalsvc.errors import Failure, StorageUnavailable, TooManyJobs, Unrecoverable
 from evalsvc.identifiers import now_ms
 from evalsvc.logic import chunks, spending
-from evalsvc.models.jobs import Chunk, Job, Status, Tally
+from evalsvc.models.jobs import Chunk, Job, Piece, Status, Tally
 from evalsvc.observability import logger, metrics
 from evalsvc.settings import get_settings
 from evalsvc.storage import jobs as jobs_store
@@ -126,22 +126,35 @@ def kind_named(name: str) -> Kind:
     return kind
 
 
-def cut(kind: str, tenant: str, job_id: str, ords: Sequence[str], size: int) -> list[Chunk]:
-    """Consecutive chunks of `size` pairs (the last may be smaller) of the selection whose ords,
+def pieces(ords: Sequence[str], size: int) -> list[Piece]:
+    """Consecutive pieces of `size` pairs (the last may be smaller) of the selection whose ords,
     in dataset order, are `ords`; each names its pairs by their ords' fingerprints."""
+    return [
+        Piece(
+            first_ord=ords[start],
+            last_ord=ords[min(start + size, len(ords)) - 1],
+            count=len(ords[start : start + size]),
+            members=b"".join(fingerprint(ord_) for ord_ in ords[start : start + size]),
+        )
+        for start in range(0, len(ords), size)
+    ]
+
+
+def cut(kind: str, tenant: str, job_id: str, ords: Sequence[str], size: int) -> list[Chunk]:
+    """The chunks of a job: pieces(ords, size), numbered, each knowing where it starts."""
     return [
         Chunk(
             kind=kind,
             tenant=tenant,
             job_id=job_id,
             index=k,
-            start=start,
-            count=len(ords[start : start + size]),
-            first_ord=ords[start],
-            last_ord=ords[min(start + size, len(ords)) - 1],
-            members=b"".join(fingerprint(ord_) for ord_ in ords[start : start + size]),
+            start=k * size,
+            count=piece.count,
+            first_ord=piece.first_ord,
+            last_ord=piece.last_ord,
+            members=piece.members,
         )
-        for k, start in enumerate(range(0, len(ords), size))
+        for k, piece in enumerate(pieces(ords, size))
     ]
 
 

@@ -20,9 +20,11 @@ import evalsvc
 from evalsvc import pricing
 from evalsvc.errors import Gone, InvalidInput, NotFound
 from evalsvc.identifiers import check_client_id, format_ms, now_ms
+from evalsvc.logic import jobs
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader, Pair, pair_bytes
-from evalsvc.models.evaluations import EvaluationResult, Piece, ResultInputs
+from evalsvc.models.evaluations import EvaluationResult, ResultInputs
+from evalsvc.models.jobs import Piece
 from evalsvc.reproducibility import definitions_sha256
 from evalsvc.scoring import checks, verdicts
 from evalsvc.scoring.judges import CachedJudge
@@ -41,17 +43,7 @@ PAGE_BYTES = 2 * 1024 * 1024
 
 def cut_pieces(ords: Sequence[str]) -> list[Piece]:
     """The pieces that name the pairs of `ords` (in dataset order), PIECE_PAIRS at a time."""
-    return [
-        Piece(
-            first_ord=ords[start],
-            last_ord=ords[min(start + PIECE_PAIRS, len(ords)) - 1],
-            count=len(ords[start : start + PIECE_PAIRS]),
-            members=b"".join(
-                datasets_store.fingerprint(o) for o in ords[start : start + PIECE_PAIRS]
-            ),
-        )
-        for start in range(0, len(ords), PIECE_PAIRS)
-    ]
+    return jobs.pieces(ords, PIECE_PAIRS)
 
 
 def inputs_for(
@@ -97,39 +89,31 @@ def pinned_header(tenant: str, result: EvaluationResult) -> DatasetHeader:
             f"evaluation {result.results_id!r} was stored before results kept the pairs they "
             "scored: evaluate the dataset again"
         )
+    still_readable(tenant, result)
     stored = datasets_store.Stored(inputs.dataset_version, inputs.shards, inputs.append_shards)
-    kind, dataset_id = result.dataset_kind, result.dataset_id
-    if not _readable(tenant, result):
-        record = history.get_record(
-            tenant, kind, dataset_id, inputs.dataset_version, inputs.version_ms
-        )
-        if record is None:
-            gone = history.get_gone(tenant, kind, dataset_id, inputs.dataset_version)
-            raise _expired(result, gone.expired_ms if gone else None)
-        raise _expired(result, record.expires_ms)
-    header = datasets_store.stored_header(tenant, kind, dataset_id, stored)
+    header = datasets_store.stored_header(tenant, result.dataset_kind, result.dataset_id, stored)
     header.system_prompt = result.system_prompt
     header.updated_ms = inputs.version_ms
     return header
 
 
-def _readable(tenant: str, result: EvaluationResult) -> bool:
-    """Whether the version `result` pinned can be read now: the header names it, or its record
-    is kept and not expired (TTL removes the record before any of its pairs goes)."""
+def still_readable(tenant: str, result: EvaluationResult) -> None:
+    """Whether the version `result` pinned (it has inputs) can be read now: the header names
+    it, or its record is kept and not expired (TTL removes the record before any of its pairs
+    goes). Else Gone, naming the day it expired: before a read, or after one (what was read may
+    be part-way purged)."""
     inputs = result.inputs
     assert inputs is not None
-    kind, dataset_id = result.dataset_kind, result.dataset_id
-    if datasets_store.current_version(tenant, kind, dataset_id) == inputs.dataset_version:
-        return True
-    record = history.get_record(tenant, kind, dataset_id, inputs.dataset_version, inputs.version_ms)
-    return record is not None and not record.expired(now_ms())
-
-
-def still_readable(tenant: str, result: EvaluationResult) -> None:
-    """After reading the pinned version: Gone when it expired meanwhile (what was read may be
-    part-way purged)."""
-    if not _readable(tenant, result):
-        pinned_header(tenant, result)  # raises, naming the expiry
+    kind, dataset_id, version = result.dataset_kind, result.dataset_id, inputs.dataset_version
+    if datasets_store.current_version(tenant, kind, dataset_id) == version:
+        return
+    record = history.get_record(tenant, kind, dataset_id, version, inputs.version_ms)
+    if record is not None and not record.expired(now_ms()):
+        return
+    if record is not None:
+        raise _expired(result, record.expires_ms)
+    gone = history.get_gone(tenant, kind, dataset_id, version)
+    raise _expired(result, gone.expired_ms if gone else None)
 
 
 # ---- GET /evaluation/{id}/pairs ------------------------------------------------------------------
@@ -183,12 +167,7 @@ def pairs_page(identity: Identity, results_id: str, limit: int, cursor: str | No
     tenant = identity.tenant
     result = scored_result(tenant, results_id)
     header = pinned_header(tenant, result)
-    pieces = results_store.selection(tenant, results_id)
-    if not pieces:
-        raise Gone(
-            f"evaluation {results_id!r} was stored before results kept the pairs they scored: "
-            "evaluate the dataset again"
-        )
+    pieces = pieces_of(tenant, result)
     index, after = (0, None) if cursor is None else _parse_cursor(cursor, results_id, pieces)
     pairs: list[Pair] = []
     left_bytes = PAGE_BYTES
@@ -199,7 +178,7 @@ def pairs_page(identity: Identity, results_id: str, limit: int, cursor: str | No
             header,
             piece.first_ord,
             piece.last_ord,
-            _members(piece),
+            piece.member_set(),
             after_ord=after,
             limit=limit - len(pairs),
             page_bytes=left_bytes,
@@ -239,7 +218,7 @@ def read_pinned(
     """Every pair `result` scored (ids alone when `keys_only`), in dataset order, from its
     pinned version (`header`: pinned_header): the pairs, their ords and their pair_bytes in
     all. Gone when the version expired while it was read."""
-    runs = [(p.first_ord, p.last_ord, _members(p)) for p in pieces]
+    runs = [(p.first_ord, p.last_ord, p.member_set()) for p in pieces]
     try:
         pairs, ords, size = datasets_store.read_runs(header, runs, keys_only=keys_only)
     except datasets_store.TornRead:
@@ -251,11 +230,6 @@ def read_pinned(
             f"{len(pairs)} of {sum(p.count for p in pieces)} were found"
         )
     return pairs, ords, size
-
-
-def _members(piece: Piece) -> frozenset[bytes]:
-    m = piece.members
-    return frozenset(m[k : k + 8] for k in range(0, len(m), 8))
 
 
 # ---- the texts a result scored (reports, pairwise judging) ---------------------------------------

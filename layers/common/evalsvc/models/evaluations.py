@@ -150,18 +150,6 @@ class LowScore:
 EVALUATION_JOBS = "evaluation"
 
 
-@dataclass(frozen=True, slots=True)
-class Piece:
-    """A run of the pairs a result scored, in dataset order: the `count` pairs of its dataset
-    version with `first_ord` <= ord <= `last_ord` whose ords' fingerprints (8 bytes each) are
-    in `members` (a pair appended after the selection can fall in the range)."""
-
-    first_ord: str
-    last_ord: str
-    count: int
-    members: bytes
-
-
 @dataclass(slots=True)
 class ResultInputs:
     """What produced a result (E7), besides its dataset, metrics set and judge_samples: the

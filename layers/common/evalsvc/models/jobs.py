@@ -22,6 +22,27 @@ class Status(StrEnum):
 # key and of every chunk's message.
 
 
+def fingerprint_set(members: bytes) -> frozenset[bytes]:
+    """The 8-byte ord fingerprints `members` holds, one after another."""
+    return frozenset(members[k : k + 8] for k in range(0, len(members), 8))
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A run of a selection, in dataset order: the `count` pairs of its dataset version with
+    `first_ord` <= ord <= `last_ord` whose ords' fingerprints (8 bytes each) are in `members`
+    (a pair appended after the selection can fall in the range). A queued job's chunks are
+    pieces of its selection; so is what a result pinned (logic.reproduce)."""
+
+    first_ord: str
+    last_ord: str
+    count: int
+    members: bytes
+
+    def member_set(self) -> frozenset[bytes]:
+        return fingerprint_set(self.members)
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """One message on the queue: pairs `start` .. `start + count - 1` of the selection, which
@@ -42,9 +63,7 @@ class Chunk:
     requeues: int = 0
 
     def member_set(self) -> frozenset[bytes] | None:
-        if self.members is None:
-            return None
-        return frozenset(self.members[k : k + 8] for k in range(0, len(self.members), 8))
+        return None if self.members is None else fingerprint_set(self.members)
 
 
 def members_text(members: bytes | None) -> str | None:

@@ -45,11 +45,10 @@ from evalsvc.models.evaluations import (
     EvaluationResult,
     ListedResult,
     LowScore,
-    Piece,
     ResultInputs,
     ScoredPair,
 )
-from evalsvc.models.jobs import Status, members_from_text, members_text
+from evalsvc.models.jobs import Piece, Status, members_from_text, members_text
 from evalsvc.observability import logger
 from evalsvc.settings import get_settings
 from evalsvc.stats import Summary
