@@ -1,0 +1,73 @@
+"""Monitors (E8): the request that makes one. What can be checked without reading anything is
+checked here (a 400 naming the field); the metrics set (does a metric need the judge, so that
+max_cost_usd is required), the dataset and the webhook's addresses are checked by the logic."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from evalsvc import schedules
+from evalsvc.errors import InvalidInput
+from evalsvc.identifiers import CLIENT_ID_PATTERN
+from evalsvc.models.comparisons import MIN_ALPHA
+from evalsvc.models.evaluations import PairQuery
+from evalsvc.models.usage import max_cost_usd_field
+from evalsvc.webhook_targets import MAX_URL_CHARS
+
+MAX_NAME_CHARS = 200
+MIN_SECRET_CHARS = 16
+MAX_SECRET_CHARS = 256
+# What a run evaluates when the monitor names no pair_query: the newest 200 pairs.
+DEFAULT_PAIRS = 200
+
+
+class MonitorIn(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    name: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+    seed_data_id: Annotated[str, Field(pattern=CLIENT_ID_PATTERN)]
+    metrics_id: Annotated[str, Field(pattern=CLIENT_ID_PATTERN)]
+    schedule: Annotated[
+        str,
+        Field(
+            max_length=schedules.MAX_SCHEDULE_CHARS,
+            description="rate(N minutes|hours|days) or a 5-field cron in UTC, at least 5 "
+            "minutes apart",
+        ),
+    ]
+    pair_query: PairQuery = Field(
+        default_factory=lambda: PairQuery(latest_n_pairs=DEFAULT_PAIRS),
+        description='Which pairs each run evaluates (default {"latest_n_pairs": 200})',
+    )
+    baseline: str = Field(
+        default="previous",
+        description='"previous" (the last complete run) or an evaluation result id',
+        pattern=CLIENT_ID_PATTERN,
+    )
+    alpha: float = Field(default=0.05, ge=MIN_ALPHA, lt=0.5, allow_inf_nan=False)
+    regression_threshold: float = Field(default=1.0, gt=0, allow_inf_nan=False)
+    max_cost_usd: float | None = max_cost_usd_field("POST /evaluate/estimate")
+    webhook_url: Annotated[str, Field(min_length=1, max_length=MAX_URL_CHARS)] | None = None
+    webhook_secret: (
+        Annotated[str, Field(min_length=MIN_SECRET_CHARS, max_length=MAX_SECRET_CHARS)] | None
+    ) = None
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, value: str) -> str:
+        try:
+            schedules.parse(value)
+        except InvalidInput as error:
+            raise ValueError(error.message) from None
+        return value
+
+    @model_validator(mode="after")
+    def _webhook(self) -> MonitorIn:
+        if (self.webhook_url is None) != (self.webhook_secret is None):
+            raise ValueError(
+                "webhook_url and webhook_secret go together: the secret signs every post "
+                f"(X-Evalsvc-Signature), at least {MIN_SECRET_CHARS} characters"
+            )
+        return self
