@@ -220,11 +220,14 @@ def test_tables_come_from_the_template() -> None:
         "JudgeCacheTable",
         "IdempotencyTable",
         "UsageTable",
+        "MonitorsTable",
     }
     index = definitions["DatasetsTable"]["LocalSecondaryIndexes"][0]
     assert index["IndexName"] == "by_order"
     indexes = {i["IndexName"]: i for i in definitions["ResultsTable"]["GlobalSecondaryIndexes"]}
     assert set(indexes) == {"by_tenant", "by_dataset"}
+    [due] = definitions["MonitorsTable"]["GlobalSecondaryIndexes"]
+    assert due["IndexName"] == "due"
     assert table_env_vars() == {
         "DATASETS_TABLE": "DatasetsTable",
         "API_KEYS_TABLE": "ApiKeysTable",
@@ -235,6 +238,7 @@ def test_tables_come_from_the_template() -> None:
         "JUDGE_CACHE_TABLE": "JudgeCacheTable",
         "IDEMPOTENCY_TABLE": "IdempotencyTable",
         "USAGE_TABLE": "UsageTable",
+        "MONITORS_TABLE": "MonitorsTable",
     }
 
 

@@ -18,6 +18,7 @@ TENANT_TABLES = {
     "JobsTable",
     "CritiquesTable",
     "UsageTable",
+    "MonitorsTable",
 }
 # Caches that refill themselves (judge answers, replays of recent answers): dropped with the stack.
 DISPOSABLE_TABLES = {"JudgeCacheTable", "IdempotencyTable"}

@@ -19,6 +19,7 @@ class Settings(BaseModel):
     jobs_table: str = "evalsvc-jobs"
     critiques_table: str = "evalsvc-critiques"
     usage_table: str = "evalsvc-usage"
+    monitors_table: str = "evalsvc-monitors"
     # Set for the embedded local store (and tests); None means the real DynamoDB endpoint.
     dynamodb_endpoint_url: str | None = None
     judge_cache_table: str = "evalsvc-judge-cache"
@@ -108,6 +109,7 @@ class Settings(BaseModel):
             ("jobs_table", "JOBS_TABLE"),
             ("critiques_table", "CRITIQUES_TABLE"),
             ("usage_table", "USAGE_TABLE"),
+            ("monitors_table", "MONITORS_TABLE"),
             ("dynamodb_endpoint_url", "DYNAMODB_ENDPOINT_URL"),
             ("auth_cache_seconds", "AUTH_CACHE_SECONDS"),
             ("judge_cache_table", "JUDGE_CACHE_TABLE"),
