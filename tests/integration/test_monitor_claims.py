@@ -14,9 +14,13 @@ MINUTE = 60_000
 T0 = 1_795_000_000_000 // MINUTE * MINUTE
 
 
+def monitor(tenant: str, monitor_id: str) -> monitors.StoredMonitor:
+    return monitors.StoredMonitor(tenant, monitor_id, "{}", T0 - 5 * MINUTE, T0)
+
+
 def test_a_dispatch_delivered_twice_claims_its_run_once(tables: dict[str, str]) -> None:
-    assert monitors.put_monitor("acme", "m1", "{}", T0)
-    assert not monitors.put_monitor("acme", "m1", "{}", T0)  # the id is taken
+    assert monitors.put_monitor(monitor("acme", "m1"))
+    assert not monitors.put_monitor(monitor("acme", "m1"))  # the id is taken
 
     assert [d.monitor_id for d in monitors.due(T0)] == ["m1"]
     assert monitors.claim_run("acme", "m1", T0, T0 + 5 * MINUTE)
@@ -30,7 +34,7 @@ def test_a_dispatch_delivered_twice_claims_its_run_once(tables: dict[str, str]) 
 def test_dispatchers_racing_claim_each_run_once(tables: dict[str, str]) -> None:
     rate = schedules.parse("rate(5 minutes)")
     for k in range(6):
-        assert monitors.put_monitor("acme", f"m{k}", "{}", T0)
+        assert monitors.put_monitor(monitor("acme", f"m{k}"))
     claimed: Counter[str] = Counter()
     lock = threading.Lock()
     start = threading.Barrier(4)
@@ -56,7 +60,7 @@ def test_dispatchers_racing_claim_each_run_once(tables: dict[str, str]) -> None:
 
 
 def test_a_run_is_claimed_only_at_the_time_the_monitor_is_due(tables: dict[str, str]) -> None:
-    assert monitors.put_monitor("acme", "m1", "{}", T0)
+    assert monitors.put_monitor(monitor("acme", "m1"))
     # A late dispatch for a time already past (the monitor moved on) claims nothing
     assert monitors.claim_run("acme", "m1", T0, T0 + 5 * MINUTE)
     assert not monitors.claim_run("acme", "m1", T0 - 5 * MINUTE, T0)

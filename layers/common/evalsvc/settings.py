@@ -94,6 +94,9 @@ class Settings(BaseModel):
     # Days a dataset version is kept after an overwrite replaced it, so that the results that
     # scored it can list its pairs and be run again (E7); then DynamoDB's TTL removes it.
     version_retention_days: int = Field(default=365, ge=1, le=36_500)
+    # Monitors' webhooks may post to http://127.0.0.1 (the local server only; never set in
+    # the template): EVALSVC_ALLOW_LOCAL_WEBHOOKS=1.
+    allow_local_webhooks: bool = False
 
     @classmethod
     def from_environ(cls) -> "Settings":
@@ -146,6 +149,7 @@ class Settings(BaseModel):
             ("job_stall_seconds", "EVALSVC_JOB_STALL_SECONDS"),
             ("chunk_retry_base_seconds", "EVALSVC_CHUNK_RETRY_BASE_SECONDS"),
             ("max_running_jobs_per_tenant", "EVALSVC_MAX_RUNNING_JOBS_PER_TENANT"),
+            ("allow_local_webhooks", "EVALSVC_ALLOW_LOCAL_WEBHOOKS"),
         ):
             if env.get(var):
                 values[field] = env[var]

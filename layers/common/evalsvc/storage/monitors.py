@@ -48,16 +48,27 @@ class Due:
     scheduled_ms: int
 
 
-def put_monitor(tenant: str, monitor_id: str, body: str, next_run_ms: int) -> bool:
-    """Store a new monitor (`body`: what was asked, as JSON) scheduled for `next_run_ms`;
-    False when its id is taken."""
+@dataclass(frozen=True, slots=True)
+class StoredMonitor:
+    """A monitor as stored: what was asked (`body`, JSON), when (`created_ms`: a rate's
+    anchor), and its next run."""
+
+    tenant: str
+    monitor_id: str
+    body: str
+    created_ms: int
+    next_run_ms: int
+
+
+def put_monitor(monitor: StoredMonitor) -> bool:
+    """Store a new monitor, scheduled; False when its id is taken."""
     item: Item = {
-        "pk": s(monitor_pk(tenant, monitor_id)),
+        "pk": s(monitor_pk(monitor.tenant, monitor.monitor_id)),
         "sk": s(MONITOR_SK),
-        "tenant": s(tenant),
-        "monitor_id": s(monitor_id),
-        "body": s(body),
-        "next_run_ms": n(next_run_ms),
+        "monitor_id": s(monitor.monitor_id),
+        "body": s(monitor.body),
+        "created_ms": n(monitor.created_ms),
+        "next_run_ms": n(monitor.next_run_ms),
         "due_pk": s(DUE_PK),
     }
     return dynamo.transact(
@@ -70,6 +81,19 @@ def put_monitor(tenant: str, monitor_id: str, body: str, next_run_ms: int) -> bo
                 }
             }
         ]
+    )
+
+
+def get_monitor(tenant: str, monitor_id: str) -> StoredMonitor | None:
+    item = dynamo.get_item(_table(), {"pk": s(monitor_pk(tenant, monitor_id)), "sk": s(MONITOR_SK)})
+    if item is None:
+        return None
+    return StoredMonitor(
+        tenant,
+        monitor_id,
+        get_s(item, "body") or "{}",
+        get_n(item, "created_ms"),
+        get_n(item, "next_run_ms"),
     )
 
 

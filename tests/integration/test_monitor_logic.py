@@ -1,0 +1,96 @@
+"""Monitors (E8), their logic: what creating one checks beyond the body, and the dispatcher
+claiming each due run once (a dispatch delivered twice, an outage not made up)."""
+
+from __future__ import annotations
+
+import pytest
+from evalsvc.errors import InvalidInput, NotFound
+from evalsvc.logic import monitors
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.monitors import MonitorIn
+from evalsvc.settings import reset_settings
+
+from tests.integration.conftest import Tenant
+
+MINUTE = 60_000
+T0 = 1_795_000_000_000 // (60 * MINUTE) * (60 * MINUTE)  # on the hour
+ACME = Identity(tenant="acme", user="ann", user_email="", key_id="k")
+
+
+def body(**fields: object) -> MonitorIn:
+    named = {"metrics_id": SETS.get(str(fields.get("metrics_id", "checks")), "nope")}
+    return MonitorIn.model_validate(
+        {"name": "n", "seed_data_id": "ds", "schedule": "rate(1 hour)"} | fields | named
+    )
+
+
+SETS: dict[str, str] = {}
+
+
+@pytest.fixture
+def metric_sets(acme: Tenant) -> None:
+    """Two metrics sets: "checks" (checks only) and "asks" (a question for the judge)."""
+    for name, metrics in (("checks", ["check:max_words:6"]), ("asks", ["Is it polite?"])):
+        answer = acme.post("/specify_questions", {"metrics": metrics})
+        assert answer.status_code == 200, answer.text
+        SETS[name] = answer.json()["metrics_id"]
+
+
+def test_a_monitor_is_scheduled_from_its_creation(metric_sets: None) -> None:
+    created = monitors.create(ACME, body(schedule="rate(15 minutes)"), at_ms=T0 + 7 * MINUTE)
+    assert created.next_run_ms == T0 + 22 * MINUTE
+    asked, stored = monitors.get(ACME, created.monitor_id)
+    assert asked.schedule == "rate(15 minutes)" and asked.pair_query.latest_n_pairs == 200
+    assert stored.created_ms == T0 + 7 * MINUTE
+    with pytest.raises(NotFound):
+        monitors.get(Identity("other", "bo", "", "k"), created.monitor_id)
+
+
+def test_a_judged_metrics_set_needs_a_cap(metric_sets: None) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        monitors.create(ACME, body(metrics_id="asks"), at_ms=T0)
+    assert "max_cost_usd is required" in caught.value.message
+    assert monitors.create(ACME, body(metrics_id="asks", max_cost_usd=0.5), at_ms=T0)
+
+
+def test_a_fixed_baseline_must_be_a_result_of_the_tenant(metric_sets: None) -> None:
+    with pytest.raises(NotFound):
+        monitors.create(ACME, body(baseline="ev_missing"), at_ms=T0)
+    with pytest.raises(NotFound):
+        monitors.create(ACME, body(metrics_id="nope"), at_ms=T0)
+
+
+def test_a_webhook_to_this_machine_needs_local_webhooks_allowed(
+    metric_sets: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook = {"webhook_url": "http://127.0.0.1:9/hook", "webhook_secret": "0123456789abcdef"}
+    with pytest.raises(InvalidInput) as caught:
+        monitors.create(ACME, body(**hook), at_ms=T0)
+    assert "only https" in caught.value.message
+    monkeypatch.setenv("EVALSVC_ALLOW_LOCAL_WEBHOOKS", "1")
+    reset_settings()
+    assert monitors.create(ACME, body(**hook), at_ms=T0)
+
+
+def test_a_dispatch_delivered_twice_starts_each_run_once(metric_sets: None) -> None:
+    first = monitors.create(ACME, body(schedule="rate(1 hour)"), at_ms=T0)
+    started: list[monitors.Claimed] = []
+
+    assert monitors.dispatch(T0 + 30 * MINUTE, started.append) == []  # not due yet
+    due = T0 + 60 * MINUTE
+    claimed = monitors.dispatch(due, started.append)
+    again = monitors.dispatch(due, started.append)
+
+    assert claimed == [monitors.Claimed("acme", first.monitor_id, due)] and again == []
+    assert started == claimed
+
+
+def test_runs_missed_in_an_outage_are_not_made_up(metric_sets: None) -> None:
+    created = monitors.create(ACME, body(schedule="rate(1 hour)"), at_ms=T0)
+    started: list[monitors.Claimed] = []
+    # Nothing dispatched for 5 hours: one run, for the time it was due, then the next hour
+    monitors.dispatch(T0 + 5 * 60 * MINUTE + 30_000, started.append)
+    monitors.dispatch(T0 + 5 * 60 * MINUTE + 90_000, started.append)
+    assert [run.scheduled_ms for run in started] == [T0 + 60 * MINUTE]
+    _, stored = monitors.get(ACME, created.monitor_id)
+    assert stored.next_run_ms == T0 + 6 * 60 * MINUTE
