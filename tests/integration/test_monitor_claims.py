@@ -27,7 +27,7 @@ def test_a_dispatch_delivered_twice_claims_its_run_once(tables: dict[str, str]) 
     assert not monitors.claim_run("acme", "m1", T0, T0 + 5 * MINUTE)  # the same dispatch again
 
     assert list(monitors.due(T0 + MINUTE)) == []  # moved on: not due again
-    assert [d.scheduled_ms for d in monitors.due(T0 + 5 * MINUTE)] == [T0 + 5 * MINUTE]
+    assert [d.at_ms for d in monitors.due(T0 + 5 * MINUTE)] == [T0 + 5 * MINUTE]
     assert monitors.run_times("acme", "m1") == [T0]
 
 
@@ -42,9 +42,9 @@ def test_dispatchers_racing_claim_each_run_once(tables: dict[str, str]) -> None:
     def dispatcher() -> None:
         start.wait()
         for due in list(monitors.due(T0)):
-            following = schedules.next_after(rate, due.scheduled_ms, T0)
+            following = schedules.next_after(rate, due.at_ms, T0)
             assert following is not None
-            if monitors.claim_run(due.tenant, due.monitor_id, due.scheduled_ms, following):
+            if monitors.claim_run(due.tenant, due.monitor_id, due.at_ms, following):
                 with lock:
                     claimed[due.monitor_id] += 1
 

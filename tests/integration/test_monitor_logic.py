@@ -9,6 +9,7 @@ from evalsvc.logic import monitors
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.monitors import MonitorIn
 from evalsvc.settings import reset_settings
+from evalsvc.storage import monitors as monitor_store
 
 from tests.integration.conftest import Tenant
 
@@ -72,25 +73,39 @@ def test_a_webhook_to_this_machine_needs_local_webhooks_allowed(
     assert monitors.create(ACME, body(**hook), at_ms=T0)
 
 
+class Starts:
+    """A stand-in for starting a run's job: claims as the real start does, records the runs."""
+
+    def __init__(self) -> None:
+        self.runs: list[monitors.Claimed] = []
+
+    def __call__(self, tenant: str, monitor_id: str, at: int, following: int | None) -> bool:
+        assert following is not None
+        if not monitor_store.claim_run(tenant, monitor_id, at, following):
+            return False
+        self.runs.append(monitors.Claimed(tenant, monitor_id, at))
+        return True
+
+
 def test_a_dispatch_delivered_twice_starts_each_run_once(metric_sets: None) -> None:
     first = monitors.create(ACME, body(schedule="rate(1 hour)"), at_ms=T0)
-    started: list[monitors.Claimed] = []
+    started = Starts()
 
-    assert monitors.dispatch(T0 + 30 * MINUTE, started.append) == []  # not due yet
+    assert monitors.dispatch(T0 + 30 * MINUTE, started).claimed == []  # not due yet
     due = T0 + 60 * MINUTE
-    claimed = monitors.dispatch(due, started.append)
-    again = monitors.dispatch(due, started.append)
+    claimed = monitors.dispatch(due, started).claimed
+    again = monitors.dispatch(due, started).claimed
 
     assert claimed == [monitors.Claimed("acme", first.monitor_id, due)] and again == []
-    assert started == claimed
+    assert started.runs == claimed
 
 
 def test_runs_missed_in_an_outage_are_not_made_up(metric_sets: None) -> None:
     created = monitors.create(ACME, body(schedule="rate(1 hour)"), at_ms=T0)
-    started: list[monitors.Claimed] = []
+    started = Starts()
     # Nothing dispatched for 5 hours: one run, for the time it was due, then the next hour
-    monitors.dispatch(T0 + 5 * 60 * MINUTE + 30_000, started.append)
-    monitors.dispatch(T0 + 5 * 60 * MINUTE + 90_000, started.append)
-    assert [run.scheduled_ms for run in started] == [T0 + 60 * MINUTE]
+    monitors.dispatch(T0 + 5 * 60 * MINUTE + 30_000, started)
+    monitors.dispatch(T0 + 5 * 60 * MINUTE + 90_000, started)
+    assert [run.scheduled_ms for run in started.runs] == [T0 + 60 * MINUTE]
     _, stored = monitors.get(ACME, created.monitor_id)
     assert stored.next_run_ms == T0 + 6 * 60 * MINUTE

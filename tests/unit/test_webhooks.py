@@ -4,61 +4,30 @@ checked address with the URL's host as the TLS name."""
 
 from __future__ import annotations
 
-import http.server
 import shutil
 import ssl
 import subprocess
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from evalsvc import webhook_targets, webhooks
 
+from tests.webhook_receiver import Receiver
+from tests.webhook_receiver import receiver as receiving
+
 BODY = b'{"monitor_id":"m1","run_id":"r1","regressed":["polite"]}'
 SECRET = "s3cret"
 
 
-class Receiver(http.server.ThreadingHTTPServer):
-    def __init__(self, answers: list[int], delay: float = 0.0) -> None:
-        self.answers = answers
-        self.delay = delay
-        self.seen: list[tuple[str, dict[str, str], bytes]] = []
-        super().__init__(("127.0.0.1", 0), Handler)
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    server: Receiver
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        self.server.seen.append((self.path, dict(self.headers), body))
-        time.sleep(self.server.delay)
-        status = self.server.answers.pop(0) if self.server.answers else 200
-        self.send_response(status)
-        if 300 <= status < 400:
-            self.send_header("Location", "http://127.0.0.1:1/elsewhere")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    server = Receiver([])
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with receiving("/hook?m=1") as server:
+        yield server
 
 
 def target_of(server: Receiver) -> webhook_targets.Target:
-    port = server.server_address[1]
-    return webhook_targets.check(f"http://127.0.0.1:{port}/hook?m=1", allow_local=True)
+    return webhook_targets.check(server.url, allow_local=True)
 
 
 def no_sleep(seconds: float) -> None:
@@ -69,10 +38,10 @@ def test_a_delivery_is_signed_and_posted_once(receiver: Receiver) -> None:
     delivery = webhooks.deliver(target_of(receiver), BODY, SECRET, sleep=no_sleep)
 
     assert delivery == webhooks.Delivery("delivered", 1, 200)
-    [(path, headers, body)] = receiver.seen
-    assert (path, body) == ("/hook?m=1", BODY)
-    assert headers["Content-Type"] == "application/json"
-    assert webhook_targets.verify(body, SECRET, headers["X-Evalsvc-Signature"])
+    [post] = receiver.posts
+    assert (post.path, post.body) == ("/hook?m=1", BODY)
+    assert post.headers["Content-Type"] == "application/json"
+    assert post.signed_with(SECRET)
 
 
 def test_a_server_error_is_asked_again_with_backoff_up_to_three_times(receiver: Receiver) -> None:
@@ -82,11 +51,11 @@ def test_a_server_error_is_asked_again_with_backoff_up_to_three_times(receiver: 
     assert delivery == webhooks.Delivery("delivered", 3, 200)
     assert len(waits) == 2 and all(0 < w <= webhooks.RETRY_CAP_SECONDS for w in waits)
 
-    receiver.seen.clear()
+    receiver.posts.clear()
     receiver.answers = [503, 429, 500]
     failed = webhooks.deliver(target_of(receiver), BODY, SECRET, sleep=no_sleep)
     assert (failed.status, failed.attempts, failed.http_status) == ("failed", 3, 500)
-    assert len(receiver.seen) == 3
+    assert len(receiver.posts) == 3
 
 
 @pytest.mark.parametrize("status", [301, 302, 307, 308, 400, 401, 404, 410])
@@ -94,7 +63,7 @@ def test_a_redirect_or_a_client_error_fails_at_once(receiver: Receiver, status: 
     receiver.answers = [status]
     delivery = webhooks.deliver(target_of(receiver), BODY, SECRET, sleep=no_sleep)
     assert (delivery.status, delivery.attempts, delivery.http_status) == ("failed", 1, status)
-    assert len(receiver.seen) == 1  # the redirect was not followed
+    assert len(receiver.posts) == 1  # the redirect was not followed
 
 
 def test_each_attempt_is_bounded_by_its_timeout(
@@ -135,26 +104,18 @@ def test_https_goes_to_the_checked_address_and_verifies_the_urls_host(
     tmp_path: Path, served_as: str, delivered: bool
 ) -> None:
     key, cert = _certificate(tmp_path, served_as)
-    server = Receiver([])
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
-    server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        port = server.server_address[1]
+    with receiving("/in", tls=tls) as server:
         # The name resolves (as checked) to the receiver: nothing resolves it again
-        target = webhook_targets.Target("https", "hooks.test", port, "/in", ("127.0.0.1",))
+        target = webhook_targets.Target("https", "hooks.test", server.port, "/in", ("127.0.0.1",))
         trusted = ssl.create_default_context(cafile=str(cert))
         delivery = webhooks.deliver(target, BODY, SECRET, context=trusted, sleep=no_sleep)
-    finally:
-        server.shutdown()
-        server.server_close()
     if delivered:
         assert delivery == webhooks.Delivery("delivered", 1, 200)
-        [(_, headers, body)] = server.seen
-        assert headers["Host"] == f"hooks.test:{port}" and body == BODY
+        [post] = server.posts
+        assert post.headers["Host"] == f"hooks.test:{server.port}" and post.body == BODY
     else:
         assert delivery.status == "failed" and delivery.http_status is None
         assert delivery.error is not None and "CERTIFICATE" in delivery.error.upper()
-        assert server.seen == []
+        assert server.posts == []

@@ -97,6 +97,10 @@ class Settings(BaseModel):
     # Monitors' webhooks may post to http://127.0.0.1 (the local server only; never set in
     # the template): EVALSVC_ALLOW_LOCAL_WEBHOOKS=1.
     allow_local_webhooks: bool = False
+    # E8: how long a monitor's run records are kept (days after the run), and how often a run
+    # waiting on its queued evaluation looks again (seconds).
+    monitor_history_days: int = Field(default=400, ge=1, le=36_500)
+    monitor_poll_seconds: int = Field(default=30, ge=0, le=900)
 
     @classmethod
     def from_environ(cls) -> "Settings":
@@ -150,6 +154,8 @@ class Settings(BaseModel):
             ("chunk_retry_base_seconds", "EVALSVC_CHUNK_RETRY_BASE_SECONDS"),
             ("max_running_jobs_per_tenant", "EVALSVC_MAX_RUNNING_JOBS_PER_TENANT"),
             ("allow_local_webhooks", "EVALSVC_ALLOW_LOCAL_WEBHOOKS"),
+            ("monitor_history_days", "EVALSVC_MONITOR_HISTORY_DAYS"),
+            ("monitor_poll_seconds", "EVALSVC_MONITOR_POLL_SECONDS"),
         ):
             if env.get(var):
                 values[field] = env[var]

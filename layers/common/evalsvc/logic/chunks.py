@@ -8,6 +8,10 @@ past the tenant's monthly limit (OverLimit)
                     when what was spent leaves none: the job fails now, with the reason
 bad input, provider refused, Unrecoverable (e.g. the dataset was overwritten)
                     the job fails now, with the reason: no attempt can do better
+waiting (Waiting: the chunk waits on work outside it, e.g. a monitor run on its evaluation)
+                    a fresh copy goes back on the queue, delayed, and the job is marked as
+                    moving (the sweeper leaves it): not an error, and not counted against
+                    MAX_REQUEUES; the kind bounds how long it waits
 anything else       the error is noted on the job and the chunk retried after a backoff;
                     after the queue's maxReceiveCount it reaches the dead-letter queue,
                     whose worker fails the job with the noted error
@@ -66,6 +70,16 @@ class JobRecord(Protocol):
     def requeued(self, chunk: Chunk) -> None: ...
 
 
+class Waiting(Exception):
+    """The chunk cannot go on until something outside it ends (a job it started): deliver it
+    again in `delay` seconds. `what` says what it waits on, for the log."""
+
+    def __init__(self, what: str, delay: int) -> None:
+        super().__init__(what)
+        self.what = what
+        self.delay = delay
+
+
 def backoff(attempt: int) -> int:
     """Seconds before attempt `attempt + 1`: doubling, jittered, at most 15 minutes."""
     return int(backoff_delay(attempt, get_settings().chunk_retry_base_seconds, 900.0))
@@ -107,6 +121,13 @@ def run(chunk: Chunk, attempt: int, work: Callable[[], None], record: JobRecord)
     RetryChunk when the chunk should be delivered again."""
     try:
         work()
+    except Waiting as wait:
+        work_queue.send([chunk], delay_seconds=max(0, min(900, wait.delay)))
+        record.requeued(chunk)
+        logger.info(
+            "chunk waiting",
+            extra={"job": chunk.job_id, "chunk": chunk.index, "on": wait.what, "delay": wait.delay},
+        )
     except OutOfTime as exc:
         # Progress was kept (the verdicts given are cached): go again at once, not counting it
         # as an attempt.

@@ -66,16 +66,22 @@ def evaluate(
     respond_async: bool = False,
     wait_seconds: float = 0.0,
     request_key: str | None = None,
+    keyed_id: bool = False,
+    route: str = ROUTE,
 ) -> EvaluationResult:
     """Score the pairs `body` selects against the metrics set, inside the request (against
     `deadline`) or queued (logic.dispatch); the result, complete, or running when the caller
     asked to be answered at once (`respond_async`). Its LLM work is held to `max_cost_usd` and
     the tenant's monthly limit before any call. A retry of the request (same Idempotency-Key
-    `request_key` and body) finds the same queued result."""
+    `request_key` and body) finds the same queued result. `keyed_id`: the result's id is the
+    key's (identifiers.job_id) even when it is scored inside the request, so that its caller
+    knows it beforehand (a monitor's run)."""
     cap = None if body.max_cost_usd is None else Decimal(str(body.max_cost_usd))
-    with spending.session(identity.tenant, ROUTE, deadline.left(), cap) as spend:
+    with spending.session(identity.tenant, route, deadline.left(), cap) as spend:
         # Made inside the session: the judge it configures meters there.
         work = _Evaluation(identity, body, deadline, request_key, spend)
+        if keyed_id:
+            work.result.results_id = job_id("ev_", identity.tenant, request_key)
         return dispatch.submit(
             work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
         )

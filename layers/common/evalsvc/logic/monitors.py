@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evalsvc import schedules, webhook_targets
-from evalsvc.errors import Conflict, InvalidInput, NotFound
+from evalsvc.errors import Conflict, InvalidInput, NotFound, StorageUnavailable, TooManyJobs
 from evalsvc.identifiers import check_client_id, new_id, now_ms
 from evalsvc.logic import metrics as metrics_logic
+from evalsvc.logic import monitor_alerts
+from evalsvc.logic.kinds import monitor_run
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.jobs import Status
 from evalsvc.models.metrics import is_check
@@ -29,7 +31,7 @@ from evalsvc.settings import get_settings
 from evalsvc.storage import monitors as store
 from evalsvc.storage import results as results_store
 
-PREVIOUS = "previous"
+PREVIOUS = monitor_run.PREVIOUS
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,20 +97,150 @@ class Claimed:
     scheduled_ms: int
 
 
-def dispatch(at_ms: int, start: Callable[[Claimed], None]) -> list[Claimed]:
-    """Claim the run of every monitor due at `at_ms` and `start` each claimed: the runs this
-    dispatch claimed (none that another dispatch, or an earlier delivery of this one, did)."""
-    claimed = []
-    for due in store.due(at_ms):
-        stored = store.get_monitor(due.tenant, due.monitor_id)
-        if stored is None:
-            continue  # deleted since the index was read
-        schedule = schedules.parse(json.loads(stored.body)["schedule"])
-        following = schedules.next_after(schedule, max(at_ms, due.scheduled_ms), stored.created_ms)
-        assert following is not None
-        if not store.claim_run(due.tenant, due.monitor_id, due.scheduled_ms, following):
+@dataclass(slots=True)
+class Dispatched:
+    """What one dispatch did."""
+
+    claimed: list[Claimed] = field(default_factory=list)
+    # Alerts this dispatch delivered (or found failed for good), and what it left for later.
+    alerts: int = 0
+    left: int = 0
+
+
+def dispatch(
+    at_ms: int,
+    start: Callable[[str, str, int, int | None], bool] = monitor_run.start,
+    has_time: Callable[[], bool] = lambda: True,
+) -> Dispatched:
+    """Claim the run of every monitor due at `at_ms` and start it (`start`: the run's job, in
+    the claim's transaction), and deliver the alerts due whose worker died before it could:
+    what it did. A run claimed by another dispatch (or an earlier delivery of this one) is not
+    claimed again; a tenant running as many jobs as it may has its run claimed at a later
+    dispatch. Stops taking work when `has_time()` says no (the rest is due at the next)."""
+    report = Dispatched()
+    for due in list(store.due(at_ms)):
+        if not has_time():
+            report.left += 1
             continue
-        run = Claimed(due.tenant, due.monitor_id, due.scheduled_ms)
-        claimed.append(run)
-        start(run)
-    return claimed
+        try:
+            if due.run_ms is not None:
+                if monitor_alerts.deliver(due.tenant, due.monitor_id, due.run_ms, due.at_ms):
+                    report.alerts += 1
+                continue
+            claimed = _claim(due, at_ms, start)
+        except (TooManyJobs, StorageUnavailable) as exc:
+            logger.warning(
+                "a due monitor was left for the next dispatch",
+                extra={"monitor_id": due.monitor_id, "why": exc.message},
+            )
+            continue
+        except Exception:
+            logger.exception("a due monitor could not be dispatched", extra={"due": str(due)})
+            continue
+        if claimed is not None:
+            report.claimed.append(claimed)
+    if report.claimed or report.alerts or report.left:
+        logger.info(
+            "monitors dispatched",
+            extra={"runs": len(report.claimed), "alerts": report.alerts, "left": report.left},
+        )
+    return report
+
+
+def _claim(
+    due: store.Due, at_ms: int, start: Callable[[str, str, int, int | None], bool]
+) -> Claimed | None:
+    stored = store.get_monitor(due.tenant, due.monitor_id)
+    if stored is None or stored.next_run_ms != due.at_ms:
+        return None  # deleted, or moved on, since the index was read
+    schedule = schedules.parse(json.loads(stored.body)["schedule"])
+    # Runs missed while nothing dispatched are not made up: the next is after now.
+    following = schedules.next_after(schedule, max(at_ms, due.at_ms), stored.created_ms)
+    assert following is not None
+    if not start(due.tenant, due.monitor_id, due.at_ms, following):
+        return None
+    return Claimed(due.tenant, due.monitor_id, due.at_ms)
+
+
+# ---- the API's other uses ----------------------------------------------------------------------
+
+
+def list_all(identity: Identity) -> list[tuple[MonitorIn, store.StoredMonitor]]:
+    """The tenant's monitors, oldest first, each as asked for and as stored."""
+    return [
+        (MonitorIn.model_validate_json(stored.body, strict=False), stored)
+        for stored in store.list_monitors(identity.tenant)
+    ]
+
+
+def delete(identity: Identity, monitor_id: str, has_time: Callable[[], bool]) -> int:
+    """Stop the monitor and remove it with its runs' records (those the request has no time
+    for expire); the records removed. 404 when the tenant has none. A run in progress ends
+    failed, saying the monitor was deleted, and alerts nobody."""
+    check_client_id(monitor_id, "monitor id")
+    if not store.delete_monitor(identity.tenant, monitor_id):
+        raise NotFound(f"no monitor with id {monitor_id!r}")
+    removed = store.delete_runs(identity.tenant, monitor_id, has_time)
+    logger.info("monitor deleted", extra={"monitor_id": monitor_id, "runs_removed": removed})
+    return removed
+
+
+def run_now(identity: Identity, monitor_id: str) -> str:
+    """POST /monitors/{id}/run: a run now, besides its schedule (which it does not move); its
+    run id. TooManyJobs (429) when the tenant runs as many jobs as it may."""
+    get(identity, monitor_id)
+    at = now_ms()
+    if not monitor_run.start(identity.tenant, monitor_id, at, None):
+        raise Conflict("a run of this monitor was started in this same millisecond; retry")
+    return monitor_run.run_id(monitor_id, at)
+
+
+DEFAULT_HISTORY = 20
+MAX_HISTORY = 100
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPage:
+    """Runs, newest first, each with the metric definitions its indexes name ([] when its
+    result is gone); next_cursor when more follow."""
+
+    runs: list[tuple[store.Run, list[str]]]
+    next_cursor: str | None
+
+
+def history(
+    identity: Identity, monitor_id: str, limit: int, cursor: str | None
+) -> HistoryPage:
+    """The monitor's runs, newest first, `limit` at most, after `cursor` (a page's
+    next_cursor: the time of its last run)."""
+    get(identity, monitor_id)
+    before = None
+    if cursor is not None:
+        if not (cursor.isdigit() and len(cursor) <= 13):
+            raise InvalidInput(
+                "cursor is not one this monitor's history gave: pass next_cursor as it was "
+                "returned"
+            )
+        before = int(cursor)
+    found = list(store.runs(identity.tenant, monitor_id, before_ms=before, limit=limit + 1))
+    page, more = found[:limit], len(found) > limit
+    return HistoryPage(
+        [(run, definitions) for run, definitions in zip(page, _definitions(identity, page))],
+        str(page[-1].scheduled_ms) if more else None,
+    )
+
+
+def _definitions(identity: Identity, runs: list[store.Run]) -> list[list[str]]:
+    """Each run's metric definitions, read from one result for each set of them."""
+    known: dict[str, list[str]] = {}
+    out = []
+    for run in runs:
+        sha = run.definitions_sha256
+        if sha is None or run.result_id is None:
+            out.append([])
+            continue
+        if sha not in known:
+            result = results_store.get(identity.tenant, run.result_id)
+            known[sha] = result.definitions if result is not None else []
+        out.append(known[sha])
+    return out

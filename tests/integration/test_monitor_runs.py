@@ -1,0 +1,241 @@
+"""Monitor runs (E8) through the job engine: a run evaluates, compares with its baseline (the
+previous complete run, chained; or a fixed result), records what it found, and alerts its
+webhook, signed, once, only on a regression or a failure. Runs claimed twice start once; an
+alert whose worker died is delivered by the dispatcher; a run whose evaluation is queued waits
+for it on the queue."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from evalsvc.logic import monitor_alerts, monitors
+from evalsvc.logic.kinds import monitor_run
+from evalsvc.models.api_keys import Identity
+from evalsvc.logic.kinds.evaluation import EVALUATION
+from evalsvc.models.monitors import MonitorIn
+from evalsvc.storage import jobs as jobs_store
+from evalsvc.storage import monitors as store
+from evalsvc.storage.writes import commit
+
+from tests.conftest import point_service_at
+from tests.integration.conftest import Tenant
+from tests.webhook_receiver import Receiver, receiver
+from tests.work_queue import Work
+
+ACME = Identity(tenant="acme", user="ann", user_email="", key_id="k")
+SECRET = "a-secret-of-16-chars"
+SHORT = "yes indeed"
+LONG = "this answer goes on for far more words than the check allows it to have"
+
+
+@pytest.fixture
+def hook(work: Work, monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
+    point_service_at(
+        {"EVALSVC_ALLOW_LOCAL_WEBHOOKS": "1", "EVALSVC_MONITOR_POLL_SECONDS": "0"}, monkeypatch
+    )
+    with receiver() as server:
+        yield server
+
+
+def put_pairs(tenant: Tenant, outputs: list[str], dataset_id: str = "prod") -> None:
+    data = [{"id": f"p{k:03d}", "input": f"q {k}", "output": o} for k, o in enumerate(outputs)]
+    response = tenant.post(f"/data/seed/{dataset_id}", {"data": data})
+    assert response.status_code == 200, response.text
+
+
+def metrics_set(tenant: Tenant) -> str:
+    answer = tenant.post("/specify_questions", {"metrics": ["check:max_words:6"]})
+    assert answer.status_code == 200, answer.text
+    metrics_id: str = answer.json()["metrics_id"]
+    return metrics_id
+
+
+def steady(count: int = 30) -> list[str]:
+    """Mostly short outputs, a few long: a mean with some spread."""
+    return [LONG if k % 10 == 0 else SHORT for k in range(count)]
+
+
+def worse(count: int = 30) -> list[str]:
+    """The same pairs, two thirds of them now too long."""
+    return [LONG if k % 3 else SHORT for k in range(count)]
+
+
+def create(tenant: Tenant, hook: Receiver | None, **fields: Any) -> str:
+    body: dict[str, Any] = {
+        "name": "prod quality",
+        "seed_data_id": "prod",
+        "metrics_id": metrics_set(tenant),
+        "schedule": "rate(1 hour)",
+    }
+    if hook is not None:
+        body |= {"webhook_url": hook.url, "webhook_secret": SECRET}
+    return monitors.create(ACME, MonitorIn.model_validate(body | fields)).monitor_id
+
+
+def run(monitor_id: str, work: Work) -> store.Run:
+    run_id = monitors.run_now(ACME, monitor_id)
+    work.drain()
+    parsed = monitor_run.parse_run_id(run_id)
+    assert parsed is not None
+    found = store.get_run("acme", *parsed)
+    assert found is not None
+    return found
+
+
+def test_a_regression_alerts_once_signed_and_a_steady_run_does_not(
+    acme: Tenant, work: Work, hook: Receiver
+) -> None:
+    put_pairs(acme, steady())
+    monitor_id = create(acme, hook)
+
+    first = run(monitor_id, work)
+    assert first.status == "complete" and first.baseline_id is None
+    assert [m.verdict for m in first.metrics] == [None]  # nothing to compare with
+    assert first.alert is None and first.cost_usd == "0"
+
+    second = run(monitor_id, work)  # the same pairs: steady
+    assert second.baseline_id == first.result_id and second.result_id != first.result_id
+    assert [m.verdict for m in second.metrics] == ["no_significant_difference"]
+    assert second.pairs_matched == 30 and second.alert is None
+    assert hook.posts == []
+
+    put_pairs(acme, worse())  # the app's answers got longer
+    third = run(monitor_id, work)
+    assert third.baseline_id == second.result_id
+    assert [m.verdict for m in third.metrics] == ["regressed"]
+    assert third.metrics[0].mean < second.metrics[0].mean
+    assert third.alert == store.Alert("delivered", 1, 200, 1, None)
+
+    [post] = hook.posts
+    assert post.signed_with(SECRET) and not post.signed_with(SECRET + "x")
+    assert post.json() == {
+        "monitor_id": monitor_id,
+        "run_id": monitor_run.run_id(monitor_id, third.scheduled_ms),
+        "result_id": third.result_id,
+        "baseline_id": second.result_id,
+        "regressed": ["check:max_words:6"],
+        "failure": None,
+    }
+
+
+def test_a_fixed_baseline_is_every_runs_baseline(acme: Tenant, work: Work, hook: Receiver) -> None:
+    put_pairs(acme, steady())
+    evaluated = acme.post("/evaluate", {"seed_data_id": "prod", "metrics_id": metrics_set(acme)})
+    assert evaluated.status_code == 200, evaluated.text
+    fixed = evaluated.json()["eval_results_id"]
+    monitor_id = create(acme, hook, baseline=fixed)
+    runs = [run(monitor_id, work) for _ in range(2)]
+    assert [r.baseline_id for r in runs] == [fixed, fixed]
+    assert hook.posts == []
+
+
+def test_a_failed_run_alerts_saying_why(acme: Tenant, work: Work, hook: Receiver) -> None:
+    put_pairs(acme, steady())
+    monitor_id = create(acme, hook, seed_data_id="gone")
+
+    failed = run(monitor_id, work)
+
+    assert failed.status == "failed" and failed.failure is not None
+    assert "could not start" in failed.failure and "gone" in failed.failure
+    [post] = hook.posts
+    assert post.signed_with(SECRET)
+    assert post.json()["failure"] == failed.failure and post.json()["regressed"] == []
+    assert failed.alert is not None and failed.alert.status == "delivered"
+
+
+def test_a_run_without_a_webhook_records_its_regression_and_posts_nothing(
+    acme: Tenant, work: Work, hook: Receiver
+) -> None:
+    put_pairs(acme, steady())
+    monitor_id = create(acme, None)
+    run(monitor_id, work)
+    put_pairs(acme, worse())
+    regressed = run(monitor_id, work)
+    assert regressed.regressed == [0] and regressed.alert is None
+    assert hook.posts == []
+
+
+def test_a_failed_run_is_not_the_previous_baseline(
+    acme: Tenant, work: Work, hook: Receiver
+) -> None:
+    put_pairs(acme, steady())
+    monitor_id = create(acme, None)
+    first = run(monitor_id, work)
+    # A run after it that failed
+    later = first.scheduled_ms + 1
+    assert commit(store.claiming("acme", monitor_id, later, None))
+    failed = store.Run("acme", monitor_id, later, "failed", failure="the judge was down")
+    assert commit(store.ending(failed, later, alert=False))
+
+    second = run(monitor_id, work)
+    assert second.baseline_id == first.result_id
+
+
+def test_an_alert_whose_worker_died_is_delivered_by_the_dispatcher(
+    acme: Tenant, work: Work, hook: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    put_pairs(acme, steady())
+    monitor_id = create(acme, hook, seed_data_id="gone")
+    real = monitor_alerts.deliver_if_due
+    monkeypatch.setattr(monitor_alerts, "deliver_if_due", lambda *args: None)  # died first
+
+    failed = run(monitor_id, work)
+    assert failed.alert is not None and failed.alert.status == "pending" and hook.posts == []
+
+    monkeypatch.setattr(monitor_alerts, "deliver_if_due", real)
+    at = (failed.finished_ms or 0) + 1
+    first, again = monitors.dispatch(at), monitors.dispatch(at)
+    assert (first.alerts, again.alerts) == (1, 0)
+    assert len(hook.posts) == 1 and hook.posts[0].signed_with(SECRET)
+    delivered = store.get_run("acme", monitor_id, failed.scheduled_ms)
+    assert delivered is not None and delivered.alert is not None
+    assert delivered.alert.status == "delivered"
+
+
+def test_a_receiver_that_keeps_failing_is_recorded_failed(
+    acme: Tenant, work: Work, hook: Receiver
+) -> None:
+    put_pairs(acme, steady())
+    monitor_id = create(acme, hook, seed_data_id="gone")
+    hook.answers = [500, 503, 500]
+    failed = run(monitor_id, work)
+    assert failed.alert is not None
+    assert (failed.alert.status, failed.alert.attempts, failed.alert.http_status) == (
+        "failed",
+        3,
+        500,
+    )
+    assert len(hook.posts) == 3
+
+
+def test_a_run_whose_evaluation_is_queued_waits_for_it(
+    acme: Tenant, work: Work, hook: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    point_service_at({"EVALSVC_INLINE_MAX_CHECKS": "10", "EVALSVC_CHUNK_CHECKS": "10"}, monkeypatch)
+    put_pairs(acme, steady())
+    monitor_id = create(acme, hook)
+    first = run(monitor_id, work)
+    put_pairs(acme, worse())
+    second = run(monitor_id, work)
+    assert first.status == second.status == "complete"
+    assert second.regressed == [0] and len(hook.posts) == 1
+    # Each evaluation was a job of its own, which the run waited on
+    for ran in (first, second):
+        assert ran.result_id is not None
+        queued = jobs_store.get("acme", EVALUATION, ran.result_id)
+        assert queued is not None and queued.chunk_count == 3
+
+
+def test_a_run_claimed_twice_starts_once(acme: Tenant, work: Work, hook: Receiver) -> None:
+    put_pairs(acme, steady())
+    monitor_id = create(acme, hook)
+    _, stored = monitors.get(ACME, monitor_id)
+    due = stored.next_run_ms
+    first = monitors.dispatch(due)
+    again = monitors.dispatch(due)  # the same dispatch, delivered again
+    assert [c.monitor_id for c in first.claimed] == [monitor_id] and again.claimed == []
+    work.drain()
+    [ran] = list(store.runs("acme", monitor_id))
+    assert ran.scheduled_ms == due and ran.status == "complete" and not ran.manual
