@@ -5,6 +5,8 @@ and one failed purge is the only record of its batch retried.
     chunk_handler        the work queue: do a chunk of a job (logic.jobs.run_chunk)
     dead_chunk_handler   the dead-letter queue: a chunk that kept failing fails its job
     sweep_handler        a schedule: stalled jobs moved again or failed (logic.jobs.sweep)
+    dispatch_handler     a schedule, every minute: monitors' due runs claimed and started,
+                         alerts left pending delivered (logic.monitors.dispatch)
     purge_handler        the datasets table's stream: a version record removed by TTL has its
                          version purged (logic.retention)
 """
@@ -23,7 +25,8 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from evalsvc.deadlines import Deadline, lambda_remaining
 from evalsvc.errors import Failure
-from evalsvc.logic import chunks, jobs, kinds, retention
+from evalsvc.identifiers import now_ms
+from evalsvc.logic import chunks, jobs, kinds, monitors, retention
 from evalsvc.observability import invocation_log_context, log_context, logger, metrics, tracer
 from evalsvc.storage import work_queue
 
@@ -146,6 +149,23 @@ def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         "finished_jobs": report.finished_jobs,
         "failed_jobs": report.failed_jobs,
     }
+
+
+# What the dispatcher keeps of its invocation for the work it took last (an alert's delivery
+# takes at most 3 attempts of 5 s, with backoff).
+DISPATCH_RESERVE_SECONDS = 30.0
+
+
+@invocation_log_context()
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def dispatch_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """The monitors' dispatch, every minute (E8): what it did."""
+    report = monitors.dispatch(
+        now_ms(),
+        has_time=lambda: (lambda_remaining(context) or 60.0) > DISPATCH_RESERVE_SECONDS,
+    )
+    return {"runs": len(report.claimed), "alerts": report.alerts, "left": report.left}
 
 
 chunk_handler = _batch_handler(score_record)

@@ -3,8 +3,11 @@
     create     POST /monitors: every field checked (models.monitors), then what needs a read:
                the metrics set (a question the judge answers requires max_cost_usd), a fixed
                baseline (a complete result of the tenant's), the webhook's addresses
-    dispatch   each minute (an EventBridge rule; the local server's clock): every due monitor's
-               run claimed once (storage.monitors.claim_run) and started
+    dispatch   each minute (an EventBridge schedule; the local server's clock): every due
+               monitor's run claimed once and started as a job (logic.kinds.monitor_run), and
+               the alerts a dead worker left pending delivered (logic.monitor_alerts)
+    run_now    POST /monitors/{id}/run: a run now, outside the schedule
+    history    GET /monitors/{id}/history: the runs, newest first
 
 Runs missed while nothing dispatched (an outage) are not made up: the claim moves the next
 run to the first scheduled time after now, so a monitor never runs in a burst.
@@ -32,6 +35,8 @@ from evalsvc.storage import monitors as store
 from evalsvc.storage import results as results_store
 
 PREVIOUS = monitor_run.PREVIOUS
+# The most monitors a tenant keeps (each runs at most every 5 minutes).
+MAX_MONITORS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +48,11 @@ class Created:
 def create(identity: Identity, body: MonitorIn, *, at_ms: int | None = None) -> Created:
     """Store the monitor `body` asks for, scheduled from now (`at_ms`); its id and first run."""
     tenant = identity.tenant
+    if len(store.list_monitors(tenant)) >= MAX_MONITORS:
+        raise Conflict(
+            f"this tenant has {MAX_MONITORS} monitors, as many as it may keep: delete one "
+            "(DELETE /monitors/{id}) before creating another"
+        )
     metrics_set = metrics_logic.get_metrics_set(identity, body.metrics_id)
     if body.max_cost_usd is None and not all(is_check(d) for d in metrics_set.definitions):
         raise InvalidInput(

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from evalsvc import schedules
 from evalsvc.errors import InvalidInput
 from evalsvc.identifiers import CLIENT_ID_PATTERN
+from evalsvc.models.common import ListNextCursor
 from evalsvc.models.comparisons import MIN_ALPHA
 from evalsvc.models.evaluations import PairQuery
 from evalsvc.models.usage import max_cost_usd_field
@@ -71,3 +72,87 @@ class MonitorIn(BaseModel):
                 f"(X-Evalsvc-Signature), at least {MIN_SECRET_CHARS} characters"
             )
         return self
+
+
+# ---- responses ---------------------------------------------------------------------------------
+
+
+class MonitorCreated(BaseModel):
+    monitor_id: str
+    next_run_at: str = Field(description="When its first run is scheduled (ISO 8601, UTC)")
+
+
+class MonitorOut(BaseModel):
+    """A monitor as asked for (never its webhook_secret), and when it runs next."""
+
+    monitor_id: str
+    name: str
+    seed_data_id: str
+    metrics_id: str
+    schedule: str
+    pair_query: PairQuery
+    baseline: str
+    alpha: float
+    regression_threshold: float
+    max_cost_usd: float | None
+    webhook_url: str | None
+    created_at: str
+    next_run_at: str
+
+
+class MonitorsOut(BaseModel):
+    monitors: list[MonitorOut] = Field(description="The tenant's monitors, oldest first")
+
+
+class MonitorDeleted(BaseModel):
+    monitor_id: str
+    deleted: bool = True
+    runs_removed: int = Field(
+        description="Run records removed now (any left expire with the history's retention)"
+    )
+
+
+class RunStarted(BaseModel):
+    monitor_id: str
+    run_id: str
+    scheduled_for: str = Field(description="The run's time (now), ISO 8601 UTC")
+
+
+class RunMetricOut(BaseModel):
+    metric: str = Field(description="The metric's definition")
+    mean: float
+    ci_low: float
+    ci_high: float
+    verdict: str | None = Field(
+        description="Against the baseline (E1): improved, regressed, no_significant_difference "
+        "or insufficient_data; null with no baseline or for a metric the baseline lacks"
+    )
+
+
+class WebhookOut(BaseModel):
+    status: str = Field(description="delivered, failed or pending")
+    attempts: int
+    http_status: int | None
+
+
+class RunOut(BaseModel):
+    run_id: str
+    scheduled_for: str
+    status: str = Field(description="claimed, running, complete or failed")
+    manual: bool = Field(description="Asked for with POST /monitors/{id}/run")
+    result_id: str | None
+    baseline_id: str | None = Field(
+        description='null for a first run with "previous" (nothing to compare with)'
+    )
+    metrics: list[RunMetricOut]
+    pairs_matched: int | None = Field(
+        description="Pairs the run shares with its baseline (the comparison is paired)"
+    )
+    cost_usd: float | None
+    failure: str | None
+    webhook: WebhookOut | None
+
+
+class RunsOut(BaseModel):
+    runs: list[RunOut] = Field(description="Newest first")
+    next_cursor: ListNextCursor

@@ -42,6 +42,13 @@ ROUTE_MODULES = (
     "improve_prompt",
     "augment",
     "get_usage",
+    "create_monitor",
+    "list_monitors",
+    "get_monitor_history",
+
+    "run_monitor",
+    "get_monitor",
+    "delete_monitor",
 )
 
 
