@@ -10,7 +10,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from evalsvc.logic import jobs
+from evalsvc.identifiers import now_ms
+from evalsvc.logic import jobs, monitors
+from evalsvc.models.api_keys import Identity
+from evalsvc.settings import reset_settings
 
 from tests import dataset_stream
 from tests.fake_judge import FakeJudge
@@ -25,10 +28,16 @@ from tests.lambda_support import (
     with_query,
 )
 from tests.template_policies import dynamodb_grants, functions
+from tests.webhook_receiver import receiver
 from tests.work_queue import Work
 
 # A transaction needs, on each item's table, the action of what it does there.
-_TRANSACT_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
+_TRANSACT_ACTIONS = {
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+    "ConditionCheck": "ConditionCheckItem",
+}
 
 
 class Calls:
@@ -96,7 +105,11 @@ def _with_key(event: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def test_every_dynamodb_call_of_every_function_is_granted_to_it(
-    event_key: str, calls: Calls, work: Work, priced_judge: FakeJudge
+    event_key: str,
+    calls: Calls,
+    work: Work,
+    priced_judge: FakeJudge,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def ok(function: str, event: dict[str, Any], status: int = 200) -> Any:
         got, body = calls.invoke(function, event)
@@ -257,6 +270,57 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
     failed = ok("get_evaluation", with_path(load_event("get_evaluation"), id=dead))
     assert failed["status"] == "failed"
 
+    # E8: a monitor of the dataset, alerting a receiver on this machine; a run now, and the
+    # run due on its schedule, each done by the worker (evaluation, comparison, record); a run
+    # whose chunk kept failing fails, its alert left pending for the dispatcher to deliver;
+    # its history, report and list; then it is deleted.
+    monkeypatch.setenv("EVALSVC_ALLOW_LOCAL_WEBHOOKS", "1")
+    reset_settings()
+    with receiver() as hook:
+        watch = {
+            "name": "support answers",
+            "seed_data_id": "support-faq",
+            "metrics_id": specified["metrics_id"],
+            "schedule": "rate(1 hour)",
+            "max_cost_usd": 1.0,
+            "webhook_url": hook.url,
+            "webhook_secret": "a-secret-of-16-chars",
+        }
+        created = ok(
+            "create_monitor", _with_key(with_body(load_event("create_monitor"), watch), "m1"), 201
+        )
+        monitor = {"id": created["monitor_id"]}
+        ok("run_monitor", _with_key(with_path(load_event("run_monitor"), **monitor), "mr1"), 202)
+        with calls.running("score_chunks"):
+            assert work.drain()
+        with calls.running("dispatch_monitors"):
+            handler_of("dispatch_monitors")(load_event("dispatch_monitors"), LambdaContext())
+            _, stored = monitors.get(Identity("local", "u", "", "k"), created["monitor_id"])
+            assert len(monitors.dispatch(stored.next_run_ms).claimed) == 1
+        with calls.running("score_chunks"):
+            assert work.drain()
+        ok("run_monitor", with_path(load_event("run_monitor"), **monitor), 202)
+        assert work.dead_letter_all()
+        with calls.running("fail_chunks"):
+            work.deliver_dead_letters()
+        with calls.running("dispatch_monitors"):
+            assert monitors.dispatch(now_ms() + 1).alerts == 1
+        assert [post.json()["failure"] is not None for post in hook.posts] == [True]
+    history = with_path(load_event("get_monitor_history"), **monitor)
+    runs = ok("get_monitor_history", history)["runs"]
+    # newest first: the scheduled run's time (an hour after creation) is the latest
+    assert [(r["status"], r["manual"]) for r in runs] == [
+        ("complete", False),
+        ("failed", True),
+        ("complete", True),
+    ]
+    report = with_path(load_event("get_monitor_report"), **monitor)
+    assert calls.page("get_monitor_report", report) == 200
+    ok("get_monitor", with_path(load_event("get_monitor"), **monitor))
+    assert len(ok("list_monitors", load_event("list_monitors"))["monitors"]) == 1
+    deleted = ok("delete_monitor", with_path(load_event("delete_monitor"), **monitor))
+    assert deleted["runs_removed"] == 3
+
     template = functions()
     for function, made in sorted(calls.made.items()):
         grants = dynamodb_grants(template[function])
@@ -268,7 +332,7 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
     assert calls.page("review_app", load_event("review_app")) == 200
     assert "review_app" not in calls.made
     # every route ran and used a table beyond the keys table (whose reads are cached)
-    workers = {"score_chunks", "fail_chunks", "sweep_jobs", "purge_versions"}
+    workers = {"score_chunks", "fail_chunks", "sweep_jobs", "purge_versions", "dispatch_monitors"}
     routes = set(template) - workers - {"review_app"}
     assert routes <= set(calls.made)
     for function in routes:

@@ -16,6 +16,7 @@ RESULT = "{result}"
 RESULT2 = "{result2}"
 METRICS = "{metrics}"
 PAIRWISE = "{pairwise}"
+MONITOR = "{monitor}"
 PAIRWISE_BODY = {"result_ids": [RESULT, RESULT2], "question": "Which is kinder?"}
 
 # (method, path, body, status for the other tenant)
@@ -67,6 +68,17 @@ OTHER_TENANT: list[tuple[str, str, Any, int]] = [
         {"pair_id": "p0", "a": RESULT, "b": RESULT2, "winner": "a"},
         404,
     ),
+    (
+        "POST",
+        "/monitors",
+        {"name": "n", "seed_data_id": "ds", "metrics_id": METRICS, "schedule": "rate(1 hour)"},
+        404,
+    ),
+    ("GET", f"/monitors/{MONITOR}", None, 404),
+    ("DELETE", f"/monitors/{MONITOR}", None, 404),
+    ("POST", f"/monitors/{MONITOR}/run", None, 404),
+    ("GET", f"/monitors/{MONITOR}/history", None, 404),
+    ("GET", f"/monitors/{MONITOR}/report", None, 404),
 ]
 
 
@@ -102,7 +114,16 @@ def owned(acme: Tenant) -> dict[str, str]:
         counts={"outcomes": {"0|1|tie": 1}, "orders": {}},
     )
     pairwise_store.put_complete(run, [pairwise_store.Verdict("p0", 0, 1, "tie", None, None)])
-    return {RESULT: result, RESULT2: result2, METRICS: metrics_id, PAIRWISE: "pw_acme"}
+    monitor = {"name": "n", "seed_data_id": "ds", "metrics_id": metrics_id}
+    created = acme.post("/monitors", monitor | {"schedule": "rate(1 hour)"})
+    assert created.status_code == 201, created.text
+    return {
+        RESULT: result,
+        RESULT2: result2,
+        METRICS: metrics_id,
+        PAIRWISE: "pw_acme",
+        MONITOR: created.json()["monitor_id"],
+    }
 
 
 @pytest.mark.parametrize(("method", "path", "body", "status"), OTHER_TENANT)
@@ -148,6 +169,8 @@ def test_another_tenants_lists_are_its_own(
     empty = {"evaluations": [], "next_cursor": None}
     assert globex.get("/evaluations").json() == empty
     assert globex.get("/evaluations?seed_data_id=ds").json() == empty
+    assert globex.get("/monitors").json() == {"monitors": []}
+    assert len(acme.get("/monitors").json()["monitors"]) == 1
     # acme's own position in its list, as a cursor: nothing of acme's either
     created = ok(acme.get(f"/evaluation/{owned[RESULT]}")).json()["created_at"]
     assert acme.get("/evaluations").json()["evaluations"][0]["created_at"] == created
@@ -178,6 +201,7 @@ OWN_VIEW_ONLY = {
     ("GET", "/list_questions"),
     ("GET", "/evaluations"),
     ("GET", "/usage"),
+    ("GET", "/monitors"),
 }
 ROUTE_OF = {
     "/data/seed/ds": "/data/seed/{id}",
@@ -201,6 +225,10 @@ ROUTE_OF = {
     f"/pairwise/{PAIRWISE}": "/pairwise/{id}",
     f"/pairwise/{PAIRWISE}/report": "/pairwise/{id}/report",
     f"/pairwise/{PAIRWISE}/vote": "/pairwise/{id}/vote",
+    f"/monitors/{MONITOR}": "/monitors/{id}",
+    f"/monitors/{MONITOR}/run": "/monitors/{id}/run",
+    f"/monitors/{MONITOR}/history": "/monitors/{id}/history",
+    f"/monitors/{MONITOR}/report": "/monitors/{id}/report",
 }
 
 

@@ -16,6 +16,7 @@ from tests.template_policies import actions, dynamodb_grants, functions, stateme
 
 G, Q, BG, BW = "GetItem", "Query", "BatchGetItem", "BatchWriteItem"
 P, U, D = "PutItem", "UpdateItem", "DeleteItem"
+CC = "ConditionCheckItem"
 READS = {G, Q, BG}
 # What an event source mapping reads a table's stream with (the function's code never does).
 STREAM_READ = {"DescribeStream", "GetRecords", "GetShardIterator", "ListStreams"}
@@ -159,19 +160,25 @@ NEEDS: dict[str, dict[str, set[str]]] = {
         "IdempotencyTable": IDEMPOTENCY,
         "UsageTable": {G, U},
     },
+    # A monitor's run, too: its evaluation (the metrics set read), its comparison, its record
+    # and alert on the monitors table.
     "score_chunks": {
         "DatasetsTable": {BG, BW, G, P, Q},
         "DatasetsTable/index/by_order": {Q},
+        "MetricsTable": {G, Q},
         "ResultsTable": {BG, BW, G, P, Q, U},
         "JobsTable": {BW, G, P, Q, U},
         "JudgeCacheTable": {BG, BW},
         "UsageTable": {G, U},
+        "MonitorsTable": {G, Q, U},
     },
+    # A monitor run that fails records it on its run (and makes its alert pending).
     "fail_chunks": {
         "ResultsTable": {BG, BW, G, P, Q, U},
         "DatasetsTable": {BG, BW, G, P, Q},
         "DatasetsTable/index/by_order": {Q},
         "JobsTable": {BW, G, P, Q, U},
+        "MonitorsTable": {G, U},
     },
     "sweep_jobs": {
         "ResultsTable": {BG, BW, G, P, Q, U},
@@ -179,6 +186,33 @@ NEEDS: dict[str, dict[str, set[str]]] = {
         "DatasetsTable/index/by_order": {Q},
         "JobsTable": {BW, G, P, Q, U},
         "JobsTable/index/stalled": {Q},
+        "MonitorsTable": {G, U},
+    },
+    # Monitors (E8). Creating one reads its metrics set and a fixed baseline, counts the
+    # tenant's monitors; a run claims its record (a condition on the monitor) with its job.
+    "create_monitor": {
+        "MonitorsTable": {P, Q},
+        "MetricsTable": {G, Q},
+        "ResultsTable": {G, Q},
+        "IdempotencyTable": IDEMPOTENCY,
+    },
+    "list_monitors": {"MonitorsTable": {Q}},
+    "get_monitor": {"MonitorsTable": {G}},
+    "delete_monitor": {"MonitorsTable": {BW, D, Q}},
+    "run_monitor": {
+        "MonitorsTable": {CC, G, P},
+        "JobsTable": {BW, G, P, Q, U},
+        "IdempotencyTable": IDEMPOTENCY,
+    },
+    "get_monitor_history": {"MonitorsTable": {G, Q}, "ResultsTable": {G, Q}},
+    "get_monitor_report": {"MonitorsTable": {G, Q}, "ResultsTable": {G, Q}},
+    # Due monitors by the index; each run claimed with its job; pending alerts leased, their
+    # outcome kept, the regressed metrics named from the run's result.
+    "dispatch_monitors": {
+        "MonitorsTable": {CC, G, P, Q, U},
+        "MonitorsTable/index/due": {Q},
+        "JobsTable": {BW, G, P, Q, U},
+        "ResultsTable": {G, Q},
     },
     # The header's version and a version's keys (Query), their deletion (BatchWriteItem), the
     # tombstone (PutItem); the stream through its event source mapping.
@@ -207,11 +241,13 @@ QUEUE_ACCESS: dict[str, set[tuple[str, str]]] = {
     },
     "fail_chunks": {("SQSPollerPolicy", "WorkDeadLetterQueue")},
     "sweep_jobs": {("SQSSendMessagePolicy", "WorkQueue")},
+    "run_monitor": {("SQSSendMessagePolicy", "WorkQueue")},
+    "dispatch_monitors": {("SQSSendMessagePolicy", "WorkQueue")},
     # the stream's event source mapping sends a batch that kept failing, as the function
     "purge_versions": {("SQSSendMessagePolicy", "PurgeVersionsDeadLetterQueue")},
 }
 # Queue and stream workers are not routes: they never see an API key.
-WORKERS = {"score_chunks", "fail_chunks", "sweep_jobs", "purge_versions"}
+WORKERS = {"score_chunks", "fail_chunks", "sweep_jobs", "purge_versions", "dispatch_monitors"}
 # Functions that serve files and read nothing: not even the keys table.
 FILE_SERVERS = {"review_app"}
 
@@ -228,6 +264,7 @@ _OPERATIONS = {
     r'"Put":': P,
     r'"Update":': U,
     r'"Delete":': D,
+    r'"ConditionCheck":': CC,
 }
 STORAGE = ROOT / "layers" / "common" / "evalsvc" / "storage"
 TABLE_CODE = {
@@ -239,6 +276,7 @@ TABLE_CODE = {
     "CritiquesTable": ["critiques.py"],
     "JudgeCacheTable": ["judge_cache.py"],
     "UsageTable": ["ledger.py"],
+    "MonitorsTable": ["monitors.py"],
 }
 
 

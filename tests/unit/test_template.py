@@ -80,10 +80,10 @@ STREAM_WORKERS = {"purge_versions": ("DatasetsTable", "purge_handler")}
 
 
 # Scheduled functions: function -> its handler in evalsvc.workers.
-SCHEDULED = {"sweep_jobs": "sweep_handler"}
+SCHEDULED = {"sweep_jobs": "sweep_handler", "dispatch_monitors": "dispatch_handler"}
 
 
-def test_the_sweeper_runs_on_a_schedule_with_an_event_file() -> None:
+def test_the_sweeper_and_the_dispatcher_run_on_a_schedule_with_an_event_file() -> None:
     resources = load_template()["Resources"]
     for name, handler in SCHEDULED.items():
         (function,) = [

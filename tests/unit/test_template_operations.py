@@ -390,6 +390,8 @@ STARTS_OR_ENDS_JOBS = {
     "score_chunks",
     "fail_chunks",
     "sweep_jobs",
+    "run_monitor",
+    "dispatch_monitors",
 }
 
 
