@@ -11,6 +11,7 @@ from evalsvc.models.monitors import MonitorIn
 from evalsvc.settings import reset_settings
 from evalsvc.storage import monitors as monitor_store
 
+from tests.conftest import point_service_at
 from tests.integration.conftest import Tenant
 
 MINUTE = 60_000
@@ -47,11 +48,27 @@ def test_a_monitor_is_scheduled_from_its_creation(metric_sets: None) -> None:
         monitors.get(Identity("other", "bo", "", "k"), created.monitor_id)
 
 
-def test_a_judged_metrics_set_needs_a_cap(metric_sets: None) -> None:
+def test_a_judged_metrics_set_needs_a_cap_and_a_priced_judge(
+    metric_sets: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with pytest.raises(InvalidInput) as caught:
         monitors.create(ACME, body(metrics_id="asks"), at_ms=T0)
     assert "max_cost_usd is required" in caught.value.message
-    assert monitors.create(ACME, body(metrics_id="asks", max_cost_usd=0.5), at_ms=T0)
+    capped = body(metrics_id="asks", max_cost_usd=0.5)
+    point_service_at({"EVALSVC_LLM": ""}, monkeypatch)
+    with pytest.raises(InvalidInput) as caught:
+        monitors.create(ACME, capped, at_ms=T0)
+    assert "no judge is configured" in caught.value.message
+    point_service_at({"EVALSVC_LLM": "openai:unpriced-model"}, monkeypatch)
+    with pytest.raises(InvalidInput) as caught:
+        monitors.create(ACME, capped, at_ms=T0)
+    assert "'openai:unpriced-model' has no price" in caught.value.message
+    prices = '{"openai:unpriced-model": {"input": 1, "output": 2}}'
+    point_service_at({"EVALSVC_PRICES": prices}, monkeypatch)
+    assert monitors.create(ACME, capped, at_ms=T0)
+    # checks alone need neither
+    point_service_at({"EVALSVC_LLM": ""}, monkeypatch)
+    assert monitors.create(ACME, body(metrics_id="checks"), at_ms=T0)
 
 
 def test_a_fixed_baseline_must_be_a_result_of_the_tenant(metric_sets: None) -> None:

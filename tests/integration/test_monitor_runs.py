@@ -6,6 +6,7 @@ for it on the queue."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -239,3 +240,36 @@ def test_a_run_claimed_twice_starts_once(acme: Tenant, work: Work, hook: Receive
     work.drain()
     [ran] = list(store.runs("acme", monitor_id))
     assert ran.scheduled_ms == due and ran.status == "complete" and not ran.manual
+
+
+def test_dispatchers_racing_start_each_run_once(acme: Tenant, work: Work, hook: Receiver) -> None:
+    put_pairs(acme, steady())
+    monitor_ids = [create(acme, hook) for _ in range(3)]
+    due = max(monitors.get(ACME, m)[1].next_run_ms for m in monitor_ids)
+    claimed: list[monitors.Claimed] = []
+    lock = threading.Lock()
+    gate = threading.Barrier(4)
+
+    def dispatcher() -> None:
+        gate.wait()
+        report = monitors.dispatch(due)
+        with lock:
+            claimed.extend(report.claimed)
+
+    threads = [threading.Thread(target=dispatcher) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(c.monitor_id for c in claimed) == sorted(monitor_ids)
+    work.drain()
+    for monitor_id in monitor_ids:
+        [ran] = list(store.runs("acme", monitor_id))
+        assert ran.status == "complete"
+        job = jobs_store.get("acme", monitor_run.MONITOR_RUN, ran_id(ran))
+        assert job is not None and job.chunks_done == 1
+
+
+def ran_id(run: store.Run) -> str:
+    return monitor_run.run_id(run.monitor_id, run.scheduled_ms)

@@ -9,12 +9,14 @@ import secrets
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
-from evalsvc.logic import api_keys, jobs
+from evalsvc.identifiers import now_ms
+from evalsvc.logic import api_keys, jobs, monitors
 from evalsvc.settings import reset_settings
 from evalsvc.storage import work_queue
 from evalsvc.storage.dynamo import reset_clients
@@ -57,20 +59,24 @@ def dev_key(data_dir: Path) -> str:
     return key
 
 
-class Sweeper:
-    """Sweeps stalled jobs every `seconds` on a thread (logic.jobs.sweep)."""
+class Ticker:
+    """Does `action` every `seconds` on a thread of its own, as a schedule does deployed (the
+    sweeper every 5 minutes, the monitors' dispatcher every minute): a round that fails is
+    reported and the next tries again."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, name: str, seconds: float, action: Callable[[], object]) -> None:
+        self.name = name
         self.seconds = seconds
+        self.action = action
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="sweeper", daemon=True)
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
 
     def _loop(self) -> None:
         while not self._stop.wait(self.seconds):
             try:
-                jobs.sweep()
+                self.action()
             except Exception as exc:  # the next round tries again
-                print(f"sweeping stalled jobs failed: {exc!r}", file=sys.stderr, flush=True)
+                print(f"{self.name} failed: {exc!r}", file=sys.stderr, flush=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -79,6 +85,17 @@ class Sweeper:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
+
+
+def sweeper(seconds: float) -> Ticker:
+    """Stalled jobs swept (logic.jobs.sweep)."""
+    return Ticker("sweeping stalled jobs", seconds, jobs.sweep)
+
+
+def dispatcher(seconds: float) -> Ticker:
+    """The monitors' due runs claimed and started, alerts left pending delivered
+    (logic.monitors.dispatch): the local server's own clock drives the same dispatcher."""
+    return Ticker("dispatching monitors", seconds, lambda: monitors.dispatch(now_ms()))
 
 
 def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
@@ -100,7 +117,10 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         store.queues["WorkDeadLetterQueue"],
         **local_worker_counts(os.environ),
     )
-    sweeper = Sweeper(float(os.environ.get("EVALSVC_SWEEP_SECONDS", "60")))
+    clocks = [
+        sweeper(float(os.environ.get("EVALSVC_SWEEP_SECONDS", "60"))),
+        dispatcher(float(os.environ.get("EVALSVC_DISPATCH_SECONDS", "60"))),
+    ]
     try:
         # The queue is not kept with the tables: every job left running at the last stop has
         # its unfinished chunks queued again from its own state (however many restarts came
@@ -112,7 +132,8 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
                 f"{resumed.resumed_jobs} job(s) left running at the last stop queued again",
                 flush=True,
             )
-        sweeper.start()
+        for clock in clocks:
+            clock.start()
         workers.start()
         key = dev_key(data_dir)
         api_keys.ensure_key(DEV_TENANT, DEV_USER, DEV_EMAIL, key)
@@ -140,7 +161,8 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
             signal.signal(sig, lambda *_: None)
         server.run()
     finally:
-        sweeper.stop()
+        for clock in clocks:
+            clock.stop()
         # A chunk still running is abandoned: what it wrote is on disk, and the next start
         # queues what it had left.
         workers.stop(timeout=1.0)

@@ -57,5 +57,7 @@ def run_out(run: Run, definitions: list[str]) -> RunOut:
         failure=run.failure,
         webhook=None
         if alert is None
-        else WebhookOut(status=alert.status, attempts=alert.attempts, http_status=alert.http_status),
+        else WebhookOut(
+            status=alert.status, attempts=alert.attempts, http_status=alert.http_status
+        ),
     )

@@ -30,6 +30,7 @@ from evalsvc.models.jobs import Status
 from evalsvc.models.metrics import is_check
 from evalsvc.models.monitors import MonitorIn
 from evalsvc.observability import logger
+from evalsvc.pricing import price_of
 from evalsvc.settings import get_settings
 from evalsvc.storage import monitors as store
 from evalsvc.storage import results as results_store
@@ -54,12 +55,8 @@ def create(identity: Identity, body: MonitorIn, *, at_ms: int | None = None) -> 
             "(DELETE /monitors/{id}) before creating another"
         )
     metrics_set = metrics_logic.get_metrics_set(identity, body.metrics_id)
-    if body.max_cost_usd is None and not all(is_check(d) for d in metrics_set.definitions):
-        raise InvalidInput(
-            f"max_cost_usd is required: metrics set {metrics_set.metrics_id!r} has a question "
-            "the judge answers, and every run spends on it (POST /evaluate/estimate gives a "
-            "run's bound)"
-        )
+    if not all(is_check(d) for d in metrics_set.definitions):
+        _check_judged(metrics_set.metrics_id, body)
     if body.baseline != PREVIOUS:
         baseline = results_store.get(tenant, body.baseline)
         if baseline is None:
@@ -87,6 +84,28 @@ def create(identity: Identity, body: MonitorIn, *, at_ms: int | None = None) -> 
         raise Conflict(f"monitor id {monitor_id!r} is taken; send the request again")
     logger.info("monitor created", extra={"monitor_id": monitor_id, "next_run_ms": first})
     return Created(monitor_id, first)
+
+
+def _check_judged(metrics_id: str, body: MonitorIn) -> None:
+    """A monitor of questions the judge answers runs only with a cap, and a judge whose price
+    bounds each run by it: refused now rather than failing every run."""
+    if body.max_cost_usd is None:
+        raise InvalidInput(
+            f"max_cost_usd is required: metrics set {metrics_id!r} has a question the judge "
+            "answers, and every run spends on it (POST /evaluate/estimate gives a run's bound)"
+        )
+    model = get_settings().llm.strip()
+    if not model:
+        raise InvalidInput(
+            f"metrics set {metrics_id!r} has a question the judge answers, and no judge is "
+            "configured (EVALSVC_LLM): watch a metrics set of checks only, or ask the operator "
+            "to configure one"
+        )
+    if price_of(model) is None:
+        raise InvalidInput(
+            f"the judge {model!r} has no price, so no run can be held to max_cost_usd: ask the "
+            "operator to price the model (EVALSVC_PRICES), or watch a metrics set of checks only"
+        )
 
 
 def get(identity: Identity, monitor_id: str) -> tuple[MonitorIn, store.StoredMonitor]:
@@ -218,9 +237,7 @@ class HistoryPage:
     next_cursor: str | None
 
 
-def history(
-    identity: Identity, monitor_id: str, limit: int, cursor: str | None
-) -> HistoryPage:
+def history(identity: Identity, monitor_id: str, limit: int, cursor: str | None) -> HistoryPage:
     """The monitor's runs, newest first, `limit` at most, after `cursor` (a page's
     next_cursor: the time of its last run)."""
     get(identity, monitor_id)
@@ -228,8 +245,7 @@ def history(
     if cursor is not None:
         if not (cursor.isdigit() and len(cursor) <= 13):
             raise InvalidInput(
-                "cursor is not one this monitor's history gave: pass next_cursor as it was "
-                "returned"
+                "cursor is not one this monitor's history gave: pass next_cursor as it was returned"
             )
         before = int(cursor)
     found = list(store.runs(identity.tenant, monitor_id, before_ms=before, limit=limit + 1))
@@ -243,7 +259,7 @@ def history(
 def _definitions(identity: Identity, runs: list[store.Run]) -> list[list[str]]:
     """Each run's metric definitions, read from one result for each set of them."""
     known: dict[str, list[str]] = {}
-    out = []
+    out: list[list[str]] = []
     for run in runs:
         sha = run.definitions_sha256
         if sha is None or run.result_id is None:

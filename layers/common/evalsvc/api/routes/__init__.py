@@ -45,7 +45,6 @@ ROUTE_MODULES = (
     "create_monitor",
     "list_monitors",
     "get_monitor_history",
-
     "run_monitor",
     "get_monitor",
     "delete_monitor",

@@ -22,7 +22,9 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["monitors"])
 )
 def create_monitor(body: MonitorIn, identity: Identity = Depends(current_identity)) -> JSONResponse:
     created = monitors.create(identity, body)
-    answer = MonitorCreated(monitor_id=created.monitor_id, next_run_at=format_ms(created.next_run_ms))
+    answer = MonitorCreated(
+        monitor_id=created.monitor_id, next_run_at=format_ms(created.next_run_ms)
+    )
     return JSONResponse(
         answer.model_dump(), status_code=201, headers={"Location": f"monitors/{created.monitor_id}"}
     )

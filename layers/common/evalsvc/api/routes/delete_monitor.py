@@ -16,9 +16,7 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["monitors"])
 ANSWER_SECONDS = 3.0
 
 
-@router.delete(
-    "/monitors/{id}", response_model=MonitorDeleted, responses=error_responses(400, 404)
-)
+@router.delete("/monitors/{id}", response_model=MonitorDeleted, responses=error_responses(400, 404))
 def delete_monitor(
     request: Request, monitor_id: MonitorIdParam, identity: Identity = Depends(current_identity)
 ) -> MonitorDeleted:

@@ -143,9 +143,7 @@ class MonitorRuns:
             if now_ms() - scheduled > MAX_WAIT_MS:
                 self._end(run, monitor, failure="its evaluation did not end within 24 hours")
                 return done
-            raise Waiting(
-                f"evaluation {result.results_id}", get_settings().monitor_poll_seconds
-            )
+            raise Waiting(f"evaluation {result.results_id}", get_settings().monitor_poll_seconds)
         if result.status is Status.FAILED:
             self._end(run, monitor, result, failure=f"the evaluation failed: {result.failure}")
             return done
@@ -205,7 +203,7 @@ class MonitorRuns:
     def _compared(
         self, run: store.Run, monitor: MonitorIn, result: EvaluationResult, deadline: Deadline
     ) -> None:
-        baseline_id = monitor.baseline
+        baseline_id: str | None = monitor.baseline
         if baseline_id == PREVIOUS:
             previous = store.previous_complete(run.tenant, run.monitor_id, run.scheduled_ms)
             baseline_id = previous.result_id if previous else None
@@ -293,9 +291,10 @@ class MonitorRuns:
         if run is None or run.status in store.ENDED:
             return NONE
         stored = store.get_monitor(tenant, monitor_id)
-        alert = stored is not None and MonitorIn.model_validate_json(
-            stored.body, strict=False
-        ).webhook_url is not None
+        alert = (
+            stored is not None
+            and MonitorIn.model_validate_json(stored.body, strict=False).webhook_url is not None
+        )
         run.status, run.failure = "failed", failure.message
         return store.ending(run, now_ms(), alert=alert)
 
