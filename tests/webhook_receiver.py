@@ -46,7 +46,7 @@ def receiver(path: str = "/hook", tls: ssl.SSLContext | None = None) -> Iterator
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (the server's name for it)
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(length)
             with lock:

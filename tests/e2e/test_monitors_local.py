@@ -94,9 +94,9 @@ def ended(server: LocalServer, monitor_id: str, run_id: str, seconds: float = 60
     while time.monotonic() < deadline:
         for run in history(server, monitor_id):
             alert = run["webhook"]
-            if run["run_id"] == run_id and run["status"] in ("complete", "failed"):
-                if alert is None or alert["status"] != "pending":
-                    return run
+            settled = alert is None or alert["status"] != "pending"
+            if run["run_id"] == run_id and run["status"] in ("complete", "failed") and settled:
+                return run
         time.sleep(0.2)
     raise AssertionError(f"run {run_id} did not end: {history(server, monitor_id)}")
 
@@ -144,7 +144,7 @@ def test_runs_chain_their_baselines_and_only_a_regression_alerts(
         "regressed": ["check:max_words:6"],
         "failure": None,
     }
-    report = requests.get(f"{server.base_url}/monitors/{monitor_id}/report", headers=HEADERS)
+    report = call(server, "GET", f"/monitors/{monitor_id}/report")
     assert report.status_code == 200 and "text/html" in report.headers["content-type"]
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from evalsvc.logic import monitor_alerts, monitors
 from evalsvc.logic.kinds import monitor_run
-from evalsvc.models.api_keys import Identity
 from evalsvc.logic.kinds.evaluation import EVALUATION
+from evalsvc.models.api_keys import Identity
 from evalsvc.models.monitors import MonitorIn
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import monitors as store

@@ -251,7 +251,7 @@ def history(identity: Identity, monitor_id: str, limit: int, cursor: str | None)
     found = list(store.runs(identity.tenant, monitor_id, before_ms=before, limit=limit + 1))
     page, more = found[:limit], len(found) > limit
     return HistoryPage(
-        [(run, definitions) for run, definitions in zip(page, _definitions(identity, page))],
+        list(zip(page, _definitions(identity, page), strict=True)),
         str(page[-1].scheduled_ms) if more else None,
     )
 
