@@ -21,6 +21,7 @@ from evalsvc.storage import monitors as store
 from evalsvc.storage.writes import commit
 
 from tests.conftest import point_service_at
+from tests.fake_judge import FakeJudge
 from tests.integration.conftest import Tenant
 from tests.webhook_receiver import Receiver, receiver
 from tests.work_queue import Work
@@ -273,3 +274,29 @@ def test_dispatchers_racing_start_each_run_once(acme: Tenant, work: Work, hook: 
 
 def ran_id(run: store.Run) -> str:
     return monitor_run.run_id(run.monitor_id, run.scheduled_ms)
+
+
+def test_a_throttled_judge_delays_a_run_and_does_not_fail_it(
+    acme: Tenant, work: Work, hook: Receiver, priced_judge: FakeJudge
+) -> None:
+    put_pairs(acme, steady(5))
+    answer = acme.post("/specify_questions", {"metrics": ["Is the answer polite?"]})
+    assert answer.status_code == 200, answer.text
+    throttled = {"left": 6}  # more than one delivery's attempts (JUDGE_MAX_ATTEMPTS: 4)
+    real = priced_judge.answer
+
+    def busy_then_real(request: dict[str, Any]) -> Any:
+        if throttled["left"] > 0:
+            throttled["left"] -= 1
+            return (429, '{"error": "slow down"}')
+        return real(request)
+
+    priced_judge.answer = busy_then_real
+    monitor_id = create(acme, hook, metrics_id=answer.json()["metrics_id"], max_cost_usd=1.0)
+
+    ran = run(monitor_id, work)
+
+    assert throttled["left"] == 0
+    assert ran.status == "complete", ran.failure
+    assert ran.cost_usd is not None and float(ran.cost_usd) > 0
+    assert hook.posts == []

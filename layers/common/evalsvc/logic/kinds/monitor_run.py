@@ -25,6 +25,8 @@ from evalsvc.deadlines import Deadline
 from evalsvc.errors import (
     DomainError,
     Failure,
+    ModelFailed,
+    OverLimit,
     StillRunning,
     StorageUnavailable,
     TooManyJobs,
@@ -186,12 +188,23 @@ class MonitorRuns:
             raise Waiting(exc.message[:200], get_settings().monitor_poll_seconds) from None
         except StorageUnavailable:
             raise
+        except (ModelFailed, OverLimit) as exc:
+            if exc.transient:
+                raise  # throttled, or the month's room held by work in flight: later
+            return self._not_started(run, monitor, rid, exc)
         except DomainError as exc:
-            found = results_store.get(tenant, rid)
-            if found is not None:
-                return found  # it started, then failed: its result says why
-            self._end(run, monitor, failure=f"the evaluation could not start: {exc.message}")
-            return None
+            return self._not_started(run, monitor, rid, exc)
+
+    def _not_started(
+        self, run: store.Run, monitor: MonitorIn, rid: str, exc: DomainError
+    ) -> EvaluationResult | None:
+        """The evaluation raised `exc`: the result if it started (it says why it failed), else
+        the run ends failed, saying why it could not start."""
+        found = results_store.get(run.tenant, rid)
+        if found is not None:
+            return found  # it started, then failed: its result says why
+        self._end(run, monitor, failure=f"the evaluation could not start: {exc.message}")
+        return None
 
     @staticmethod
     def _wait_inside(deadline: Deadline) -> float:
