@@ -1,6 +1,7 @@
 """What the HTML reports (E4) show, read within the request's time: an evaluation result with
 its score distributions, lowest pairs, votes and agreement (GET /evaluation/{id}/report), and a
-comparison with the texts of the pairs that moved (GET /compare/report).
+comparison with the texts of the pairs that moved (GET /compare/report), and a monitor's runs
+(GET /monitors/{id}/report).
 
 A listed pair's texts are those the result scored, read from the dataset version it pinned
 (logic.reproduce), whatever happened to the dataset since; a version past its retention is
@@ -11,7 +12,9 @@ has its scores counted here, only when it is small: LEGACY_HISTOGRAM_PAIRS). Pai
 read for the listed pairs alone, up to PAIR_TEXT_READ_BYTES; votes and comments up to
 CRITIQUE_READ_BYTES. The comparison page reads each result's scores once, as POST /compare
 does. What is not read in time or within those bounds is named on the page, never silently
-dropped. The pages themselves are drawn by `evalsvc.reports`.
+dropped. The monitor page reads what GET /monitors/{id}/history reads for its largest page: the
+newest MAX_HISTORY runs, and one result for each set of metric definitions they name. The pages
+themselves are drawn by `evalsvc.reports`.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from evalsvc.agreement import Agreement
 from evalsvc.deadlines import Deadline
@@ -35,6 +38,10 @@ from evalsvc.observability import LogContextPool
 from evalsvc.stats import Summary, histogram
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import results as results_store
+
+if TYPE_CHECKING:
+    from evalsvc.models.monitors import MonitorIn
+    from evalsvc.storage.monitors import Run, StoredMonitor
 
 T = TypeVar("T")
 
@@ -298,3 +305,29 @@ def comparison_report(identity: Identity, body: CompareIn, deadline: Deadline) -
         after = _pair_texts(identity.tenant, candidate, moved)
         texts = {pid: ChangeTexts(before[pid], after[pid]) for pid in moved}
     return ComparisonReport(comparison, baseline, candidate, texts)
+
+
+# ---- monitor -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorReport:
+    """A monitor (E8) as asked for and as stored (its next run), and its newest runs (at most
+    logic.monitors.MAX_HISTORY), newest first, each with the metric definitions its indexes
+    name ([] when its result is gone); `more` when it has older runs than those."""
+
+    monitor: MonitorIn
+    stored: StoredMonitor
+    runs: list[tuple[Run, list[str]]]
+    more: bool
+
+
+def monitor_report(identity: Identity, monitor_id: str) -> MonitorReport:
+    """The monitor's page: 404 when the tenant has no such monitor, 400 for a malformed id."""
+    # Imported here, not with this module: the other report routes do without the monitors'
+    # modules (the monitor report's route imports them at its own start).
+    from evalsvc.logic import monitors
+
+    monitor, stored = monitors.get(identity, monitor_id)
+    page = monitors.history(identity, monitor_id, monitors.MAX_HISTORY, None)
+    return MonitorReport(monitor, stored, page.runs, page.next_cursor is not None)

@@ -294,3 +294,152 @@ def wins_ties_losses(rows: Sequence[tuple[str, int, int, int]], *, title: str) -
         height=TOP + len(drawn) * ROW_HEIGHT + 10,
         rows=drawn,
     )
+
+
+# ---- trends: a metric over a monitor's runs ------------------------------------------------------
+
+TREND_WIDTH = 720
+TREND_LEFT = 34
+TREND_RIGHT = 14
+TREND_TOP = 10
+TREND_PLOT_HEIGHT = 150
+TREND_AXIS_HEIGHT = 40
+# Half the width of a triangle (a regression, an improvement) and of a cross (a failed run).
+MARK_SIZE = 5.0
+
+
+class YTick(NamedTuple):
+    y: float
+    label: str
+
+
+class TrendValue(NamedTuple):
+    """One run's place on a trend, oldest first: `when` it ran (UTC, as the page writes it:
+    2026-11-26 00:36:07.123), its mean and
+    interval for the metric (None when it has none), and how it is marked: dot, regressed,
+    improved, failed (a cross on the axis, no figure), or none (nothing drawn: running, or the
+    metric not in that run). `words`: the mark's title."""
+
+    when: str
+    mean: float | None
+    low: float | None
+    high: float | None
+    mark: str
+    words: str
+
+
+class TrendMark(NamedTuple):
+    x: float
+    y: float | None  # the mean; None when nothing is drawn at a height (a failed run, none)
+    y_low: float | None
+    y_high: float | None
+    mark: str
+    tone: str  # a CSS class: neutral, better, worse
+    title: str
+    shape: str  # an SVG path: a triangle for regressed and improved, a cross for failed; else ""
+
+
+class Trend(NamedTuple):
+    title: str
+    description: str
+    width: float
+    height: float
+    plot_x0: float
+    plot_x1: float
+    plot_top: float
+    axis_y: float
+    ticks: list[YTick]
+    labels: list[Tick]  # dates under the axis (x: where the label is anchored)
+    anchors: list[str]  # text-anchor of each label: start, middle, end
+    marks: list[TrendMark]
+    line: str  # an SVG path through the means, broken where a run has none
+
+
+_TONE_OF_MARK = {"regressed": "worse", "improved": "better", "failed": "worse"}
+
+
+def _shape(mark: str, x: float, y: float | None, axis_y: float) -> str:
+    s = MARK_SIZE
+    if mark == "regressed" and y is not None:  # a triangle pointing down
+        return f"M{x - s:.2f} {y - s:.2f}L{x + s:.2f} {y - s:.2f}L{x:.2f} {y + s:.2f}Z"
+    if mark == "improved" and y is not None:  # a triangle pointing up
+        return f"M{x - s:.2f} {y + s:.2f}L{x + s:.2f} {y + s:.2f}L{x:.2f} {y - s:.2f}Z"
+    if mark == "failed":  # a cross on the axis
+        return (
+            f"M{x - s:.2f} {axis_y - s:.2f}L{x + s:.2f} {axis_y + s:.2f}"
+            f"M{x - s:.2f} {axis_y + s:.2f}L{x + s:.2f} {axis_y - s:.2f}"
+        )
+    return ""
+
+
+def trend(
+    values: Sequence[TrendValue],
+    *,
+    title: str,
+    description: str,
+    low: float,
+    high: float,
+    ticks: Sequence[float],
+) -> Trend:
+    """A trend of `values` (oldest first), each run in a slot of its own, equally spaced, on a
+    vertical axis `low`..`high` (a value past it is drawn at its end, its figure in the
+    title)."""
+    x0 = float(TREND_LEFT)
+    x1 = float(TREND_WIDTH - TREND_RIGHT)
+    top = float(TREND_TOP)
+    axis_y = top + TREND_PLOT_HEIGHT
+    scale = _Scale(low, high, axis_y, top)  # upwards: `high` at the top
+    slot = (x1 - x0) / max(len(values), 1)
+    marks = []
+    line: list[str] = []
+    joined = False
+    for i, v in enumerate(values):
+        x = round(x0 + slot * (i + 0.5), 2)
+        y = None if v.mark in ("none", "failed") else scale(v.mean)
+        if y is not None:
+            line.append(f"{'L' if joined else 'M'}{x:.2f} {y:.2f}")
+        joined = y is not None
+        marks.append(
+            TrendMark(
+                x=x,
+                y=y,
+                y_low=scale(v.low) if y is not None else None,
+                y_high=scale(v.high) if y is not None else None,
+                mark=v.mark,
+                tone=_TONE_OF_MARK.get(v.mark, "neutral"),
+                title=v.words,
+                shape=_shape(v.mark, x, y, axis_y),
+            )
+        )
+    labels: list[Tick] = []
+    anchors: list[str] = []
+    if values:
+        picks = [0] if len(values) == 1 else [0, len(values) - 1]
+        if len(values) >= 5:
+            picks.insert(1, len(values) // 2)
+        for i in picks:
+            labels.append(Tick(marks[i].x, _day_and_time(values[i].when)))
+            first, last = i == 0, i == len(values) - 1
+            anchors.append(
+                "start" if first and not last else "end" if last and not first else "middle"
+            )
+    return Trend(
+        title=title,
+        description=description,
+        width=TREND_WIDTH,
+        height=axis_y + TREND_AXIS_HEIGHT,
+        plot_x0=x0,
+        plot_x1=x1,
+        plot_top=top,
+        axis_y=axis_y,
+        ticks=[YTick(scale(t) or axis_y, _tick_label(t, False)) for t in ticks],
+        labels=labels,
+        anchors=anchors,
+        marks=marks,
+        line="".join(line),
+    )
+
+
+def _day_and_time(when: str) -> str:
+    """2026-11-26 00:36:07.123 (or 2026-11-26T00:36:07.123Z) as 2026-11-26 00:36."""
+    return when[:16].replace("T", " ")

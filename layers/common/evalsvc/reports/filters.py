@@ -52,7 +52,11 @@ def count(value: int) -> str:
 
 
 def usd(usage: Usage) -> str:
-    cost = usage.cost()
+    return money(usage.cost())
+
+
+def money(cost: Decimal | None) -> str:
+    """A cost in dollars, as the pages write it; None is a cost not known."""
     if cost is None:
         return "not known (no price for the model)"
     if cost >= 1:
