@@ -267,6 +267,9 @@ def _definitions(identity: Identity, runs: list[store.Run]) -> list[list[str]]:
             continue
         if sha not in known:
             result = results_store.get(identity.tenant, run.result_id)
-            known[sha] = result.definitions if result is not None else []
+            if result is None:  # gone: another run with the same definitions may say them
+                out.append([])
+                continue
+            known[sha] = result.definitions
         out.append(known[sha])
     return out
