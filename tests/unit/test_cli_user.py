@@ -1,5 +1,6 @@
-"""The user's commands (`evalsvc push|evaluate|compare|pairwise|report`): reading and checking
-files, rendering, exit codes and error messages, against a scripted HTTP server on 127.0.0.1."""
+"""The user's commands (`evalsvc push|evaluate|compare|pairwise|report|monitors`): reading and
+checking files, rendering, exit codes and error messages, against a scripted HTTP server on
+127.0.0.1."""
 
 from __future__ import annotations
 
@@ -25,13 +26,16 @@ import pytest
 from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
 from evalsvc_tools import client as client_module
-from evalsvc_tools import terminal, user_commands
+from evalsvc_tools import monitor_commands, terminal, user_commands
 from evalsvc_tools.cli import main
 from evalsvc_tools.client import Client, ClientError, normalise_base_url
 from evalsvc_tools.pair_files import BadFile, read_pairs
 from evalsvc_tools.tables import (
     render_comparison,
     render_evaluation,
+    render_history,
+    render_monitor_run,
+    render_monitors,
     render_pairwise,
     render_plan,
 )
@@ -110,7 +114,7 @@ def service() -> Iterator[Scripted]:
             self.end_headers()
             self.wfile.write(body)
 
-        do_GET = do_POST = do_PUT = _serve
+        do_GET = do_POST = do_PUT = do_DELETE = _serve
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     scripted.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
@@ -2755,3 +2759,624 @@ def test_pairwise_shows_the_services_text_and_obeys_none_of_it(
         "evalsvc: pairwise judging pw_1 failed: the judge said "
         "ev_x\ufffd]0;owned\ufffd\ufffd2J\ufffdevil\n"
     )
+
+
+# ---- monitors (E8) -------------------------------------------------------------------------------
+
+SECRET = "hook-secret-0123456789abcdef"
+MONITOR = "mon_1"
+RUN_ID = "mon_1.1795843569038"
+RUN_PATH = "/v1/monitors/mon_1/run"
+HISTORY_PATH = "/v1/monitors/mon_1/history"
+
+
+def monitor(**more: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "monitor_id": MONITOR,
+        "name": "faq watch",
+        "seed_data_id": "faq",
+        "metrics_id": "m_1",
+        "schedule": "rate(1 day)",
+        "pair_query": {"latest_n_pairs": 200, "pair_labels": None, "last_n_seconds": None},
+        "baseline": "previous",
+        "alpha": 0.05,
+        "regression_threshold": 1.0,
+        "max_cost_usd": None,
+        "webhook_url": "https://hooks.example.com/evalsvc",
+        "created_at": "2026-11-28T05:26:06.123Z",
+        "next_run_at": "2026-11-29T05:26:06.123Z",
+    }
+    body.update(more)
+    return body
+
+
+def monitor_run(status: str = "complete", **more: Any) -> dict[str, Any]:
+    ended = status in ("complete", "failed")
+    body: dict[str, Any] = {
+        "run_id": RUN_ID,
+        "scheduled_for": "2026-11-28T05:26:09.038Z",
+        "status": status,
+        "manual": True,
+        "result_id": "ev_7",
+        "baseline_id": "ev_6",
+        "metrics": [
+            {
+                "metric": "check:max_words:6",
+                "mean": 4.2,
+                "ci_low": 3.5,
+                "ci_high": 4.9,
+                "verdict": "no_significant_difference",
+            },
+            {
+                "metric": "Is the answer polite?",
+                "mean": 4.6,
+                "ci_low": 4.1,
+                "ci_high": 5.0,
+                "verdict": "improved",
+            },
+        ]
+        if ended
+        else [],
+        "pairs_matched": 10 if ended else None,
+        "cost_usd": 0.0012 if ended else None,
+        "failure": None,
+        "webhook": None,
+    }
+    body.update(more)
+    return body
+
+
+def history_page(*runs: dict[str, Any], cursor: str | None = None) -> Answer:
+    return as_json(200, {"runs": list(runs), "next_cursor": cursor})
+
+
+def older_run() -> dict[str, Any]:
+    return monitor_run(run_id="mon_1.1795800000000", scheduled_for="2026-11-27T17:20:00.000Z")
+
+
+STARTED = {"monitor_id": MONITOR, "run_id": RUN_ID, "scheduled_for": "2026-11-28T05:26:09.038Z"}
+CREATE_ARGS = [
+    "monitors",
+    "create",
+    "--name",
+    "faq watch",
+    "--dataset",
+    "faq",
+    "--metrics",
+    "m_1",
+    "--schedule",
+    "rate(1 day)",
+]
+
+
+def test_monitors_create_sends_every_flag_and_reads_the_secret_from_the_environment(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the webhook's secret in a variable of the environment
+    monkeypatch.setenv("FAQ_HOOK_SECRET", SECRET)
+    answer = {"monitor_id": MONITOR, "next_run_at": "2026-11-29T05:26:06.123Z"}
+    service.on("POST", "/v1/monitors", as_json(201, answer, Location="monitors/mon_1"))
+
+    # When a monitor is created naming that variable
+    code = run(
+        service,
+        *CREATE_ARGS,
+        "--pairs",
+        "50",
+        "--label",
+        "billing",
+        "--baseline",
+        "ev_6",
+        "--alpha",
+        "0.01",
+        "--threshold",
+        "2",
+        "--max-cost-usd",
+        "0.5",
+        "--webhook-url",
+        "https://hooks.example.com/evalsvc",
+        "--webhook-secret-env",
+        "FAQ_HOOK_SECRET",
+    )
+
+    # Then the secret is sent in the body, and shown nowhere
+    assert code == 0
+    assert service.seen[0].json() == {
+        "name": "faq watch",
+        "seed_data_id": "faq",
+        "metrics_id": "m_1",
+        "schedule": "rate(1 day)",
+        "pair_query": {"pair_labels": ["billing"], "latest_n_pairs": 50},
+        "baseline": "ev_6",
+        "alpha": 0.01,
+        "regression_threshold": 2.0,
+        "max_cost_usd": 0.5,
+        "webhook_url": "https://hooks.example.com/evalsvc",
+        "webhook_secret": SECRET,
+    }
+    out, err = capsys.readouterr()
+    assert out == "mon_1\n"  # the id alone on stdout, for a script
+    assert err == (
+        "created monitor mon_1 (faq watch): rate(1 day) in UTC, first run at "
+        "2026-11-29 05:26:06 UTC\n"
+    )
+    assert SECRET not in out + err
+
+    # And with --json the answer is printed, the fewest fields sent without the options
+    assert run(service, *CREATE_ARGS, "--json") == 0
+    assert json.loads(capsys.readouterr().out) == answer
+    assert service.seen[1].json() == {
+        "name": "faq watch",
+        "seed_data_id": "faq",
+        "metrics_id": "m_1",
+        "schedule": "rate(1 day)",
+    }
+
+
+@pytest.mark.parametrize(
+    ("more", "environment", "said"),
+    [
+        (
+            ["--webhook-url", "https://hooks.example.com/x"],
+            {},
+            "--webhook-url and --webhook-secret-env go together",
+        ),
+        (
+            ["--webhook-secret-env", "FAQ_HOOK_SECRET"],
+            {"FAQ_HOOK_SECRET": SECRET},
+            "--webhook-url and --webhook-secret-env go together",
+        ),
+        (
+            ["--webhook-url", "https://hooks.example.com/x", "--webhook-secret-env", "UNSET_HOOK"],
+            {},
+            "--webhook-secret-env names $UNSET_HOOK, which is not set or empty",
+        ),
+        (
+            ["--webhook-url", "https://hooks.example.com/x", "--webhook-secret-env", "SHORT"],
+            {"SHORT": "tooshort-secret"},
+            "the secret in $SHORT has 15 characters: a webhook secret has 16 to 256",
+        ),
+        (["--baseline", "not an id"], {}, "--baseline 'not an id' is neither 'previous' nor"),
+        (["--max-cost-usd", "0"], {}, "--max-cost-usd is 0: it must be more than 0"),
+    ],
+)
+def test_monitors_create_refuses_bad_arguments_before_sending_anything(
+    service: Scripted,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    more: list[str],
+    environment: dict[str, str],
+    said: str,
+) -> None:
+    monkeypatch.delenv("UNSET_HOOK", raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+
+    assert run(service, *CREATE_ARGS, *more) == 2
+
+    assert service.seen == []
+    err = capsys.readouterr().err
+    assert err.startswith(f"evalsvc: {said}") and err.rstrip().endswith("nothing was sent")
+    assert "tooshort-secret" not in err and SECRET not in err
+
+
+def test_monitors_create_lists_every_bad_argument_at_once(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["monitors", "create", "--name", "n", "--dataset", "a b", "--metrics", "m/1"]
+    assert run(service, *args, "--schedule", "rate(1 day)") == 2
+
+    assert service.seen == []
+    assert capsys.readouterr().err.splitlines() == [
+        f"--dataset 'a b' is not an id: {user_commands.CLIENT_ID_RULE}",
+        f"--metrics 'm/1' is not an id: {user_commands.CLIENT_ID_RULE}",
+        "evalsvc: 2 problems with the arguments (listed above); nothing was sent",
+    ]
+
+
+def test_monitors_create_prints_what_the_service_refused(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = "schedule: schedule 'rate(1 minutes)' is not valid: say rate(1 minute)"
+    service.on("POST", "/v1/monitors", as_json(400, {"error": said}))
+
+    assert run(service, *CREATE_ARGS[:-1], "rate(1 minutes)") == 1
+
+    assert capsys.readouterr() == ("", f"evalsvc: HTTP 400: {said}\n")
+
+
+def test_monitors_list_draws_a_table_or_prints_the_json(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    by_label = monitor(
+        monitor_id="mon_2",
+        name="billing",
+        pair_query={"latest_n_pairs": None, "pair_labels": ["billing", "vip"]},
+        baseline="ev_6",
+        webhook_url=None,
+    )
+    service.on("GET", "/v1/monitors", as_json(200, {"monitors": [monitor(), by_label]}))
+
+    monkeypatch.setenv("COLUMNS", "200")  # nothing wrapped
+    assert run(service, "monitors", "list") == 0
+    out = capsys.readouterr().out
+    assert run(service, "monitors", "list", "--json") == 0
+    printed = capsys.readouterr().out
+
+    # Each monitor on two lines: id, dataset (pairs), schedule, baseline; then name, metrics
+    # set, next run, webhook
+    cells = [
+        [cell.strip() for cell in line.strip("│").split("│")]
+        for line in out.splitlines()
+        if line.startswith("│")
+    ]
+    assert cells == [
+        ["mon_1", "faq (newest 200)", "rate(1 day)", "previous"],
+        ["faq watch", "m_1", "2026-11-29 05:26:06", "https://hooks.example.com/evalsvc"],
+        ["mon_2", "faq (labels billing, vip)", "rate(1 day)", "ev_6"],
+        ["billing", "m_1", "2026-11-29 05:26:06", "none"],
+    ]
+    assert json.loads(printed) == {"monitors": [monitor(), by_label]}
+
+
+def test_monitors_list_says_when_there_is_none(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("GET", "/v1/monitors", as_json(200, {"monitors": []}))
+
+    assert run(service, "monitors", "list") == 0
+
+    assert capsys.readouterr().out == "no monitors (evalsvc monitors create makes one)\n"
+
+
+def test_monitors_run_without_wait_prints_the_run_id_and_follows_nothing(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", RUN_PATH, as_json(202, STARTED, Location="history"))
+
+    assert run(service, "monitors", "run", MONITOR) == 0
+    out, err = capsys.readouterr()
+    assert run(service, "monitors", "run", MONITOR, "--json") == 0
+
+    assert [(s.method, s.path, s.body) for s in service.seen] == [("POST", RUN_PATH, b"")] * 2
+    assert out == f"{RUN_ID}\n"
+    assert err == f"monitor run {RUN_ID} started: see it with evalsvc monitors history mon_1\n"
+    assert json.loads(capsys.readouterr().out) == STARTED
+
+
+def test_monitors_run_wait_follows_its_evaluation_then_prints_metrics_cost_and_alert(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a run that is claimed, then evaluates 10 pairs, then ends with its alert pending,
+    # then delivered; a scheduled run is newer than it in the history
+    newer = monitor_run("claimed", run_id="mon_1.1795843600000", result_id=None)
+    newer["scheduled_for"] = "2026-11-28T05:26:40.000Z"
+    delivered = {"status": "delivered", "attempts": 1, "http_status": 204}
+    service.on("POST", RUN_PATH, as_json(202, STARTED))
+    service.on(
+        "GET",
+        HISTORY_PATH,
+        history_page(newer, monitor_run("claimed", result_id=None), older_run()),
+        history_page(newer, monitor_run("running"), older_run()),
+        history_page(newer, monitor_run("running"), older_run()),
+        history_page(monitor_run(webhook={**delivered, "status": "pending", "http_status": None})),
+        history_page(monitor_run(webhook=delivered)),
+    )
+    service.on(
+        "GET",
+        "/v1/evaluation/ev_7",
+        as_json(200, queued("ev_7", 4, 10)),
+        as_json(200, queued("ev_7", 10, 10, status="complete")),
+    )
+
+    # When it is run and waited for
+    assert run(service, "monitors", "run", MONITOR, "--wait") == 0
+
+    # Then the progress is its evaluation's, and it prints each metric and what was alerted
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        f"monitor run {RUN_ID} of monitor mon_1 started, scheduled for 2026-11-28 05:26:09 UTC",
+        f"monitor run {RUN_ID}: 4/10 pairs (40%)",
+        f"monitor run {RUN_ID}: 10/10 pairs (100%)",
+        f"monitor run {RUN_ID}: delivering its alert",
+    ]
+    read = [s.path for s in service.seen if s.path.startswith(HISTORY_PATH)]
+    assert read == [f"{HISTORY_PATH}?limit=10"] * 5
+    assert f"monitor run {RUN_ID}: complete (run by hand)" in out
+    assert "evaluation ev_7 against baseline ev_6 (10 pairs matched)" in out
+    assert re.search(r"check:max_words:6\s+│\s+4\.20 \[3\.50, 4\.90\] │ not significant", out)
+    assert re.search(r"Is the answer polite\?\s+│\s+4\.60 \[4\.10, 5\.00\] │ improved", out)
+    assert "cost $0.001200; alert delivered (HTTP 204, 1 attempt)" in out
+
+
+def test_monitors_run_wait_json_prints_the_run_as_the_history_has_it(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", RUN_PATH, as_json(202, STARTED))
+    service.on("GET", HISTORY_PATH, history_page(monitor_run()))
+
+    assert run(service, "monitors", "run", MONITOR, "--wait", "--json") == 0
+
+    assert json.loads(capsys.readouterr().out) == monitor_run()
+
+
+def test_monitors_run_wait_exits_1_on_a_regression_naming_the_metric(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ended = monitor_run()
+    ended["metrics"][0]["verdict"] = "regressed"
+    ended["webhook"] = {"status": "failed", "attempts": 3, "http_status": 500}
+    service.on("POST", RUN_PATH, as_json(202, STARTED))
+    service.on("GET", HISTORY_PATH, history_page(ended))
+
+    assert run(service, "monitors", "run", MONITOR, "--wait") == 1
+
+    out, err = capsys.readouterr()
+    assert "regressed" in out and "alert failed (HTTP 500, 3 attempts)" in out
+    assert err.splitlines()[-2:] == [
+        "evalsvc: regressed: check:max_words:6: mean 4.20 [3.50, 4.90] against baseline ev_6",
+        f"evalsvc: monitor run {RUN_ID} regressed on 1 of 2 metrics against baseline ev_6",
+    ]
+
+
+def test_monitors_run_wait_exits_1_when_the_run_failed(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    failure = "the evaluation could not start: no seed dataset with id 'faq'"
+    failed = monitor_run("failed", failure=failure, metrics=[], cost_usd=None, baseline_id=None)
+    service.on("POST", RUN_PATH, as_json(202, STARTED))
+    service.on("GET", HISTORY_PATH, history_page(failed))
+
+    assert run(service, "monitors", "run", MONITOR, "--wait") == 1
+
+    out, err = capsys.readouterr()
+    assert f"monitor run {RUN_ID}: failed" in out and f"failure: {failure}" in out
+    assert "no baseline (nothing to compare with yet)" in out
+    assert err.splitlines()[-1] == f"evalsvc: monitor run {RUN_ID} failed: {failure}"
+
+
+def test_monitors_run_asks_again_while_the_tenant_runs_too_many_jobs(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    busy = "this tenant runs 4 jobs, as many as it may at once: retry once one has ended"
+    service.on(
+        "POST",
+        RUN_PATH,
+        as_json(429, {"error": busy}, **{"Retry-After": "0"}),
+        as_json(202, STARTED),
+    )
+
+    assert run(service, "monitors", "run", MONITOR) == 0
+
+    out, err = capsys.readouterr()
+    assert out == f"{RUN_ID}\n"
+    assert err.startswith(f"evalsvc: HTTP 429: {busy}; asking again in 0.2 s (retry 1 of 3)\n")
+
+
+def test_monitors_run_of_an_unknown_monitor_prints_the_404(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", "/v1/monitors/mon_9/run", as_json(404, {"error": "no monitor with id"}))
+
+    assert run(service, "monitors", "run", "mon_9", "--wait") == 1
+
+    assert capsys.readouterr().err == "evalsvc: HTTP 404: no monitor with id\n"
+    assert len(service.seen) == 1
+
+
+def test_monitors_run_wait_gives_up_when_the_run_is_not_in_the_history(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", RUN_PATH, as_json(202, STARTED))
+    service.on("GET", HISTORY_PATH, history_page(older_run(), cursor="1795800000000"))
+
+    assert run(service, "monitors", "run", MONITOR, "--wait") == 1
+
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"evalsvc: monitor run {RUN_ID} is not in the history of monitor mon_1"
+    )
+    # An older run on the page: no further page is asked for
+    assert all("cursor" not in s.path for s in service.seen)
+
+
+def test_ctrl_c_while_following_says_the_monitor_run_goes_on(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("POST", RUN_PATH, as_json(202, STARTED))
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(monitor_commands, "follow_run", interrupted)
+    assert run(service, "monitors", "run", MONITOR, "--wait") == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"evalsvc: interrupted; monitor run {RUN_ID} goes on in the service "
+        "(evalsvc monitors history mon_1)"
+    )
+
+
+def test_monitors_history_draws_a_row_a_run_newest_first(
+    service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    failed = monitor_run(
+        "failed",
+        run_id="mon_1.1795800000000",
+        scheduled_for="2026-11-27T17:20:00.000Z",
+        manual=False,
+        failure="the evaluation failed: the judge was unreachable",
+        metrics=[],
+        cost_usd=None,
+        webhook={"status": "delivered", "attempts": 2, "http_status": 200},
+    )
+    service.on("GET", HISTORY_PATH, history_page(monitor_run(), failed, cursor="1795800000000"))
+
+    monkeypatch.setenv("COLUMNS", "200")  # a line a metric, none wrapped
+    assert run(service, "monitors", "history", MONITOR, "--limit", "2") == 0
+
+    assert service.seen[0].path == f"{HISTORY_PATH}?limit=2"
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    first = next(n for n, line in enumerate(lines) if "2026-11-28 05:26:09" in line)
+    second = next(n for n, line in enumerate(lines) if "2026-11-27 17:20:00" in line)
+    assert first < second  # newest first
+    assert "complete (by hand)" in lines[first] and "$0.001200" in lines[first]
+    assert "check:max_words:6      4.20 [3.50, 4.90]  not significant" in lines[first]
+    assert "Is the answer polite?  4.60 [4.10, 5.00]  improved" in lines[first + 1]
+    assert "failed" in lines[second] and "the evaluation failed: the judge was unreachable" in out
+    assert "│ delivered 200 " in lines[second] and "│ none " in lines[first]
+    assert err == "older runs follow: --limit N (up to 100) or --all shows them\n"
+
+
+def test_monitors_history_all_reads_every_page_into_one_json_body(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on(
+        "GET",
+        HISTORY_PATH,
+        history_page(monitor_run(), cursor="1795843569038"),
+        history_page(older_run()),
+    )
+
+    assert run(service, "monitors", "history", MONITOR, "--all", "--json") == 0
+
+    assert [s.path for s in service.seen] == [
+        f"{HISTORY_PATH}?limit=100",
+        f"{HISTORY_PATH}?limit=100&cursor=1795843569038",
+    ]
+    assert json.loads(capsys.readouterr().out) == {
+        "runs": [monitor_run(), older_run()],
+        "next_cursor": None,
+    }
+
+
+def test_monitors_history_all_stops_on_a_cursor_given_twice(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.on("GET", HISTORY_PATH, history_page(monitor_run(), cursor="1795843569038"))
+
+    assert run(service, "monitors", "history", MONITOR, "--all") == 1
+
+    assert "gave the same next_cursor twice" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["history", MONITOR, "--limit", "0"],
+        ["history", MONITOR, "--limit", "101"],
+        ["history", MONITOR, "--limit", "5", "--all"],
+    ],
+)
+def test_monitors_history_flags_that_cannot_be_read_are_usage_errors(args: list[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["monitors", *args])
+    assert caught.value.code == 2
+
+
+@pytest.mark.parametrize("command", ["run", "history", "delete"])
+def test_monitors_refuse_a_monitor_id_that_is_not_one(
+    service: Scripted, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    assert run(service, "monitors", command, "../evaluation/ev_1") == 2
+
+    assert service.seen == []
+    assert capsys.readouterr().err.startswith("evalsvc: '../evaluation/ev_1' is not a monitor id: ")
+
+
+def test_monitors_delete_says_how_many_runs_it_removed(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deleted = {"monitor_id": MONITOR, "deleted": True, "runs_removed": 3}
+    service.on("DELETE", "/v1/monitors/mon_1", as_json(200, deleted))
+
+    assert run(service, "monitors", "delete", MONITOR) == 0
+    assert capsys.readouterr().out == "deleted monitor mon_1 and 3 run records\n"
+    assert run(service, "monitors", "delete", MONITOR, "--json") == 0
+    assert json.loads(capsys.readouterr().out) == deleted
+
+
+def hostile_monitor_run(text: str) -> dict[str, Any]:
+    body = monitor_run(
+        run_id=text,
+        scheduled_for=text,
+        result_id=text,
+        baseline_id=text,
+        pairs_matched=text,
+        failure=text,
+        webhook={"status": text, "attempts": text, "http_status": text},
+    )
+    body["status"] = text
+    body["metrics"][0].update(metric=text, verdict=text)
+    return body
+
+
+def hostile_monitors(text: str) -> dict[str, Any]:
+    return {
+        "monitors": [
+            monitor(
+                monitor_id=text,
+                name=text,
+                seed_data_id=text,
+                metrics_id=text,
+                schedule=text,
+                baseline=text,
+                webhook_url=text,
+                next_run_at=text,
+                pair_query={"latest_n_pairs": text, "pair_labels": [text], "last_n_seconds": text},
+            )
+        ]
+    }
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=HOSTILE)
+def test_monitor_tables_show_the_services_text_and_obey_none_of_it(text: str) -> None:
+    for render, body in (
+        (render_monitors, hostile_monitors(text)),
+        (render_monitor_run, hostile_monitor_run(text)),
+        (render_history, {"runs": [hostile_monitor_run(text)], "next_cursor": None}),
+    ):
+        plain = io.StringIO()
+        render(body, Console(file=plain, width=200))  # type: ignore[operator]
+        assert obeyed(plain.getvalue()) == []
+        drawn = io.StringIO()
+        render(body, Console(file=drawn, width=200, force_terminal=True))  # type: ignore[operator]
+        assert obeyed(SGR.sub("", drawn.getvalue())) == []
+
+
+def test_markup_in_a_monitors_text_is_shown_as_it_is() -> None:
+    text = "[link=https://evil.example]click[/link]"
+    for render, body in (
+        (render_monitors, hostile_monitors(text)),
+        (render_monitor_run, hostile_monitor_run(text)),
+        (render_history, {"runs": [hostile_monitor_run(text)], "next_cursor": None}),
+    ):
+        out = io.StringIO()
+        render(body, Console(file=out, width=400, force_terminal=True))  # type: ignore[operator]
+        assert text in SGR.sub("", out.getvalue())
+        assert "\x1b]8" not in out.getvalue()
+
+
+def test_a_monitor_runs_failure_and_json_obey_nothing(
+    service: Scripted, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a run that failed, its failure and metric holding what a terminal obeys
+    text = "x\x1b]0;owned\x07\x9b2J\u202eevil"
+    failed = monitor_run("failed", failure=f"the judge said {text}")
+    failed["metrics"][0]["metric"] = text
+    service.on("POST", RUN_PATH, as_json(202, STARTED))
+    service.on("GET", HISTORY_PATH, history_page(failed))
+
+    # When it is followed, shown and printed as JSON
+    assert run(service, "monitors", "run", MONITOR, "--wait") == 1
+    drawn, err = capsys.readouterr()
+    assert run(service, "monitors", "run", MONITOR, "--wait", "--json") == 1
+    printed = capsys.readouterr().out
+
+    # Then each is shown, never obeyed
+    assert obeyed(drawn) == obeyed(err) == obeyed(printed) == []
+    assert err.splitlines()[-1] == (
+        f"evalsvc: monitor run {RUN_ID} failed: the judge said x\ufffd]0;owned\ufffd\ufffd2J"
+        "\ufffdevil"
+    )
+    assert json.loads(printed) == failed

@@ -25,6 +25,13 @@ machine, unless --insecure-http):
     evalsvc pairwise RUN RUN [RUN...] --question TEXT [--one-order] [--max-pairs N]
                      [--alpha A] [--max-cost-usd X] [--estimate] [--json]
     evalsvc report ID [--compare OTHER_ID [--cluster-by label|input]] [-o FILE | -o - [--force]]
+    evalsvc monitors create --name N --dataset ID --metrics ID --schedule S [--pairs N]
+                     [--label L]... [--baseline previous|ID] [--alpha A] [--threshold T]
+                     [--max-cost-usd X] [--webhook-url URL --webhook-secret-env NAME] [--json]
+    evalsvc monitors list [--json]
+    evalsvc monitors run ID [--wait] [--json]
+    evalsvc monitors history ID [--limit N | --all] [--json]
+    evalsvc monitors delete ID [--json]
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ from evalsvc.models.datasets import MAX_PAIRS, MAX_TEXT_CHARS
 from evalsvc.models.evaluations import ClusterBy
 from evalsvc.pricing import PricesInvalid
 
-from evalsvc_tools import metrics_files, user_commands
+from evalsvc_tools import metrics_files, monitor_commands, user_commands
 from evalsvc_tools.client import ClientError
 from evalsvc_tools.terminal import terminal_safe
 
@@ -334,6 +341,161 @@ def _positive_int(text: str) -> int:
     if not 1 <= value <= MAX_PAIRS:
         raise argparse.ArgumentTypeError(f"{text!r} is not from 1 to {MAX_PAIRS}")
     return value
+
+
+def _history_limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= monitor_commands.MAX_HISTORY:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not from 1 to {monitor_commands.MAX_HISTORY}"
+        )
+    return value
+
+
+def _add_monitor_commands(commands: Any) -> None:
+    """`evalsvc monitors create|list|run|history|delete` (monitor_commands.py)."""
+    monitors = commands.add_parser(
+        "monitors",
+        help="evaluation on a schedule, each run compared with its baseline",
+        description="Monitors: a dataset evaluated on a schedule with a metrics set, each run "
+        "compared with its baseline (the previous complete run, or a fixed result), and a "
+        "webhook alerted when a run regresses or fails.",
+    ).add_subparsers(dest="monitors", required=True)
+
+    create = monitors.add_parser(
+        "create",
+        help="create a monitor; prints its id",
+        description="Create a monitor (POST /monitors). Prints its id alone on stdout and its "
+        "first run on stderr. The service checks the schedule and the figures, and answers "
+        "what is wrong (HTTP 400).",
+    )
+    create.add_argument("--name", required=True, help="what the monitor watches, 1-200 characters")
+    create.add_argument(
+        "--dataset", required=True, metavar="SEED_ID", help="the seed dataset each run evaluates"
+    )
+    create.add_argument(
+        "--metrics", required=True, metavar="METRICS_ID", help="the metrics set (evalsvc metrics)"
+    )
+    create.add_argument(
+        "--schedule",
+        required=True,
+        metavar="S",
+        help="'rate(N minutes|hours|days)' or a 5-field cron in UTC ('0 6 * * MON-FRI'), runs "
+        "at least 5 minutes apart",
+    )
+    create.add_argument(
+        "--pairs",
+        type=_positive_int,
+        metavar="N",
+        help="each run evaluates the N most recent pairs (default: the newest 200, unless "
+        "--label is given: then every pair carrying the labels)",
+    )
+    create.add_argument(
+        "--label",
+        action="append",
+        metavar="L",
+        help="only pairs carrying this label (repeat: all of them)",
+    )
+    create.add_argument(
+        "--baseline",
+        metavar="previous|RESULT_ID",
+        help="what each run is compared with: 'previous' (the last complete run; the default) "
+        "or a complete evaluation result's id",
+    )
+    create.add_argument(
+        "--alpha",
+        type=_finite_float,
+        metavar="A",
+        help="significance level of the comparisons' verdicts (default 0.05)",
+    )
+    create.add_argument(
+        "--threshold",
+        type=_finite_float,
+        metavar="T",
+        help="the comparison's regression_threshold (default 1): a pair regressed when its "
+        "score fell by at least T (a run's verdicts are the metrics' paired tests at --alpha)",
+    )
+    create.add_argument(
+        "--max-cost-usd",
+        type=_finite_float,
+        metavar="X",
+        help="each run's LLM spending cap, in dollars; required when a metric is a question "
+        "the judge answers",
+    )
+    create.add_argument(
+        "--webhook-url",
+        metavar="URL",
+        help="an https URL posted to when a run regresses or fails (with --webhook-secret-env)",
+    )
+    create.add_argument(
+        "--webhook-secret-env",
+        metavar="NAME",
+        help="the environment variable holding the webhook's secret (16-256 characters), "
+        "which signs every post: read from there, never from a flag, so that it is not in "
+        "the shell's history or the process list; never printed",
+    )
+    create.add_argument("--json", action="store_true", help="print the service's JSON answer")
+    _add_service_flags(create)
+    create.set_defaults(run=monitor_commands.create)
+
+    listing = monitors.add_parser("list", help="the tenant's monitors, as a table")
+    listing.add_argument("--json", action="store_true", help="print the service's JSON answer")
+    _add_service_flags(listing)
+    listing.set_defaults(run=monitor_commands.listing)
+
+    run = monitors.add_parser(
+        "run",
+        help="run a monitor now; --wait follows the run to its end",
+        description="Run monitor ID now, besides its schedule (POST /monitors/ID/run), and print "
+        "the run's id. With --wait, follow the run (its evaluation's progress on stderr) until "
+        "it ends, then print each metric's mean with its interval and its verdict against the "
+        "baseline, the cost and what became of the alert. Exit status: 0 the run was started "
+        "(with --wait: it completed and no metric regressed); 1 the run failed or a metric "
+        "regressed (with --wait), or the service refused; 2 a bad argument.",
+    )
+    run.add_argument("id", metavar="ID", help="the monitor's id")
+    run.add_argument(
+        "--wait", action="store_true", help="follow the run until it ends; exit 1 on a regression"
+    )
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print the run as its history has it once it ended (without --wait: the answer "
+        "that started it)",
+    )
+    _add_service_flags(run)
+    run.set_defaults(run=monitor_commands.run)
+
+    history = monitors.add_parser(
+        "history",
+        help="a monitor's runs, newest first",
+        description="A monitor's runs, newest first (GET /monitors/ID/history): when, status, "
+        "each metric's mean [interval] and verdict against the baseline, cost and alert.",
+    )
+    history.add_argument("id", metavar="ID", help="the monitor's id")
+    count = history.add_mutually_exclusive_group()
+    count.add_argument(
+        "--limit",
+        type=_history_limit,
+        metavar="N",
+        help=f"the N newest runs, 1-{monitor_commands.MAX_HISTORY} (default "
+        f"{monitor_commands.DEFAULT_HISTORY})",
+    )
+    count.add_argument("--all", action="store_true", help="every run kept, read page by page")
+    history.add_argument(
+        "--json", action="store_true", help="print the runs as JSON ({runs, next_cursor})"
+    )
+    _add_service_flags(history)
+    history.set_defaults(run=monitor_commands.history)
+
+    delete = monitors.add_parser("delete", help="stop a monitor and remove it with its runs")
+    delete.add_argument("id", metavar="ID", help="the monitor's id")
+    delete.add_argument("--json", action="store_true", help="print the service's JSON answer")
+    _add_service_flags(delete)
+    delete.set_defaults(run=monitor_commands.delete)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -646,6 +808,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_service_flags(report)
     report.set_defaults(run=user_commands.report)
+
+    _add_monitor_commands(commands)
     return parser
 
 

@@ -11,7 +11,8 @@
 
 The URL and key come from --url/--key or EVALSVC_URL/EVALSVC_API_KEY; plain http is refused
 to any host but this machine (the key would travel in clear) unless --insecure-http. Beside
-this module: pair_files.py and metrics_files.py read and check what push and metrics send;
+this module: monitor_commands.py holds `evalsvc monitors` (E8), which follows the same rules;
+pair_files.py and metrics_files.py read and check what push and metrics send;
 tables.py and progress.py draw the tables and the progress bar with `rich` (the `cli` extra,
 imported only when a command draws); terminal.py makes text safe to show. Every text the
 service gave reaches the terminal through terminal.py's filter, --json output included.
