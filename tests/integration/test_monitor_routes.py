@@ -99,6 +99,7 @@ def test_a_monitor_is_created_read_listed_run_and_deleted(
             "ci_low": newest["metrics"][0]["ci_low"],
             "ci_high": newest["metrics"][0]["ci_high"],
             "verdict": "no_significant_difference",
+            "pairs_regressed": 0,
         }
     ]
     assert (newest["status"], newest["manual"], newest["cost_usd"], newest["webhook"]) == (

@@ -107,6 +107,9 @@ def test_a_regression_alerts_once_signed_and_a_steady_run_does_not(
     third = run(monitor_id, work)
     assert third.baseline_id == second.result_id
     assert [m.verdict for m in third.metrics] == ["regressed"]
+    # 18 pairs went from short to too long (a fall of 4 points, past the threshold of 1)
+    assert [m.pairs_regressed for m in third.metrics] == [18]
+    assert [m.pairs_regressed for m in first.metrics] == [None]
     assert third.metrics[0].mean < second.metrics[0].mean
     assert third.alert == store.Alert("delivered", 1, 200, 1, None)
 

@@ -49,6 +49,7 @@ def run_out(run: Run, definitions: list[str]) -> RunOut:
                 ci_low=m.ci_low,
                 ci_high=m.ci_high,
                 verdict=m.verdict,
+                pairs_regressed=m.pairs_regressed,
             )
             for m in run.metrics
         ],

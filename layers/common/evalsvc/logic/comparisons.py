@@ -401,6 +401,9 @@ class Tally:
                     verdict=verdict(f, p_adjusted, body.alpha),
                     mde=mde(f.std_diff, f.n, body.alpha),
                     clustered=self.clustered(pos, f, body.alpha),
+                    pairs_regressed=sum(
+                        count for d, count in self.diffs[pos].items() if d <= -self.reach
+                    ),
                 )
             )
         return Comparison(

@@ -98,6 +98,8 @@ class MetricComparison:
     mde: float | None = None
     # With cluster_by, the clustered standard error and interval of mean_diff.
     clustered: ClusteredMean | None = None
+    # Matched pairs whose score fell by at least the regression threshold.
+    pairs_regressed: int = 0
 
 
 @dataclass(slots=True)

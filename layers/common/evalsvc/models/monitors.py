@@ -127,6 +127,10 @@ class RunMetricOut(BaseModel):
         description="Against the baseline (E1): improved, regressed, no_significant_difference "
         "or insufficient_data; null with no baseline or for a metric the baseline lacks"
     )
+    pairs_regressed: int | None = Field(
+        description="Pairs shared with the baseline whose score fell by at least the monitor's "
+        "regression_threshold; null when there is no verdict"
+    )
 
 
 class WebhookOut(BaseModel):

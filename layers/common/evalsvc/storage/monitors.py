@@ -117,14 +117,32 @@ class RunMetric:
     ci_low: float
     ci_high: float
     verdict: str | None
+    # Pairs shared with the baseline whose score fell by at least the monitor's
+    # regression_threshold (None: no baseline, or not a shared metric).
+    pairs_regressed: int | None = None
 
     def as_json(self) -> list[Any]:
-        return [self.index, self.mean, self.ci_low, self.ci_high, self.verdict]
+        return [
+            self.index,
+            self.mean,
+            self.ci_low,
+            self.ci_high,
+            self.verdict,
+            self.pairs_regressed,
+        ]
 
     @classmethod
     def from_json(cls, value: Sequence[Any]) -> RunMetric:
-        index, mean, low, high, verdict = value
-        return cls(int(index), float(mean), float(low), float(high), verdict)
+        index, mean, low, high, verdict, *rest = value
+        regressed = rest[0] if rest else None
+        return cls(
+            int(index),
+            float(mean),
+            float(low),
+            float(high),
+            verdict,
+            None if regressed is None else int(regressed),
+        )
 
 
 @dataclass(frozen=True, slots=True)

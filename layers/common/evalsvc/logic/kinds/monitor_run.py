@@ -221,6 +221,7 @@ class MonitorRuns:
             previous = store.previous_complete(run.tenant, run.monitor_id, run.scheduled_ms)
             baseline_id = previous.result_id if previous else None
         verdicts: dict[int, str] = {}
+        fell: dict[int, int] = {}
         if baseline_id is not None:
             run.baseline_id = baseline_id
             body = CompareIn(
@@ -241,10 +242,16 @@ class MonitorRuns:
                 self._end(run, monitor, result, failure=failure)
                 return
             verdicts = {m.metric.candidate_idx: m.verdict for m in comparison.metrics}
+            fell = {m.metric.candidate_idx: m.pairs_regressed for m in comparison.metrics}
             run.pairs_matched = comparison.pairs_matched
         run.metrics = [
             store.RunMetric(
-                k, _finite(s.mean), _finite(s.ci_low), _finite(s.ci_high), verdicts.get(k)
+                k,
+                _finite(s.mean),
+                _finite(s.ci_low),
+                _finite(s.ci_high),
+                verdicts.get(k),
+                fell.get(k),
             )
             for k, s in enumerate(result.summaries)
         ]
