@@ -264,7 +264,7 @@ def instrumented(phases: Phases) -> Iterator[None]:
         (kind, "run", kind_run),
         (evaluations, "evaluate", _wrapped(phases, "evaluation", evaluations.evaluate)),
         (store, "previous_complete", _wrapped(phases, "comparison", store.previous_complete)),
-        (comparisons, "compare", _wrapped(phases, "comparison", comparisons.compare)),
+        (comparisons, "figures", _wrapped(phases, "comparison", comparisons.figures)),
         (monitor_run, "commit", _wrapped(phases, "outcome (one write)", monitor_run.commit)),
         (
             monitor_alerts,
@@ -697,7 +697,8 @@ def run_sizes() -> None:
                 alpha=0.012345678901234567,
                 regression_threshold=1.2345678901234567e-05,
                 max_cost_usd=0.12345678901234568,
-                webhook_url=_url("http://127.0.0.1:9/", wide),
+                # a URL is ASCII: its widest is 2,000 characters, percent-encoded
+                webhook_url=_url("http://127.0.0.1:9/", lambda k: "%F0" * (k // 3)),
                 webhook_secret=wide(MAX_SECRET_CHARS),
             )
             created = monitors.create(who, widest)
@@ -712,7 +713,6 @@ def run_sizes() -> None:
             )
         item = _raw(tenant, store.monitor_sk(created.monitor_id))
         stored_body = item["body"]["S"]
-        utf8_body = json.dumps(json.loads(stored_body), ensure_ascii=False, separators=(",", ":"))
         print("## The largest items at the field limits (4-byte UTF-8)\n")
         print("| item | what is at its limit | bytes | of 400 KB |")
         print("|---|---|---|---|")
@@ -721,9 +721,10 @@ def run_sizes() -> None:
             f"of 128, ids 128 | {_share(dynamo.item_size(item))} |"
         )
         print(
-            f"| its `body` attribute | JSON with non-ASCII escaped (\\uXXXX): "
-            f"{len(stored_body.encode()):,} bytes; as UTF-8 it would be "
-            f"{len(utf8_body.encode()):,} | {_share(len(stored_body.encode()))} |"
+            f"| its `body` attribute | JSON, UTF-8: {len(stored_body.encode()):,} bytes "
+            f"(with non-ASCII escaped it would be "
+            f"{len(json.dumps(json.loads(stored_body)).encode()):,}) | "
+            f"{_share(len(stored_body.encode()))} |"
         )
 
         # A run record with every field at once: 50 metrics, the longest verdict, a failure of

@@ -11,6 +11,7 @@ that every key is at its longest too."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import boto3
@@ -107,7 +108,8 @@ def test_a_monitor_and_its_run_at_every_field_limit_stay_under_the_item_limit(
         "alpha": 0.012345678901234567,
         "regression_threshold": 1.2345678901234567e-05,
         "max_cost_usd": 0.12345678901234568,
-        "webhook_url": "http://127.0.0.1:9/" + wide(MAX_URL_CHARS - len("http://127.0.0.1:9/")),
+        # a URL is ASCII (a path's other characters percent-encoded): its longest is 2,000
+        "webhook_url": "http://127.0.0.1:9/" + "%F0" * ((MAX_URL_CHARS - 19) // 3),
         "webhook_secret": wide(MAX_SECRET_CHARS),
     }
     created = send(widest, "POST", "/monitors", body)
@@ -175,6 +177,7 @@ def test_a_monitor_and_its_run_at_every_field_limit_stay_under_the_item_limit(
             "ci_low": means[k] - 0.5,
             "ci_high": means[k] + 0.5,
             "verdict": "no_significant_difference",
+            "pairs_regressed": None,
         }
 
     assert listed == {
@@ -191,3 +194,22 @@ def test_a_monitor_and_its_run_at_every_field_limit_stay_under_the_item_limit(
         "webhook": {"status": "failed", "attempts": 3, "http_status": 503},
     }
     assert history.json()["next_cursor"] is None
+
+    # And 24 more such runs: the default page (20) of them would be 10 MB of definitions;
+    # each page holds what fits, and the pages together hold every run
+    for k in range(1, 25):
+        at = SCHEDULED_MS + k * 60_000
+        assert commit(store.claiming(LONGEST_TENANT, monitor_id, at, None))
+        copy = dataclasses.replace(run, scheduled_ms=at)
+        assert commit(store.ending(copy, at + 1, alert=False))
+    seen: list[str] = []
+    cursor = ""
+    while True:
+        page = widest.get(f"/monitors/{monitor_id}/history{cursor}")
+        assert page.status_code == 200, page.text[:300]
+        assert len(page.content) < 6_000_000
+        seen += [r["run_id"] for r in page.json()["runs"]]
+        if page.json()["next_cursor"] is None:
+            break
+        cursor = f"?cursor={page.json()['next_cursor']}"
+    assert len(seen) == len(set(seen)) == 25 and seen[-1] == f"{monitor_id}.{SCHEDULED_MS}"

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from evalsvc import webhooks
 from evalsvc.logic import monitor_alerts, monitors
 from evalsvc.logic.kinds import monitor_run
 from evalsvc.logic.kinds.evaluation import EVALUATION
@@ -303,3 +304,47 @@ def test_a_throttled_judge_delays_a_run_and_does_not_fail_it(
     assert ran.status == "complete", ran.failure
     assert ran.cost_usd is not None and float(ran.cost_usd) > 0
     assert hook.posts == []
+
+
+def test_an_alert_no_receiver_answered_is_kept_and_the_next_run_goes_on(
+    acme: Tenant, work: Work, hook: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(webhooks, "RETRY_BASE_SECONDS", 0.01)
+    put_pairs(acme, steady())
+    nobody = "http://127.0.0.1:9/hook"  # nothing listens there
+    monitor_id = create(acme, None, webhook_url=nobody, webhook_secret=SECRET)
+    run(monitor_id, work)
+    put_pairs(acme, worse())
+    regressed = run(monitor_id, work)
+    assert regressed.alert is not None
+    assert (regressed.alert.status, regressed.alert.attempts, regressed.alert.http_status) == (
+        "failed",
+        3,
+        None,
+    )
+    # its record reads back, in the history and as the next run's baseline
+    page = monitors.history(ACME, monitor_id, 10, None)
+    assert page.runs[0][0].scheduled_ms == regressed.scheduled_ms
+    following = run(monitor_id, work)
+    assert following.status == "complete" and following.baseline_id == regressed.result_id
+
+
+def test_a_tenant_at_its_cap_has_its_other_due_runs_left_for_the_next_minute(
+    acme: Tenant, work: Work, hook: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    point_service_at({"EVALSVC_MAX_RUNNING_JOBS_PER_TENANT": "1"}, monkeypatch)
+    put_pairs(acme, steady())
+    monitor_ids = [create(acme, hook) for _ in range(3)]
+    due = max(monitors.get(ACME, m)[1].next_run_ms for m in monitor_ids)
+    tried: list[str] = []
+
+    def start(tenant: str, monitor_id: str, at: int, following: int | None) -> bool:
+        tried.append(monitor_id)
+        return monitor_run.start(tenant, monitor_id, at, following)
+
+    first = monitors.dispatch(due, start)
+    # one claimed; the next refused (the tenant's one slot is taken); the third not tried
+    assert (len(first.claimed), first.left, len(tried)) == (1, 2, 2)
+    work.drain()
+    second = monitors.dispatch(due + 1, start)
+    assert (len(second.claimed), second.left) == (1, 1)

@@ -90,6 +90,8 @@ def test_a_host_resolving_to_any_address_that_is_not_public_is_refused(address: 
         ("http://127.0.0.1:8080/hook", "only https"),  # local webhooks not allowed here
         ("https://127.0.0.1/hook", "not a public address"),
         ("https://[::1]/hook", "not a public address"),
+        ("https://hooks.example.com/caf\u00e9", "outside ASCII"),
+        ("https://h\u00f6oks.example.com/in", "outside ASCII"),
     ],
 )
 def test_a_bad_url_is_refused_saying_why(url: str, says: str) -> None:
@@ -139,3 +141,5 @@ def test_any_text_is_a_target_or_a_400(url: str) -> None:
         assert error.message.startswith("webhook_url ")
         return
     assert target.scheme == "https" and target.addresses == ("93.184.216.34",)
+    # what is accepted can be sent: http.client writes the request line and Host in ASCII
+    assert target.host.isascii() and target.path.isascii()

@@ -86,6 +86,12 @@ def check(url: str, *, allow_local: bool = False, resolve: Resolver = _system_re
         raise _bad(url, f"it is longer than {MAX_URL_CHARS} characters")
     if any(ord(c) < 33 or ord(c) == 127 for c in url):
         raise _bad(url, "it holds spaces or control characters")
+    if not url.isascii():
+        raise _bad(
+            url,
+            "it holds characters outside ASCII: write the host in its IDNA form (xn--...) and "
+            "percent-encode the path",
+        )
     try:
         parts = urlsplit(url)
         port = parts.port

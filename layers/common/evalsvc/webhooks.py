@@ -99,7 +99,9 @@ def deliver(
         address = target.addresses[(attempt - 1) % len(target.addresses)]
         try:
             status, error = _post_once(target, address, body, headers, tls), None
-        except (OSError, http.client.HTTPException) as exc:
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            # ValueError: what http.client refuses to send (UnicodeError is one); check()
+            # keeps such URLs out, this keeps any that slip through a failed delivery.
             status, error = None, f"{type(exc).__name__}: {str(exc)[:200]}"
             continue
         if 200 <= status < 300:

@@ -81,10 +81,7 @@ def compare_results(
     identity: Identity, body: CompareIn, deadline: Deadline
 ) -> tuple[Comparison, EvaluationResult, EvaluationResult]:
     """The comparison, with the baseline and candidate results it compared."""
-    baseline, candidate, matched = matched_results(identity, body.baseline_id, body.candidate_id)
-    tally = Tally(matched, body.regression_threshold, body.limit, body.cluster_by)
-    read_pairs(identity, baseline, candidate, tally, deadline, "comparing")
-    comparison = tally.comparison(body)
+    comparison, baseline, candidate = figures(identity, body, deadline)
     _read_reasons(identity, baseline, candidate, comparison)
     logger.info(
         "compared two evaluations",
@@ -92,11 +89,22 @@ def compare_results(
             "baseline_id": baseline.results_id,
             "candidate_id": candidate.results_id,
             "pairs_matched": comparison.pairs_matched,
-            "metrics": len(matched),
+            "metrics": len(comparison.metrics),
             "cluster_by": body.cluster_by,
         },
     )
     return comparison, baseline, candidate
+
+
+def figures(
+    identity: Identity, body: CompareIn, deadline: Deadline
+) -> tuple[Comparison, EvaluationResult, EvaluationResult]:
+    """The comparison's figures and verdicts, with the pairs that moved but without their
+    reasons (what a monitor's run keeps), and the results compared."""
+    baseline, candidate, matched = matched_results(identity, body.baseline_id, body.candidate_id)
+    tally = Tally(matched, body.regression_threshold, body.limit, body.cluster_by)
+    read_pairs(identity, baseline, candidate, tally, deadline, "comparing")
+    return tally.comparison(body), baseline, candidate
 
 
 def matched_results(

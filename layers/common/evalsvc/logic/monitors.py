@@ -76,7 +76,11 @@ def create(identity: Identity, body: MonitorIn, *, at_ms: int | None = None) -> 
     stored = store.StoredMonitor(
         tenant,
         monitor_id,
-        json.dumps(body.model_dump(mode="json", exclude_none=True), separators=(",", ":")),
+        json.dumps(
+            body.model_dump(mode="json", exclude_none=True),
+            separators=(",", ":"),
+            ensure_ascii=False,
+        ),
         created,
         first,
     )
@@ -147,8 +151,11 @@ def dispatch(
     claimed again; a tenant running as many jobs as it may has its run claimed at a later
     dispatch. Stops taking work when `has_time()` says no (the rest is due at the next)."""
     report = Dispatched()
+    # Tenants found running as many jobs as they may: their other monitors wait for the next
+    # dispatch without being tried (each try is reads, and a refusal).
+    full: set[str] = set()
     for due in list(store.due(at_ms)):
-        if not has_time():
+        if not has_time() or (due.run_ms is None and due.tenant in full):
             report.left += 1
             continue
         try:
@@ -158,6 +165,9 @@ def dispatch(
                 continue
             claimed = _claim(due, at_ms, start)
         except (TooManyJobs, StorageUnavailable) as exc:
+            if isinstance(exc, TooManyJobs):
+                full.add(due.tenant)
+            report.left += 1
             logger.warning(
                 "a due monitor was left for the next dispatch",
                 extra={"monitor_id": due.monitor_id, "why": exc.message},
@@ -226,6 +236,8 @@ def run_now(identity: Identity, monitor_id: str) -> str:
 
 DEFAULT_HISTORY = 20
 MAX_HISTORY = 100
+# The most text a history page holds (as GET /evaluation/{id}/pairs's pages).
+HISTORY_PAGE_BYTES = 2_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,9 +262,32 @@ def history(identity: Identity, monitor_id: str, limit: int, cursor: str | None)
         before = int(cursor)
     found = list(store.runs(identity.tenant, monitor_id, before_ms=before, limit=limit + 1))
     page, more = found[:limit], len(found) > limit
-    return HistoryPage(
-        list(zip(page, _definitions(identity, page), strict=True)),
-        str(page[-1].scheduled_ms) if more else None,
+    named = list(zip(page, _definitions(identity, page), strict=True))
+    # At most HISTORY_PAGE_BYTES of text a page (each run names its metrics in full): the
+    # rest follows from next_cursor.
+    kept, total = 0, 0
+    for run, definitions in named:
+        total += _text_bytes(run, definitions)
+        if kept and total > HISTORY_PAGE_BYTES:
+            more = True
+            break
+        kept += 1
+    named = named[:kept]
+    return HistoryPage(named, str(named[-1][0].scheduled_ms) if more and named else None)
+
+
+def _text_bytes(run: store.Run, definitions: list[str]) -> int:
+    """What a run's entry in a history page takes, about: its metrics' names, its failure,
+    and its figures."""
+    names = sum(
+        len(definitions[m.index].encode("utf-8", "surrogatepass"))
+        for m in run.metrics
+        if m.index < len(definitions)
+    )
+    return (
+        names
+        + len((run.failure or "").encode("utf-8", "surrogatepass"))
+        + 200 * (len(run.metrics) + 3)
     )
 
 

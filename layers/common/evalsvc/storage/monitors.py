@@ -350,7 +350,7 @@ def _run(tenant: str, monitor_id: str, item: Item) -> Run:
         alert = Alert(
             get_s(item, "webhook_status") or "pending",  # type: ignore[arg-type]
             get_n(item, "webhook_attempts"),
-            None if http is None else int(http["N"]),
+            int(http["N"]) if http is not None and "N" in http else None,
             get_n(item, "alert_leases"),
             int(item["next_run_ms"]["N"]) if "next_run_ms" in item else None,
         )

@@ -232,7 +232,7 @@ class MonitorRuns:
                 limit=1,
             )
             try:
-                comparison = comparisons.compare(
+                comparison, _, _ = comparisons.figures(
                     _identity(run.tenant, run.monitor_id), body, deadline
                 )
             except StorageUnavailable:
