@@ -249,9 +249,17 @@ class HistoryPage:
     next_cursor: str | None
 
 
-def history(identity: Identity, monitor_id: str, limit: int, cursor: str | None) -> HistoryPage:
-    """The monitor's runs, newest first, `limit` at most, after `cursor` (a page's
-    next_cursor: the time of its last run)."""
+def history(
+    identity: Identity,
+    monitor_id: str,
+    limit: int,
+    cursor: str | None,
+    *,
+    max_bytes: int | None = HISTORY_PAGE_BYTES,
+) -> HistoryPage:
+    """The monitor's runs, newest first, `limit` at most and `max_bytes` of text (None: no
+    bound, for a caller that bounds what it renders itself, the trend report), after `cursor`
+    (a page's next_cursor: the time of its last run)."""
     get(identity, monitor_id)
     before = None
     if cursor is not None:
@@ -268,7 +276,7 @@ def history(identity: Identity, monitor_id: str, limit: int, cursor: str | None)
     kept, total = 0, 0
     for run, definitions in named:
         total += _text_bytes(run, definitions)
-        if kept and total > HISTORY_PAGE_BYTES:
+        if kept and max_bytes is not None and total > max_bytes:
             more = True
             break
         kept += 1

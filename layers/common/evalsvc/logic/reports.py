@@ -329,5 +329,6 @@ def monitor_report(identity: Identity, monitor_id: str) -> MonitorReport:
     from evalsvc.logic import monitors
 
     monitor, stored = monitors.get(identity, monitor_id)
-    page = monitors.history(identity, monitor_id, monitors.MAX_HISTORY, None)
+    # The page bounds what it draws itself (pages.render: texts cut until it fits).
+    page = monitors.history(identity, monitor_id, monitors.MAX_HISTORY, None, max_bytes=None)
     return MonitorReport(monitor, stored, page.runs, page.next_cursor is not None)
