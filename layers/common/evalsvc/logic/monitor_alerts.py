@@ -41,7 +41,7 @@ def body_of(run: store.Run) -> dict[str, Any]:
         ]
     return {
         "monitor_id": run.monitor_id,
-        "run_id": f"{run.monitor_id}.{run.scheduled_ms}",
+        "run_id": store.run_id(run.monitor_id, run.scheduled_ms),
         "result_id": run.result_id,
         "baseline_id": run.baseline_id,
         "regressed": regressed,

@@ -71,6 +71,11 @@ def run_sk(monitor_id: str, scheduled_ms: int) -> str:
     return f"{runs_prefix(monitor_id)}{scheduled_ms:013d}"
 
 
+def run_id(monitor_id: str, scheduled_ms: int) -> str:
+    """A run's id: its monitor's and the time it was scheduled for."""
+    return f"{monitor_id}.{scheduled_ms}"
+
+
 def _monitor_key(tenant: str, monitor_id: str) -> Item:
     return {"pk": s(tenant_pk(tenant)), "sk": s(monitor_sk(monitor_id))}
 

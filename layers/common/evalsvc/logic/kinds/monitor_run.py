@@ -61,9 +61,8 @@ MAX_WAIT_MS = 24 * 3_600_000
 WAIT_INSIDE_SECONDS = 20.0
 
 
-def run_id(monitor_id: str, scheduled_ms: int) -> str:
-    """A run's id: its monitor's and the time it was scheduled for."""
-    return f"{monitor_id}.{scheduled_ms}"
+# A run's id: its monitor's and the time it was scheduled for (the job's id too).
+run_id = store.run_id
 
 
 def parse_run_id(value: str) -> tuple[str, int] | None:
