@@ -252,6 +252,7 @@ def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.Monk
         "output_tokens": 15,
         "cost_usd": None,
         "model": "bedrock:anthropic.claude-3-haiku",
+        "lost_work": None,
     }
 
 

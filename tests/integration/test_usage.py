@@ -69,6 +69,7 @@ def test_an_evaluation_reports_the_providers_counts_and_their_cost(
         "output_tokens": output_tokens,
         "cost_usd": pytest.approx(cost(input_tokens, output_tokens), rel=1e-12),
         "model": "openai:fake-judge",
+        "lost_work": None,
     }
     stored = acme.get(f"/evaluation/{response.json()['eval_results_id']}").json()
     assert stored["usage"] == usage
@@ -89,6 +90,7 @@ def test_cache_hits_are_counted_and_cost_nothing(acme: Tenant, priced_judge: Fak
         "output_tokens": 0,
         "cost_usd": 0.0,
         "model": "openai:fake-judge",
+        "lost_work": None,
     }
 
 
@@ -150,6 +152,7 @@ def test_deterministic_work_has_no_calls_and_costs_nothing(acme: Tenant) -> None
         "output_tokens": 0,
         "cost_usd": 0.0,
         "model": None,
+        "lost_work": None,
     }
 
 
