@@ -770,3 +770,38 @@ def test_a_write_whose_answer_was_lost_is_found_applied_and_not_added_twice(
     assert stored.spent_usd == 2 * (used.cost() or 0)
     assert stored.committed_usd == stored.spent_usd
     assert month(acme)["reserved_usd"] == 0.0
+
+
+@pytest.mark.parametrize("work", ["evaluation", "pairwise"])
+def test_work_holds_at_most_three_times_what_it_is_expected_to_cost(
+    acme: Tenant, priced_judge: FakeJudge, work: str
+) -> None:
+    from tests.fake_judge import fake_llm
+    from tests.integration.test_pairwise import QUESTION as WHICH
+    from tests.integration.test_pairwise import runs
+
+    # Given work of 24 judge calls: 12 pairs on 2 questions, or two runs of 12 pairs compared
+    # in both orders
+    held: list[Decimal] = []
+
+    def observing(request: dict[str, Any]) -> Any:
+        # What the month holds for work in flight when each call reaches the judge
+        held.append(ledger.read_month("acme", spending.this_month()).reserved_usd(time.time()))
+        return fake_llm(request)
+
+    if work == "evaluation":
+        seed(acme, ["Is it polite?", "Is it clear?"], pairs=12)
+        route, body = "/evaluate", {"seed_data_id": "ds"}
+    else:
+        route, body = "/pairwise", {"result_ids": runs(acme), "question": WHICH}
+    expected = acme.post(f"{route}/estimate", body).json()["cost_usd_expected"]
+    priced_judge.answer = observing
+
+    # When it runs
+    done = acme.post(route, body)
+
+    # Then it never held more than three times what it was expected to cost: the calls in
+    # flight, not every call's every attempt
+    assert done.status_code == 200, done.text
+    assert len(priced_judge.requests) == 24
+    assert 0 < max(held) <= 3 * Decimal(str(expected))
