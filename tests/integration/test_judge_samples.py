@@ -18,7 +18,6 @@ from evalsvc.logic.kinds.evaluation import EVALUATION
 from evalsvc.scoring.judges import CachedJudge
 from evalsvc.settings import get_settings
 from evalsvc.storage import jobs as jobs_store
-from evalsvc.storage import ledger
 from evalsvc.storage import results as results_store
 
 from tests.conftest import point_service_at
@@ -282,39 +281,39 @@ def test_max_cost_usd_holds_all_k_samples(acme: Tenant, priced: FakeJudge) -> No
     assert done["usage"]["cost_usd"] <= three["cost_usd_max"]
 
 
-def record_reservations(monkeypatch: pytest.MonkeyPatch) -> list[Decimal | None]:
-    """The USD of every reservation made against the monthly limit from now on, in order."""
-    reserved: list[Decimal | None] = []
-    reserve = ledger.reserve
+def record_admissions(monkeypatch: pytest.MonkeyPatch) -> list[Decimal]:
+    """The bound of every piece of work checked against the monthly limit before its calls
+    (what it could cost at most), from now on, in order."""
+    admitted: list[Decimal] = []
+    admit = spending.Spending._admit
 
-    def recording(
-        tenant: str, month: str, rid: str, held: ledger.Reservation, limit: Decimal | None
-    ) -> bool:
-        reserved.append(held.usd)
-        return reserve(tenant, month, rid, held, limit)
+    def recording(self: spending.Spending, cost_max: Decimal, limit: Decimal) -> None:
+        admitted.append(cost_max)
+        admit(self, cost_max, limit)
 
-    monkeypatch.setattr(ledger, "reserve", recording)
-    return reserved
+    monkeypatch.setattr(spending.Spending, "_admit", recording)
+    return admitted
 
 
-def test_the_monthly_reservation_is_for_all_k_samples(
+def test_the_monthly_limit_is_held_to_all_k_samples(
     acme: Tenant, priced: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seed(acme)
     one, three = estimate(acme, 1), estimate(acme, 3)
     spending.set_limit("acme", Decimal(str(2 * one["cost_usd_max"])))
-    reserved = record_reservations(monkeypatch)
+    admitted = record_admissions(monkeypatch)
 
-    # Three samples cannot fit a limit with room for two: 429 before any call
+    # Three samples cannot fit a limit with room for two: 429 before any call, nothing held
     refused = acme.post("/evaluate", {"seed_data_id": "ds", "judge_samples": 3})
     assert refused.status_code == 429, refused.text
     assert "monthly limit" in refused.json()["error"]
     assert priced.requests == []
-    assert [float(usd or 0) for usd in reserved] == [pytest.approx(three["cost_usd_max"])]
-    # One sample fits, and reserves one sample's bound
-    reserved.clear()
+    assert [float(usd) for usd in admitted] == [pytest.approx(three["cost_usd_max"])]
+    assert acme.get("/usage").json()["reserved_usd"] == 0.0
+    # One sample fits, checked at one sample's bound
+    admitted.clear()
     evaluate(acme, 1)
-    assert [float(usd or 0) for usd in reserved] == [pytest.approx(one["cost_usd_max"])]
+    assert [float(usd) for usd in admitted] == [pytest.approx(one["cost_usd_max"])]
 
 
 # ---- queued ----------------------------------------------------------------------------------
@@ -329,7 +328,7 @@ def queue_async(tenant: Tenant, body: dict[str, Any]) -> dict[str, Any]:
     return queued
 
 
-def test_each_chunk_of_a_queued_sampled_run_reserves_its_k_calls(
+def test_each_chunk_of_a_queued_sampled_run_is_held_to_its_k_calls(
     acme: Tenant, priced: FakeJudge, work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a limit with room to spare, and chunks of 6 judge calls: one pair on two questions,
@@ -338,20 +337,18 @@ def test_each_chunk_of_a_queued_sampled_run_reserves_its_k_calls(
     three = estimate(acme, 3)
     spending.set_limit("acme", Decimal(100))
     point_service_at({"EVALSVC_CHUNK_JUDGE_CALLS": "6"}, monkeypatch)
-    reserved = record_reservations(monkeypatch)
+    admitted = record_admissions(monkeypatch)
 
     # When the run is queued and its chunks delivered
     results_id = queue_async(acme, {"seed_data_id": "ds", "judge_samples": 3})["eval_results_id"]
-    assert reserved == []  # queueing checks the room, it reserves nothing
+    assert admitted == []  # queueing checks the room, it holds nothing
     work.drain()
 
-    # Then each of its four chunks reserved its pair's six calls: the whole run's bound in all
+    # Then each of its four chunks was held to its pair's six calls: the whole run's bound in all
     done = acme.get(f"/evaluation/{results_id}").json()
     assert done["status"] == "complete", done
-    assert len(reserved) == len(PAIRS)
-    assert float(sum(usd or Decimal(0) for usd in reserved)) == pytest.approx(
-        three["cost_usd_max"], rel=1e-9
-    )
+    assert len(admitted) == len(PAIRS)
+    assert float(sum(admitted)) == pytest.approx(three["cost_usd_max"], rel=1e-9)
     assert done["usage"]["llm_calls"] == three["llm_calls"]
 
 

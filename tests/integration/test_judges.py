@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import boto3
 import pytest
 from botocore.stub import Stubber
+from evalsvc.scoring.verdicts import VERDICT_MAX_TOKENS
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, sequence
@@ -252,6 +253,7 @@ def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.Monk
         "output_tokens": 15,
         "cost_usd": None,
         "model": "bedrock:anthropic.claude-3-haiku",
+        "lost_work": None,
     }
 
 
@@ -324,7 +326,7 @@ def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) ->
     params = seen[0]
     assert params["modelId"] == "model-x"
     # Every call says how many tokens its answer may take: what bounds an estimate.
-    assert params["inferenceConfig"] == {"temperature": 0, "maxTokens": 512}
+    assert params["inferenceConfig"] == {"temperature": 0, "maxTokens": VERDICT_MAX_TOKENS}
     assert params["toolConfig"]["toolChoice"] == {"tool": {"name": "record_verdict"}}  # type: ignore[index]
 
 

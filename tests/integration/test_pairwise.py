@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from evalsvc.scoring import preferences
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, schema_name_of, service_env
@@ -250,7 +251,7 @@ def test_the_estimate_bounds_the_calls_and_counts_the_cached(
 
     before = ok(acme.post("/pairwise/estimate", body)).json()
     assert (before["pairs"], before["llm_calls"], before["cached_calls"]) == (PAIRS, 8, 0)
-    assert before["output_tokens_max"] >= 8 * 512
+    assert before["output_tokens_max"] == 8 * 4 * preferences.MAX_TOKENS
     assert judge.requests == []
     post(acme, body)
     after = ok(acme.post("/pairwise/estimate", body)).json()

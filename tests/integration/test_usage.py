@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from evalsvc.scoring.verdicts import VERDICT_MAX_TOKENS
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, sequence
@@ -69,11 +70,12 @@ def test_an_evaluation_reports_the_providers_counts_and_their_cost(
         "output_tokens": output_tokens,
         "cost_usd": pytest.approx(cost(input_tokens, output_tokens), rel=1e-12),
         "model": "openai:fake-judge",
+        "lost_work": None,
     }
     stored = acme.get(f"/evaluation/{response.json()['eval_results_id']}").json()
     assert stored["usage"] == usage
     # Every call asked for at most max_tokens.
-    assert {request["max_tokens"] for request in priced_judge.requests} == {512}
+    assert {request["max_tokens"] for request in priced_judge.requests} == {VERDICT_MAX_TOKENS}
 
 
 def test_cache_hits_are_counted_and_cost_nothing(acme: Tenant, priced_judge: FakeJudge) -> None:
@@ -89,6 +91,7 @@ def test_cache_hits_are_counted_and_cost_nothing(acme: Tenant, priced_judge: Fak
         "output_tokens": 0,
         "cost_usd": 0.0,
         "model": "openai:fake-judge",
+        "lost_work": None,
     }
 
 
@@ -117,7 +120,7 @@ def test_an_answer_without_counts_is_counted_at_its_bound(
     usage = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["usage"]
 
     attempts = 4  # JUDGE_MAX_ATTEMPTS
-    assert usage["output_tokens"] == 512
+    assert usage["output_tokens"] == VERDICT_MAX_TOKENS
     assert usage["input_tokens"] == estimate["input_tokens_max"] // attempts
 
 
@@ -150,6 +153,7 @@ def test_deterministic_work_has_no_calls_and_costs_nothing(acme: Tenant) -> None
         "output_tokens": 0,
         "cost_usd": 0.0,
         "model": None,
+        "lost_work": None,
     }
 
 
@@ -213,7 +217,7 @@ def test_an_estimate_stores_nothing_calls_nothing_and_bounds_the_run(
     assert usage["output_tokens"] <= figures["output_tokens_max"]
     assert usage["cost_usd"] <= figures["cost_usd_max"]
     assert figures["cost_usd_expected"] <= figures["cost_usd_max"]
-    assert figures["output_tokens_max"] == 6 * 4 * 512  # calls x attempts x max_tokens
+    assert figures["output_tokens_max"] == 6 * 4 * VERDICT_MAX_TOKENS  # calls x attempts x max
 
 
 def test_an_estimate_counts_what_the_judge_cache_holds_as_free(

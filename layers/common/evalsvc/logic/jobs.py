@@ -11,11 +11,12 @@ waited for) is logic.dispatch.
     wait       the request, for a plain POST: until the job ends, or out of time
     run_chunk  a worker: do one chunk, then count it once (storage.jobs.count), leaving its
                tally (the kind's aggregates); each delivery's LLM usage is added to its
-               chunk's (storage.jobs.add_spent) and to the tenant's month (logic.spending),
-               whatever its outcome
+               chunk's (storage.jobs.add_spent) and to the tenant's month (logic.spending) as
+               its calls end, whatever its outcome
     finish     whoever counts the last chunk: reads the tallies (one item per chunk) and the
                chunks' usage, and ends the job complete, with the kind's actions, in one
-               transaction
+               transaction; then the deliveries that never settled (killed) are charged in the
+               month at once, as they are in the result
     give_up    the dead-letter worker: a chunk that kept failing fails the job
     sweep      on a schedule: a running job with no progress for EVALSVC_JOB_STALL_SECONDS has
                its missing chunks queued again (MAX_SWEEPS times), then fails, saying why; at
@@ -229,9 +230,9 @@ def get(tenant: str, kind: str, job_id: str) -> Job | None:
 
 
 def spent_of(job: Job) -> Usage:
-    """The LLM usage of the job's chunks so far (every delivery; one in flight or killed
-    counted at the most it could use)."""
-    return jobs_store.spent(job.tenant, job.kind, job.job_id)
+    """The LLM usage of the job's chunks so far (every delivery; the calls in flight of one
+    running or killed counted at the most they could use, as lost work)."""
+    return jobs_store.spent(job.tenant, job.kind, job.job_id).usage
 
 
 def wait(job: Job, seconds: float) -> Job:
@@ -290,15 +291,12 @@ def _run(job: Job, chunk: Chunk, attempt: int, deadline: Deadline) -> None:
     kind = kind_named(chunk.kind)
     route = f"worker {chunk.kind}"
     cap = _cap_left(job)
-    # Every hold of LLM work is kept on the chunk before the calls (and on the month): a
-    # delivery killed mid-call leaves it there, counted in full.
-    hold = partial(jobs_store.hold_spent, chunk)
-    with spending.session(chunk.tenant, route, deadline.left(), cap, hold) as spend:
-        try:
-            tally = kind.run(job, chunk, attempt, deadline)
-        finally:
-            # Before the chunk is counted: the finish that counting may trigger sums it.
-            _keep_spent(chunk, spend.usage(), spend.holds())
+    # The delivery's usage is kept on the chunk as its calls end, and the rooms of its calls in
+    # flight held there (and in the month): a delivery killed mid-call leaves its hold, counted
+    # in full. Settled on leaving, before the chunk is counted: the finish that counting may
+    # trigger sums it.
+    with spending.session(chunk.tenant, route, deadline.left(), cap, _ChunkCopy(chunk)):
+        tally = kind.run(job, chunk, attempt, deadline)
     if tally is None:
         _finish_if_all_counted(jobs_store.get(job.tenant, job.kind, job.job_id))
         return
@@ -328,15 +326,20 @@ def _cap_left(job: Job) -> Decimal | None:
     return max(left, Decimal(0))
 
 
-def _keep_spent(chunk: Chunk, usage: Usage, holds: Sequence[str]) -> None:
-    """What the delivery used, in place of its holds (which stay, counted in full, if this
-    write fails)."""
-    if usage.empty and not holds:
-        return
-    try:
-        jobs_store.add_spent(chunk, usage, holds)
-    except Exception:
-        logger.exception("a chunk's LLM usage could not be kept", extra={"job": chunk.job_id})
+@dataclass(frozen=True, slots=True)
+class _ChunkCopy:
+    """A delivery's LLM usage, kept on its chunk's spent item (spending.Copy)."""
+
+    chunk: Chunk
+
+    def hold(self, reservation: str, month: str, most: Usage) -> None:
+        jobs_store.hold_spent(self.chunk, reservation, month, most)
+
+    def add(self, used: Usage) -> None:
+        jobs_store.add_spent(self.chunk, used)
+
+    def settle(self, used: Usage, reservation: str | None) -> None:
+        jobs_store.add_spent(self.chunk, used, [reservation] if reservation else [])
 
 
 def _finish_if_all_counted(job: Job | None) -> None:
@@ -365,8 +368,9 @@ def finish(tenant: str, kind: str, job_id: str) -> None:
     if job is None or job.status is not Status.RUNNING:
         return
     work = kind_named(kind)
+    spent = jobs_store.spent(tenant, kind, job_id)
     try:
-        made = work.complete(job, _all_tallies(job), jobs_store.spent(tenant, kind, job_id))
+        made = work.complete(job, _all_tallies(job), spent.usage)
     except _NotAllCounted:
         return  # not every chunk is counted yet
     except Unrecoverable as exc:
@@ -375,6 +379,7 @@ def finish(tenant: str, kind: str, job_id: str) -> None:
     if commit(jobs_store.completing(job, now_ms()) + made):
         metrics.add_metric(name=work.completed_metric, unit="Count", value=1)
         logger.info("job complete", extra={"kind": kind, "job": job_id, "pairs": job.pairs_done})
+        spending.charge_lost_work(tenant, spent.holds)
 
 
 def fail(tenant: str, kind: str, job_id: str, failure: Failure) -> bool:

@@ -42,7 +42,9 @@ def current(tenant: str, results_id: str) -> EvaluationResult | None:
         job = jobs_store.get(tenant, EVALUATION_JOBS, results_id)
         result.pairs_done = job.pairs_done if job else 0
         if job is not None:  # the chunks' LLM usage so far
-            result.usage = result.usage + jobs_store.spent(tenant, EVALUATION_JOBS, results_id)
+            result.usage = (
+                result.usage + jobs_store.spent(tenant, EVALUATION_JOBS, results_id).usage
+            )
         if job is not None and job.failure and result.status is Status.RUNNING:
             # The job ended between the two reads: its failure is the result's.
             result.status, result.failure = job.status, job.failure.message

@@ -197,6 +197,16 @@ def variants_bound(
             variants_max_tokens(seed, multiple),
             expected_output=multiple * (EXPECTED_VARIANT_TOKENS + text_bytes(seed.output) // 4),
         )
+        # The first ask about a seed shows nothing already written: the room its attempts
+        # hold (the later asks' larger ones grow it as they come).
+        first = llm.bound(
+            SYSTEM,
+            _request(seed, multiple, [], system_prompt, aim),
+            variants_schema(multiple),
+            "record_variants",
+            variants_max_tokens(seed, multiple),
+            expected_output=0,
+        )
         asks = multiple + llm.max_attempts
         bound += Bound(
             calls=asks,
@@ -205,6 +215,10 @@ def variants_bound(
             input_tokens_expected=ask.input_tokens_expected,
             output_tokens_expected=ask.output_tokens_expected,
             attempts_max=asks * ask.attempts_max,
+            attempt_input_max=first.attempt_input_max,
+            attempt_output_max=first.attempt_output_max,
+            # The asks about one seed are made one after another.
+            at_once=1,
         )
     return bound
 
@@ -233,6 +247,9 @@ def variants_bound_unread(
         output_tokens_expected=seed_count * one.output_tokens_expected,
         model=one.model,
         attempts_max=seed_count * one.attempts_max,
+        attempt_input_max=one.attempt_input_max + seed_bytes,
+        attempt_output_max=one.attempt_output_max,
+        at_once=seed_count,
     )
 
 

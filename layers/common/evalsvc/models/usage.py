@@ -26,6 +26,15 @@ def max_cost_usd_field(estimate_route: str) -> Any:
     )
 
 
+class LostWorkOut(BaseModel):
+    """The part of a usage that is an estimate, not a count."""
+
+    llm_calls: int = Field(description="Calls that may have been in flight")
+    input_tokens: int = Field(description="The most input tokens they could use")
+    output_tokens: int = Field(description="The most output tokens they could use")
+    cost_usd: float | None = Field(description="What that could cost; null without a price")
+
+
 class UsageOut(BaseModel):
     """What the LLM work of a request (or a queued result's chunks) used."""
 
@@ -37,9 +46,17 @@ class UsageOut(BaseModel):
         description="What the tokens cost; 0 without LLM calls; null when the model has no price"
     )
     model: str | None = Field(description="The LLM (EVALSVC_LLM); null when none was used")
+    lost_work: LostWorkOut | None = Field(
+        default=None,
+        description="Of the figures above, the part that is an estimate, not a count: the "
+        "calls that were in flight when queued work was killed (while it runs, those in flight "
+        "now), each counted at the most it could use, so that no call the provider may have "
+        "served goes uncounted; null when there is none",
+    )
 
 
 def usage_out(usage: Usage) -> UsageOut:
+    lost = usage.lost()
     return UsageOut(
         llm_calls=usage.llm_calls,
         cache_hits=usage.cache_hits,
@@ -47,6 +64,14 @@ def usage_out(usage: Usage) -> UsageOut:
         output_tokens=usage.output_tokens,
         cost_usd=usd(usage.cost()),
         model=usage.model or None,
+        lost_work=None
+        if lost is None
+        else LostWorkOut(
+            llm_calls=lost.llm_calls,
+            input_tokens=lost.input_tokens,
+            output_tokens=lost.output_tokens,
+            cost_usd=usd(lost.cost()),
+        ),
     )
 
 

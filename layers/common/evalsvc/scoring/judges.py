@@ -30,6 +30,7 @@ from evalsvc.scoring.metric import Verdicts
 from evalsvc.scoring.verdicts import (
     PROMPT_VERSION,
     SYSTEM,
+    VERDICT_MAX_TOKENS,
     VERDICT_SCHEMA,
     user_message,
     verdict_from_object,
@@ -38,8 +39,6 @@ from evalsvc.storage import judge_cache
 from evalsvc.usage import EXPECTED_VERDICT_TOKENS, Bound, calls_bound, guard, text_bytes
 
 TOOL_NAME = "record_verdict"
-# The most tokens a verdict may take: every judge call asks for at most this many.
-VERDICT_MAX_TOKENS = 512
 
 
 def cache_key(

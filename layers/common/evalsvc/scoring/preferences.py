@@ -15,13 +15,14 @@ import json
 from typing import Any
 
 from evalsvc.scoring.llm import InvalidAnswer
+from evalsvc.scoring.verdicts import answer_max_tokens
 
 # Changes whenever SYSTEM, the schema or user_message changes: cached answers to another
 # prompt are not reused.
 PROMPT_VERSION = "pairwise-v1"
 TOOL_NAME = "record_preference"
 # The most tokens an answer may take: every pairwise call asks for at most this many.
-MAX_TOKENS = 512
+MAX_TOKENS = answer_max_tokens('{"reason": "", "winner": "second"}')
 # What an answer is expected to take (the estimate's expected cost, not its bound).
 EXPECTED_TOKENS = 120
 # The winners, cached as their index.

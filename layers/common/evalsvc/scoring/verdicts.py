@@ -8,6 +8,18 @@ from evalsvc.scoring.llm import InvalidAnswer, json_objects
 
 PROMPT_VERSION = "judge-v1"
 
+# The most tokens an answer's reason takes: one to three sentences, with room to spare.
+REASON_MAX_TOKENS = 224
+
+
+def answer_max_tokens(skeleton: str) -> int:
+    """The most tokens an answer of `skeleton`'s shape takes with its reason written in: the
+    skeleton's bytes (a token covers at least one byte) and REASON_MAX_TOKENS. What a call
+    asks for at most (max_tokens), so that what it can cost is bounded by what its schema
+    needs; an answer cut short there is unusable, and asked again."""
+    return len(skeleton.encode()) + REASON_MAX_TOKENS
+
+
 SYSTEM = (
     "You are a meticulous evaluator of an AI assistant's answers. You are given a question "
     "about one answer, the assistant's system prompt, the user's input and the assistant's "
@@ -27,6 +39,8 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "required": ["reason", "score"],
     "additionalProperties": False,
 }
+# Every verdict call asks for at most this many tokens.
+VERDICT_MAX_TOKENS = answer_max_tokens('{"reason": "", "score": 5}')
 
 
 def user_message(question: str, system_prompt: str, input_: str, output: str) -> str:

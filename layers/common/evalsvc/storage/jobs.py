@@ -3,8 +3,9 @@
     pk                               sk            what
     T#<tenant>#J#<kind>#<job_id>     job           status, counters, progress time, params, plan
     T#<tenant>#J#<kind>#<job_id>     chunk#<k>     chunk k counted: its pairs, bytes and totals
-    T#<tenant>#J#<kind>#<job_id>     spent#<k>     LLM usage of every delivery of chunk k, and
-                                                   the holds of deliveries not yet settled
+    T#<tenant>#J#<kind>#<job_id>     spent#<k>     LLM usage of every delivery of chunk k (added
+                                                   as its calls end), and the holds of
+                                                   deliveries not yet settled
     T#<tenant>#text#<sha256>         part#<k>      long params or plans (storage.texts)
     T#<tenant>#running               running       `running`: the tenant's running jobs, a
                                                    string set of <kind>#<job_id>
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from evalsvc.errors import Failure
 from evalsvc.models.jobs import (
@@ -336,24 +338,25 @@ def _spent_key(chunk: Chunk) -> Item:
     }
 
 
-def hold_spent(chunk: Chunk, reservation: str, most: Usage) -> None:
-    """Before a delivery of `chunk` makes LLM calls: keep the most they can use, under the
-    reservation's id, until the delivery settles it (add_spent). A delivery killed mid-call
-    never settles: its hold counts in full."""
+def hold_spent(chunk: Chunk, reservation: str, month: str, most: Usage) -> None:
+    """While a delivery of `chunk` makes LLM calls: the most its attempts in flight, or ended
+    and not added yet, can use (its rooms), under its reservation's id (in `month`'s ledger),
+    until the delivery settles it (add_spent). A delivery killed mid-call never settles: its
+    hold counts in full, as lost work."""
     dynamo.call(
         "update_item",
         TableName=_table(),
         Key=_spent_key(chunk),
         UpdateExpression="SET #hold = :hold",
         ExpressionAttributeNames={"#hold": HOLD_PREFIX + reservation},
-        ExpressionAttributeValues={":hold": s(json.dumps(most.as_dict()))},
+        ExpressionAttributeValues={":hold": s(json.dumps({**most.as_dict(), "month": month}))},
     )
 
 
 def add_spent(chunk: Chunk, usage: Usage, holds: Sequence[str] = ()) -> None:
-    """Add one delivery's LLM usage to its chunk's (each delivery's, counted or not: every
-    call was made), in place of the delivery's `holds`, apart from the job item, which stays
-    cool."""
+    """Add LLM usage of a delivery of `chunk` to the chunk's (each delivery's, counted or not:
+    every call was made), dropping the delivery's `holds` when it settles, apart from the job
+    item, which stays cool."""
     names = {f"#h{k}": HOLD_PREFIX + rid for k, rid in enumerate(holds)}
     dynamo.call(
         "update_item",
@@ -373,10 +376,21 @@ def add_spent(chunk: Chunk, usage: Usage, holds: Sequence[str] = ()) -> None:
     )
 
 
-def spent(tenant: str, kind: str, job_id: str) -> Usage:
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """The LLM usage of a job's chunks, every hold not settled counted in full as lost work,
+    and those holds: (month, reservation id) of each."""
+
+    usage: Usage
+    holds: list[tuple[str, str]]
+
+
+def spent(tenant: str, kind: str, job_id: str) -> Spent:
     """The LLM usage of every chunk of the job so far, with every hold not settled counted in
-    full (a delivery still running, or killed): one item per chunk that used any."""
+    full (a delivery still running, or killed), as lost work: one item per chunk that used
+    any."""
     total = Usage()
+    holds: list[tuple[str, str]] = []
     for item in dynamo.query_items(
         TableName=_table(),
         KeyConditionExpression="pk = :pk AND begins_with(sk, :spent)",
@@ -392,8 +406,10 @@ def spent(tenant: str, kind: str, job_id: str) -> Usage:
         )
         for name, value in item.items():
             if name.startswith(HOLD_PREFIX):
-                total += Usage.from_dict(json.loads(value["S"]))
-    return total
+                hold = json.loads(value["S"])
+                total += Usage.from_dict(hold).as_lost()
+                holds.append((str(hold.get("month", "")), name[len(HOLD_PREFIX) :]))
+    return Spent(total, holds)
 
 
 # ---- ending and noting -------------------------------------------------------------------------

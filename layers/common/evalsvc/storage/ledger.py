@@ -9,25 +9,38 @@ limit, and the reservations of work in flight.
                                     spent_pusd, unpriced_calls (calls of a model with no price),
                                     reserved_pusd, committed_pusd (spent + reserved), and
                                     reservations: {<id>: {"pusd": amount, "until": epoch s,
-                                    "calls", "in", "out": the most the work can use,
+                                    "calls", "in", "out": the most the work's attempts in
+                                    flight (its rooms) can use, "n": its writes so far,
                                     "unpriced": 1 for a model with no price}}
 
 Amounts are whole pico-dollars (10^-12 USD, what a cost is rounded up to): sums stay exact.
 
-Every piece of LLM work reserves the most it can use before its first call, with or without a
-limit. A reservation is one conditional update of the month: with a limit, it adds its amount
-to committed_pusd only while committed_pusd stays within the limit, so spending cannot pass the
-limit however many workers reserve at once. Settling replaces the reservation with what was
-used. A reservation whose work died (killed mid-call: nothing settles it) is charged in full
-when it has expired (`until`): what the provider may have served is never left uncounted. The
-next reservation that finds no room charges expired ones, and a read of the month counts them
-as spent before they are. The map of reservations is bounded (MAX_RESERVATIONS), and so is the
-item.
+Every piece of LLM work (a request, a chunk's delivery) holds one reservation while it runs,
+with or without a limit: the rooms of its attempts in flight (usage.Meter), the most each can
+use. Holding more is one conditional update of the month (`reserve`, then `grow`): with a
+limit, it adds its amount to committed_pusd only while committed_pusd stays within the limit,
+so spending cannot pass the limit however many workers hold at once. As attempts end, what
+they used is recorded (`record`), a batch at a time: added to the month's spending, their
+rooms kept for the next attempts (the spending added to committed_pusd only within the limit)
+or, at the limit, given back. Settling records the rest and gives back every room.
+
+A reservation whose work died (killed mid-call: nothing settles it) is charged in full when it
+has expired (`until`), or as soon as its job completes (`charge_now`): its rooms, the most the
+attempts not recorded can have used, so what the provider may have served is never left
+uncounted, and no more than those attempts is. The next reservation that finds no room charges
+expired ones, and a read of the month counts them as spent before they are. The map of
+reservations is bounded (MAX_RESERVATIONS), and so is the item.
+
+Each write of a reservation's work names the entry's write count it follows (`n`), so a write
+retried after its answer was lost is found applied and not applied twice. A write that finds
+its reservation gone (charged as dead while the work still ran: a duplicate delivery) adds
+what it used without one: counted twice at worst, never missed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
 
@@ -74,6 +87,8 @@ class Reservation:
     usd: Decimal | None
     until: int
     most: Usage = field(default_factory=Usage)
+    # The entry's writes so far (each write of the work names the count it follows).
+    writes: int = 0
 
 
 @dataclass(slots=True)
@@ -148,6 +163,7 @@ def _reservation_from(value: Item) -> Reservation:
             dynamo.get_n(value, "in"),
             dynamo.get_n(value, "out"),
         ),
+        dynamo.get_n(value, "n"),
     )
 
 
@@ -222,6 +238,7 @@ def reserve(
         "calls": n(held.most.llm_calls),
         "in": n(held.most.input_tokens),
         "out": n(held.most.output_tokens),
+        "n": n(0),
         **({"unpriced": n(1)} if held.usd is None else {}),
     }
     room = ""
@@ -265,7 +282,8 @@ def reserve(
 
 def charge_expired(tenant: str, month: str, expired: Mapping[str, Reservation]) -> None:
     """Charge in full reservations that expired (their work died before it settled), each
-    once: what they held moves from reserved to spent, with the most calls and tokens."""
+    once, as read (one written since is left for later): what they held moves from reserved
+    to spent, with the most calls and tokens."""
     for rid, reservation in expired.items():
         most = reservation.most
         adds = {
@@ -284,10 +302,20 @@ def charge_expired(tenant: str, month: str, expired: Mapping[str, Reservation]) 
             Key=_month_key(tenant, month),
             UpdateExpression="REMOVE reservations.#r ADD "
             + ", ".join(f"{name} :{name}" for name in adds),
-            ConditionExpression="attribute_exists(reservations.#r)",
-            ExpressionAttributeNames={"#r": rid},
-            ExpressionAttributeValues={f":{name}": value for name, value in adds.items()},
+            ConditionExpression="reservations.#r.#n = :writes",
+            ExpressionAttributeNames={"#r": rid, "#n": "n"},
+            ExpressionAttributeValues={
+                **{f":{name}": value for name, value in adds.items()},
+                ":writes": n(reservation.writes),
+            },
         )
+
+
+def charge_now(tenant: str, month: str, reservations: Sequence[str]) -> None:
+    """Charge in full, now, the `reservations` of work known to have died (a job completed
+    without them settling), those still standing; an expiry would charge them the same."""
+    stored = read_month(tenant, month).reservations
+    charge_expired(tenant, month, {rid: stored[rid] for rid in reservations if rid in stored})
 
 
 def read_month(tenant: str, month: str) -> Month:
@@ -295,20 +323,27 @@ def read_month(tenant: str, month: str) -> Month:
     return _month_from(month, item)
 
 
-# ---- settling ----------------------------------------------------------------------------------
+# ---- the writes of work that holds a reservation ----------------------------------------------
+
+# The entry's fields as a write names them (`in` is a reserved word of DynamoDB's expressions).
+_ENTRY_NAMES = {"#n": "n", "#p": "pusd", "#c": "calls", "#i": "in", "#o": "out"}
 
 
-def settle(
-    tenant: str,
-    month: str,
-    usage: Usage,
-    cost: Decimal | None,
-    reservation: tuple[str, Decimal] | None,
-) -> None:
-    """Add what was used (`cost` None: the model has no price) to the month in place of the
-    reservation (id, amount) it was held against. A reservation gone already was charged in
-    full when it expired (its bound, at least what was used), or settled by this very write (a
-    retry whose first answer was lost): nothing is added again."""
+class StaleWrites(Exception):
+    """A write named a write number its reservation is no longer at (an earlier write whose
+    answer was lost was applied): read the entry again."""
+
+
+class Recorded(enum.Enum):
+    """What recording a batch did with the rooms it freed."""
+
+    KEPT = "kept"  # held for the next attempts
+    RELEASED = "released"  # given back: the limit leaves no room to keep them
+    UNRESERVED = "unreserved"  # the reservation was gone: the usage added without it
+
+
+def _used(usage: Usage, cost: Decimal | None) -> dict[str, dict[str, str]]:
+    """The month's counters a usage adds to (`cost` None: its model has no price)."""
     adds = {
         "llm_calls": n(usage.llm_calls),
         "cache_hits": n(usage.cache_hits),
@@ -319,22 +354,162 @@ def settle(
         adds["unpriced_calls"] = n(usage.llm_calls)
     else:
         adds["spent_pusd"] = _usd(cost)
-    spent = cost or Decimal(0)
-    if reservation is not None:
-        rid, held = reservation
-        released = {**adds, "reserved_pusd": _usd(-held), "committed_pusd": _usd(spent - held)}
-        dynamo.conditional(
+    return adds
+
+
+def _entry_write(
+    tenant: str,
+    month: str,
+    reservation: str,
+    writes: int,
+    *,
+    sets: str,
+    adds: Mapping[str, dict[str, str]],
+    values: Item,
+    condition: str = "",
+) -> bool | None:
+    """One write of a reservation's entry, following its write number `writes` (and setting the
+    next): True when applied (a retry of this very write included), False when `condition`
+    was false, None when the entry is gone; StaleWrites when the entry is at another write."""
+    named = {k: v for k, v in _ENTRY_NAMES.items() if k == "#n" or k in sets}
+    try:
+        dynamo.call(
             "update_item",
             TableName=_table(),
             Key=_month_key(tenant, month),
-            UpdateExpression="REMOVE reservations.#r ADD "
-            + ", ".join(f"{name} :{name}" for name in released),
-            ConditionExpression="attribute_exists(reservations.#r)",
-            ExpressionAttributeNames={"#r": rid},
-            ExpressionAttributeValues={f":{name}": value for name, value in released.items()},
+            UpdateExpression=f"SET reservations.#r.#n = :next{sets} ADD "
+            + ", ".join(f"{name} :{name}" for name in adds),
+            ConditionExpression="reservations.#r.#n = :writes" + condition,
+            ExpressionAttributeNames={"#r": reservation, **named},
+            ExpressionAttributeValues={
+                **{f":{name}": value for name, value in adds.items()},
+                **values,
+                ":writes": n(writes),
+                ":next": n(writes + 1),
+            },
         )
-        return
-    adds["committed_pusd"] = _usd(spent)
+        return True
+    except ClientError as exc:
+        if dynamo.failed_conditions(exc) is None:
+            raise
+    stored = read_month(tenant, month).reservations.get(reservation)
+    if stored is None:
+        return None
+    if stored.writes == writes + 1:
+        return True  # this very write, retried after its answer was lost
+    if stored.writes != writes:
+        raise StaleWrites(reservation)
+    return False
+
+
+def _room_condition(limit: Decimal | None, amount: Decimal, values: Item) -> str | None:
+    """The condition that committing `amount` more stays within `limit` ("" without a limit,
+    or for no more); None when it cannot."""
+    if limit is None or amount <= 0:
+        return ""
+    headroom = limit - amount
+    if headroom < 0:
+        return None
+    values[":room"] = _usd(headroom)
+    return " AND (attribute_not_exists(committed_pusd) OR committed_pusd <= :room)"
+
+
+def grow(
+    tenant: str,
+    month: str,
+    reservation: str,
+    writes: int,
+    more: Reservation,
+    limit: Decimal | None,
+) -> bool | None:
+    """Hold `more` of the month for a standing reservation (its write number `writes`): with a
+    `limit`, only within it. False when it would not fit, None when the reservation is gone."""
+    usd = more.usd or Decimal(0)
+    values: Item = {
+        ":usd": _usd(usd),
+        ":calls": n(more.most.llm_calls),
+        ":in": n(more.most.input_tokens),
+        ":out": n(more.most.output_tokens),
+    }
+    condition = _room_condition(limit, usd, values)
+    if condition is None:
+        return False
+    return _entry_write(
+        tenant,
+        month,
+        reservation,
+        writes,
+        sets=", reservations.#r.#p = reservations.#r.#p + :usd, "
+        "reservations.#r.#c = reservations.#r.#c + :calls, "
+        "reservations.#r.#i = reservations.#r.#i + :in, "
+        "reservations.#r.#o = reservations.#r.#o + :out",
+        adds={"committed_pusd": _usd(usd), "reserved_pusd": _usd(usd)},
+        values=values,
+        condition=condition,
+    )
+
+
+def record(
+    tenant: str,
+    month: str,
+    reservation: str,
+    writes: int,
+    used: Usage,
+    cost: Decimal | None,
+    rooms: Reservation,
+    limit: Decimal | None,
+) -> Recorded:
+    """Add what a batch of attempts used (`cost` None: no price) to the month, against the
+    reservation that held their `rooms` (its write number `writes`): the rooms kept for the
+    next attempts when the spending fits the `limit` with everything committed, else given
+    back. A reservation gone (charged as dead while its work ran on) adds it without one. The
+    caller's next write follows `writes + 1`, whatever this one did."""
+    adds = _used(used, cost)
+    spent = cost or Decimal(0)
+    values: Item = {}
+    condition = _room_condition(limit, spent, values)
+    if condition is not None:
+        applied = _entry_write(
+            tenant,
+            month,
+            reservation,
+            writes,
+            sets="",
+            adds={**adds, "committed_pusd": _usd(spent)},
+            values=values,
+            condition=condition,
+        )
+        if applied is None:
+            return _unreserved(tenant, month, adds, spent)
+        if applied:
+            return Recorded.KEPT
+    usd = rooms.usd or Decimal(0)
+    released = _entry_write(
+        tenant,
+        month,
+        reservation,
+        writes,
+        sets=", reservations.#r.#p = reservations.#r.#p - :usd, "
+        "reservations.#r.#c = reservations.#r.#c - :calls, "
+        "reservations.#r.#i = reservations.#r.#i - :in, "
+        "reservations.#r.#o = reservations.#r.#o - :out",
+        adds={**adds, "committed_pusd": _usd(spent - usd), "reserved_pusd": _usd(-usd)},
+        values={
+            ":usd": _usd(usd),
+            ":calls": n(rooms.most.llm_calls),
+            ":in": n(rooms.most.input_tokens),
+            ":out": n(rooms.most.output_tokens),
+        },
+    )
+    if released is None:
+        return _unreserved(tenant, month, adds, spent)
+    return Recorded.RELEASED
+
+
+def _unreserved(
+    tenant: str, month: str, adds: Mapping[str, dict[str, str]], spent: Decimal
+) -> Recorded:
+    adds = {**adds, "committed_pusd": _usd(spent)}
     dynamo.call(
         "update_item",
         TableName=_table(),
@@ -342,3 +517,52 @@ def settle(
         UpdateExpression="ADD " + ", ".join(f"{name} :{name}" for name in adds),
         ExpressionAttributeValues={f":{name}": value for name, value in adds.items()},
     )
+    return Recorded.UNRESERVED
+
+
+def settle(
+    tenant: str,
+    month: str,
+    usage: Usage,
+    cost: Decimal | None,
+    reservation: tuple[str, int, Decimal] | None,
+) -> None:
+    """Add what was used and not recorded yet (`cost` None: the model has no price) to the
+    month, and give back the reservation (id, write number, amount it holds), if any. One gone
+    already (charged as dead while its work ran on, or given back by this very write, whose
+    answer was lost and which was retried) adds what was used without it: counted twice at
+    worst, never missed."""
+    adds = _used(usage, cost)
+    spent = cost or Decimal(0)
+    if reservation is not None:
+        rid, writes, held = reservation
+        released = {**adds, "reserved_pusd": _usd(-held), "committed_pusd": _usd(spent - held)}
+        done = dynamo.conditional(
+            "update_item",
+            TableName=_table(),
+            Key=_month_key(tenant, month),
+            UpdateExpression="REMOVE reservations.#r ADD "
+            + ", ".join(f"{name} :{name}" for name in released),
+            ConditionExpression="reservations.#r.#n = :writes",
+            ExpressionAttributeNames={"#r": rid, "#n": "n"},
+            ExpressionAttributeValues={
+                **{f":{name}": value for name, value in released.items()},
+                ":writes": n(writes),
+            },
+        )
+        if done is not None:
+            return
+        stored = read_month(tenant, month).reservations.get(rid)
+        if stored is not None:
+            # Its writes are not those the caller knows (one whose answer was lost): give back
+            # what the entry holds, as stored.
+            settle(tenant, month, usage, cost, (rid, stored.writes, stored.usd or Decimal(0)))
+            return
+    if usage.empty:
+        return
+    _unreserved(tenant, month, adds, spent)
+
+
+def reservation_of(tenant: str, month: str, reservation: str) -> Reservation | None:
+    """A standing reservation's entry as stored (None: gone)."""
+    return read_month(tenant, month).reservations.get(reservation)

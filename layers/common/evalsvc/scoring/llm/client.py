@@ -35,6 +35,7 @@ from evalsvc.deadlines import Deadline
 from evalsvc.observability import logger
 from evalsvc.scoring.llm.latency import LATENCY
 from evalsvc.scoring.llm.provider import (
+    Answer,
     InvalidAnswer,
     Provider,
     RetryableError,
@@ -45,8 +46,10 @@ from evalsvc.scoring.llm.provider import (
 from evalsvc.settings import Settings, get_settings
 from evalsvc.usage import (
     CALL_OVERHEAD_TOKENS,
+    Attempt,
     Bound,
     Meter,
+    Usage,
     calls_bound,
     current_meter,
     text_bytes,
@@ -128,14 +131,47 @@ class LLM:
         bound.model = self.name
         return bound
 
-    def _meter(
-        self, tokens: tuple[int, int] | None, sent: tuple[str, ...], max_tokens: int
-    ) -> None:
-        """Record an answered attempt: the provider's counts, or, when it gave none, the
-        attempt's bound."""
-        if tokens is None:
-            tokens = (text_bytes(*sent) + CALL_OVERHEAD_TOKENS, max_tokens)
-        self.meter.record(input_tokens=tokens[0], output_tokens=tokens[1])
+    def _call(
+        self,
+        sent: tuple[str, str, str, str],
+        schema: dict[str, Any],
+        max_tokens: int,
+        timeout: float,
+        asked: _Asked,
+        metered: Attempt,
+    ) -> Answer | ShapeRefused | RetryableError | InvalidAnswer:
+        """One attempt: the provider's answer, or why it gave none usable; what it used goes
+        to `metered` (the provider's counts, or, when it gave none, the attempt's bound: what
+        was sent, and max_tokens)."""
+        system, user, _, schema_name = sent
+        bound = (text_bytes(*sent) + CALL_OVERHEAD_TOKENS, max_tokens)
+        started = time.monotonic()
+        try:
+            try:
+                answer = self.provider.complete(
+                    system,
+                    user,
+                    schema,
+                    schema_name,
+                    max_tokens,
+                    timeout,
+                    temperature=RETRY_TEMPERATURE if asked.model_ran else 0.0,
+                )
+            finally:
+                asked.seconds += time.monotonic() - started
+        except ShapeRefused as exc:
+            return exc
+        except RetryableError as exc:
+            if exc.billed:  # no counts came back: the attempt's bound is counted
+                metered.used(*bound)
+            return exc
+        except InvalidAnswer as exc:
+            LATENCY.record(self.name, time.monotonic() - started)
+            metered.used(*(exc.tokens or bound))
+            return exc
+        LATENCY.record(self.name, time.monotonic() - started)
+        metered.used(*(answer.tokens or bound))
+        return answer
 
     def expected_call_seconds(self) -> float | None:
         """How long a call is expected to take, from this process's recent calls."""
@@ -214,45 +250,30 @@ class LLM:
             timeout = self._timeout(problem, attempt, wait)
             with self._lock:
                 self.calls += 1
-            self.meter.record(calls=1)
             sent = (system, user, json.dumps(schema), schema_name)
-            started = time.monotonic()
+            sent_bytes = text_bytes(*sent)
+            most = Usage(1, 0, sent_bytes + CALL_OVERHEAD_TOKENS, max_tokens, self.name)
             asked.attempts += 1
-            try:
-                try:
-                    answer = self.provider.complete(
-                        system,
-                        user,
-                        schema,
-                        schema_name,
-                        max_tokens,
-                        timeout,
-                        temperature=RETRY_TEMPERATURE if asked.model_ran else 0.0,
-                    )
-                finally:
-                    asked.seconds += time.monotonic() - started
-            except ShapeRefused as exc:
+            # The attempt holds a room (the most it can use) until its usage is kept.
+            with self.meter.attempt(most) as metered:
+                outcome = self._call(sent, schema, max_tokens, timeout, asked, metered)
+            if isinstance(outcome, ShapeRefused):
                 asked.shape_refusals += 1
-                problem, transient, wait, at_once = str(exc), False, None, True
+                problem, transient, wait, at_once = str(outcome), False, None, True
                 continue
-            except RetryableError as exc:
-                if exc.billed:  # no counts came back: the attempt's bound is counted
-                    self._meter(None, sent, max_tokens)
+            if isinstance(outcome, RetryableError):
+                if outcome.billed:
                     # Timed out after it was sent: the model may be looping, greedily.
                     asked.model_ran = True
-                problem, transient, wait = str(exc), True, exc.retry_after
+                problem, transient, wait = str(outcome), True, outcome.retry_after
                 continue
-            except InvalidAnswer as exc:
-                LATENCY.record(self.name, time.monotonic() - started)
-                self._meter(exc.tokens, sent, max_tokens)
-                problem, transient, wait = f"unusable answer ({exc})", False, None
+            if isinstance(outcome, InvalidAnswer):
+                problem, transient, wait = f"unusable answer ({outcome})", False, None
                 asked.unusable(problem)
                 continue
-            LATENCY.record(self.name, time.monotonic() - started)
-            self._meter(answer.tokens, sent, max_tokens)
             transient, wait = False, None
             problems = []
-            for candidate in answer.values:
+            for candidate in outcome.values:
                 try:
                     mismatch = schema_problem(schema, candidate)
                     if mismatch is not None:
