@@ -134,7 +134,7 @@ SPECIAL_BLOCKS: tuple[Block, ...] = (
     _row("fc00::/7", "unique-local", "RFC 4193"),
     _row("fe80::/10", "link-local", "RFC 4291"),
     # not in the registry: deprecated site-local, and multicast
-    _row("fec0::/10", "site-local (deprecated)", "RFC 3879"),
+    _row("fec0::/10", "deprecated site-local", "RFC 3879"),
     _row("ff00::/8", "multicast", "RFC 4291"),
 )
 # The only IPv6 block the IANA assigns for global unicast; the rest is reserved (or a row).
