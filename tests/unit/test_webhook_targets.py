@@ -65,6 +65,16 @@ def test_a_public_https_target_keeps_every_address_to_connect_to() -> None:
         "2002:a00:1::1",  # 6to4 of 10.0.0.1
         "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
         "ff02::1",
+        "fec0::1",  # site-local, deprecated: not in the special-purpose registry
+        "3fff::1",  # the documentation prefix of 2024
+        "5f00::1",  # SRv6 segment identifiers
+        "64:ff9b:1::a00:1",  # local-use NAT64
+        "100:0:0:1::1",  # the dummy prefix
+        "2001:4:112::1",  # AS112 anycast, globally reachable but refused
+        "2620:4f:8000::1",
+        "192.88.99.1",  # the deprecated 6to4 relay anycast
+        "192.0.0.9",  # the PCP anycast address
+        "192.31.196.1",
     ],
 )
 def test_a_host_resolving_to_any_address_that_is_not_public_is_refused(address: str) -> None:
@@ -73,6 +83,129 @@ def test_a_host_resolving_to_any_address_that_is_not_public_is_refused(address: 
             "https://hooks.example.com/", resolve=resolver("93.184.216.34", address)
         )
     assert "not a public address" in caught.value.message
+
+
+# The IANA special-purpose address registries (IPv4 and IPv6), entry by entry, with multicast and
+# the deprecated IPv6 site-local block: what the table must hold, written out apart from it.
+REGISTRIES = {
+    *("0.0.0.0/8", "0.0.0.0/32", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8"),
+    *("169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.0.0.0/29", "192.0.0.8/32"),
+    *("192.0.0.9/32", "192.0.0.10/32", "192.0.0.170/32", "192.0.0.171/32", "192.0.2.0/24"),
+    *("192.31.196.0/24", "192.52.193.0/24", "192.88.99.0/24", "192.168.0.0/16"),
+    *("192.175.48.0/24", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24"),
+    *("240.0.0.0/4", "255.255.255.255/32", "224.0.0.0/4"),
+    *("::1/128", "::/128", "::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64"),
+    *("100:0:0:1::/64", "2001::/23", "2001::/32", "2001:1::1/128", "2001:1::2/128"),
+    *("2001:1::3/128", "2001:2::/48", "2001:3::/32", "2001:4:112::/48", "2001:10::/28"),
+    *("2001:20::/28", "2001:30::/28", "2001:db8::/32", "2002::/16", "2620:4f:8000::/48"),
+    *("3fff::/20", "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8"),
+}
+# Not refused: each stands for the IPv4 address it carries, and is as public as that address.
+EMBEDDING = {"::ffff:0:0/96", "64:ff9b::/96", "2002::/16"}
+
+
+REFUSED = [block for block in webhook_targets.SPECIAL_BLOCKS if block.refused]
+
+
+def address_of(version: int, n: int) -> webhook_targets.IPAddress:
+    return ipaddress.IPv4Address(n) if version == 4 else ipaddress.IPv6Address(n)
+
+
+def first_middle_last(network: webhook_targets.IPNetwork) -> list[webhook_targets.IPAddress]:
+    first, size = int(network.network_address), network.num_addresses
+    return [address_of(network.version, n) for n in (first, first + size // 2, first + size - 1)]
+
+
+def just_outside(network: webhook_targets.IPNetwork) -> list[webhook_targets.IPAddress]:
+    """The addresses next to `network` on either side, where there are any."""
+    top = 2**32 - 1 if network.version == 4 else 2**128 - 1
+    around = (int(network.network_address) - 1, int(network.broadcast_address) + 1)
+    return [address_of(network.version, n) for n in around if 0 <= n <= top]
+
+
+def refuses(address: webhook_targets.IPAddress) -> str:
+    """The refusal `check` gives a host resolving to `address` (AssertionError if none)."""
+    with pytest.raises(InvalidInput) as caught:
+        webhook_targets.check("https://hooks.example.com/", resolve=resolver(str(address)))
+    return caught.value.message
+
+
+def test_the_table_holds_every_registry_entry_and_refuses_all_but_the_embedding_forms() -> None:
+    blocks = {str(block.network): block for block in webhook_targets.SPECIAL_BLOCKS}
+    assert len(blocks) == len(webhook_targets.SPECIAL_BLOCKS)  # no row twice
+    assert set(blocks) == REGISTRIES
+    for network, block in blocks.items():
+        assert block.name and block.rfc.startswith("RFC ")
+        assert block.refused == (network not in EMBEDDING)
+        assert block.refused or (block.why_not and block.embeds is not None)
+
+
+@pytest.mark.parametrize("block", REFUSED, ids=lambda block: str(block.network))
+def test_every_refused_block_is_refused_at_its_first_middle_and_last_address_by_name(
+    block: webhook_targets.Block,
+) -> None:
+    for address in first_middle_last(block.network):
+        message = refuses(address)
+        # Named by the most specific row holding it (a sub-block of 192.0.0.0/24 or 2001::/23).
+        holding = [b for b in webhook_targets.SPECIAL_BLOCKS if address in b.network]
+        named = max(holding, key=lambda b: b.network.prefixlen).name
+        assert f"{address}, which is not a public address ({named})" in message
+
+
+@pytest.mark.parametrize(
+    "block",
+    [block for block in webhook_targets.SPECIAL_BLOCKS if not block.refused],
+    ids=lambda block: str(block.network),
+)
+def test_an_embedding_form_is_exactly_as_public_as_the_ipv4_address_it_carries(
+    block: webhook_targets.Block,
+) -> None:
+    assert block.embeds is not None
+    for address in first_middle_last(block.network):
+        assert isinstance(address, ipaddress.IPv6Address)
+        inner = block.embeds(address)
+        assert webhook_targets.is_public(address) == webhook_targets.is_public(inner)
+        if not webhook_targets.is_public(inner):
+            assert f"({block.name} form of {inner}, " in refuses(address)
+    # the first and last carry 0.0.0.0 and 255.255.255.255; the middle 128.0.0.0, public
+    low, middle, high = first_middle_last(block.network)
+    assert (webhook_targets.is_public(low), webhook_targets.is_public(high)) == (False, False)
+    assert webhook_targets.is_public(middle)
+
+
+def test_the_known_forms_carry_the_ipv4_address_where_their_rfcs_put_it() -> None:
+    public = ipaddress.IPv4Address("93.184.216.34")
+    for form in ("::ffff:93.184.216.34", "64:ff9b::5db8:d822", "2002:5db8:d822:1::1"):
+        address = ipaddress.IPv6Address(form)
+        assert webhook_targets.is_public(address), form
+        block = next(b for b in webhook_targets.SPECIAL_BLOCKS if address in b.network)
+        assert block.embeds is not None and block.embeds(address) == public
+
+
+@pytest.mark.parametrize("block", REFUSED, ids=lambda block: str(block.network))
+def test_the_addresses_just_outside_a_refused_block_are_accepted_where_public(
+    block: webhook_targets.Block,
+) -> None:
+    for address in just_outside(block.network):
+        in_a_row = any(address in b.network for b in webhook_targets.SPECIAL_BLOCKS)
+        reserved = address.version == 6 and address not in ipaddress.ip_network("2000::/3")
+        if in_a_row or reserved:
+            continue  # not public either (or decided by the IPv4 address it carries)
+        target = webhook_targets.check("https://hooks.example.com/", resolve=resolver(str(address)))
+        assert target.addresses == (str(address),)
+
+
+def test_the_neighbours_walked_include_these_public_addresses() -> None:
+    # The walk above skips a neighbour in another row: these it does not skip, and accepts.
+    neighbours = {str(a) for block in REFUSED for a in just_outside(block.network)}
+    for text in (
+        *("9.255.255.255", "11.0.0.0", "100.63.255.255", "100.128.0.0", "169.255.0.0"),
+        *("172.32.0.0", "191.255.255.255", "192.0.1.255", "192.0.3.0", "192.88.100.0"),
+        *("198.17.255.255", "198.20.0.0", "223.255.255.255", "2001:db9::", "2001:200::"),
+        *("2620:4f:7fff:ffff:ffff:ffff:ffff:ffff", "2620:4f:8001::", "3fff:1000::"),
+    ):
+        assert text in neighbours
+        assert webhook_targets.is_public(ipaddress.ip_address(text)), text
 
 
 @pytest.mark.parametrize(
@@ -128,6 +261,10 @@ def test_is_public_agrees_with_the_address_registries(address: webhook_targets.I
         assert address.is_global and not address.is_multicast
         if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
             assert address.ipv4_mapped.is_global
+        # no refused row of the table holds it
+        assert not any(
+            block.refused and address in block.network for block in webhook_targets.SPECIAL_BLOCKS
+        )
     if address.is_private or address.is_loopback or address.is_link_local:
         assert not public
 
