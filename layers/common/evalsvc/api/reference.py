@@ -66,6 +66,7 @@ class Field:
     required: bool
     description: str
     where: str = ""  # a parameter's place: path, query, header, cookie
+    default: str = ""  # the default value, as JSON ("" when there is none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +180,12 @@ def _type(schema: object, anchors: _Anchors, known: Mapping[str, Any], depth: in
     return (Part("any"),)
 
 
+def _default(schema: object) -> str:
+    if isinstance(schema, Mapping) and "default" in schema:
+        return json.dumps(schema["default"], ensure_ascii=False)
+    return ""
+
+
 def _joined(types: Iterable[Type], joint: str) -> Type:
     parts: list[Part] = []
     for k, each in enumerate(types):
@@ -216,6 +223,7 @@ def _parameters(
                 required=parameter.get("required") is True,
                 description=description,
                 where=_text(parameter.get("in")),
+                default=_default(schema),
             )
         )
     return tuple(found)
@@ -274,6 +282,7 @@ def _schema(name: str, schema: object, anchors: _Anchors, known: Mapping[str, An
                 type=_type(value, anchors, known),
                 required=prop in required,
                 description=_text(value.get("description") if isinstance(value, Mapping) else ""),
+                default=_default(value),
             )
             for prop, value in properties.items()
         ),
