@@ -35,9 +35,11 @@ How a page is loaded, and why:
   request in flight; only then does `load()` return.
 
 Also recorded: console messages (`problems()` counts errors and warnings; messages about the
-Content-Security-Policy are also listed in `csp_violations`), uncaught script errors, and dialogs
-(`alert()` and the like: dismissed at once). `evaluate()` runs JS in the page after the load;
-DevTools evaluation is not subject to the page's CSP, so it works on a page that forbids scripts.
+Content-Security-Policy are also listed in `csp_violations`), uncaught script errors, dialogs
+(`alert()` and the like: dismissed at once), and the answers the page got, with all their headers
+(its document's; for a page from `open()`, those from its own origin too). `evaluate()` runs JS
+in the page after the load; DevTools evaluation is not subject to the page's CSP, so it works on
+a page that forbids scripts.
 
 Playwright's sync API marks its thread as running an asyncio loop between calls, which would break
 any later test of the same pytest worker that runs an event loop itself (Mangum's handlers do).
@@ -78,6 +80,7 @@ from playwright.async_api import (
 )
 from playwright.async_api import ConsoleMessage as PlaywrightConsoleMessage
 from playwright.async_api import Request as PlaywrightRequest
+from playwright.async_api import Response as PlaywrightResponse
 
 T = TypeVar("T")
 Media = Literal["screen", "print"]
@@ -215,6 +218,21 @@ class OriginRequest:
         return json.loads(self.body or "null")
 
 
+@dataclass(frozen=True)
+class Answer:
+    """An answer the page got: to its document, or (a page from `Browser.open()`) to a request to
+    its own origin. `headers` are all of them, names in lower case."""
+
+    url: str
+    status: int
+    resource_type: str
+    headers: dict[str, str]
+
+    @property
+    def is_html(self) -> bool:
+        return self.headers.get("content-type", "").split(";")[0].strip() == "text/html"
+
+
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
@@ -322,6 +340,10 @@ class _Record:
     # its server) and are kept here; every other one is cut off and recorded in `requests`.
     origin: str | None = None
     origin_requests: list[OriginRequest] = field(default_factory=list)
+    # The answers to the document and to the requests let through, and the reads of their headers
+    # still under way (`_settle` waits for them).
+    answers: list[Answer] = field(default_factory=list)
+    reading: set[asyncio.Future[None]] = field(default_factory=set)
 
     def allows(self, request: PlaywrightRequest) -> bool:
         return self.origin is not None and _origin(request.url) == self.origin
@@ -382,6 +404,12 @@ class Loaded:
     def origin_requests(self) -> list[OriginRequest]:
         """A page from `Browser.open()`: the requests it made to its own origin, in order."""
         return list(self._record.origin_requests)
+
+    @property
+    def answers(self) -> list[Answer]:
+        """The answers the page got, with all their headers: its document's, and (a page from
+        `Browser.open()`) those to its requests to its own origin, in the order they came."""
+        return list(self._record.answers)
 
     @property
     def console(self) -> list[ConsoleMessage]:
@@ -665,26 +693,47 @@ class Browser:
         self._open.append(loaded)
         return loaded
 
-    def open(self, url: str, *, width: int = 1200, height: int = 800, scale: float = 1.0) -> Loaded:
+    def open(
+        self,
+        url: str,
+        *,
+        width: int = 1200,
+        height: int = 800,
+        scale: float = 1.0,
+        headers: Mapping[str, str] | None = None,
+    ) -> Loaded:
         """Open `url` (a page of a server on 127.0.0.1, e.g. the local server's /app/) in a
         browser context of its own. Unlike `load()`, the page's requests to its own origin go
-        through (`Loaded.origin_requests` lists them); every other request is cut off and
-        recorded (`Loaded.requests`). Returns once the page has loaded and settled."""
+        through (`Loaded.origin_requests` lists them, `Loaded.answers` their answers); every
+        other request is cut off and recorded (`Loaded.requests`). `headers` are sent with each
+        of the page's requests (e.g. an API key for a report page). Returns once the page has
+        loaded and settled."""
         if self._browser is None:
             raise RuntimeError("the browser is not started: use `with Browser(...)` or start()")
         if urlsplit(url).hostname != "127.0.0.1":
             raise ValueError(f"only pages on 127.0.0.1 are opened: {url!r}")
         record = _Record(document_url=url, origin=_origin(url))
-        tab, seconds = self._call(self._open_page(record, width, height, "screen", scale))
+        tab, seconds = self._call(
+            self._open_page(record, width, height, "screen", scale, dict(headers or {}))
+        )
         loaded = Loaded(self, tab, record, "", seconds)
         self._open.append(loaded)
         return loaded
 
     async def _open_page(
-        self, record: _Record, width: int, height: int, media: Media, scale: float
+        self,
+        record: _Record,
+        width: int,
+        height: int,
+        media: Media,
+        scale: float,
+        headers: dict[str, str] | None = None,
     ) -> tuple[_Tab, float]:
         tab = await self._take_tab(scale)
         try:
+            if headers:
+                await tab.page.set_extra_http_headers(headers)
+                tab.extra_headers = True
             if tab.page.viewport_size != {"width": width, "height": height}:
                 await tab.page.set_viewport_size({"width": width, "height": height})
             await tab.page.emulate_media(media=media)
@@ -725,6 +774,9 @@ class Browser:
                 # data does not reach it.
                 await tab.page.evaluate("() => { try { sessionStorage.clear(); } catch {} }")
             await tab.page.goto("about:blank", timeout=5000)
+            if tab.extra_headers:
+                await tab.page.set_extra_http_headers({})
+                tab.extra_headers = False
             for origin in {self._server.origin, *tab.origins}:
                 await tab.devtools.send(
                     "Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"}
@@ -792,6 +844,8 @@ class _Tab:
     record: _Record | None = None
     # The origins of pages opened in it with `Browser.open()`: their storage is cleared on reuse.
     origins: set[str] = field(default_factory=set)
+    # Whether a page opened in it sent headers of its own (they are cleared on reuse).
+    extra_headers: bool = False
 
 
 async def _watch(tab: _Tab) -> None:
@@ -829,6 +883,23 @@ async def _watch(tab: _Tab) -> None:
         if tab.record is not None:
             tab.record.ended(request)
 
+    def on_response(response: PlaywrightResponse) -> None:
+        record = tab.record
+        if record is None or not (
+            record.allows(response.request) or response.request is record.document
+        ):
+            return
+
+        async def read() -> None:
+            # all_headers(): `headers` leaves some out; these are what the browser acted on.
+            headers = await response.all_headers()
+            kind = response.request.resource_type
+            record.answers.append(Answer(response.url, response.status, kind, headers))
+
+        reading = asyncio.ensure_future(read())
+        record.reading.add(reading)
+        reading.add_done_callback(record.reading.discard)
+
     def on_console(message: PlaywrightConsoleMessage) -> None:
         if tab.record is not None:
             where = message.location.get("url", "") if message.location else ""
@@ -861,6 +932,7 @@ async def _watch(tab: _Tab) -> None:
     tab.context.on("request", on_request)
     tab.context.on("requestfinished", on_request_end)
     tab.context.on("requestfailed", on_request_end)
+    tab.context.on("response", on_response)
     page.on("console", on_console)
     page.on("pageerror", on_page_error)
     page.on("dialog", on_dialog)
@@ -870,12 +942,14 @@ async def _watch(tab: _Tab) -> None:
 
 
 async def _settle(page: Page, record: _Record) -> None:
-    """Run _SETTLE, then wait (5 s at most) for every recorded request to finish or fail: they are
-    cut off, so this takes milliseconds."""
+    """Run _SETTLE, then wait (5 s at most) for every recorded request to finish or fail (they are
+    cut off, so this takes milliseconds) and for the headers of the answers to be read."""
     await page.evaluate(_SETTLE)
     deadline = time.monotonic() + 5
     while record.in_flight and time.monotonic() < deadline:
         await asyncio.sleep(0.005)
+    if record.reading:
+        await asyncio.wait(set(record.reading), timeout=max(0.1, deadline - time.monotonic()))
 
 
 def pdf_pages(pdf: bytes) -> int:

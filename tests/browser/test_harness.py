@@ -4,6 +4,11 @@ quiet on a clean self-contained page."""
 from __future__ import annotations
 
 import asyncio
+import html
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -159,6 +164,75 @@ def test_a_csp_header_is_applied(browser: Browser) -> None:
 
     assert loaded.evaluate("window.__ran === undefined") is True
     assert loaded.csp_violations
+
+
+def test_the_documents_answer_is_recorded_with_all_its_headers(browser: Browser) -> None:
+    # Given a page served with a CSP header
+    policy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+    # When it is loaded
+    loaded = browser.load(CLEAN, headers={"Content-Security-Policy": policy})
+
+    # Then its one answer is recorded: its URL, status, kind and every header it came with
+    assert [(a.url, a.status, a.resource_type, a.is_html) for a in loaded.answers] == [
+        (loaded.url, 200, "document", True)
+    ]
+    assert loaded.answers[0].headers["content-security-policy"] == policy
+
+
+@contextmanager
+def echoing_server() -> Iterator[str]:
+    """A server on 127.0.0.1 whose page says the X-Probe header it was asked with ("none" if
+    absent), and whose /style.css is a style sheet; yields its origin."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/style.css":
+                body, kind = b"p { color: #222; }", "text/css"
+            else:
+                probe = html.escape(self.headers.get("X-Probe", "none"))
+                page = '<!doctype html><title>t</title><link rel=stylesheet href="/style.css">'
+                body, kind = f"{page}<p>{probe}</p>".encode(), "text/html; charset=utf-8"
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_an_opened_page_sends_the_headers_it_is_given_and_records_its_origins_answers(
+    browser: Browser,
+) -> None:
+    with echoing_server() as origin:
+        # Given a page opened with a header of its own
+        with browser.open(f"{origin}/page", headers={"X-Probe": "sent"}) as first:
+            # Then the server saw the header, and both answers (the document, its style sheet)
+            # are recorded, each with its type
+            assert first.inner_text("p") == "sent"
+            assert sorted((a.url, a.is_html) for a in first.answers) == [
+                (f"{origin}/page", True),
+                (f"{origin}/style.css", False),
+            ]
+            assert first.requests == []
+
+        # When the next page is opened without one
+        second = browser.open(f"{origin}/page")
+
+        # Then the header went with the first page: none is sent now
+        assert second.inner_text("p") == "none"
 
 
 def test_a_request_the_csp_blocked_is_still_recorded(browser: Browser) -> None:

@@ -150,7 +150,7 @@ def serve(host: str, port: int, dynamodb_port: int, data_dir: Path) -> None:
         )
         server = uvicorn.Server(config)
         base = f"http://{host}:{port}/v1"
-        print(f"evalsvc serving {base}  (docs: {base}/docs)", flush=True)
+        print(f"evalsvc serving {base}  (API reference: {base}/docs)", flush=True)
         print(f"review app: http://{host}:{port}/app/", flush=True)
         print(f"embedded DynamoDB at {store.endpoint}, data in {data_dir}", flush=True)
         print(f"dev API key (tenant {DEV_TENANT!r}, user {DEV_USER!r}):", flush=True)

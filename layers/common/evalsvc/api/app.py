@@ -8,6 +8,8 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
+from starlette.requests import Request
+from starlette.responses import Response
 
 from evalsvc.api.errors import install_error_handlers
 from evalsvc.api.middleware import BodySizeLimit, JsonBodies, RequestLogContext
@@ -19,7 +21,8 @@ TITLE = "Evaluation service"
 
 def create_app(routers: Sequence[APIRouter], *, docs: bool = False) -> FastAPI:
     """The API with `routers` at their contract paths (`/data/seed/{id}`…). With `docs`, it also
-    serves /openapi.json and /docs."""
+    serves /openapi.json and /docs, the API reference drawn from it by the server
+    (evalsvc.api.reference: no script, nothing loaded from anywhere)."""
     app = FastAPI(
         title=TITLE,
         version=API_VERSION,
@@ -27,7 +30,9 @@ def create_app(routers: Sequence[APIRouter], *, docs: bool = False) -> FastAPI:
             "Datasets of input/output pairs, metrics, scoring, statistics and human feedback "
             'for LLM applications. Every error is a JSON body `{"error": "..."}`.'
         ),
-        docs_url="/docs" if docs else None,
+        # Not FastAPI's Swagger UI: its page runs a script from another origin, on the origin
+        # where the review app keeps a reviewer's API key. /docs is the server-drawn reference.
+        docs_url=None,
         redoc_url=None,
         openapi_url="/openapi.json" if docs else None,
         # A slash redirect is built from the request's Host header: `GET /data/seed/x/` with
@@ -48,6 +53,8 @@ def create_app(routers: Sequence[APIRouter], *, docs: bool = False) -> FastAPI:
         if isinstance(route, APIRoute)
     ]
     _document_errors_as_they_are(app)
+    if docs:
+        _serve_reference(app)
     return app
 
 
@@ -60,6 +67,20 @@ def create_versioned_app(routers: Sequence[APIRouter]) -> FastAPI:
     root.add_middleware(RequestLogContext)
     root.mount(VERSION_PREFIX, create_app(routers, docs=True))
     return root
+
+
+def _serve_reference(app: FastAPI) -> None:
+    """GET /docs: the API reference, beside /openapi.json (linked relatively, so it holds
+    wherever the app is mounted). Imported here: a Lambda's app has no docs, and its start
+    imports neither Jinja2 nor the page's files."""
+    from evalsvc.api import reference
+
+    page = reference.page_once(app.openapi, "openapi.json")
+
+    def docs(request: Request) -> Response:  # sync: drawn once, on a worker thread
+        return Response(page(), media_type="text/html; charset=utf-8", headers=reference.HEADERS)
+
+    app.add_route("/docs", docs, methods=["GET"], include_in_schema=False)
 
 
 def _document_errors_as_they_are(app: FastAPI) -> None:
