@@ -116,7 +116,7 @@ def test_a_monitor_is_created_read_listed_run_and_deleted(
         assert acme.get(path).status_code == 404
     gone = acme.http.delete(f"/v1/monitors/{monitor_id}", headers=acme.headers)
     assert gone.status_code == 404 and "no monitor" in gone.json()["error"]
-    assert ok(acme.get("/monitors")).json() == {"monitors": []}
+    assert ok(acme.get("/monitors")).json() == {"monitors": [], "next_cursor": None}
 
 
 def refused(acme: Tenant, tables: dict[str, str], content: bytes, status: int) -> str:
@@ -202,12 +202,37 @@ def test_ids_cursors_and_limits_are_checked(acme: Tenant, checks: str) -> None:
         (f"/monitors/{monitor_id}/history?limit=0", "limit"),
         (f"/monitors/{monitor_id}/history?limit=101", "limit"),
         (f"/monitors/{monitor_id}/history?cursor=x", "cursor"),
+        ("/monitors?limit=0", "limit"),
+        ("/monitors?limit=101", "limit"),
+        ("/monitors?limit=x", "limit"),
+        ("/monitors?cursor=x", "cursor"),
+        (f"/monitors?cursor=1.{monitor_id}%20", "cursor"),
     ]:
         response = acme.get(path)
         assert response.status_code == 400, (path, response.text)
         assert says in response.json()["error"], path
     assert acme.post("/monitors/a%20b/run").status_code == 400
     assert acme.post("/monitors/mon_nope/run").status_code == 404
+
+
+def test_the_list_of_monitors_pages_oldest_first_with_all_of_them_by_default(
+    acme: Tenant, globex: Tenant, checks: str
+) -> None:
+    # Given three monitors
+    made = [create(acme, body(checks, name=f"m{k}")) for k in range(3)]
+
+    # When they are listed two at a time, and with no limit
+    first = ok(acme.get("/monitors?limit=2")).json()
+    rest = ok(acme.get(f"/monitors?limit=2&cursor={first['next_cursor']}")).json()
+    whole = ok(acme.get("/monitors")).json()
+
+    # Then the pages hold them all once, oldest first, and the whole list is one page
+    assert [m["monitor_id"] for m in first["monitors"] + rest["monitors"]] == made
+    assert first["next_cursor"] is not None and rest["next_cursor"] is None
+    assert [m["monitor_id"] for m in whole["monitors"]] == made and whole["next_cursor"] is None
+    assert ok(acme.get("/monitors?limit=3")).json()["next_cursor"] is None
+    # …and another tenant's cursor pages its own (empty) list
+    assert ok(globex.get(f"/monitors?cursor={first['next_cursor']}")).json()["monitors"] == []
 
 
 def test_a_tenant_keeps_at_most_its_share_of_monitors(

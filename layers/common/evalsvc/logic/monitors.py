@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from evalsvc import schedules, webhook_targets
 from evalsvc.errors import Conflict, InvalidInput, NotFound, StorageUnavailable, TooManyJobs
-from evalsvc.identifiers import check_client_id, new_id, now_ms
+from evalsvc.identifiers import check_client_id, is_client_id, new_id, now_ms
 from evalsvc.logic import metrics as metrics_logic
 from evalsvc.logic import monitor_alerts
 from evalsvc.logic.kinds import monitor_run
@@ -204,12 +204,37 @@ def _claim(
 # ---- the API's other uses ----------------------------------------------------------------------
 
 
-def list_all(identity: Identity) -> list[tuple[MonitorIn, store.StoredMonitor]]:
-    """The tenant's monitors, oldest first, each as asked for and as stored."""
-    return [
-        (MonitorIn.model_validate_json(stored.body, strict=False), stored)
-        for stored in store.list_monitors(identity.tenant)
-    ]
+@dataclass(frozen=True, slots=True)
+class MonitorsPage:
+    """Monitors, oldest first, each as asked for and as stored; next_cursor when more follow."""
+
+    monitors: list[tuple[MonitorIn, store.StoredMonitor]]
+    next_cursor: str | None
+
+
+def list_page(identity: Identity, limit: int, cursor: str | None) -> MonitorsPage:
+    """The tenant's monitors, oldest first, `limit` at most, after `cursor` (a page's
+    next_cursor: when its last monitor was created, and its id). A tenant keeps at most
+    MAX_MONITORS, read in one Query, so a page is cut from all of them."""
+    found = store.list_monitors(identity.tenant)
+    if cursor is not None:
+        after = _listed_after(cursor)
+        found = [m for m in found if (m.created_ms, m.monitor_id) > after]
+    page, more = found[:limit], len(found) > limit
+    last = page[-1] if more and page else None
+    return MonitorsPage(
+        [(MonitorIn.model_validate_json(stored.body, strict=False), stored) for stored in page],
+        None if last is None else f"{last.created_ms}.{last.monitor_id}",
+    )
+
+
+def _listed_after(cursor: str) -> tuple[int, str]:
+    created, dot, monitor_id = cursor.partition(".")
+    if not (dot and created.isdigit() and len(created) <= 13 and is_client_id(monitor_id)):
+        raise InvalidInput(
+            "cursor is not one this list of monitors gave: pass next_cursor as it was returned"
+        )
+    return int(created), monitor_id
 
 
 def delete(identity: Identity, monitor_id: str, has_time: Callable[[], bool]) -> int:

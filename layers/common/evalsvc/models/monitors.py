@@ -102,6 +102,7 @@ class MonitorOut(BaseModel):
 
 class MonitorsOut(BaseModel):
     monitors: list[MonitorOut] = Field(description="The tenant's monitors, oldest first")
+    next_cursor: ListNextCursor
 
 
 class MonitorDeleted(BaseModel):
