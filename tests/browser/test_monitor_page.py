@@ -27,7 +27,7 @@ from tests.browser.report_checks import assert_loads_clean
 from tests.conftest import point_service_at
 from tests.integration.conftest import Tenant
 from tests.integration.test_monitor_report import HOSTILE, fail_run
-from tests.integration.test_monitor_runs import put_pairs, steady, worse
+from tests.integration.test_monitor_runs import NO_PAIR, put_pairs, steady, worse
 from tests.integration.test_reports import SCRIPT
 from tests.work_queue import Work
 
@@ -47,14 +47,15 @@ def _run(tenant: Tenant, work: Work, monitor_id: str) -> None:
     work.drain()
 
 
-def _monitor(tenant: Tenant, name: str, metrics: list[str], seed: str = "prod") -> str:
+def _monitor(tenant: Tenant, name: str, metrics: list[str], **fields: object) -> str:
     answer = tenant.post("/specify_questions", {"metrics": metrics})
     assert answer.status_code == 200, answer.text
     body = {
         "name": name,
-        "seed_data_id": seed,
+        "seed_data_id": "prod",
         "metrics_id": answer.json()["metrics_id"],
         "schedule": "rate(1 hour)",
+        **fields,
     }
     created = tenant.post("/monitors", body)
     assert created.status_code == 201, created.text
@@ -93,7 +94,7 @@ def _make_pages(acme: Tenant, work: Work) -> dict[str, str]:
     put_pairs(acme, worse())  # the app's answers got longer: max_words regresses
     _run(acme, work, trend)
     empty = _monitor(acme, f"nothing yet {SCRIPT}", ["check:max_words:6"])
-    failing = _monitor(acme, f"broken {SCRIPT}", ["check:max_words:6"], seed="gone")
+    failing = _monitor(acme, f"broken {SCRIPT}", ["check:max_words:6"], pair_query=NO_PAIR)
     for _ in range(2):
         _run(acme, work, failing)
 

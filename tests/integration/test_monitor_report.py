@@ -39,7 +39,15 @@ from markupsafe import escape
 
 from tests.integration import test_monitor_runs
 from tests.integration.conftest import Tenant
-from tests.integration.test_monitor_runs import SECRET, create, put_pairs, run, steady, worse
+from tests.integration.test_monitor_runs import (
+    NO_PAIR,
+    SECRET,
+    create,
+    put_pairs,
+    run,
+    steady,
+    worse,
+)
 from tests.integration.test_reports import ELEMENTS, IMG, SCRIPT
 from tests.webhook_receiver import Receiver
 from tests.work_queue import Work
@@ -210,7 +218,7 @@ def test_the_alerts_are_shown_and_the_webhook_secret_never(
     run(monitor_id, work)
     put_pairs(acme, worse())
     run(monitor_id, work)  # regressed: alerted
-    failing = create(acme, hook, seed_data_id="gone", name="broken")
+    failing = create(acme, hook, pair_query=NO_PAIR, name="broken")
     hook.answers = [500, 503, 500]
     run(failing, work)  # failed: alerted, the receiver failing
 
@@ -238,7 +246,7 @@ def test_a_monitor_with_no_run_says_when_the_first_is_due(acme: Tenant) -> None:
 
 def test_a_monitor_whose_runs_all_failed_says_so_and_why(acme: Tenant, work: Work) -> None:
     put_pairs(acme, steady())
-    monitor_id = create(acme, None, seed_data_id="gone")
+    monitor_id = create(acme, None, pair_query=NO_PAIR)
     runs = [run(monitor_id, work) for _ in range(2)]
     assert {r.status for r in runs} == {"failed"}
 

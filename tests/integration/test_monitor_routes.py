@@ -159,6 +159,7 @@ def test_what_needs_a_read_is_checked_before_anything_is_stored(
     cases: list[tuple[dict[str, Any], int, str]] = [
         (body(judged["metrics_id"]), 400, "max_cost_usd is required"),
         (body("m_nope"), 404, "m_nope"),
+        (body(checks, seed_data_id="ds_nope"), 404, "no seed dataset with id 'ds_nope'"),
         (body(checks, baseline="ev_nope"), 404, "ev_nope"),
         (
             body(checks, webhook_url="https://10.0.0.7/hook", webhook_secret=SECRET),

@@ -30,6 +30,8 @@ from tests.work_queue import Work
 ACME = Identity(tenant="acme", user="ann", user_email="", key_id="k")
 SECRET = "a-secret-of-16-chars"
 SHORT = "yes indeed"
+# A pair_query no pair matches: every run of a monitor with it fails, saying why.
+NO_PAIR = {"pair_labels": ["no-pair-has-this-label"]}
 LONG = "this answer goes on for far more words than the check allows it to have"
 
 
@@ -139,12 +141,12 @@ def test_a_fixed_baseline_is_every_runs_baseline(acme: Tenant, work: Work, hook:
 
 def test_a_failed_run_alerts_saying_why(acme: Tenant, work: Work, hook: Receiver) -> None:
     put_pairs(acme, steady())
-    monitor_id = create(acme, hook, seed_data_id="gone")
+    monitor_id = create(acme, hook, pair_query=NO_PAIR)
 
     failed = run(monitor_id, work)
 
     assert failed.status == "failed" and failed.failure is not None
-    assert "could not start" in failed.failure and "gone" in failed.failure
+    assert "could not start" in failed.failure and "no pair matches" in failed.failure
     [post] = hook.posts
     assert post.signed_with(SECRET)
     assert post.json()["failure"] == failed.failure and post.json()["regressed"] == []
@@ -183,7 +185,7 @@ def test_an_alert_whose_worker_died_is_delivered_by_the_dispatcher(
     acme: Tenant, work: Work, hook: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     put_pairs(acme, steady())
-    monitor_id = create(acme, hook, seed_data_id="gone")
+    monitor_id = create(acme, hook, pair_query=NO_PAIR)
     real = monitor_alerts.deliver_if_due
     monkeypatch.setattr(monitor_alerts, "deliver_if_due", lambda *args: None)  # died first
 
@@ -204,7 +206,7 @@ def test_a_receiver_that_keeps_failing_is_recorded_failed(
     acme: Tenant, work: Work, hook: Receiver
 ) -> None:
     put_pairs(acme, steady())
-    monitor_id = create(acme, hook, seed_data_id="gone")
+    monitor_id = create(acme, hook, pair_query=NO_PAIR)
     hook.answers = [500, 503, 500]
     failed = run(monitor_id, work)
     assert failed.alert is not None

@@ -1,8 +1,9 @@
 """Monitors (E8): evaluation that runs on its own.
 
     create     POST /monitors: every field checked (models.monitors), then what needs a read:
-               the metrics set (a question the judge answers requires max_cost_usd), a fixed
-               baseline (a complete result of the tenant's), the webhook's addresses
+               the metrics set (a question the judge answers requires max_cost_usd), the
+               seed dataset, a fixed baseline (a complete result of the tenant's), the
+               webhook's addresses
     dispatch   each minute (an EventBridge schedule; the local server's clock): every due
                monitor's run claimed once and started as a job (logic.kinds.monitor_run), and
                the alerts a dead worker left pending delivered (logic.monitor_alerts)
@@ -22,10 +23,12 @@ from dataclasses import dataclass, field
 from evalsvc import schedules, webhook_targets
 from evalsvc.errors import Conflict, InvalidInput, NotFound, StorageUnavailable, TooManyJobs
 from evalsvc.identifiers import check_client_id, is_client_id, new_id, now_ms
+from evalsvc.logic import datasets as datasets_logic
 from evalsvc.logic import metrics as metrics_logic
 from evalsvc.logic import monitor_alerts
 from evalsvc.logic.kinds import monitor_run
 from evalsvc.models.api_keys import Identity
+from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.jobs import Status
 from evalsvc.models.metrics import is_check
 from evalsvc.models.monitors import MonitorIn
@@ -55,6 +58,10 @@ def create(identity: Identity, body: MonitorIn, *, at_ms: int | None = None) -> 
             "(DELETE /monitors/{id}) before creating another"
         )
     metrics_set = metrics_logic.get_metrics_set(identity, body.metrics_id)
+    # A dataset that is not there is a 404 now, as an unknown metrics set is, rather than a
+    # monitor whose every run fails.
+    dataset_id = datasets_logic.resolve_dataset_id(identity, DatasetKind.SEED, body.seed_data_id)
+    datasets_logic.get_header(identity, DatasetKind.SEED, dataset_id)
     if not all(is_check(d) for d in metrics_set.definitions):
         _check_judged(metrics_set.metrics_id, body)
     if body.baseline != PREVIOUS:
