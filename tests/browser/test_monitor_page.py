@@ -1,7 +1,8 @@
 """The monitor page (E8) as a browser sees it: made by the service's routes (moto, its work
-queue, checks-only metrics) for a monitor whose name and metric hold `<script>`, `<img onerror>`,
-quotes, right-to-left, zero-width and control characters, whose runs held steady, failed (saying
-why at length) and regressed; for a monitor with no run yet, and one whose every run failed.
+queue, checks-only metrics) for a monitor whose name holds `<script>`, `<img onerror>`, quotes
+and zero-width characters, whose metric holds them and right-to-left and control characters too
+(shown as U+FFFD), and whose runs held steady, failed (saying why at length) and regressed; for
+a monitor with no run yet, and one whose every run failed.
 Each page, on a desktop and on a 360 px phone, renders with no console message and no CSP
 violation, asks for nothing, runs nothing, applies its stylesheet, has a chart per metric with
 its title and description, fits the phone's width, and axe-core finds nothing wrong with it. Its
@@ -26,7 +27,7 @@ from tests.browser.chromium import Browser, Loaded
 from tests.browser.report_checks import assert_loads_clean
 from tests.conftest import point_service_at
 from tests.integration.conftest import Tenant
-from tests.integration.test_monitor_report import HOSTILE, fail_run
+from tests.integration.test_monitor_report import HOSTILE, HOSTILE_NAME, fail_run
 from tests.integration.test_monitor_runs import NO_PAIR, put_pairs, steady, worse
 from tests.integration.test_reports import SCRIPT
 from tests.work_queue import Work
@@ -86,7 +87,7 @@ def pages() -> Iterator[dict[str, str]]:
 
 def _make_pages(acme: Tenant, work: Work) -> dict[str, str]:
     put_pairs(acme, steady())
-    trend = _monitor(acme, HOSTILE, [LONG_CHECK, "check:max_words:6"])
+    trend = _monitor(acme, HOSTILE_NAME, [LONG_CHECK, "check:max_words:6"])
     _run(acme, work, trend)
     _run(acme, work, trend)
     latest = acme.get(f"/monitors/{trend}/history?limit=1").json()["runs"][0]
@@ -133,8 +134,10 @@ def test_the_page_keeps_the_hostile_texts_as_written(
 ) -> None:
     loaded = browser.load(pages["trend"])
 
-    assert loaded.texts("h1") == [" ".join(HOSTILE.split())]
-    assert loaded.texts("head > title") == [" ".join(f"Trend report — monitor {HOSTILE}".split())]
+    assert loaded.texts("h1") == [" ".join(HOSTILE_NAME.split())]
+    assert loaded.texts("head > title") == [
+        " ".join(f"Trend report — monitor {HOSTILE_NAME}".split())
+    ]
     assert loaded.count("wbr") > 0  # the long definition breaks, its text unchanged
     # The long definition whole, in a box of its own that scrolls.
     assert " ".join(LONG_CHECK.split()) in loaded.texts(".text[role=region]")

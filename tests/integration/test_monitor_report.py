@@ -49,6 +49,7 @@ from tests.integration.test_monitor_runs import (
     worse,
 )
 from tests.integration.test_reports import ELEMENTS, IMG, SCRIPT
+from tests.unit.test_report_pages import shown
 from tests.webhook_receiver import Receiver
 from tests.work_queue import Work
 
@@ -56,9 +57,12 @@ from tests.work_queue import Work
 hook = test_monitor_runs.hook
 # Elements the monitor page adds to those of the other pages.
 MONITOR_ELEMENTS = ELEMENTS | {"a", "br", "wbr", "bdi", "time", "path", "details", "summary"}
-# Text a tenant may write that a page must show as it is: markup, quotes, a right-to-left
-# override, zero-width and control characters, characters of 4 UTF-8 bytes.
+# Text a tenant may write in a metric or a label that a page must show as text: markup,
+# quotes, a right-to-left override, zero-width and control characters, characters of 4 UTF-8
+# bytes. The page shows the override and the controls as U+FFFD (`shown`), the rest as it is.
 HOSTILE = f"{SCRIPT} {IMG} \"dq\" 'sq' \u202eevil\u202c \u200bzw\u200d \x07bel\x1b[0m 😀\U0001d54f"
+# What of it a monitor's name may hold (a name refuses control characters): shown as it is.
+HOSTILE_NAME = f"{SCRIPT} {IMG} \"dq\" 'sq' \u200bzw\u200d 😀\U0001d54f"
 T0 = 1_790_000_000_000
 HOUR_MS = 3_600_000
 
@@ -313,7 +317,7 @@ def test_hostile_names_and_definitions_are_shown_as_text(acme: Tenant, work: Wor
     answer = acme.post("/specify_questions", {"metrics": [definition, "check:max_words:6"]})
     assert answer.status_code == 200, answer.text
     body = {
-        "name": HOSTILE,
+        "name": HOSTILE_NAME,
         "seed_data_id": "prod",
         "metrics_id": answer.json()["metrics_id"],
         "schedule": "rate(1 hour)",
@@ -328,13 +332,17 @@ def test_hostile_names_and_definitions_are_shown_as_text(acme: Tenant, work: Wor
     html = page_of(acme, monitor_id).text
     page = assert_safe(html)
 
-    assert HOSTILE in page.words  # the name, whole
-    assert definition in page.words  # in its heading, whole (it is short)
+    assert HOSTILE_NAME in page.words  # the name, whole
+    assert shown(definition) in page.words  # in its heading, whole (it is short)
     assert page.tags["svg"] == 2
     assert "window.__ran=1</script>" not in html and 'onerror="' not in html
-    assert f"<title>Trend report — monitor {escape(HOSTILE)}</title>" in html
+    assert f"<title>Trend report — monitor {escape(HOSTILE_NAME)}</title>" in html
     of_labels = page_of(acme, labelled.json()["monitor_id"]).text
-    assert f"every pair labelled {HOSTILE[:60]}, at each run" in assert_safe(of_labels).words
+    assert f"every pair labelled {shown(HOSTILE[:60])}, at each run" in assert_safe(of_labels).words
+    # The override and the controls are shown, never obeyed; the zero-width characters stay
+    for sent in (html, of_labels):
+        assert not {"\u202e", "\u202c", "\x07", "\x1b"} & set(sent)
+        assert "\u200b" in sent and "\u200d" in sent
 
 
 # ---- at the field limits -------------------------------------------------------------------------
@@ -408,12 +416,6 @@ def test_a_monitor_at_the_field_limits_fits_one_response(acme: Tenant) -> None:
 
 # Any text: every code point (lone surrogates too, as stored text may hold them).
 texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=300)
-
-
-def shown(text: str) -> str:
-    """`text` as the page carries it: a lone surrogate cannot be sent in UTF-8 and becomes
-    '?'."""
-    return text.encode("utf-8", "replace").decode()
 
 
 def monitor(name: str) -> MonitorIn:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import boto3
 import pytest
 from evalsvc.logic import monitors
+from evalsvc.settings import get_settings
 
 from tests.conftest import point_service_at
 from tests.integration.conftest import Tenant, ok
@@ -142,6 +144,38 @@ def test_every_bad_field_is_refused_naming_it(
     error = refused(acme, tables, content, 413 if "at most" in says else 400)
     if value != float("inf"):  # not JSON: refused as such
         assert field in error and says in error
+
+
+@pytest.mark.parametrize("name", ["nul\x00here", "abc\u202ecba", "faq \x1b[2J", "\x9b2J"])
+def test_a_name_with_a_control_character_is_refused_naming_it_without_echoing_it(
+    acme: Tenant, tables: dict[str, str], checks: str, name: str
+) -> None:
+    control = next(ch for ch in name if ch in "\x00\u202e\x1b\x9b")
+    content = json.dumps(body(checks, name=name)).encode()
+    error = refused(acme, tables, content, 400)
+    place = name.index(control) + 1
+    assert error.startswith(f"name: character {place} is U+{ord(control):04X} ")
+    assert control not in error and f"\\u{ord(control):04x}" not in error.lower()
+
+
+def test_a_name_stored_before_names_refused_controls_reads_back(acme: Tenant, checks: str) -> None:
+    # Given a monitor stored with a control character in its name (before they were refused)
+    monitor_id = create(acme, body(checks))
+    item = boto3.client("dynamodb").get_item(
+        TableName=get_settings().monitors_table,
+        Key={"pk": {"S": "T#acme"}, "sk": {"S": f"M#{monitor_id}"}},
+    )["Item"]
+    stored = json.loads(item["body"]["S"]) | {"name": "old \x1b[2J\u202ename"}
+    item["body"] = {"S": json.dumps(stored, ensure_ascii=False)}
+    boto3.client("dynamodb").put_item(TableName=get_settings().monitors_table, Item=item)
+
+    # Then it is read, listed and reported as it was stored, its report neutralising the name
+    assert ok(acme.get(f"/monitors/{monitor_id}")).json()["name"] == "old \x1b[2J\u202ename"
+    assert [m["name"] for m in ok(acme.get("/monitors")).json()["monitors"]] == [
+        "old \x1b[2J\u202ename"
+    ]
+    page = ok(acme.get(f"/monitors/{monitor_id}/report")).text
+    assert "old \ufffd[2J\ufffdname" in page and "\x1b" not in page and "\u202e" not in page
 
 
 @pytest.mark.parametrize("missing", ["name", "seed_data_id", "metrics_id", "schedule"])

@@ -125,7 +125,7 @@ def get(identity: Identity, monitor_id: str) -> tuple[MonitorIn, store.StoredMon
     stored = store.get_monitor(identity.tenant, monitor_id)
     if stored is None:
         raise NotFound(f"no monitor with id {monitor_id!r}")
-    return MonitorIn.model_validate_json(stored.body, strict=False), stored
+    return MonitorIn.from_stored(stored.body), stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +230,7 @@ def list_page(identity: Identity, limit: int, cursor: str | None) -> MonitorsPag
     page, more = found[:limit], len(found) > limit
     last = page[-1] if more and page else None
     return MonitorsPage(
-        [(MonitorIn.model_validate_json(stored.body, strict=False), stored) for stored in page],
+        [(MonitorIn.from_stored(stored.body), stored) for stored in page],
         None if last is None else f"{last.created_ms}.{last.monitor_id}",
     )
 

@@ -136,7 +136,7 @@ class MonitorRuns:
             run.status, run.failure = "failed", "the monitor was deleted before its run ended"
             commit(store.ending(run, now_ms(), alert=False))
             return done
-        monitor = MonitorIn.model_validate_json(stored.body, strict=False)
+        monitor = MonitorIn.from_stored(stored.body)
         result = self._evaluation(run, monitor, deadline)
         if result is None:
             return done  # the run ended (its evaluation could not start)
@@ -310,10 +310,7 @@ class MonitorRuns:
         if run is None or run.status in store.ENDED:
             return NONE
         stored = store.get_monitor(tenant, monitor_id)
-        alert = (
-            stored is not None
-            and MonitorIn.model_validate_json(stored.body, strict=False).webhook_url is not None
-        )
+        alert = stored is not None and MonitorIn.from_stored(stored.body).webhook_url is not None
         run.status, run.failure = "failed", failure.message
         return store.ending(run, now_ms(), alert=alert)
 
