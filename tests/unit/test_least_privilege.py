@@ -188,10 +188,12 @@ NEEDS: dict[str, dict[str, set[str]]] = {
         "JobsTable/index/stalled": {Q},
         "MonitorsTable": {G, U},
     },
-    # Monitors (E8). Creating one reads its metrics set and a fixed baseline, counts the
-    # tenant's monitors; a run claims its record (a condition on the monitor) with its job.
+    # Monitors (E8). Creating one reads its dataset's header, its metrics set and a fixed
+    # baseline, counts the tenant's monitors; a run claims its record (a condition on the
+    # monitor) with its job.
     "create_monitor": {
         "MonitorsTable": {P, Q},
+        "DatasetsTable": {G},
         "MetricsTable": {G, Q},
         "ResultsTable": {G, Q},
         "IdempotencyTable": IDEMPOTENCY,

@@ -61,7 +61,7 @@ def create(identity: Identity, body: MonitorIn, *, at_ms: int | None = None) -> 
     # A dataset that is not there is a 404 now, as an unknown metrics set is, rather than a
     # monitor whose every run fails.
     dataset_id = datasets_logic.resolve_dataset_id(identity, DatasetKind.SEED, body.seed_data_id)
-    datasets_logic.get_header(identity, DatasetKind.SEED, dataset_id)
+    datasets_logic.ensure_exists(identity, DatasetKind.SEED, dataset_id)
     if not all(is_check(d) for d in metrics_set.definitions):
         _check_judged(metrics_set.metrics_id, body)
     if body.baseline != PREVIOUS:
