@@ -121,9 +121,11 @@ class Starts:
     def __init__(self) -> None:
         self.runs: list[monitors.Claimed] = []
 
-    def __call__(self, tenant: str, monitor_id: str, at: int, following: int | None) -> bool:
+    def __call__(
+        self, tenant: str, monitor_id: str, at: int, following: int | None, last: int | None
+    ) -> bool:
         assert following is not None
-        if not monitor_store.claim_run(tenant, monitor_id, at, following):
+        if not monitor_store.claim_run(tenant, monitor_id, at, following, last):
             return False
         self.runs.append(monitors.Claimed(tenant, monitor_id, at))
         return True

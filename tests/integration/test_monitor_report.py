@@ -133,7 +133,9 @@ def shown_time(iso: str) -> str:
 
 def fail_run(monitor_id: str, scheduled_ms: int, failure: str) -> None:
     """A run recorded as failed, as the engine records one."""
-    assert commit(store.claiming("acme", monitor_id, scheduled_ms, None))
+    stored = store.get_monitor("acme", monitor_id)
+    assert stored is not None
+    assert commit(store.claiming("acme", monitor_id, scheduled_ms, None, stored.last_run_ms))
     failed = store.Run("acme", monitor_id, scheduled_ms, "failed", failure=failure)
     assert commit(store.ending(failed, scheduled_ms, alert=False))
 
@@ -373,9 +375,11 @@ def test_a_monitor_at_the_field_limits_fits_one_response(acme: Tenant) -> None:
     monitor_id = create(acme, None, name=WORST_NAME)
     definitions = [f"{k}{WORST_DEFINITION}"[:MAX_DEFINITION_CHARS] for k in range(MAX_DEFINITIONS)]
     store_result("ev_limits", definitions)
+    last: int | None = None
     for i in range(100):  # as many runs as the page shows, and one more it does not
         at = T0 + i * HOUR_MS
-        assert commit(store.claiming("acme", monitor_id, at, None))
+        assert commit(store.claiming("acme", monitor_id, at, None, last))
+        last = at
         ended = store.Run("acme", monitor_id, at, "failed", failure=WORST_FAILURE)
         if i % 2 == 0:
             ended = store.Run(

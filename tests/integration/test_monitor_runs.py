@@ -173,7 +173,7 @@ def test_a_failed_run_is_not_the_previous_baseline(
     first = run(monitor_id, work)
     # A run after it that failed
     later = first.scheduled_ms + 1
-    assert commit(store.claiming("acme", monitor_id, later, None))
+    assert commit(store.claiming("acme", monitor_id, later, None, first.scheduled_ms))
     failed = store.Run("acme", monitor_id, later, "failed", failure="the judge was down")
     assert commit(store.ending(failed, later, alert=False))
 
@@ -340,9 +340,11 @@ def test_a_tenant_at_its_cap_has_its_other_due_runs_left_for_the_next_minute(
     due = max(monitors.get(ACME, m)[1].next_run_ms for m in monitor_ids)
     tried: list[str] = []
 
-    def start(tenant: str, monitor_id: str, at: int, following: int | None) -> bool:
+    def start(
+        tenant: str, monitor_id: str, at: int, following: int | None, last: int | None
+    ) -> bool:
         tried.append(monitor_id)
-        return monitor_run.start(tenant, monitor_id, at, following)
+        return monitor_run.start(tenant, monitor_id, at, following, last)
 
     first = monitors.dispatch(due, start)
     # one claimed; the next refused (the tenant's one slot is taken); the third not tried

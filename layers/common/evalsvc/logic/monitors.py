@@ -12,6 +12,14 @@
 
 Runs missed while nothing dispatched (an outage) are not made up: the claim moves the next
 run to the first scheduled time after now, so a monitor never runs in a burst.
+
+A monitor runs one run at a time. Each claim names the monitor's last run, on condition that
+it still names the one its claimer found ended (storage.monitors): so a run asked for while
+another runs is a 409 naming that run, and of several asked for at once one starts and the
+others are 409s naming it. A scheduled run that comes due while another runs is skipped (the
+schedule moves on to its next time, as for an outage): runs never pile up behind a slow one,
+and each is compared with one that has ended. A run not ended HOLD_MS after its time (its end
+was lost) holds its monitor no longer.
 """
 
 from __future__ import annotations
@@ -21,8 +29,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from evalsvc import schedules, webhook_targets
-from evalsvc.errors import Conflict, InvalidInput, NotFound, StorageUnavailable, TooManyJobs
-from evalsvc.identifiers import check_client_id, is_client_id, new_id, now_ms
+from evalsvc.errors import (
+    AlreadyRunning,
+    Conflict,
+    InvalidInput,
+    NotFound,
+    StorageUnavailable,
+    TooManyJobs,
+)
+from evalsvc.identifiers import check_client_id, format_ms, is_client_id, new_id, now_ms
 from evalsvc.logic import datasets as datasets_logic
 from evalsvc.logic import metrics as metrics_logic
 from evalsvc.logic import monitor_alerts
@@ -32,7 +47,7 @@ from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.jobs import Status
 from evalsvc.models.metrics import is_check
 from evalsvc.models.monitors import MonitorIn
-from evalsvc.observability import logger
+from evalsvc.observability import logger, metrics
 from evalsvc.pricing import price_of
 from evalsvc.settings import get_settings
 from evalsvc.storage import monitors as store
@@ -142,14 +157,21 @@ class Dispatched:
     """What one dispatch did."""
 
     claimed: list[Claimed] = field(default_factory=list)
+    # Runs due while another run of their monitor was running: skipped.
+    skipped: list[Claimed] = field(default_factory=list)
     # Alerts this dispatch delivered (or found failed for good), and what it left for later.
     alerts: int = 0
     left: int = 0
 
 
+# Starting a run: (tenant, monitor, its time, the next run's time or None, the monitor's last
+# run as read), as monitor_run.start.
+Start = Callable[[str, str, int, int | None, int | None], bool]
+
+
 def dispatch(
     at_ms: int,
-    start: Callable[[str, str, int, int | None], bool] = monitor_run.start,
+    start: Start = monitor_run.start,
     has_time: Callable[[], bool] = lambda: True,
 ) -> Dispatched:
     """Claim the run of every monitor due at `at_ms` and start it (`start`: the run's job, in
@@ -170,7 +192,7 @@ def dispatch(
                 if monitor_alerts.deliver(due.tenant, due.monitor_id, due.run_ms, due.at_ms):
                     report.alerts += 1
                 continue
-            claimed = _claim(due, at_ms, start)
+            claimed = _claim(due, at_ms, start, report)
         except (TooManyJobs, StorageUnavailable) as exc:
             if isinstance(exc, TooManyJobs):
                 full.add(due.tenant)
@@ -185,17 +207,20 @@ def dispatch(
             continue
         if claimed is not None:
             report.claimed.append(claimed)
-    if report.claimed or report.alerts or report.left:
+    if report.claimed or report.skipped or report.alerts or report.left:
         logger.info(
             "monitors dispatched",
-            extra={"runs": len(report.claimed), "alerts": report.alerts, "left": report.left},
+            extra={
+                "runs": len(report.claimed),
+                "skipped": len(report.skipped),
+                "alerts": report.alerts,
+                "left": report.left,
+            },
         )
     return report
 
 
-def _claim(
-    due: store.Due, at_ms: int, start: Callable[[str, str, int, int | None], bool]
-) -> Claimed | None:
+def _claim(due: store.Due, at_ms: int, start: Start, report: Dispatched) -> Claimed | None:
     stored = store.get_monitor(due.tenant, due.monitor_id)
     if stored is None or stored.next_run_ms != due.at_ms:
         return None  # deleted, or moved on, since the index was read
@@ -203,9 +228,39 @@ def _claim(
     # Runs missed while nothing dispatched are not made up: the next is after now.
     following = schedules.next_after(schedule, max(at_ms, due.at_ms), stored.created_ms)
     assert following is not None
-    if not start(due.tenant, due.monitor_id, due.at_ms, following):
+    # Skipped while another run of the monitor runs; and a run asked for at this very
+    # millisecond is this time's run.
+    running = _running(stored, at_ms)
+    if running is not None or stored.last_run_ms == due.at_ms:
+        if store.skip_run(due.tenant, due.monitor_id, due.at_ms, following):
+            report.skipped.append(Claimed(due.tenant, due.monitor_id, due.at_ms))
+            metrics.add_metric(name="MonitorRunsSkipped", unit="Count", value=1)
+            logger.info(
+                "a due monitor run was skipped: another run of the monitor is running",
+                extra={
+                    "monitor_id": due.monitor_id,
+                    "scheduled_ms": due.at_ms,
+                    "running": None if running is None else running.scheduled_ms,
+                },
+            )
+        return None
+    if not start(due.tenant, due.monitor_id, due.at_ms, following, stored.last_run_ms):
         return None
     return Claimed(due.tenant, due.monitor_id, due.at_ms)
+
+
+def _running(stored: store.StoredMonitor, at_ms: int) -> store.Run | None:
+    """The run of the monitor that is running at `at_ms`, if one is: the last it claimed (for
+    a monitor that has named none, its newest run), while its record says claimed or running
+    and it is not past HOLD_MS (its end lost: taken for dead)."""
+    tenant, monitor_id = stored.tenant, stored.monitor_id
+    if stored.last_run_ms is not None:
+        last = store.get_run(tenant, monitor_id, stored.last_run_ms)
+    else:  # claimed before monitors named their last run
+        last = next(store.runs(tenant, monitor_id, limit=1), None)
+    if last is None or last.status in store.ENDED:
+        return None
+    return None if at_ms - last.scheduled_ms > monitor_run.HOLD_MS else last
 
 
 # ---- the API's other uses ----------------------------------------------------------------------
@@ -258,12 +313,41 @@ def delete(identity: Identity, monitor_id: str, has_time: Callable[[], bool]) ->
 
 def run_now(identity: Identity, monitor_id: str) -> str:
     """POST /monitors/{id}/run: a run now, besides its schedule (which it does not move); its
-    run id. TooManyJobs (429) when the tenant runs as many jobs as it may."""
-    get(identity, monitor_id)
+    run id. AlreadyRunning (409, naming it) while a run of the monitor is running, or one
+    asked for at the same time started instead; TooManyJobs (429) when the tenant runs as many
+    jobs as it may."""
+    _, stored = get(identity, monitor_id)
     at = now_ms()
-    if not monitor_run.start(identity.tenant, monitor_id, at, None):
+    if at == stored.last_run_ms:  # two runs of a monitor never share a time (their key)
+        at += 1
+    _refuse_while_running(stored, at)
+    try:
+        started = monitor_run.start(identity.tenant, monitor_id, at, None, stored.last_run_ms)
+    except (StorageUnavailable, TooManyJobs):
+        # The monitor changed since it was read: another run was claimed (the 409 names it:
+        # it is refused whatever room the tenant has), or it was deleted (a 404).
+        _refuse_while_running(get(identity, monitor_id)[1], at)
+        raise
+    if not started:  # a job of this run's id was there: another request's, at this time
+        _refuse_while_running(get(identity, monitor_id)[1], at)
         raise Conflict("a run of this monitor was started in this same millisecond; retry")
     return monitor_run.run_id(monitor_id, at)
+
+
+def _refuse_while_running(stored: store.StoredMonitor, at_ms: int) -> None:
+    running = _running(stored, at_ms)
+    if running is None:
+        return
+    monitor_id = stored.monitor_id
+    rid = monitor_run.run_id(monitor_id, running.scheduled_ms)
+    how = "asked for" if running.manual else "scheduled"
+    raise AlreadyRunning(
+        f"monitor {monitor_id!r} is running its run {rid!r} ({how}, for "
+        f"{format_ms(running.scheduled_ms)}), and runs one run at a time: follow that run with "
+        f"GET /monitors/{monitor_id}/history, and ask again once it has ended",
+        "run_id",
+        rid,
+    )
 
 
 DEFAULT_HISTORY = 20

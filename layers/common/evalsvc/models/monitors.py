@@ -153,6 +153,14 @@ class RunStarted(BaseModel):
     scheduled_for: str = Field(description="The run's time (now), ISO 8601 UTC")
 
 
+class RunRunningOut(BaseModel):
+    """POST /monitors/{id}/run's 409: a run of the monitor is running (a monitor runs one at a
+    time)."""
+
+    error: str
+    run_id: str = Field(description="The run that is running: follow it in the history")
+
+
 class RunMetricOut(BaseModel):
     metric: str = Field(description="The metric's definition")
     mean: float
