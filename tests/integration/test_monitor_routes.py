@@ -246,6 +246,8 @@ def test_ids_cursors_and_limits_are_checked(acme: Tenant, checks: str) -> None:
         response = acme.get(path)
         assert response.status_code == 400, (path, response.text)
         assert says in response.json()["error"], path
+    too_long = acme.get(f"/monitors?cursor={'0' * 1025}")
+    assert too_long.status_code == 413 and "cursor" in too_long.json()["error"]
     assert acme.post("/monitors/a%20b/run").status_code == 400
     assert acme.post("/monitors/mon_nope/run").status_code == 404
 

@@ -16,7 +16,7 @@ from evalsvc.models.monitors import MonitorsOut
 router = APIRouter(route_class=AuthenticatedRoute, tags=["monitors"])
 
 
-@router.get("/monitors", response_model=MonitorsOut, responses=error_responses(400))
+@router.get("/monitors", response_model=MonitorsOut, responses=error_responses(400, 413))
 def list_monitors(
     limit: Annotated[
         int, list_limit(monitors.MAX_MONITORS, monitors.MAX_MONITORS, "monitors")
