@@ -163,6 +163,27 @@ def test_a_scheduled_run_due_while_another_runs_is_skipped_and_the_next_one_runs
     ]
 
 
+def test_a_run_asked_for_at_the_very_time_one_is_due_is_that_times_run(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a run asked for at the millisecond the monitor's scheduled run is due, ended
+    put_pairs(acme, steady())
+    monitor_id = create(acme, None)
+    _, stored = monitors.get(ACME, monitor_id)
+    due = stored.next_run_ms
+    monkeypatch.setattr(monitors, "now_ms", lambda: due)
+    assert monitors.run_now(ACME, monitor_id) == monitor_run.run_id(monitor_id, due)
+    work.drain()
+
+    # When the dispatcher comes to that time, it skips it (the run of that time was made),
+    # and the schedule moves on: it is not left due
+    report = monitors.dispatch(due)
+    assert report.claimed == [] and [s.scheduled_ms for s in report.skipped] == [due]
+    _, moved = monitors.get(ACME, monitor_id)
+    assert moved.next_run_ms == due + 3_600_000
+    assert [(r.scheduled_ms, r.manual) for r in runs_of(monitor_id)] == [(due, True)]
+
+
 # ---- what ends a run's hold ----------------------------------------------------------------------
 
 

@@ -236,7 +236,8 @@ def _claim(due: store.Due, at_ms: int, start: Start, report: Dispatched) -> Clai
             report.skipped.append(Claimed(due.tenant, due.monitor_id, due.at_ms))
             metrics.add_metric(name="MonitorRunsSkipped", unit="Count", value=1)
             logger.info(
-                "a due monitor run was skipped: another run of the monitor is running",
+                "a due monitor run was skipped: another run of the monitor is running, or "
+                "one asked for took its time",
                 extra={
                     "monitor_id": due.monitor_id,
                     "scheduled_ms": due.at_ms,
