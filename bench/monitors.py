@@ -731,7 +731,7 @@ def run_sizes() -> None:
         # 2,000 4-byte characters, result and baseline ids of 128, its alert pending, then
         # leased, then failed after 3 attempts.
         scheduled = T0
-        assert commit(store.claiming(tenant, created.monitor_id, scheduled, None))
+        assert commit(store.claiming(tenant, created.monitor_id, scheduled, None, None))
         sk = store.run_sk(created.monitor_id, scheduled)
         failure = wide(store.MAX_FAILURE_CHARS)
         run = store.Run(
@@ -812,7 +812,8 @@ def run_sizes() -> None:
         # The history of such runs: 20 (the default page) like the record above.
         for k in range(1, 20):
             at = scheduled + k * MINUTE_MS
-            assert commit(store.claiming(tenant, created.monitor_id, at, None))
+            last = at - MINUTE_MS
+            assert commit(store.claiming(tenant, created.monitor_id, at, None, last))
             again = store.Run(**{**_fields(run), "scheduled_ms": at})
             assert commit(store.ending(again, at + 1, alert=False))
         print("## GET /monitors/{id}/history of runs at the limits (20 stored)\n")

@@ -1,7 +1,8 @@
 """The monitor page (E8) as a browser sees it: made by the service's routes (moto, its work
-queue, checks-only metrics) for a monitor whose name and metric hold `<script>`, `<img onerror>`,
-quotes, right-to-left, zero-width and control characters, whose runs held steady, failed (saying
-why at length) and regressed; for a monitor with no run yet, and one whose every run failed.
+queue, checks-only metrics) for a monitor whose name holds `<script>`, `<img onerror>`, quotes
+and zero-width characters, whose metric holds them and right-to-left and control characters too
+(shown as U+FFFD), and whose runs held steady, failed (saying why at length) and regressed; for
+a monitor with no run yet, and one whose every run failed.
 Each page, on a desktop and on a 360 px phone, renders with no console message and no CSP
 violation, asks for nothing, runs nothing, applies its stylesheet, has a chart per metric with
 its title and description, fits the phone's width, and axe-core finds nothing wrong with it. Its
@@ -26,9 +27,10 @@ from tests.browser.chromium import Browser, Loaded
 from tests.browser.report_checks import assert_loads_clean
 from tests.conftest import point_service_at
 from tests.integration.conftest import Tenant
-from tests.integration.test_monitor_report import HOSTILE, fail_run
-from tests.integration.test_monitor_runs import put_pairs, steady, worse
+from tests.integration.test_monitor_report import HOSTILE, HOSTILE_NAME, fail_run
+from tests.integration.test_monitor_runs import NO_PAIR, put_pairs, steady, worse
 from tests.integration.test_reports import SCRIPT
+from tests.unit.test_report_pages import shown
 from tests.work_queue import Work
 
 # What a script in the page would set if any ran.
@@ -47,14 +49,15 @@ def _run(tenant: Tenant, work: Work, monitor_id: str) -> None:
     work.drain()
 
 
-def _monitor(tenant: Tenant, name: str, metrics: list[str], seed: str = "prod") -> str:
+def _monitor(tenant: Tenant, name: str, metrics: list[str], **fields: object) -> str:
     answer = tenant.post("/specify_questions", {"metrics": metrics})
     assert answer.status_code == 200, answer.text
     body = {
         "name": name,
-        "seed_data_id": seed,
+        "seed_data_id": "prod",
         "metrics_id": answer.json()["metrics_id"],
         "schedule": "rate(1 hour)",
+        **fields,
     }
     created = tenant.post("/monitors", body)
     assert created.status_code == 201, created.text
@@ -85,7 +88,7 @@ def pages() -> Iterator[dict[str, str]]:
 
 def _make_pages(acme: Tenant, work: Work) -> dict[str, str]:
     put_pairs(acme, steady())
-    trend = _monitor(acme, HOSTILE, [LONG_CHECK, "check:max_words:6"])
+    trend = _monitor(acme, HOSTILE_NAME, [LONG_CHECK, "check:max_words:6"])
     _run(acme, work, trend)
     _run(acme, work, trend)
     latest = acme.get(f"/monitors/{trend}/history?limit=1").json()["runs"][0]
@@ -93,7 +96,7 @@ def _make_pages(acme: Tenant, work: Work) -> dict[str, str]:
     put_pairs(acme, worse())  # the app's answers got longer: max_words regresses
     _run(acme, work, trend)
     empty = _monitor(acme, f"nothing yet {SCRIPT}", ["check:max_words:6"])
-    failing = _monitor(acme, f"broken {SCRIPT}", ["check:max_words:6"], seed="gone")
+    failing = _monitor(acme, f"broken {SCRIPT}", ["check:max_words:6"], pair_query=NO_PAIR)
     for _ in range(2):
         _run(acme, work, failing)
 
@@ -127,16 +130,19 @@ def test_a_monitor_page_loads_clean_fits_and_passes_axe(
     _assert_fits_and_axe_finds_nothing(loaded, width)
 
 
-def test_the_page_keeps_the_hostile_texts_as_written(
+def test_the_page_keeps_the_hostile_texts_as_text_its_controls_shown_as_u_fffd(
     browser: Browser, pages: dict[str, str]
 ) -> None:
     loaded = browser.load(pages["trend"])
 
-    assert loaded.texts("h1") == [" ".join(HOSTILE.split())]
-    assert loaded.texts("head > title") == [" ".join(f"Trend report — monitor {HOSTILE}".split())]
+    assert loaded.texts("h1") == [" ".join(HOSTILE_NAME.split())]
+    assert loaded.texts("head > title") == [
+        " ".join(f"Trend report — monitor {HOSTILE_NAME}".split())
+    ]
     assert loaded.count("wbr") > 0  # the long definition breaks, its text unchanged
-    # The long definition whole, in a box of its own that scrolls.
-    assert " ".join(LONG_CHECK.split()) in loaded.texts(".text[role=region]")
+    # The long definition whole, in a box of its own that scrolls: its right-to-left override
+    # and control characters shown as U+FFFD, never obeyed.
+    assert " ".join(shown(LONG_CHECK).split()) in loaded.texts(".text[role=region]")
 
 
 def test_the_charts_mark_what_the_runs_found(browser: Browser, pages: dict[str, str]) -> None:

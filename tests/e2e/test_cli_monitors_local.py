@@ -74,12 +74,22 @@ def test_create_and_list_and_what_the_service_refuses(
         "monitors",
         "create",
         "--name",
-        "faq \x1b[2J\u202eweekly",
+        "faq weekly",
         *common,
         "--schedule",
         "0 6 * * MON",
         "--pairs",
         "5",
+    )
+    hostile_name = evalsvc(
+        monitor_server,
+        "monitors",
+        "create",
+        "--name",
+        "faq \x1b[2J\u202eweekly",
+        *common,
+        "--schedule",
+        "0 6 * * MON",
     )
     bad_schedule = evalsvc(
         monitor_server,
@@ -113,9 +123,14 @@ def test_create_and_list_and_what_the_service_refuses(
     monitor_id = made.stdout.strip()
     assert re.fullmatch(r"mon_\w+", monitor_id)
     assert made.stderr.startswith(
-        f"created monitor {monitor_id} (faq \ufffd[2J\ufffdweekly): 0 6 * * MON in UTC, first "
-        "run at "
+        f"created monitor {monitor_id} (faq weekly): 0 6 * * MON in UTC, first run at "
     )
+    # A name with control characters is refused, naming the first, never echoing it
+    assert hostile_name.returncode == 1
+    assert hostile_name.stderr.startswith(
+        "evalsvc: HTTP 400: name: character 5 is U+001B (a control character): "
+    )
+    assert not ANSI.search(hostile_name.stderr) and "\u202e" not in hostile_name.stderr
     assert bad_schedule.returncode == 1
     assert bad_schedule.stderr.startswith(
         "evalsvc: HTTP 400: schedule: schedule 'rate(1 minutes)' is not valid: say "
@@ -126,20 +141,20 @@ def test_create_and_list_and_what_the_service_refuses(
     assert "5 minutes" in too_often.stderr
     assert no_cap.returncode == 1
     assert no_cap.stderr.startswith("evalsvc: HTTP 400: max_cost_usd is required")
-    for refused in (bad_schedule, too_often, no_cap):
+    for refused in (bad_schedule, too_often, no_cap, hostile_name):
         assert refused.stdout == "" and len(refused.stderr.splitlines()) == 1
     # Refused ones were not kept; the one made is listed as asked for
     (kept,) = [m for m in listed(monitor_server) if m["seed_data_id"] == "mon-faq"]
     assert kept["monitor_id"] == monitor_id
     assert (kept["name"], kept["schedule"], kept["metrics_id"]) == (
-        "faq \x1b[2J\u202eweekly",
+        "faq weekly",
         "0 6 * * MON",
         checks,
     )
     assert kept["pair_query"]["latest_n_pairs"] == 5 and kept["baseline"] == "previous"
     assert table.returncode == 0, table.stderr
     assert monitor_id in table.stdout and "0 6 * * MON" in table.stdout
-    assert "faq \ufffd[2J\ufffdweekly" in table.stdout and not ANSI.search(table.stdout)
+    assert "faq weekly" in table.stdout and not ANSI.search(table.stdout)
 
 
 def test_run_wait_passes_while_steady_and_fails_on_a_regression_alerting_the_webhook(

@@ -74,7 +74,9 @@ def create(server: LocalServer, hook: Receiver, dataset_id: str, **fields: Any) 
         "name": f"watching {dataset_id}",
         "seed_data_id": dataset_id,
         "metrics_id": metrics_id,
-        "schedule": "*/5 * * * *",
+        # Not due while a test runs (a run asked for while a scheduled one runs is a 409);
+        # the clock's test makes it due.
+        "schedule": "rate(1 day)",
         "max_cost_usd": 5.0,
         "webhook_url": hook.url,
         "webhook_secret": SECRET,
@@ -150,12 +152,14 @@ def test_runs_chain_their_baselines_and_only_a_regression_alerts(
 
 def test_a_failed_run_alerts_saying_why(monitoring_server: LocalServer, hook: Receiver) -> None:
     server = monitoring_server
-    monitor_id = create(server, hook, "never-written")
+    put_pairs(server, "unlabelled", [SHORT] * 3)
+    # Of pairs labelled so, there are none: every run fails, saying so
+    monitor_id = create(server, hook, "unlabelled", pair_query={"pair_labels": ["never-written"]})
     posts_before = len(hook.posts)
 
     failed = run_now(server, monitor_id)
 
-    assert failed["status"] == "failed" and "never-written" in failed["failure"]
+    assert failed["status"] == "failed" and "no pair matches" in failed["failure"]
     assert failed["webhook"] == {"status": "delivered", "attempts": 1, "http_status": 200}
     [post] = hook.posts[posts_before:]
     assert post.signed_with(SECRET)

@@ -128,7 +128,7 @@ def test_a_monitor_and_its_run_at_every_field_limit_stay_under_the_item_limit(
 
     # Given a run of it ended failed with the most metrics, the longest failure, the longest
     # result and baseline ids, its alert pending
-    assert commit(store.claiming(LONGEST_TENANT, monitor_id, SCHEDULED_MS, None))
+    assert commit(store.claiming(LONGEST_TENANT, monitor_id, SCHEDULED_MS, None, None))
     run_sk = store.run_sk(monitor_id, SCHEDULED_MS)
     failure = wide(store.MAX_FAILURE_CHARS)
     baseline_id = longest_id("ev_")
@@ -199,7 +199,8 @@ def test_a_monitor_and_its_run_at_every_field_limit_stay_under_the_item_limit(
     # each page holds what fits, and the pages together hold every run
     for k in range(1, 25):
         at = SCHEDULED_MS + k * 60_000
-        assert commit(store.claiming(LONGEST_TENANT, monitor_id, at, None))
+        last = at - 60_000
+        assert commit(store.claiming(LONGEST_TENANT, monitor_id, at, None, last))
         copy = dataclasses.replace(run, scheduled_ms=at)
         assert commit(store.ending(copy, at + 1, alert=False))
     seen: list[str] = []

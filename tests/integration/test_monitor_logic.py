@@ -31,7 +31,10 @@ SETS: dict[str, str] = {}
 
 @pytest.fixture
 def metric_sets(acme: Tenant) -> None:
-    """Two metrics sets: "checks" (checks only) and "asks" (a question for the judge)."""
+    """Seed dataset "ds", and two metrics sets: "checks" (checks only) and "asks" (a question
+    for the judge)."""
+    written = acme.post("/data/seed/ds", {"data": [{"id": "p1", "input": "q", "output": "a"}]})
+    assert written.status_code == 200, written.text
     for name, metrics in (("checks", ["check:max_words:6"]), ("asks", ["Is it polite?"])):
         answer = acme.post("/specify_questions", {"metrics": metrics})
         assert answer.status_code == 200, answer.text
@@ -78,6 +81,28 @@ def test_a_fixed_baseline_must_be_a_result_of_the_tenant(metric_sets: None) -> N
         monitors.create(ACME, body(metrics_id="nope"), at_ms=T0)
 
 
+def test_a_monitor_of_no_dataset_is_refused_and_of_the_latest_one_kept(
+    metric_sets: None,
+) -> None:
+    with pytest.raises(NotFound) as caught:
+        monitors.create(ACME, body(seed_data_id="ds_nope"), at_ms=T0)
+    assert caught.value.message == "no seed dataset with id 'ds_nope'"
+    assert monitor_store.list_monitors("acme") == []
+    # "latest" names the tenant's newest seed dataset at each run: one exists
+    assert monitors.create(ACME, body(seed_data_id="latest"), at_ms=T0)
+
+
+def test_a_monitor_of_the_latest_dataset_needs_one(acme: Tenant) -> None:
+    checks = acme.post("/specify_questions", {"metrics": ["check:max_words:6"]})
+    assert checks.status_code == 200, checks.text
+    sent = body(seed_data_id="latest").model_copy(
+        update={"metrics_id": checks.json()["metrics_id"]}
+    )
+    with pytest.raises(NotFound) as caught:
+        monitors.create(ACME, sent, at_ms=T0)
+    assert caught.value.message == "there is no seed dataset yet"
+
+
 def test_a_webhook_to_this_machine_needs_local_webhooks_allowed(
     metric_sets: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -96,9 +121,11 @@ class Starts:
     def __init__(self) -> None:
         self.runs: list[monitors.Claimed] = []
 
-    def __call__(self, tenant: str, monitor_id: str, at: int, following: int | None) -> bool:
+    def __call__(
+        self, tenant: str, monitor_id: str, at: int, following: int | None, last: int | None
+    ) -> bool:
         assert following is not None
-        if not monitor_store.claim_run(tenant, monitor_id, at, following):
+        if not monitor_store.claim_run(tenant, monitor_id, at, following, last):
             return False
         self.runs.append(monitors.Claimed(tenant, monitor_id, at))
         return True

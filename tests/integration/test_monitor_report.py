@@ -39,8 +39,17 @@ from markupsafe import escape
 
 from tests.integration import test_monitor_runs
 from tests.integration.conftest import Tenant
-from tests.integration.test_monitor_runs import SECRET, create, put_pairs, run, steady, worse
+from tests.integration.test_monitor_runs import (
+    NO_PAIR,
+    SECRET,
+    create,
+    put_pairs,
+    run,
+    steady,
+    worse,
+)
 from tests.integration.test_reports import ELEMENTS, IMG, SCRIPT
+from tests.unit.test_report_pages import shown
 from tests.webhook_receiver import Receiver
 from tests.work_queue import Work
 
@@ -48,9 +57,12 @@ from tests.work_queue import Work
 hook = test_monitor_runs.hook
 # Elements the monitor page adds to those of the other pages.
 MONITOR_ELEMENTS = ELEMENTS | {"a", "br", "wbr", "bdi", "time", "path", "details", "summary"}
-# Text a tenant may write that a page must show as it is: markup, quotes, a right-to-left
-# override, zero-width and control characters, characters of 4 UTF-8 bytes.
+# Text a tenant may write in a metric or a label that a page must show as text: markup,
+# quotes, a right-to-left override, zero-width and control characters, characters of 4 UTF-8
+# bytes. The page shows the override and the controls as U+FFFD (`shown`), the rest as it is.
 HOSTILE = f"{SCRIPT} {IMG} \"dq\" 'sq' \u202eevil\u202c \u200bzw\u200d \x07bel\x1b[0m 😀\U0001d54f"
+# What of it a monitor's name may hold (a name refuses control characters): shown as it is.
+HOSTILE_NAME = f"{SCRIPT} {IMG} \"dq\" 'sq' \u200bzw\u200d 😀\U0001d54f"
 T0 = 1_790_000_000_000
 HOUR_MS = 3_600_000
 
@@ -121,7 +133,9 @@ def shown_time(iso: str) -> str:
 
 def fail_run(monitor_id: str, scheduled_ms: int, failure: str) -> None:
     """A run recorded as failed, as the engine records one."""
-    assert commit(store.claiming("acme", monitor_id, scheduled_ms, None))
+    stored = store.get_monitor("acme", monitor_id)
+    assert stored is not None
+    assert commit(store.claiming("acme", monitor_id, scheduled_ms, None, stored.last_run_ms))
     failed = store.Run("acme", monitor_id, scheduled_ms, "failed", failure=failure)
     assert commit(store.ending(failed, scheduled_ms, alert=False))
 
@@ -210,7 +224,7 @@ def test_the_alerts_are_shown_and_the_webhook_secret_never(
     run(monitor_id, work)
     put_pairs(acme, worse())
     run(monitor_id, work)  # regressed: alerted
-    failing = create(acme, hook, seed_data_id="gone", name="broken")
+    failing = create(acme, hook, pair_query=NO_PAIR, name="broken")
     hook.answers = [500, 503, 500]
     run(failing, work)  # failed: alerted, the receiver failing
 
@@ -238,7 +252,7 @@ def test_a_monitor_with_no_run_says_when_the_first_is_due(acme: Tenant) -> None:
 
 def test_a_monitor_whose_runs_all_failed_says_so_and_why(acme: Tenant, work: Work) -> None:
     put_pairs(acme, steady())
-    monitor_id = create(acme, None, seed_data_id="gone")
+    monitor_id = create(acme, None, pair_query=NO_PAIR)
     runs = [run(monitor_id, work) for _ in range(2)]
     assert {r.status for r in runs} == {"failed"}
 
@@ -305,7 +319,7 @@ def test_hostile_names_and_definitions_are_shown_as_text(acme: Tenant, work: Wor
     answer = acme.post("/specify_questions", {"metrics": [definition, "check:max_words:6"]})
     assert answer.status_code == 200, answer.text
     body = {
-        "name": HOSTILE,
+        "name": HOSTILE_NAME,
         "seed_data_id": "prod",
         "metrics_id": answer.json()["metrics_id"],
         "schedule": "rate(1 hour)",
@@ -320,13 +334,17 @@ def test_hostile_names_and_definitions_are_shown_as_text(acme: Tenant, work: Wor
     html = page_of(acme, monitor_id).text
     page = assert_safe(html)
 
-    assert HOSTILE in page.words  # the name, whole
-    assert definition in page.words  # in its heading, whole (it is short)
+    assert HOSTILE_NAME in page.words  # the name, whole
+    assert shown(definition) in page.words  # in its heading, whole (it is short)
     assert page.tags["svg"] == 2
     assert "window.__ran=1</script>" not in html and 'onerror="' not in html
-    assert f"<title>Trend report — monitor {escape(HOSTILE)}</title>" in html
+    assert f"<title>Trend report — monitor {escape(HOSTILE_NAME)}</title>" in html
     of_labels = page_of(acme, labelled.json()["monitor_id"]).text
-    assert f"every pair labelled {HOSTILE[:60]}, at each run" in assert_safe(of_labels).words
+    assert f"every pair labelled {shown(HOSTILE[:60])}, at each run" in assert_safe(of_labels).words
+    # The override and the controls are shown, never obeyed; the zero-width characters stay
+    for sent in (html, of_labels):
+        assert not {"\u202e", "\u202c", "\x07", "\x1b"} & set(sent)
+        assert "\u200b" in sent and "\u200d" in sent
 
 
 # ---- at the field limits -------------------------------------------------------------------------
@@ -357,9 +375,11 @@ def test_a_monitor_at_the_field_limits_fits_one_response(acme: Tenant) -> None:
     monitor_id = create(acme, None, name=WORST_NAME)
     definitions = [f"{k}{WORST_DEFINITION}"[:MAX_DEFINITION_CHARS] for k in range(MAX_DEFINITIONS)]
     store_result("ev_limits", definitions)
+    last: int | None = None
     for i in range(100):  # as many runs as the page shows, and one more it does not
         at = T0 + i * HOUR_MS
-        assert commit(store.claiming("acme", monitor_id, at, None))
+        assert commit(store.claiming("acme", monitor_id, at, None, last))
+        last = at
         ended = store.Run("acme", monitor_id, at, "failed", failure=WORST_FAILURE)
         if i % 2 == 0:
             ended = store.Run(
@@ -400,12 +420,6 @@ def test_a_monitor_at_the_field_limits_fits_one_response(acme: Tenant) -> None:
 
 # Any text: every code point (lone surrogates too, as stored text may hold them).
 texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=300)
-
-
-def shown(text: str) -> str:
-    """`text` as the page carries it: a lone surrogate cannot be sent in UTF-8 and becomes
-    '?'."""
-    return text.encode("utf-8", "replace").decode()
 
 
 def monitor(name: str) -> MonitorIn:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import boto3
 import pytest
 from evalsvc.logic import monitors
+from evalsvc.settings import get_settings
 
 from tests.conftest import point_service_at
 from tests.integration.conftest import Tenant, ok
@@ -116,7 +118,7 @@ def test_a_monitor_is_created_read_listed_run_and_deleted(
         assert acme.get(path).status_code == 404
     gone = acme.http.delete(f"/v1/monitors/{monitor_id}", headers=acme.headers)
     assert gone.status_code == 404 and "no monitor" in gone.json()["error"]
-    assert ok(acme.get("/monitors")).json() == {"monitors": []}
+    assert ok(acme.get("/monitors")).json() == {"monitors": [], "next_cursor": None}
 
 
 def refused(acme: Tenant, tables: dict[str, str], content: bytes, status: int) -> str:
@@ -144,6 +146,38 @@ def test_every_bad_field_is_refused_naming_it(
         assert field in error and says in error
 
 
+@pytest.mark.parametrize("name", ["nul\x00here", "abc\u202ecba", "faq \x1b[2J", "\x9b2J"])
+def test_a_name_with_a_control_character_is_refused_naming_it_without_echoing_it(
+    acme: Tenant, tables: dict[str, str], checks: str, name: str
+) -> None:
+    control = next(ch for ch in name if ch in "\x00\u202e\x1b\x9b")
+    content = json.dumps(body(checks, name=name)).encode()
+    error = refused(acme, tables, content, 400)
+    place = name.index(control) + 1
+    assert error.startswith(f"name: character {place} is U+{ord(control):04X} ")
+    assert control not in error and f"\\u{ord(control):04x}" not in error.lower()
+
+
+def test_a_name_stored_before_names_refused_controls_reads_back(acme: Tenant, checks: str) -> None:
+    # Given a monitor stored with a control character in its name (before they were refused)
+    monitor_id = create(acme, body(checks))
+    item = boto3.client("dynamodb").get_item(
+        TableName=get_settings().monitors_table,
+        Key={"pk": {"S": "T#acme"}, "sk": {"S": f"M#{monitor_id}"}},
+    )["Item"]
+    stored = json.loads(item["body"]["S"]) | {"name": "old \x1b[2J\u202ename"}
+    item["body"] = {"S": json.dumps(stored, ensure_ascii=False)}
+    boto3.client("dynamodb").put_item(TableName=get_settings().monitors_table, Item=item)
+
+    # Then it is read, listed and reported as it was stored, its report neutralising the name
+    assert ok(acme.get(f"/monitors/{monitor_id}")).json()["name"] == "old \x1b[2J\u202ename"
+    assert [m["name"] for m in ok(acme.get("/monitors")).json()["monitors"]] == [
+        "old \x1b[2J\u202ename"
+    ]
+    page = ok(acme.get(f"/monitors/{monitor_id}/report")).text
+    assert "old \ufffd[2J\ufffdname" in page and "\x1b" not in page and "\u202e" not in page
+
+
 @pytest.mark.parametrize("missing", ["name", "seed_data_id", "metrics_id", "schedule"])
 def test_a_missing_field_is_a_400(
     acme: Tenant, tables: dict[str, str], checks: str, missing: str
@@ -159,6 +193,7 @@ def test_what_needs_a_read_is_checked_before_anything_is_stored(
     cases: list[tuple[dict[str, Any], int, str]] = [
         (body(judged["metrics_id"]), 400, "max_cost_usd is required"),
         (body("m_nope"), 404, "m_nope"),
+        (body(checks, seed_data_id="ds_nope"), 404, "no seed dataset with id 'ds_nope'"),
         (body(checks, baseline="ev_nope"), 404, "ev_nope"),
         (
             body(checks, webhook_url="https://10.0.0.7/hook", webhook_secret=SECRET),
@@ -202,12 +237,39 @@ def test_ids_cursors_and_limits_are_checked(acme: Tenant, checks: str) -> None:
         (f"/monitors/{monitor_id}/history?limit=0", "limit"),
         (f"/monitors/{monitor_id}/history?limit=101", "limit"),
         (f"/monitors/{monitor_id}/history?cursor=x", "cursor"),
+        ("/monitors?limit=0", "limit"),
+        ("/monitors?limit=101", "limit"),
+        ("/monitors?limit=x", "limit"),
+        ("/monitors?cursor=x", "cursor"),
+        (f"/monitors?cursor=1.{monitor_id}%20", "cursor"),
     ]:
         response = acme.get(path)
         assert response.status_code == 400, (path, response.text)
         assert says in response.json()["error"], path
+    too_long = acme.get(f"/monitors?cursor={'0' * 1025}")
+    assert too_long.status_code == 413 and "cursor" in too_long.json()["error"]
     assert acme.post("/monitors/a%20b/run").status_code == 400
     assert acme.post("/monitors/mon_nope/run").status_code == 404
+
+
+def test_the_list_of_monitors_pages_oldest_first_with_all_of_them_by_default(
+    acme: Tenant, globex: Tenant, checks: str
+) -> None:
+    # Given three monitors
+    made = [create(acme, body(checks, name=f"m{k}")) for k in range(3)]
+
+    # When they are listed two at a time, and with no limit
+    first = ok(acme.get("/monitors?limit=2")).json()
+    rest = ok(acme.get(f"/monitors?limit=2&cursor={first['next_cursor']}")).json()
+    whole = ok(acme.get("/monitors")).json()
+
+    # Then the pages hold them all once, oldest first, and the whole list is one page
+    assert [m["monitor_id"] for m in first["monitors"] + rest["monitors"]] == made
+    assert first["next_cursor"] is not None and rest["next_cursor"] is None
+    assert [m["monitor_id"] for m in whole["monitors"]] == made and whole["next_cursor"] is None
+    assert ok(acme.get("/monitors?limit=3")).json()["next_cursor"] is None
+    # …and another tenant's cursor pages its own (empty) list
+    assert ok(globex.get(f"/monitors?cursor={first['next_cursor']}")).json()["monitors"] == []
 
 
 def test_a_tenant_keeps_at_most_its_share_of_monitors(

@@ -30,6 +30,8 @@ from tests.work_queue import Work
 ACME = Identity(tenant="acme", user="ann", user_email="", key_id="k")
 SECRET = "a-secret-of-16-chars"
 SHORT = "yes indeed"
+# A pair_query no pair matches: every run of a monitor with it fails, saying why.
+NO_PAIR = {"pair_labels": ["no-pair-has-this-label"]}
 LONG = "this answer goes on for far more words than the check allows it to have"
 
 
@@ -139,12 +141,12 @@ def test_a_fixed_baseline_is_every_runs_baseline(acme: Tenant, work: Work, hook:
 
 def test_a_failed_run_alerts_saying_why(acme: Tenant, work: Work, hook: Receiver) -> None:
     put_pairs(acme, steady())
-    monitor_id = create(acme, hook, seed_data_id="gone")
+    monitor_id = create(acme, hook, pair_query=NO_PAIR)
 
     failed = run(monitor_id, work)
 
     assert failed.status == "failed" and failed.failure is not None
-    assert "could not start" in failed.failure and "gone" in failed.failure
+    assert "could not start" in failed.failure and "no pair matches" in failed.failure
     [post] = hook.posts
     assert post.signed_with(SECRET)
     assert post.json()["failure"] == failed.failure and post.json()["regressed"] == []
@@ -171,7 +173,7 @@ def test_a_failed_run_is_not_the_previous_baseline(
     first = run(monitor_id, work)
     # A run after it that failed
     later = first.scheduled_ms + 1
-    assert commit(store.claiming("acme", monitor_id, later, None))
+    assert commit(store.claiming("acme", monitor_id, later, None, first.scheduled_ms))
     failed = store.Run("acme", monitor_id, later, "failed", failure="the judge was down")
     assert commit(store.ending(failed, later, alert=False))
 
@@ -183,7 +185,7 @@ def test_an_alert_whose_worker_died_is_delivered_by_the_dispatcher(
     acme: Tenant, work: Work, hook: Receiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     put_pairs(acme, steady())
-    monitor_id = create(acme, hook, seed_data_id="gone")
+    monitor_id = create(acme, hook, pair_query=NO_PAIR)
     real = monitor_alerts.deliver_if_due
     monkeypatch.setattr(monitor_alerts, "deliver_if_due", lambda *args: None)  # died first
 
@@ -204,7 +206,7 @@ def test_a_receiver_that_keeps_failing_is_recorded_failed(
     acme: Tenant, work: Work, hook: Receiver
 ) -> None:
     put_pairs(acme, steady())
-    monitor_id = create(acme, hook, seed_data_id="gone")
+    monitor_id = create(acme, hook, pair_query=NO_PAIR)
     hook.answers = [500, 503, 500]
     failed = run(monitor_id, work)
     assert failed.alert is not None
@@ -338,9 +340,11 @@ def test_a_tenant_at_its_cap_has_its_other_due_runs_left_for_the_next_minute(
     due = max(monitors.get(ACME, m)[1].next_run_ms for m in monitor_ids)
     tried: list[str] = []
 
-    def start(tenant: str, monitor_id: str, at: int, following: int | None) -> bool:
+    def start(
+        tenant: str, monitor_id: str, at: int, following: int | None, last: int | None
+    ) -> bool:
         tried.append(monitor_id)
-        return monitor_run.start(tenant, monitor_id, at, following)
+        return monitor_run.start(tenant, monitor_id, at, following, last)
 
     first = monitors.dispatch(due, start)
     # one claimed; the next refused (the tenant's one slot is taken); the third not tried

@@ -433,6 +433,36 @@ def test_a_rerun_of_a_queued_result_is_queued_and_completes_with_the_same_digest
         assert done["score_means"] == original["score_means"]
 
 
+def test_a_rerun_of_a_running_result_is_a_409_as_for_compare_and_stores_nothing(
+    acme: Tenant, work: Work, tables: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given an evaluation running on the work queue
+    point_service_at({"EVALSVC_INLINE_MAX_CHECKS": "30", "EVALSVC_CHUNK_CHECKS": "60"}, monkeypatch)
+    write(acme, pairs_of(90))
+    metrics_id = metrics(acme)
+    running = queue_async(acme, {"seed_data_id": "ds", "metrics_id": metrics_id})
+    before = results_in(tables)
+
+    # When it is run again while it runs, answered at once or not
+    refusals = [
+        rerun(acme, running),
+        rerun(acme, running, {"max_cost_usd": 1}, Prefer="respond-async"),
+    ]
+    compared = acme.post("/compare", {"baseline_id": running, "candidate_id": running})
+
+    # Then each is a 409 naming it, in the words compare uses for it, and nothing was stored
+    for refused in refusals:
+        assert refused.status_code == 409, refused.text
+        assert refused.json() == {"error": compared.json()["error"].removeprefix("baseline_id: ")}
+        assert refused.json()["error"].startswith(f"evaluation result {running!r} is still running")
+    assert results_in(tables) == before
+    # …and once it is complete it runs again as any result does
+    work.drain()
+    assert read(acme, running)["status"] == "complete"
+    again = rerun(acme, running, None, Prefer="respond-async")
+    assert again.status_code == 202, again.text
+
+
 def test_a_rerun_of_an_inline_result_with_respond_async_is_queued(acme: Tenant, work: Work) -> None:
     write(acme, pairs_of(5))
     original = evaluate(acme, metrics(acme))

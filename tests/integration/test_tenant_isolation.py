@@ -169,7 +169,7 @@ def test_another_tenants_lists_are_its_own(
     empty = {"evaluations": [], "next_cursor": None}
     assert globex.get("/evaluations").json() == empty
     assert globex.get("/evaluations?seed_data_id=ds").json() == empty
-    assert globex.get("/monitors").json() == {"monitors": []}
+    assert globex.get("/monitors").json() == {"monitors": [], "next_cursor": None}
     assert len(acme.get("/monitors").json()["monitors"]) == 1
     # acme's own position in its list, as a cursor: nothing of acme's either
     created = ok(acme.get(f"/evaluation/{owned[RESULT]}")).json()["created_at"]

@@ -188,10 +188,12 @@ NEEDS: dict[str, dict[str, set[str]]] = {
         "JobsTable/index/stalled": {Q},
         "MonitorsTable": {G, U},
     },
-    # Monitors (E8). Creating one reads its metrics set and a fixed baseline, counts the
-    # tenant's monitors; a run claims its record (a condition on the monitor) with its job.
+    # Monitors (E8). Creating one reads its dataset's header, its metrics set and a fixed
+    # baseline, counts the tenant's monitors; a run claims its record with its job, naming
+    # itself the monitor's last run (a condition on the monitor).
     "create_monitor": {
         "MonitorsTable": {P, Q},
+        "DatasetsTable": {G},
         "MetricsTable": {G, Q},
         "ResultsTable": {G, Q},
         "IdempotencyTable": IDEMPOTENCY,
@@ -199,8 +201,9 @@ NEEDS: dict[str, dict[str, set[str]]] = {
     "list_monitors": {"MonitorsTable": {Q}},
     "get_monitor": {"MonitorsTable": {G}},
     "delete_monitor": {"MonitorsTable": {BW, D, Q}},
+    # A run now: the run the monitor names last (or, naming none, its newest), then the claim.
     "run_monitor": {
-        "MonitorsTable": {CC, G, P},
+        "MonitorsTable": {G, P, Q, U},
         "JobsTable": {BW, G, P, Q, U},
         "IdempotencyTable": IDEMPOTENCY,
     },
@@ -209,7 +212,7 @@ NEEDS: dict[str, dict[str, set[str]]] = {
     # Due monitors by the index; each run claimed with its job; pending alerts leased, their
     # outcome kept, the regressed metrics named from the run's result.
     "dispatch_monitors": {
-        "MonitorsTable": {CC, G, P, Q, U},
+        "MonitorsTable": {G, P, Q, U},
         "MonitorsTable/index/due": {Q},
         "JobsTable": {BW, G, P, Q, U},
         "ResultsTable": {G, Q},

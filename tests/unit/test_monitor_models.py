@@ -3,10 +3,15 @@ field refused, naming what is wrong (the route answers these 400)."""
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from typing import Any
 
 import pytest
+from evalsvc.controls import BIDI_CONTROLS
 from evalsvc.models.monitors import DEFAULT_PAIRS, MonitorIn
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 GOOD: dict[str, Any] = {
@@ -49,6 +54,17 @@ BAD_FIELDS: list[tuple[str, Any, str]] = [
     ("name", "", "at least 1 character"),
     ("name", "x" * 201, "at most 200"),
     ("name", 5, "valid string"),
+    # Control characters are named by code point and place, never echoed
+    ("name", "nul\x00", "character 4 is U+0000 (a control character)"),
+    ("name", "faq \x1b[2J", "character 5 is U+001B (a control character)"),
+    ("name", "csi \x9b2J", "character 5 is U+009B (a control character)"),
+    ("name", "two\nlines", "character 4 is U+000A (a control character)"),
+    ("name", "tab\there", "character 4 is U+0009 (a control character)"),
+    ("name", "abc\u202ecba", "character 4 is U+202E (a bidirectional control)"),
+    ("name", "\u2066isolated", "character 1 is U+2066 (a bidirectional control)"),
+    ("name", "mark\u200f", "character 5 is U+200F (a bidirectional control)"),
+    ("name", "arabic\u061c", "character 7 is U+061C (a bidirectional control)"),
+    ("name", "half \ud800", "valid string"),  # a lone surrogate: refused as any field's
     ("seed_data_id", "a b", "pattern"),
     ("seed_data_id", None, "valid string"),
     ("metrics_id", "../m", "pattern"),
@@ -83,6 +99,38 @@ def test_every_bad_field_is_refused_naming_it(field: str, value: Any, says: str)
         MonitorIn.model_validate({**GOOD, field: value})
     assert says in str(caught.value)
     assert field in str(caught.value)
+
+
+@settings(max_examples=300)
+@given(st.text(st.characters(codec=None, exclude_categories=("Cs",)), min_size=1, max_size=200))
+def test_any_name_is_kept_as_given_or_refused_naming_its_first_control(name: str) -> None:
+    unshown = [
+        k for k, ch in enumerate(name) if unicodedata.category(ch) == "Cc" or ch in BIDI_CONTROLS
+    ]
+    try:
+        kept = MonitorIn.model_validate({**GOOD, "name": name})
+    except ValidationError as caught:
+        [error] = caught.errors()
+        place = unshown[0]
+        assert error["loc"] == ("name",)
+        assert error["msg"].startswith(
+            f"Value error, character {place + 1} is U+{ord(name[place]):04X} ("
+        )
+        assert not {ch for ch in error["msg"] if unicodedata.category(ch) in ("Cc", "Cs")}
+        assert not set(error["msg"]) & set(BIDI_CONTROLS)
+    else:
+        assert unshown == [] and kept.name == name
+
+
+def test_a_stored_name_reads_back_whatever_it_holds() -> None:
+    # Given a monitor stored before names refused control characters
+    stored = json.dumps({**GOOD, "name": "old \x1b[2J\u202e name"})
+
+    # When it is read back, it is as stored
+    assert MonitorIn.from_stored(stored).name == "old \x1b[2J\u202e name"
+    # …while the same body sent now is refused
+    with pytest.raises(ValidationError):
+        MonitorIn.model_validate_json(stored)
 
 
 @pytest.mark.parametrize("missing", ["name", "seed_data_id", "metrics_id", "schedule"])

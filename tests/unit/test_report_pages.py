@@ -63,10 +63,19 @@ class Parsed(HTMLParser):
         self.text.append(data)
 
 
+# What a page never writes as it is: controls (C0 but tab and line breaks, DEL, C1), the
+# bidirectional controls and lone surrogates, each shown as U+FFFD.
+UNSHOWN = frozenset(
+    [chr(c) for c in range(0x20) if chr(c) not in "\t\n\r"]
+    + [chr(c) for c in range(0x7F, 0xA0)]
+    + list("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+)
+
+
 def shown(text: str) -> str:
-    """`text` as the page carries it: a lone surrogate cannot be sent in UTF-8 and becomes
-    '?'."""
-    return text.encode("utf-8", "replace").decode()
+    """`text` as the page shows it: each character of UNSHOWN, and each lone surrogate, as
+    U+FFFD."""
+    return "".join("\ufffd" if ch in UNSHOWN or "\ud800" <= ch <= "\udfff" else ch for ch in text)
 
 
 def result(

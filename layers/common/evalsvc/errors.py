@@ -8,10 +8,12 @@ from dataclasses import dataclass
 
 
 class DomainError(Exception):
-    """Base of every error a caller can act on. `message` is shown to the caller verbatim."""
+    """Base of every error a caller can act on. `message` is shown to the caller verbatim;
+    `fields`, when set, are answered beside it, for a program to read."""
 
     status_code = 400
     headers: dict[str, str] | None = None
+    fields: dict[str, str] | None = None
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -32,6 +34,15 @@ class NotFound(DomainError):
 
 class Conflict(DomainError):
     status_code = 409
+
+
+class AlreadyRunning(Conflict):
+    """Refused while a run of the same thing is running: the message says which and what to
+    do, and the answer names it in `field` too (`{"error": "...", "run_id": "..."}`)."""
+
+    def __init__(self, message: str, field: str, running_id: str) -> None:
+        super().__init__(message)
+        self.fields = {field: running_id}
 
 
 class Gone(DomainError):

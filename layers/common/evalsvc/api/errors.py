@@ -19,9 +19,15 @@ _TOO_LARGE_TYPES = frozenset({"string_too_long", "too_long"})
 
 
 def error_response(
-    status: int, message: str, headers: dict[str, str] | None = None
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    fields: dict[str, str] | None = None,
 ) -> JSONResponse:
-    return JSONResponse(status_code=status, content={"error": message}, headers=headers)
+    """`{"error": message}`, with an error's `fields` beside it (a 409's run_id)."""
+    return JSONResponse(
+        status_code=status, content={"error": message, **(fields or {})}, headers=headers
+    )
 
 
 def _location(loc: Sequence[Any]) -> str:
@@ -80,7 +86,7 @@ def install_error_handlers(app: FastAPI) -> None:
         headers = exc.headers
         if headers and "Location" in headers:
             headers = {**headers, "Location": route_relative(request, headers["Location"])}
-        return error_response(exc.status_code, exc.message, headers)
+        return error_response(exc.status_code, exc.message, headers, exc.fields)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

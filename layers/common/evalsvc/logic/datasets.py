@@ -124,6 +124,13 @@ def get_header(identity: Identity, kind: DatasetKind, dataset_id: str) -> Datase
     return header
 
 
+def ensure_exists(identity: Identity, kind: DatasetKind, dataset_id: str) -> None:
+    """A 404 when the tenant has no such dataset; its header alone is read (its appended pairs
+    not counted: one GetItem)."""
+    if store.get_header(identity.tenant, kind, dataset_id, counted=False) is None:
+        raise NotFound(f"no {kind.value} dataset with id {dataset_id!r}")
+
+
 def too_large_for_one_response(header: DatasetHeader) -> PayloadTooLarge:
     """The 413 for a dataset that one response cannot hold, saying how to page it."""
     size = f", {header.bytes / 1e6:.1f} MB of text" if header.bytes is not None else ""

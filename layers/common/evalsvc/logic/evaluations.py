@@ -24,7 +24,7 @@ from evalsvc.logic import metrics as metrics_logic
 from evalsvc.logic.datasets import Selection
 from evalsvc.logic.dispatch import HandOver, storing_seconds
 from evalsvc.logic.kinds import evaluation as evaluation_kind
-from evalsvc.logic.results import fill_lowest_reasons
+from evalsvc.logic.results import current, ensure_not_running, fill_lowest_reasons
 from evalsvc.logic.scored_pairs import score_pairs, summarize_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader
@@ -100,7 +100,7 @@ def rerun(
     """POST /evaluation/{id}/rerun: a new evaluation of exactly the pairs result `results_id`
     scored (read from the dataset version it pinned), with its metric definitions, cluster_by
     and judge_samples, run and answered as POST /evaluate's. Gone (410) when that version is
-    past its retention."""
+    past its retention; a 409 while that result is still running."""
     cap = None if body.max_cost_usd is None else Decimal(str(body.max_cost_usd))
     with spending.session(identity.tenant, RERUN_ROUTE, deadline.left(), cap) as spend:
         work = _Rerun(identity, results_id, deadline, request_key, spend)
@@ -331,6 +331,10 @@ class _Rerun(_Evaluation):
         self.key = key
         self.max_cost, self.spend = spend.max_cost, spend
         original = reproduce.scored_result(identity.tenant, results_id)
+        if original.status is Status.RUNNING:
+            # A 409, as pairwise, plan and compare answer: its pairs are being scored now, and
+            # a rerun would score them again alongside. One that failed may be run again.
+            ensure_not_running(current(identity.tenant, results_id) or original)
         self.original = original
         # Gone, before anything is read or asked, when its version is past retention.
         self.pinned = reproduce.pinned_header(identity.tenant, original)

@@ -72,7 +72,7 @@ def deliver(tenant: str, monitor_id: str, scheduled_ms: int, due_ms: int) -> str
         logger.warning("alert given up", extra={"monitor_id": monitor_id, "run": scheduled_ms})
         return "failed"
     stored = store.get_monitor(tenant, monitor_id)
-    monitor = None if stored is None else MonitorIn.model_validate_json(stored.body, strict=False)
+    monitor = None if stored is None else MonitorIn.from_stored(stored.body)
     if monitor is None or monitor.webhook_url is None or monitor.webhook_secret is None:
         store.alert_outcome(tenant, monitor_id, scheduled_ms, "failed", 0, None)
         return "failed"

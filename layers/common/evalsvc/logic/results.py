@@ -66,15 +66,20 @@ def existing_result(
 
 def ensure_complete(result: EvaluationResult) -> None:
     """A 409 for a result that is still running or failed, saying what to do."""
+    ensure_not_running(result)
+    if result.status is Status.FAILED:
+        raise Conflict(
+            f"evaluation result {result.results_id!r} failed ({result.failure}): evaluate again"
+        )
+
+
+def ensure_not_running(result: EvaluationResult) -> None:
+    """A 409 for a result that is still running (`current`: its progress), saying what to do."""
     if result.status is Status.RUNNING:
         raise Conflict(
             f"evaluation result {result.results_id!r} is still running ({result.pairs_done} of "
             f"{result.pair_count} pairs scored): use it once GET /evaluation/"
             f"{result.results_id} says complete"
-        )
-    if result.status is Status.FAILED:
-        raise Conflict(
-            f"evaluation result {result.results_id!r} failed ({result.failure}): evaluate again"
         )
 
 

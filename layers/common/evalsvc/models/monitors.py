@@ -1,14 +1,24 @@
 """Monitors (E8): the request that makes one. What can be checked without reading anything is
-checked here (a 400 naming the field); the metrics set (does a metric need the judge, so that
-max_cost_usd is required), the dataset and the webhook's addresses are checked by the logic."""
+checked here (a 400 naming the field; a name's control character is named as a code point,
+U+202E, with where it is, never echoed); the metrics set (does a metric need the judge, so
+that max_cost_usd is required), the dataset and the webhook's addresses are checked by the
+logic."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from evalsvc import schedules
+from evalsvc.controls import first_control
 from evalsvc.errors import InvalidInput
 from evalsvc.identifiers import CLIENT_ID_PATTERN
 from evalsvc.models.common import ListNextCursor
@@ -22,6 +32,10 @@ MIN_SECRET_CHARS = 16
 MAX_SECRET_CHARS = 256
 # What a run evaluates when the monitor names no pair_query: the newest 200 pairs.
 DEFAULT_PAIRS = 200
+
+
+# The validation context of a monitor read back from storage (MonitorIn.from_stored).
+_STORED = {"stored": True}
 
 
 class MonitorIn(BaseModel):
@@ -54,6 +68,26 @@ class MonitorIn(BaseModel):
     webhook_secret: (
         Annotated[str, Field(min_length=MIN_SECRET_CHARS, max_length=MAX_SECRET_CHARS)] | None
     ) = None
+
+    @classmethod
+    def from_stored(cls, body: str) -> MonitorIn:
+        """A monitor as stored (its body, JSON): read as it was accepted, without the checks
+        that come after it was (a name stored with a control character reads back as it was,
+        and the report pages neutralise it)."""
+        return cls.model_validate_json(body, strict=False, context=_STORED)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str, info: ValidationInfo) -> str:
+        found = None if info.context == _STORED else first_control(value)
+        if found is not None:
+            place, what = found
+            raise ValueError(
+                f"character {place} is {what}: a name is one line of text that shows as it "
+                "reads, so it may hold no control character, bidirectional control or lone "
+                "surrogate; remove it"
+            )
+        return value
 
     @field_validator("schedule")
     @classmethod
@@ -102,6 +136,7 @@ class MonitorOut(BaseModel):
 
 class MonitorsOut(BaseModel):
     monitors: list[MonitorOut] = Field(description="The tenant's monitors, oldest first")
+    next_cursor: ListNextCursor
 
 
 class MonitorDeleted(BaseModel):
@@ -116,6 +151,14 @@ class RunStarted(BaseModel):
     monitor_id: str
     run_id: str
     scheduled_for: str = Field(description="The run's time (now), ISO 8601 UTC")
+
+
+class RunRunningOut(BaseModel):
+    """POST /monitors/{id}/run's 409: a run of the monitor is running (a monitor runs one at a
+    time)."""
+
+    error: str
+    run_id: str = Field(description="The run that is running: follow it in the history")
 
 
 class RunMetricOut(BaseModel):

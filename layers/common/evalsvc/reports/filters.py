@@ -1,5 +1,8 @@
-"""How figures and texts are written on a page: the templates' filters. `cut` is the one place
-a text is shortened, escaped on the way (the "cut" note is the only markup it adds)."""
+"""How figures and texts are written on a page: the templates' filters. `shown` is the one
+rule for what of a tenant's text a page shows: every text a template writes passes through it
+(`finalize`, the environment's, before autoescaping), and so does every text the markup made
+in Python holds (`cut`, the one place a text is shortened, escaped on the way; the monitor
+page's `breakable`)."""
 
 from __future__ import annotations
 
@@ -8,16 +11,33 @@ from decimal import Decimal
 
 from markupsafe import Markup, escape
 
+from evalsvc.controls import neutralised
 from evalsvc.usage import Usage
 
 
+def shown(text: str) -> str:
+    """`text` as a page shows it: its control characters (but tab and line breaks),
+    bidirectional controls (an override would show what follows it reversed) and lone
+    surrogates each replaced by U+FFFD (evalsvc.controls), visibly, never obeyed."""
+    return neutralised(text)
+
+
+def finalize(value: object) -> object:
+    """Every value a template writes (`{{ ... }}`), before it is escaped: a text is `shown`;
+    markup the pages made (which shows its texts itself) and figures are left as they are."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return shown(value)
+    return value
+
+
 def cut(text: str | None, chars: int) -> Markup:
-    """`text` escaped, its first `chars` characters, with its whole length shown when cut."""
+    """`text` shown and escaped, its first `chars` characters, with its whole length shown when
+    cut."""
     if text is None:
         return Markup("")
     if len(text) <= chars:
-        return escape(text)
-    return escape(text[:chars]) + Markup(
+        return escape(shown(text))
+    return escape(shown(text[:chars])) + Markup(
         '<span class="cut">… cut: the first {:,} of {:,} characters</span>'
     ).format(chars, len(text))
 

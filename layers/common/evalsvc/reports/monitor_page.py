@@ -25,7 +25,7 @@ from evalsvc.logic.reports import MonitorReport
 from evalsvc.models.metrics import MAX_DEFINITIONS
 from evalsvc.reports import charts
 from evalsvc.reports.comparison_page import VERDICT_WORDS
-from evalsvc.reports.filters import money, number
+from evalsvc.reports.filters import money, number, shown
 from evalsvc.reports.limits import WORST_BYTES_PER_CHAR, Limits
 from evalsvc.reports.pages import render
 from evalsvc.stats import CONFIDENCE, SCALE_MAX, SCALE_MIN
@@ -151,17 +151,18 @@ def _series(report: MonitorReport) -> dict[SeriesKey, Series]:
 
 
 def breakable(text: str) -> Markup:
-    """`text` escaped, a line break allowed (<wbr>) every BREAK_CHARS characters of a longer
-    word: the same text, that wraps."""
+    """`text` shown (filters.shown) and escaped, a line break allowed (<wbr>) every BREAK_CHARS
+    characters of a longer word: the same text, that wraps."""
+    text = shown(text)
     parts: list[Markup] = []
-    shown = 0
+    done = 0
     for word in _LONG_WORD.finditer(text):
-        parts.append(escape(text[shown : word.start()]))
+        parts.append(escape(text[done : word.start()]))
         long = word.group()
         pieces = (escape(long[i : i + BREAK_CHARS]) for i in range(0, len(long), BREAK_CHARS))
         parts.append(Markup("<wbr>").join(pieces))
-        shown = word.end()
-    parts.append(escape(text[shown:]))
+        done = word.end()
+    parts.append(escape(text[done:]))
     return Markup("").join(parts)
 
 

@@ -40,6 +40,8 @@ def _environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        # Every text a template writes is shown by the one rule (filters.shown).
+        finalize=filters.finalize,
     )
     env.filters.update(
         cut=filters.cut,

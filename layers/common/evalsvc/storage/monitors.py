@@ -2,8 +2,9 @@
 
     pk           sk                               what
     T#<tenant>   M#<monitor>                      the monitor as asked for (its body as JSON),
-                                                  `next_run_ms`, and `due_pk` while it is
-                                                  scheduled (sparse index `due`)
+                                                  `next_run_ms`, `due_pk` while it is
+                                                  scheduled (sparse index `due`), and
+                                                  `last_run_ms`: the run claimed last
     T#<tenant>   R#<monitor>#<scheduled_ms:013d>  one run: claimed, running (its evaluation
                                                   named), then complete or failed with what
                                                   it found; `due_pk` while its alert waits
@@ -15,6 +16,14 @@ Each (monitor, scheduled time) runs once: the dispatcher claims a run in the tra
 starts its job (logic.kinds.monitor_run): the run's record (only if absent) and the monitor's
 `next_run_ms` moved on (only from the time it claims). A second delivery of the same dispatch,
 or a second dispatcher, fails one of the conditions and claims nothing.
+
+One run of a monitor at a time: every claim (a scheduled run's, or one asked for now) names
+itself as the monitor's `last_run_ms`, only if the monitor still names the run it named when
+the claimer read it, which the claimer found ended (logic.monitors). Of two claims made after
+the same read, one passes and the other, finding the monitor names another run, claims
+nothing. Nothing clears the mark: whether the monitor runs is whether the run it names has
+ended, which the write that records the run's outcome says (the run's own end, or the job
+engine failing it).
 
 An alert is an outbox: the run's outcome and its alert (pending) are one write, so an alert is
 never lost by a worker dying before delivering it; the index `due` lists it, at the time it
@@ -103,13 +112,15 @@ class Due:
 @dataclass(frozen=True, slots=True)
 class StoredMonitor:
     """A monitor as stored: what was asked (`body`, JSON), when (`created_ms`: a rate's
-    anchor), and its next run."""
+    anchor), its next run, and the time of the run claimed last (None: none since monitors
+    kept it)."""
 
     tenant: str
     monitor_id: str
     body: str
     created_ms: int
     next_run_ms: int
+    last_run_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +232,7 @@ def _monitor(tenant: str, item: Item) -> StoredMonitor:
         get_s(item, "body") or "{}",
         get_n(item, "created_ms"),
         get_n(item, "next_run_ms"),
+        int(item["last_run_ms"]["N"]) if "last_run_ms" in item else None,
     )
 
 
@@ -297,38 +309,50 @@ def due(now_ms: int) -> Iterator[Due]:
             yield Due(tenant, sk[len(MONITOR_PREFIX) :], at_ms)
 
 
-def claiming(tenant: str, monitor_id: str, scheduled_ms: int, next_run_ms: int | None) -> Writes:
-    """The writes that claim the run of `monitor_id` scheduled for `scheduled_ms` and schedule
-    the one after at `next_run_ms` (None: a run asked for now, which moves no schedule); their
-    conditions fail when it was claimed before, or the monitor moved on or is gone."""
+def _after(last_run_ms: int | None) -> tuple[str, Item]:
+    """The condition that the monitor still names `last_run_ms` as its last run (None: none),
+    and its values."""
+    if last_run_ms is None:
+        return "attribute_not_exists(last_run_ms)", {}
+    return "last_run_ms = :last", {":last": n(last_run_ms)}
+
+
+def claiming(
+    tenant: str,
+    monitor_id: str,
+    scheduled_ms: int,
+    next_run_ms: int | None,
+    last_run_ms: int | None,
+) -> Writes:
+    """The writes that claim the run of `monitor_id` scheduled for `scheduled_ms`, name it the
+    monitor's last run, and schedule the one after at `next_run_ms` (None: a run asked for now,
+    which moves no schedule); their conditions fail when it was claimed before, the monitor
+    moved on or is gone, or it names another last run than `last_run_ms` (what the claimer
+    read, and found ended)."""
     record: Item = {
         **_run_key(tenant, monitor_id, scheduled_ms),
         "scheduled_ms": n(scheduled_ms),
         "status": s("claimed"),
         "expires_at": n(_expires_at(scheduled_ms)),
     }
+    after, values = _after(last_run_ms)
+    values[":scheduled"] = n(scheduled_ms)
     if next_run_ms is None:
         record["manual"] = {"BOOL": True}
-        monitor: Item = {
-            "ConditionCheck": {
-                "TableName": _table(),
-                "Key": _monitor_key(tenant, monitor_id),
-                "ConditionExpression": "attribute_exists(pk)",
-            }
-        }
+        sets, condition = "SET last_run_ms = :scheduled", f"attribute_exists(pk) AND {after}"
     else:
-        monitor = {
-            "Update": {
-                "TableName": _table(),
-                "Key": _monitor_key(tenant, monitor_id),
-                "UpdateExpression": "SET next_run_ms = :next",
-                "ConditionExpression": "next_run_ms = :scheduled",
-                "ExpressionAttributeValues": {
-                    ":next": n(next_run_ms),
-                    ":scheduled": n(scheduled_ms),
-                },
-            }
+        values[":next"] = n(next_run_ms)
+        sets = "SET next_run_ms = :next, last_run_ms = :scheduled"
+        condition = f"next_run_ms = :scheduled AND {after}"
+    monitor: Item = {
+        "Update": {
+            "TableName": _table(),
+            "Key": _monitor_key(tenant, monitor_id),
+            "UpdateExpression": sets,
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": values,
         }
+    }
     put = {
         "Put": {
             "TableName": _table(),
@@ -339,10 +363,32 @@ def claiming(tenant: str, monitor_id: str, scheduled_ms: int, next_run_ms: int |
     return Writes([put, monitor])
 
 
-def claim_run(tenant: str, monitor_id: str, scheduled_ms: int, next_run_ms: int) -> bool:
+def claim_run(
+    tenant: str,
+    monitor_id: str,
+    scheduled_ms: int,
+    next_run_ms: int,
+    last_run_ms: int | None = None,
+) -> bool:
     """Claim a run on its own (claiming, committed); False (nothing written) when it was
-    claimed before, or the monitor moved on or is gone."""
-    return commit(claiming(tenant, monitor_id, scheduled_ms, next_run_ms))
+    claimed before, the monitor moved on or is gone, or names another last run."""
+    return commit(claiming(tenant, monitor_id, scheduled_ms, next_run_ms, last_run_ms))
+
+
+def skip_run(tenant: str, monitor_id: str, scheduled_ms: int, next_run_ms: int) -> bool:
+    """Move the monitor's next run from `scheduled_ms` to `next_run_ms` without a run (another
+    of its runs is running); False when it moved on, or is gone."""
+    return (
+        dynamo.conditional(
+            "update_item",
+            TableName=_table(),
+            Key=_monitor_key(tenant, monitor_id),
+            UpdateExpression="SET next_run_ms = :next",
+            ConditionExpression="next_run_ms = :scheduled",
+            ExpressionAttributeValues={":next": n(next_run_ms), ":scheduled": n(scheduled_ms)},
+        )
+        is not None
+    )
 
 
 # ---- runs --------------------------------------------------------------------------------------

@@ -3,10 +3,10 @@ when it scored them, whatever happened to the dataset since (logic.reproduce).""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.params import PageCursorParam
+from evalsvc.api.params import PageCursorParam, list_limit
 from evalsvc.api.responses import json_response
 from evalsvc.logic import reproduce
 from evalsvc.models.api_keys import Identity
@@ -41,11 +41,11 @@ def get_evaluation_pairs(
     results_id: Annotated[str, Path(alias="id", description="The evaluation result id")],
     limit: Annotated[
         int,
-        Query(
-            ge=1,
-            le=reproduce.MAX_PAGE_PAIRS,
-            description=f"At most this many pairs (1-{reproduce.MAX_PAGE_PAIRS}, "
-            f"{reproduce.DEFAULT_PAGE_PAIRS} by default; fewer when their texts are long)",
+        list_limit(
+            reproduce.MAX_PAGE_PAIRS,
+            reproduce.DEFAULT_PAGE_PAIRS,
+            "pairs",
+            "; fewer when their texts are long",
         ),
     ] = reproduce.DEFAULT_PAGE_PAIRS,
     cursor: PageCursorParam = None,

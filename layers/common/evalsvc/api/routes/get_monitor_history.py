@@ -3,11 +3,11 @@ means and intervals, verdicts against its baseline, cost, and what became of its
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.monitor_views import run_out
-from evalsvc.api.params import PageCursorParam
+from evalsvc.api.params import PageCursorParam, list_limit
 from evalsvc.api.responses import json_response
 from evalsvc.api.routes.get_monitor import MonitorIdParam
 from evalsvc.logic import monitors
@@ -25,13 +25,7 @@ def get_monitor_history(
     request: Request,
     monitor_id: MonitorIdParam,
     limit: Annotated[
-        int,
-        Query(
-            ge=1,
-            le=monitors.MAX_HISTORY,
-            description=f"At most this many runs (1-{monitors.MAX_HISTORY}, "
-            f"{monitors.DEFAULT_HISTORY} by default)",
-        ),
+        int, list_limit(monitors.MAX_HISTORY, monitors.DEFAULT_HISTORY, "runs")
     ] = monitors.DEFAULT_HISTORY,
     cursor: PageCursorParam = None,
     identity: Identity = Depends(current_identity),

@@ -6,6 +6,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
+from evalsvc.api.params import list_limit
 from evalsvc.api.responses import json_response
 from evalsvc.logic import results
 from evalsvc.models.api_keys import Identity
@@ -19,13 +20,7 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 def list_evaluations(
     request: Request,
     limit: Annotated[
-        int,
-        Query(
-            ge=1,
-            le=results.MAX_LISTED,
-            description=f"At most this many evaluations (1-{results.MAX_LISTED}, "
-            f"{results.DEFAULT_LISTED} by default)",
-        ),
+        int, list_limit(results.MAX_LISTED, results.DEFAULT_LISTED, "evaluations")
     ] = results.DEFAULT_LISTED,
     cursor: Annotated[
         str | None,

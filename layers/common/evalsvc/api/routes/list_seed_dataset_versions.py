@@ -3,10 +3,10 @@ then those overwrites replaced, while they are kept (EVALSVC_VERSION_RETENTION_D
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.params import DatasetIdParam, PageCursorParam
+from evalsvc.api.params import DatasetIdParam, PageCursorParam, list_limit
 from evalsvc.api.responses import json_response
 from evalsvc.identifiers import format_ms
 from evalsvc.logic import datasets
@@ -38,13 +38,7 @@ def list_seed_dataset_versions(
     request: Request,
     dataset_id: DatasetIdParam,
     limit: Annotated[
-        int,
-        Query(
-            ge=1,
-            le=datasets.MAX_VERSIONS_PAGE,
-            description=f"At most this many versions (1-{datasets.MAX_VERSIONS_PAGE}, "
-            f"{datasets.DEFAULT_VERSIONS_PAGE} by default)",
-        ),
+        int, list_limit(datasets.MAX_VERSIONS_PAGE, datasets.DEFAULT_VERSIONS_PAGE, "versions")
     ] = datasets.DEFAULT_VERSIONS_PAGE,
     cursor: PageCursorParam = None,
     identity: Identity = Depends(current_identity),

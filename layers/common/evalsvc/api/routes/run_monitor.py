@@ -1,5 +1,6 @@
 """POST /monitors/{id}/run: run a monitor (E8) now, besides its schedule; the run goes on in the
-background (follow it in GET /monitors/{id}/history)."""
+background (follow it in GET /monitors/{id}/history). A monitor runs one run at a time: while
+one runs, a 409 names it (`run_id`)."""
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
@@ -11,7 +12,7 @@ from evalsvc.logic import monitors
 from evalsvc.logic.kinds.monitor_run import parse_run_id
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.monitors import RunStarted
+from evalsvc.models.monitors import RunRunningOut, RunStarted
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["monitors"])
 
@@ -20,7 +21,14 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["monitors"])
     "/monitors/{id}/run",
     status_code=202,
     response_model=RunStarted,
-    responses=error_responses(400, 404, 409, 429, 503),
+    responses={
+        **error_responses(400, 404, 429, 503),
+        409: {
+            "model": RunRunningOut,
+            "description": "A run of this monitor is running (asked for, or scheduled): "
+            "run_id names it; ask again once it has ended",
+        },
+    },
 )
 def run_monitor(
     monitor_id: MonitorIdParam, identity: Identity = Depends(current_identity)

@@ -55,6 +55,9 @@ PREVIOUS = "previous"
 # A run waits on its evaluation at most this long (the evaluation's own job ends long before:
 # the sweeper fails a stalled one), then fails.
 MAX_WAIT_MS = 24 * 3_600_000
+# A run not ended this long after its time is taken for dead (its end was lost): it no longer
+# holds its monitor, whose other runs may start (logic.monitors).
+HOLD_MS = MAX_WAIT_MS + 3_600_000
 # Of a worker's time, at most this many seconds (and no more than a plain request waits,
 # EVALSVC_SYNC_WAIT_SECONDS) are spent waiting on a queued evaluation inside the chunk before
 # it is put back on the queue to look again later.
@@ -81,12 +84,20 @@ def _evaluation_key(monitor_id: str, scheduled_ms: int) -> str:
     return f"monitor-run\n{run_id(monitor_id, scheduled_ms)}"
 
 
-def start(tenant: str, monitor_id: str, scheduled_ms: int, next_run_ms: int | None) -> bool:
+def start(
+    tenant: str,
+    monitor_id: str,
+    scheduled_ms: int,
+    next_run_ms: int | None,
+    last_run_ms: int | None,
+) -> bool:
     """Claim the run of `monitor_id` scheduled for `scheduled_ms` (moving the monitor's next
-    run to `next_run_ms`; None: a run asked for now) and start its job, at once; False when it
+    run to `next_run_ms`; None: a run asked for now) and start its job, at once, if the monitor
+    still names `last_run_ms` as its last run (which the caller found ended); False when it
     was claimed before (by another dispatch, or an earlier delivery of this one). TooManyJobs
     when the tenant runs as many jobs as it may (nothing is claimed: the next dispatch tries
-    again)."""
+    again); StorageUnavailable when the monitor changed since it was read (another run was
+    claimed, or it was deleted)."""
     rid = run_id(monitor_id, scheduled_ms)
     created = now_ms()
     job = Job(
@@ -99,7 +110,7 @@ def start(tenant: str, monitor_id: str, scheduled_ms: int, next_run_ms: int | No
         params={"monitor_id": monitor_id, "scheduled_ms": scheduled_ms},
     )
     chunk = Chunk(MONITOR_RUN, tenant, rid, 0, 0, 1, rid, rid)
-    claim = store.claiming(tenant, monitor_id, scheduled_ms, next_run_ms)
+    claim = store.claiming(tenant, monitor_id, scheduled_ms, next_run_ms, last_run_ms)
     started = jobs.start(job, [chunk], claim, "the run was not started; run it again")
     if started is job:
         metrics.add_metric(name="MonitorRuns", unit="Count", value=1)
@@ -136,7 +147,7 @@ class MonitorRuns:
             run.status, run.failure = "failed", "the monitor was deleted before its run ended"
             commit(store.ending(run, now_ms(), alert=False))
             return done
-        monitor = MonitorIn.model_validate_json(stored.body, strict=False)
+        monitor = MonitorIn.from_stored(stored.body)
         result = self._evaluation(run, monitor, deadline)
         if result is None:
             return done  # the run ended (its evaluation could not start)
@@ -310,10 +321,7 @@ class MonitorRuns:
         if run is None or run.status in store.ENDED:
             return NONE
         stored = store.get_monitor(tenant, monitor_id)
-        alert = (
-            stored is not None
-            and MonitorIn.model_validate_json(stored.body, strict=False).webhook_url is not None
-        )
+        alert = stored is not None and MonitorIn.from_stored(stored.body).webhook_url is not None
         run.status, run.failure = "failed", failure.message
         return store.ending(run, now_ms(), alert=alert)
 

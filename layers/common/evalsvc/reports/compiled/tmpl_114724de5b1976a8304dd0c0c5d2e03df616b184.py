@@ -50,7 +50,7 @@ def root(context, missing=missing):
             pass
             t_4.extend((
                 '<p class="note">This pair\'s texts are not shown: ',
-                escape(environment.getattr(l_1_text, 'expired')),
+                escape(environment.finalize(environment.getattr(l_1_text, 'expired'))),
                 '.</p>\n',
             ))
         elif environment.getattr(l_1_text, 'unread'):
@@ -62,15 +62,15 @@ def root(context, missing=missing):
             pass
             t_4.extend((
                 '<div class="label">Input (',
-                escape(t_1(t_3(environment.getattr(l_1_text, 'input')))),
+                escape(environment.finalize(t_1(t_3(environment.getattr(l_1_text, 'input'))))),
                 ' characters)</div>\n<div class="text">',
-                escape(t_2(environment.getattr(l_1_text, 'input'), environment.getattr(l_1_limits, 'pair_text'))),
+                escape(environment.finalize(t_2(environment.getattr(l_1_text, 'input'), environment.getattr(l_1_limits, 'pair_text')))),
                 '</div>\n<div class="label">',
-                escape(l_1_output_label),
+                escape(environment.finalize(l_1_output_label)),
                 ' (',
-                escape(t_1(t_3(environment.getattr(l_1_text, 'output')))),
+                escape(environment.finalize(t_1(t_3(environment.getattr(l_1_text, 'output'))))),
                 ' characters)</div>\n<div class="text">',
-                escape(t_2(environment.getattr(l_1_text, 'output'), environment.getattr(l_1_limits, 'pair_text'))),
+                escape(environment.finalize(t_2(environment.getattr(l_1_text, 'output'), environment.getattr(l_1_limits, 'pair_text')))),
                 '</div>\n',
             ))
         return concat(t_4)

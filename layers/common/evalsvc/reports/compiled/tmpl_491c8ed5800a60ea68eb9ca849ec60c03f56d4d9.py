@@ -49,7 +49,7 @@ def block_title(context, missing=missing):
     l_0_result = resolve('result')
     pass
     yield 'Evaluation '
-    yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id')))
     yield ' — report'
 
 def block_header(context, missing=missing):
@@ -62,11 +62,11 @@ def block_header(context, missing=missing):
     l_0_result = resolve('result')
     pass
     yield '<h1>Evaluation report</h1>\n<p class="sub">Result <strong>'
-    yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id')))
     yield '</strong> · <span class="status '
-    yield escape(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value'))
+    yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value')))
     yield '">'
-    yield escape(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value'))
+    yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value')))
     yield '</span></p>\n'
 
 def block_main(context, missing=missing):
@@ -148,97 +148,97 @@ def block_main(context, missing=missing):
     if (environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value') == 'running'):
         pass
         yield '<section class="banner running" aria-labelledby="progress-h">\n<h2 id="progress-h">Still running</h2>\n<p>'
-        yield escape(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')))
+        yield escape(environment.finalize(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done'))))
         yield ' of '
-        yield escape(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')))
+        yield escape(environment.finalize(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'))))
         yield ' pairs scored'
         if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'):
             pass
             yield ' ('
-            yield escape(t_3(t_7(((100 * environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')) / environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')), 0)))
+            yield escape(environment.finalize(t_3(t_7(((100 * environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')) / environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')), 0))))
             yield ' %)'
         yield '. Statistics appear once every pair is scored; ask for this page again later.</p>\n<progress value="'
-        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done'))
+        yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')))
         yield '" max="'
-        yield escape(t_5(environment, [environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'), 1]))
+        yield escape(environment.finalize(t_5(environment, [environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'), 1])))
         yield '" aria-labelledby="progress-h">'
-        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done'))
+        yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')))
         yield ' of '
-        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'))
+        yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')))
         yield '</progress>\n</section>\n'
     elif (environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value') == 'failed'):
         pass
         yield '<section class="banner failed" aria-labelledby="failure-h">\n<h2 id="failure-h">This evaluation failed</h2>\n<p>'
-        yield escape(t_2(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure')))
+        yield escape(environment.finalize(t_2(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure'))))
         yield '</p>\n<p>'
-        yield escape(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')))
+        yield escape(environment.finalize(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done'))))
         yield ' of '
-        yield escape(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')))
+        yield escape(environment.finalize(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'))))
         yield ' pairs had been scored. Evaluate again to get a result.</p>\n</section>\n'
     yield '\n<section aria-labelledby="run-h">\n<h2 id="run-h">What was run</h2>\n<dl class="facts">\n<dt>Dataset</dt><dd>'
-    yield escape(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'dataset_kind'), 'value'))
+    yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'dataset_kind'), 'value')))
     yield ' dataset '
-    yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'dataset_id'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'dataset_id')))
     yield '</dd>\n<dt>Metrics set</dt><dd>'
-    yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'metrics_id'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'metrics_id')))
     yield ' ('
-    yield escape(t_4(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'definitions')))
+    yield escape(environment.finalize(t_4(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'definitions'))))
     yield ' metrics)</dd>\n<dt>Pairs</dt><dd>'
-    yield escape(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')))
+    yield escape(environment.finalize(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'))))
     yield '</dd>\n'
     if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
         pass
         yield '<dt>Clustered by</dt><dd>'
-        yield escape(('first label (an unlabelled pair is its own cluster)' if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by') == 'label') else 'input (pairs with the same input are one cluster)'))
+        yield escape(environment.finalize(('first label (an unlabelled pair is its own cluster)' if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by') == 'label') else 'input (pairs with the same input are one cluster)')))
         yield '</dd>'
     if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples') > 1):
         pass
         yield '<dt>Judge samples</dt><dd>'
-        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples'))
+        yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples')))
         yield ' answers per judged pair and metric, averaged</dd>'
     yield '<dt>Created</dt><dd>'
-    yield escape(t_9(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'created_ms')))
+    yield escape(environment.finalize(t_9(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'created_ms'))))
     yield '</dd>\n<dt>Judge model</dt><dd>'
-    yield escape((environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'model') or 'none (no judge call)'))
+    yield escape(environment.finalize((environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'model') or 'none (no judge call)')))
     yield '</dd>\n<dt>Judge calls</dt><dd>'
-    yield escape(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'llm_calls')))
+    yield escape(environment.finalize(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'llm_calls'))))
     yield ' calls, '
-    yield escape(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'cache_hits')))
+    yield escape(environment.finalize(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'cache_hits'))))
     yield ' answered from the cache</dd>\n<dt>Tokens</dt><dd>'
-    yield escape(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'input_tokens')))
+    yield escape(environment.finalize(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'input_tokens'))))
     yield ' in, '
-    yield escape(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'output_tokens')))
+    yield escape(environment.finalize(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'output_tokens'))))
     yield ' out</dd>\n<dt>Cost</dt><dd>'
-    yield escape(t_8(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage')))
+    yield escape(environment.finalize(t_8(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'))))
     yield '</dd>\n'
     if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'system_prompt'):
         pass
         yield '<dt>System prompt</dt><dd><div class="text">'
-        yield escape(t_2(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'system_prompt'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'prompt')))
+        yield escape(environment.finalize(t_2(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'system_prompt'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'prompt'))))
         yield '</div></dd>\n'
     yield '</dl>\n</section>\n\n<section aria-labelledby="inputs-h">\n<h2 id="inputs-h">What produced this result</h2>\n'
-    yield escape(context.call((undefined(name='facts') if l_0_facts is missing else l_0_facts), (undefined(name='inputs') if l_0_inputs is missing else l_0_inputs), (undefined(name='result') if l_0_result is missing else l_0_result), _block_vars=_block_vars))
+    yield escape(environment.finalize(context.call((undefined(name='facts') if l_0_facts is missing else l_0_facts), (undefined(name='inputs') if l_0_inputs is missing else l_0_inputs), (undefined(name='result') if l_0_result is missing else l_0_result), _block_vars=_block_vars)))
     yield '\n</section>\n\n'
     if (undefined(name='forest') if l_0_forest is missing else l_0_forest):
         pass
         yield '<section aria-labelledby="scores-h">\n<h2 id="scores-h">Scores</h2>\n'
-        yield escape(context.call((undefined(name='forest_plot') if l_0_forest_plot is missing else l_0_forest_plot), (undefined(name='forest') if l_0_forest is missing else l_0_forest), 'forest', _block_vars=_block_vars))
+        yield escape(environment.finalize(context.call((undefined(name='forest_plot') if l_0_forest_plot is missing else l_0_forest_plot), (undefined(name='forest') if l_0_forest is missing else l_0_forest), 'forest', _block_vars=_block_vars)))
         yield '\n'
         if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
             pass
             yield '<p class="note"><span class="legend-line" aria-hidden="true"></span> 95 % interval if every pair were independent · <span class="legend-wide" aria-hidden="true"></span> 95 % clustered interval: pairs sharing their '
-            yield escape(('first label' if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by') == 'label') else 'input'))
+            yield escape(environment.finalize(('first label' if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by') == 'label') else 'input')))
             yield ' move together, so they count as one cluster (G clusters in the table).</p>\n'
         yield '<table>\n<caption class="note">Per metric: scores from 1 (worst) to 5 (best), the mean with its 95 % confidence interval'
         if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
             pass
             yield ' and its clustered interval (clustered by '
-            yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'))
+            yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by')))
             yield ')'
         if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples') > 1):
             pass
             yield ", the judge's own noise ("
-            yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples'))
+            yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples')))
             yield ' answers per pair)'
         yield ', and the votes people cast.</caption>\n<thead><tr><th scope="col">#</th><th scope="col">Metric</th><th scope="col" class="num">Mean</th><th scope="col" class="num">Interval</th>'
         if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
@@ -257,15 +257,15 @@ def block_main(context, missing=missing):
             _loop_vars = {}
             pass
             yield '<tr><th scope="row">'
-            yield escape((environment.getattr(l_1_m, 'idx') + 1))
+            yield escape(environment.finalize((environment.getattr(l_1_m, 'idx') + 1)))
             yield '</th><td>'
-            yield escape(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'definition'), 120, _loop_vars=_loop_vars))
+            yield escape(environment.finalize(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'definition'), 120, _loop_vars=_loop_vars)))
             yield '</td><td class="num">'
-            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'mean')))
+            yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'mean'))))
             yield '</td><td class="num">['
-            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low')))
+            yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low'))))
             yield ', '
-            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high')))
+            yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high'))))
             yield ']</td>'
             if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
                 pass
@@ -273,40 +273,40 @@ def block_main(context, missing=missing):
                 if (environment.getattr(l_1_m, 'clustered') and (not t_10(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered')))):
                     pass
                     yield '['
-                    yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered')))
+                    yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered'))))
                     yield ', '
-                    yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_high_clustered')))
+                    yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_high_clustered'))))
                     yield ']'
                 else:
                     pass
                     yield '—'
                 yield '</td><td class="num">'
-                yield escape((t_1(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters')) if environment.getattr(l_1_m, 'clustered') else '—'))
+                yield escape(environment.finalize((t_1(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters')) if environment.getattr(l_1_m, 'clustered') else '—')))
                 yield '</td>'
             if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples') > 1):
                 pass
                 yield '<td class="num">'
-                yield escape((t_6(environment.getattr(l_1_m, 'judge_noise')) if (not t_10(environment.getattr(l_1_m, 'judge_noise'))) else '—'))
+                yield escape(environment.finalize((t_6(environment.getattr(l_1_m, 'judge_noise')) if (not t_10(environment.getattr(l_1_m, 'judge_noise'))) else '—')))
                 yield '</td>'
             yield '<td class="num">'
-            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median')))
+            yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median'))))
             yield '</td><td class="num">'
-            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'min')))
+            yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'min'))))
             yield '</td><td class="num">'
-            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'max')))
+            yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'max'))))
             yield '</td><td class="num">'
-            yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'std_dev')))
+            yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'std_dev'))))
             yield '</td><td class="num">'
             if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques_more'):
                 pass
                 yield '—'
             else:
                 pass
-                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'up'))
+                yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_m, 'votes'), 'up')))
                 yield ' / '
-                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'down'))
+                yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_m, 'votes'), 'down')))
                 yield ' / '
-                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'neutral'))
+                yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_m, 'votes'), 'neutral')))
             yield '</td></tr>\n'
         l_1_m = l_1_short = missing
         yield '</tbody>\n</table>\n</section>\n'
@@ -317,7 +317,7 @@ def block_main(context, missing=missing):
         if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'histogram_note'):
             pass
             yield '<p class="note">'
-            yield escape(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'histogram_note'))
+            yield escape(environment.finalize(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'histogram_note')))
             yield '</p>'
         for l_1_m in environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'metrics'):
             l_1_short = resolve('short')
@@ -327,32 +327,32 @@ def block_main(context, missing=missing):
             _loop_vars = {}
             pass
             yield '<section class="metric" aria-labelledby="m'
-            yield escape(environment.getattr(l_1_m, 'idx'))
+            yield escape(environment.finalize(environment.getattr(l_1_m, 'idx')))
             yield '-h">\n<h3 id="m'
-            yield escape(environment.getattr(l_1_m, 'idx'))
+            yield escape(environment.finalize(environment.getattr(l_1_m, 'idx')))
             yield '-h">Metric '
-            yield escape((environment.getattr(l_1_m, 'idx') + 1))
+            yield escape(environment.finalize((environment.getattr(l_1_m, 'idx') + 1)))
             yield ': '
-            yield escape(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'definition'), 160, _loop_vars=_loop_vars))
+            yield escape(environment.finalize(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'definition'), 160, _loop_vars=_loop_vars)))
             yield '</h3>\n'
             if (t_4(environment.getattr(l_1_m, 'definition')) > 160):
                 pass
                 yield '<div class="text">'
-                yield escape(t_2(environment.getattr(l_1_m, 'definition'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'definition')))
+                yield escape(environment.finalize(t_2(environment.getattr(l_1_m, 'definition'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'definition'))))
                 yield '</div>'
             yield '<div class="chart-row">\n'
             if environment.getitem((undefined(name='histograms') if l_1_histograms is missing else l_1_histograms), environment.getattr(l_1_m, 'idx')):
                 pass
-                yield escape(context.call((undefined(name='histogram') if l_1_histogram is missing else l_1_histogram), environment.getitem((undefined(name='histograms') if l_1_histograms is missing else l_1_histograms), environment.getattr(l_1_m, 'idx')), markup_join(('hist', environment.getattr(l_1_m, 'idx'), )), _loop_vars=_loop_vars))
+                yield escape(environment.finalize(context.call((undefined(name='histogram') if l_1_histogram is missing else l_1_histogram), environment.getitem((undefined(name='histograms') if l_1_histograms is missing else l_1_histograms), environment.getattr(l_1_m, 'idx')), markup_join(('hist', environment.getattr(l_1_m, 'idx'), )), _loop_vars=_loop_vars)))
             yield '<dl class="facts">\n'
             if environment.getattr(l_1_m, 'summary'):
                 pass
                 yield '<dt>Mean</dt><dd>'
-                yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'mean')))
+                yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'mean'))))
                 yield ' ['
-                yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low')))
+                yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low'))))
                 yield ', '
-                yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high')))
+                yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high'))))
                 yield ']</dd>\n'
                 if environment.getattr(l_1_m, 'clustered'):
                     pass
@@ -360,82 +360,82 @@ def block_main(context, missing=missing):
                     if (not t_10(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered'))):
                         pass
                         yield '['
-                        yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered')))
+                        yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered'))))
                         yield ', '
-                        yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_high_clustered')))
+                        yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_high_clustered'))))
                         yield '], '
-                        yield escape(t_1(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters')))
+                        yield escape(environment.finalize(t_1(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters'))))
                         yield ' clusters by '
-                        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'))
+                        yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by')))
                     else:
                         pass
                         yield 'none: '
-                        yield escape(t_1(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters')))
+                        yield escape(environment.finalize(t_1(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters'))))
                         yield ' cluster by '
-                        yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'))
+                        yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by')))
                         yield ', and an interval needs at least 2'
                     yield '</dd>\n'
                 if (not t_10(environment.getattr(l_1_m, 'judge_noise'))):
                     pass
                     yield '<dt>Judge noise</dt><dd>sd '
-                    yield escape(t_6(environment.getattr(l_1_m, 'judge_noise')))
+                    yield escape(environment.finalize(t_6(environment.getattr(l_1_m, 'judge_noise'))))
                     yield " between the judge's "
-                    yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples'))
+                    yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples')))
                     yield ' answers about one pair</dd>\n'
                 yield '<dt>Median</dt><dd>'
-                yield escape(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median')))
+                yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median'))))
                 yield '</dd>\n'
             if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques_more'):
                 pass
                 yield '<dt>Votes</dt><dd>more than one report reads: GET /evaluation/'
-                yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id')))
                 yield '/agreement counts them and measures the judge against them</dd>\n'
             else:
                 pass
                 yield '<dt>Votes</dt><dd>'
-                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'up'))
+                yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_m, 'votes'), 'up')))
                 yield ' +1, '
-                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'down'))
+                yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_m, 'votes'), 'down')))
                 yield ' −1, '
-                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'neutral'))
+                yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_m, 'votes'), 'neutral')))
                 yield ' 0; '
-                yield escape(environment.getattr(environment.getattr(l_1_m, 'votes'), 'comments'))
+                yield escape(environment.finalize(environment.getattr(environment.getattr(l_1_m, 'votes'), 'comments')))
                 yield ' with a comment</dd>\n'
             if environment.getattr(l_1_m, 'agreement'):
                 pass
                 l_1_a = environment.getattr(l_1_m, 'agreement')
                 _loop_vars['a'] = l_1_a
                 yield '<dt>Judge–human agreement</dt><dd>'
-                yield escape(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'votes'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'votes')))
                 yield ' votes ('
-                yield escape(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'positive'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'positive')))
                 yield ' +1, '
-                yield escape(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'negative'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'negative')))
                 yield ' −1, '
-                yield escape(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'neutral'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'neutral')))
                 yield ' 0)</dd>\n<dt>AUC</dt><dd>'
-                yield escape(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'auc'), 3))
+                yield escape(environment.finalize(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'auc'), 3)))
                 if (not t_10(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_low'))):
                     pass
                     yield ' ['
-                    yield escape(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_low'), 3))
+                    yield escape(environment.finalize(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_low'), 3)))
                     yield ', '
-                    yield escape(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_high'), 3))
+                    yield escape(environment.finalize(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_high'), 3)))
                     yield ']'
                 yield '</dd>\n<dt>Threshold</dt><dd>'
                 if (not t_10(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'threshold'))):
                     pass
                     yield 'meets at score ≥ '
-                    yield escape(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'threshold'))
+                    yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'threshold')))
                     yield ': balanced accuracy '
-                    yield escape(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'balanced_accuracy'), 3))
+                    yield escape(environment.finalize(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'balanced_accuracy'), 3)))
                     yield ', κ '
-                    yield escape(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'kappa'), 3))
+                    yield escape(environment.finalize(t_6(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'kappa'), 3)))
                 else:
                     pass
                     yield '—'
                 yield '</dd>\n<dt>Kendall τ-b</dt><dd>'
-                yield escape(t_6(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'kendall_tau_b'), 3))
+                yield escape(environment.finalize(t_6(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'kendall_tau_b'), 3)))
                 yield '</dd>\n'
             yield '</dl>\n</div>\n'
             if environment.getattr(l_1_m, 'lowest'):
@@ -447,43 +447,43 @@ def block_main(context, missing=missing):
                     _loop_vars = {}
                     pass
                     yield '<article class="pair" aria-label="pair '
-                    yield escape(environment.getattr(l_2_p, 'pair_id'))
+                    yield escape(environment.finalize(environment.getattr(l_2_p, 'pair_id')))
                     yield '">\n<div class="pair-head"><span>Pair <span class="id">'
-                    yield escape(environment.getattr(l_2_p, 'pair_id'))
+                    yield escape(environment.finalize(environment.getattr(l_2_p, 'pair_id')))
                     yield '</span></span><span>score <strong>'
-                    yield escape(t_6(environment.getattr(l_2_p, 'score')))
+                    yield escape(environment.finalize(t_6(environment.getattr(l_2_p, 'score'))))
                     yield '</strong></span></div>\n<div class="label">Reason</div>\n<div class="text">'
-                    yield escape((t_2(environment.getattr(l_2_p, 'reason'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'reason')) if environment.getattr(l_2_p, 'reason') else '(none given)'))
+                    yield escape(environment.finalize((t_2(environment.getattr(l_2_p, 'reason'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'reason')) if environment.getattr(l_2_p, 'reason') else '(none given)')))
                     yield '</div>\n'
-                    yield escape(context.call((undefined(name='pair_texts') if l_2_pair_texts is missing else l_2_pair_texts), environment.getattr(l_2_p, 'text'), (undefined(name='limits') if l_0_limits is missing else l_0_limits), _loop_vars=_loop_vars))
+                    yield escape(environment.finalize(context.call((undefined(name='pair_texts') if l_2_pair_texts is missing else l_2_pair_texts), environment.getattr(l_2_p, 'text'), (undefined(name='limits') if l_0_limits is missing else l_0_limits), _loop_vars=_loop_vars)))
                     yield '\n'
                     if environment.getattr(l_2_p, 'critiques'):
                         pass
                         yield '<div class="label">Votes and comments ('
-                        yield escape(t_4(environment.getattr(l_2_p, 'critiques')))
+                        yield escape(environment.finalize(t_4(environment.getattr(l_2_p, 'critiques'))))
                         yield ')</div>\n<ul>\n'
                         for l_3_c in environment.getattr(l_2_p, 'critiques')[:(undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair)]:
                             l_3_vote_word = resolve('vote_word')
                             _loop_vars = {}
                             pass
                             yield '<li>'
-                            yield escape(context.call((undefined(name='vote_word') if l_3_vote_word is missing else l_3_vote_word), environment.getattr(l_3_c, 'vote'), _loop_vars=_loop_vars))
+                            yield escape(environment.finalize(context.call((undefined(name='vote_word') if l_3_vote_word is missing else l_3_vote_word), environment.getattr(l_3_c, 'vote'), _loop_vars=_loop_vars)))
                             yield ' by '
-                            yield escape(environment.getattr(l_3_c, 'user'))
+                            yield escape(environment.finalize(environment.getattr(l_3_c, 'user')))
                             yield ' &lt;'
-                            yield escape(environment.getattr(l_3_c, 'user_email'))
+                            yield escape(environment.finalize(environment.getattr(l_3_c, 'user_email')))
                             yield '&gt;, '
-                            yield escape(t_9(environment.getattr(l_3_c, 'time_ms')))
+                            yield escape(environment.finalize(t_9(environment.getattr(l_3_c, 'time_ms'))))
                             if environment.getattr(l_3_c, 'comment'):
                                 pass
                                 yield ': '
-                                yield escape(t_2(environment.getattr(l_3_c, 'comment'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'comment')))
+                                yield escape(environment.finalize(t_2(environment.getattr(l_3_c, 'comment'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'comment'))))
                             yield '</li>\n'
                         l_3_c = l_3_vote_word = missing
                         if (t_4(environment.getattr(l_2_p, 'critiques')) > (undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair)):
                             pass
                             yield '<li class="note">and '
-                            yield escape((t_4(environment.getattr(l_2_p, 'critiques')) - (undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair)))
+                            yield escape(environment.finalize((t_4(environment.getattr(l_2_p, 'critiques')) - (undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair))))
                             yield ' more</li>'
                         yield '</ul>\n'
                     yield '</article>\n'
@@ -497,21 +497,21 @@ def block_main(context, missing=missing):
         if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques_more'):
             pass
             yield '<p>This result has more votes and comments than one report reads: the newest '
-            yield escape(t_4((undefined(name='listed') if l_0_listed is missing else l_0_listed)))
+            yield escape(environment.finalize(t_4((undefined(name='listed') if l_0_listed is missing else l_0_listed))))
             yield ' of the first '
-            yield escape(t_1(t_4(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques'))))
+            yield escape(environment.finalize(t_1(t_4(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques')))))
             yield ' read are listed. Read them all with GET /evaluation/'
-            yield escape(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id'))
+            yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id')))
             yield '?limit=1000.</p>\n'
         else:
             pass
             yield '<p>'
-            yield escape(t_1(t_4(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques'))))
+            yield escape(environment.finalize(t_1(t_4(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques')))))
             yield ' votes and comments'
             if (t_4(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques')) > t_4((undefined(name='listed') if l_0_listed is missing else l_0_listed))):
                 pass
                 yield '; the newest '
-                yield escape(t_4((undefined(name='listed') if l_0_listed is missing else l_0_listed)))
+                yield escape(environment.finalize(t_4((undefined(name='listed') if l_0_listed is missing else l_0_listed))))
                 yield ' are listed'
             yield '.</p>\n'
         yield '<table>\n<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Metric</th><th scope="col">Pair</th><th scope="col" class="num">Vote</th><th scope="col">Comment</th></tr></thead>\n<tbody>\n'
@@ -520,17 +520,17 @@ def block_main(context, missing=missing):
             _loop_vars = {}
             pass
             yield '<tr><td>'
-            yield escape(t_9(environment.getattr(l_1_c, 'time_ms')))
+            yield escape(environment.finalize(t_9(environment.getattr(l_1_c, 'time_ms'))))
             yield '</td><td>'
-            yield escape(environment.getattr(l_1_c, 'user'))
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'user')))
             yield '</td><td>'
-            yield escape((environment.getattr(l_1_c, 'metric_idx') + 1))
+            yield escape(environment.finalize((environment.getattr(l_1_c, 'metric_idx') + 1)))
             yield '</td><td>'
-            yield escape(environment.getattr(l_1_c, 'pair_id'))
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'pair_id')))
             yield '</td><td class="num">'
-            yield escape(context.call((undefined(name='vote_word') if l_1_vote_word is missing else l_1_vote_word), environment.getattr(l_1_c, 'vote'), _loop_vars=_loop_vars))
+            yield escape(environment.finalize(context.call((undefined(name='vote_word') if l_1_vote_word is missing else l_1_vote_word), environment.getattr(l_1_c, 'vote'), _loop_vars=_loop_vars)))
             yield '</td><td>'
-            yield escape(t_2(environment.getattr(l_1_c, 'comment'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'comment')))
+            yield escape(environment.finalize(t_2(environment.getattr(l_1_c, 'comment'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'comment'))))
             yield '</td></tr>\n'
         l_1_c = l_1_vote_word = missing
         yield '</tbody>\n</table>\n'

@@ -46,25 +46,25 @@ def root(context, missing=missing):
         pass
         t_5.extend((
             '<svg role="img" aria-labelledby="',
-            escape(l_1_id),
+            escape(environment.finalize(l_1_id)),
             '-t ',
-            escape(l_1_id),
+            escape(environment.finalize(l_1_id)),
             '-d" viewBox="0 0 ',
-            escape(environment.getattr(l_1_t, 'width')),
+            escape(environment.finalize(environment.getattr(l_1_t, 'width'))),
             ' ',
-            escape(environment.getattr(l_1_t, 'height')),
+            escape(environment.finalize(environment.getattr(l_1_t, 'height'))),
             '" width="',
-            escape(environment.getattr(l_1_t, 'width')),
+            escape(environment.finalize(environment.getattr(l_1_t, 'width'))),
             '" height="',
-            escape(environment.getattr(l_1_t, 'height')),
+            escape(environment.finalize(environment.getattr(l_1_t, 'height'))),
             '" class="trend">\n<title id="',
-            escape(l_1_id),
+            escape(environment.finalize(l_1_id)),
             '-t">',
-            escape(environment.getattr(l_1_t, 'title')),
+            escape(environment.finalize(environment.getattr(l_1_t, 'title'))),
             '</title>\n<desc id="',
-            escape(l_1_id),
+            escape(environment.finalize(l_1_id)),
             '-d">',
-            escape(environment.getattr(l_1_t, 'description')),
+            escape(environment.finalize(environment.getattr(l_1_t, 'description'))),
             '</desc>\n',
         ))
         for l_2_k in environment.getattr(l_1_t, 'ticks'):
@@ -72,31 +72,31 @@ def root(context, missing=missing):
             pass
             t_5.extend((
                 '<line class="grid" x1="',
-                escape(environment.getattr(l_1_t, 'plot_x0')),
+                escape(environment.finalize(environment.getattr(l_1_t, 'plot_x0'))),
                 '" y1="',
-                escape(environment.getattr(l_2_k, 'y')),
+                escape(environment.finalize(environment.getattr(l_2_k, 'y'))),
                 '" x2="',
-                escape(environment.getattr(l_1_t, 'plot_x1')),
+                escape(environment.finalize(environment.getattr(l_1_t, 'plot_x1'))),
                 '" y2="',
-                escape(environment.getattr(l_2_k, 'y')),
+                escape(environment.finalize(environment.getattr(l_2_k, 'y'))),
                 '"/>\n<text x="',
-                escape((environment.getattr(l_1_t, 'plot_x0') - 8)),
+                escape(environment.finalize((environment.getattr(l_1_t, 'plot_x0') - 8))),
                 '" y="',
-                escape((environment.getattr(l_2_k, 'y') + 4)),
+                escape(environment.finalize((environment.getattr(l_2_k, 'y') + 4))),
                 '" text-anchor="end">',
-                escape(environment.getattr(l_2_k, 'label')),
+                escape(environment.finalize(environment.getattr(l_2_k, 'label'))),
                 '</text>\n',
             ))
         l_2_k = missing
         t_5.extend((
             '<line class="axis" x1="',
-            escape(environment.getattr(l_1_t, 'plot_x0')),
+            escape(environment.finalize(environment.getattr(l_1_t, 'plot_x0'))),
             '" y1="',
-            escape(environment.getattr(l_1_t, 'axis_y')),
+            escape(environment.finalize(environment.getattr(l_1_t, 'axis_y'))),
             '" x2="',
-            escape(environment.getattr(l_1_t, 'plot_x1')),
+            escape(environment.finalize(environment.getattr(l_1_t, 'plot_x1'))),
             '" y2="',
-            escape(environment.getattr(l_1_t, 'axis_y')),
+            escape(environment.finalize(environment.getattr(l_1_t, 'axis_y'))),
             '"/>\n',
         ))
         l_2_loop = missing
@@ -105,13 +105,13 @@ def root(context, missing=missing):
             pass
             t_5.extend((
                 '<text class="muted" x="',
-                escape(environment.getattr(l_2_l, 'x')),
+                escape(environment.finalize(environment.getattr(l_2_l, 'x'))),
                 '" y="',
-                escape((environment.getattr(l_1_t, 'axis_y') + 22)),
+                escape(environment.finalize((environment.getattr(l_1_t, 'axis_y') + 22))),
                 '" text-anchor="',
-                escape(environment.getitem(environment.getattr(l_1_t, 'anchors'), environment.getattr(l_2_loop, 'index0'))),
+                escape(environment.finalize(environment.getitem(environment.getattr(l_1_t, 'anchors'), environment.getattr(l_2_loop, 'index0')))),
                 '">',
-                escape(environment.getattr(l_2_l, 'label')),
+                escape(environment.finalize(environment.getattr(l_2_l, 'label'))),
                 '</text>\n',
             ))
         l_2_loop = l_2_l = missing
@@ -119,7 +119,7 @@ def root(context, missing=missing):
             pass
             t_5.extend((
                 '<path class="axis" fill="none" d="',
-                escape(environment.getattr(l_1_t, 'line')),
+                escape(environment.finalize(environment.getattr(l_1_t, 'line'))),
                 '"/>',
             ))
         def t_6(fiter):
@@ -131,7 +131,7 @@ def root(context, missing=missing):
             pass
             t_5.extend((
                 '<g>\n<title>',
-                escape(environment.getattr(l_2_m, 'title')),
+                escape(environment.finalize(environment.getattr(l_2_m, 'title'))),
                 '</title>\n',
             ))
             if (not t_4(environment.getattr(l_2_m, 'y'))):
@@ -140,44 +140,44 @@ def root(context, missing=missing):
                     pass
                     t_5.extend((
                         '<line class="ci ',
-                        escape(environment.getattr(l_2_m, 'tone')),
+                        escape(environment.finalize(environment.getattr(l_2_m, 'tone'))),
                         '" x1="',
-                        escape(environment.getattr(l_2_m, 'x')),
+                        escape(environment.finalize(environment.getattr(l_2_m, 'x'))),
                         '" y1="',
-                        escape(environment.getattr(l_2_m, 'y_high')),
+                        escape(environment.finalize(environment.getattr(l_2_m, 'y_high'))),
                         '" x2="',
-                        escape(environment.getattr(l_2_m, 'x')),
+                        escape(environment.finalize(environment.getattr(l_2_m, 'x'))),
                         '" y2="',
-                        escape(environment.getattr(l_2_m, 'y_low')),
+                        escape(environment.finalize(environment.getattr(l_2_m, 'y_low'))),
                         '"/>',
                     ))
                 if environment.getattr(l_2_m, 'shape'):
                     pass
                     t_5.extend((
                         '<path class="',
-                        escape(environment.getattr(l_2_m, 'tone')),
+                        escape(environment.finalize(environment.getattr(l_2_m, 'tone'))),
                         '" d="',
-                        escape(environment.getattr(l_2_m, 'shape')),
+                        escape(environment.finalize(environment.getattr(l_2_m, 'shape'))),
                         '"/>',
                     ))
                 else:
                     pass
                     t_5.extend((
                         '<circle class="',
-                        escape(environment.getattr(l_2_m, 'tone')),
+                        escape(environment.finalize(environment.getattr(l_2_m, 'tone'))),
                         '" cx="',
-                        escape(environment.getattr(l_2_m, 'x')),
+                        escape(environment.finalize(environment.getattr(l_2_m, 'x'))),
                         '" cy="',
-                        escape(environment.getattr(l_2_m, 'y')),
+                        escape(environment.finalize(environment.getattr(l_2_m, 'y'))),
                         '" r="3.5"/>',
                     ))
             elif environment.getattr(l_2_m, 'shape'):
                 pass
                 t_5.extend((
                     '<path class="ci ',
-                    escape(environment.getattr(l_2_m, 'tone')),
+                    escape(environment.finalize(environment.getattr(l_2_m, 'tone'))),
                     '" fill="none" d="',
-                    escape(environment.getattr(l_2_m, 'shape')),
+                    escape(environment.finalize(environment.getattr(l_2_m, 'shape'))),
                     '"/>\n',
                 ))
             t_5.append(
@@ -203,16 +203,16 @@ def root(context, missing=missing):
             pass
             t_7.extend((
                 '<div class="text" tabindex="0" role="region" aria-label="',
-                escape(l_1_label),
+                escape(environment.finalize(l_1_label)),
                 '">',
-                escape(t_1(l_1_text, l_1_chars)),
+                escape(environment.finalize(t_1(l_1_text, l_1_chars))),
                 '</div>\n',
             ))
         else:
             pass
             t_7.extend((
                 '<div class="text">',
-                escape(t_1(l_1_text, l_1_chars)),
+                escape(environment.finalize(t_1(l_1_text, l_1_chars))),
                 '</div>\n',
             ))
         return concat(t_7)
@@ -230,7 +230,7 @@ def block_title(context, missing=missing):
     l_0_monitor = resolve('monitor')
     pass
     yield 'Trend report — monitor '
-    yield escape(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'name'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'name')))
 
 def block_header(context, missing=missing):
     resolve = context.resolve_or_missing
@@ -245,11 +245,11 @@ def block_header(context, missing=missing):
     l_0_next_run = resolve('next_run')
     pass
     yield '<h1>'
-    yield escape(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'name'), _block_vars=_block_vars))
+    yield escape(environment.finalize(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'name'), _block_vars=_block_vars)))
     yield '</h1>\n<p class="sub">Monitor <strong>'
-    yield escape((undefined(name='monitor_id') if l_0_monitor_id is missing else l_0_monitor_id))
+    yield escape(environment.finalize((undefined(name='monitor_id') if l_0_monitor_id is missing else l_0_monitor_id)))
     yield '</strong> · trend report of its runs · next run '
-    yield escape((undefined(name='next_run') if l_0_next_run is missing else l_0_next_run))
+    yield escape(environment.finalize((undefined(name='next_run') if l_0_next_run is missing else l_0_next_run)))
     yield ' UTC</p>\n'
 
 def block_main(context, missing=missing):
@@ -303,61 +303,61 @@ def block_main(context, missing=missing):
     if (not (undefined(name='runs') if l_0_runs is missing else l_0_runs)):
         pass
         yield '<section class="banner" aria-labelledby="state-h">\n<h2 id="state-h">No run yet</h2>\n<p>This monitor has not run: its first run is due at '
-        yield escape((undefined(name='next_run') if l_0_next_run is missing else l_0_next_run))
+        yield escape(environment.finalize((undefined(name='next_run') if l_0_next_run is missing else l_0_next_run)))
         yield ' (UTC). Ask for one now with '
-        yield escape(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), markup_join(('POST /monitors/', (undefined(name='monitor_id') if l_0_monitor_id is missing else l_0_monitor_id), '/run', )), _block_vars=_block_vars))
+        yield escape(environment.finalize(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), markup_join(('POST /monitors/', (undefined(name='monitor_id') if l_0_monitor_id is missing else l_0_monitor_id), '/run', )), _block_vars=_block_vars)))
         yield '.</p>\n</section>\n'
     elif (undefined(name='all_failed') if l_0_all_failed is missing else l_0_all_failed):
         pass
         yield '<section class="banner failed" aria-labelledby="state-h">\n<h2 id="state-h">Every run shown failed</h2>\n<p>None of the '
-        yield escape(t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs)))
+        yield escape(environment.finalize(t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs))))
         yield ' runs shown measured anything: each failed, saying why in the table of runs below. The newest failed with:</p>\n'
-        yield escape(context.call((undefined(name='long_text') if l_0_long_text is missing else l_0_long_text), environment.getattr(environment.getitem((undefined(name='runs') if l_0_runs is missing else l_0_runs), 0), 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure'), 'Why the newest run failed', _block_vars=_block_vars))
+        yield escape(environment.finalize(context.call((undefined(name='long_text') if l_0_long_text is missing else l_0_long_text), environment.getattr(environment.getitem((undefined(name='runs') if l_0_runs is missing else l_0_runs), 0), 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure'), 'Why the newest run failed', _block_vars=_block_vars)))
         yield '\n</section>\n'
     elif ((undefined(name='latest') if l_0_latest is missing else l_0_latest) and (environment.getattr(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'run'), 'status') == 'failed')):
         pass
         yield '<section class="banner failed" aria-labelledby="state-h">\n<h2 id="state-h">The latest run failed</h2>\n<p>The run of '
-        yield escape(environment.getattr(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'run'), 'when'))
+        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'run'), 'when')))
         yield ' UTC failed:</p>\n'
-        yield escape(context.call((undefined(name='long_text') if l_0_long_text is missing else l_0_long_text), environment.getattr(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'run'), 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure'), 'Why the latest run failed', _block_vars=_block_vars))
+        yield escape(environment.finalize(context.call((undefined(name='long_text') if l_0_long_text is missing else l_0_long_text), environment.getattr(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'run'), 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure'), 'Why the latest run failed', _block_vars=_block_vars)))
         yield '\n</section>\n'
     elif ((undefined(name='latest') if l_0_latest is missing else l_0_latest) and environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'regressed')):
         pass
         yield '<section class="banner failed" aria-labelledby="state-h">\n<h2 id="state-h">The latest run regressed</h2>\n<p>The run of '
-        yield escape(environment.getattr(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'run'), 'when'))
+        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'run'), 'when')))
         yield ' UTC scored lower than its baseline on '
-        yield escape(t_2(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'regressed')))
+        yield escape(environment.finalize(t_2(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'regressed'))))
         yield ' metric'
-        yield escape(('s' if (t_2(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'regressed')) != 1) else ''))
+        yield escape(environment.finalize(('s' if (t_2(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'regressed')) != 1) else '')))
         yield ': '
         l_1_loop = missing
         for l_1_s, l_1_loop in LoopContext(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'regressed'), undefined):
             _loop_vars = {}
             pass
             yield '<strong>'
-            yield escape(environment.getattr(l_1_s, 'name'))
+            yield escape(environment.finalize(environment.getattr(l_1_s, 'name')))
             yield '</strong>'
-            yield escape((', ' if (not environment.getattr(l_1_loop, 'last')) else '.'))
+            yield escape(environment.finalize((', ' if (not environment.getattr(l_1_loop, 'last')) else '.')))
         l_1_loop = l_1_s = missing
         yield '</p>\n</section>\n'
     elif (undefined(name='latest') if l_0_latest is missing else l_0_latest):
         pass
         yield '<section class="banner" aria-labelledby="state-h">\n<h2 id="state-h">No regression in the latest run</h2>\n<p>The run of '
-        yield escape(environment.getattr(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'run'), 'when'))
+        yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'run'), 'when')))
         yield ' UTC found no metric lower than its baseline'
         if (not environment.getattr(environment.getattr((undefined(name='latest') if l_0_latest is missing else l_0_latest), 'run'), 'baseline_id')):
             pass
             yield ' (it had no baseline to compare with)'
         yield '.</p>\n</section>\n'
     yield '\n<section aria-labelledby="watch-h">\n<h2 id="watch-h">What it watches</h2>\n<dl class="facts">\n<dt>Dataset</dt><dd>seed dataset '
-    yield escape(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'seed_data_id'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'seed_data_id')))
     yield '</dd>\n<dt>Pairs</dt><dd>'
     l_0_q = environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'pair_query')
     _block_vars['q'] = l_0_q
     if (not t_4(environment.getattr((undefined(name='q') if l_0_q is missing else l_0_q), 'latest_n_pairs'))):
         pass
         yield 'the newest '
-        yield escape(t_8(environment.getattr((undefined(name='q') if l_0_q is missing else l_0_q), 'latest_n_pairs')))
+        yield escape(environment.finalize(t_8(environment.getattr((undefined(name='q') if l_0_q is missing else l_0_q), 'latest_n_pairs'))))
     else:
         pass
         yield 'every pair'
@@ -369,21 +369,21 @@ def block_main(context, missing=missing):
             _loop_vars = {}
             pass
             yield '<bdi>'
-            yield escape(l_1_l)
+            yield escape(environment.finalize(l_1_l))
             yield '</bdi>'
-            yield escape((' or ' if (not environment.getattr(l_1_loop, 'last')) else ''))
+            yield escape(environment.finalize((' or ' if (not environment.getattr(l_1_loop, 'last')) else '')))
         l_1_loop = l_1_l = missing
     if (not t_4(environment.getattr((undefined(name='q') if l_0_q is missing else l_0_q), 'last_n_seconds'))):
         pass
         yield ', written in the last '
-        yield escape(t_8(environment.getattr((undefined(name='q') if l_0_q is missing else l_0_q), 'last_n_seconds')))
+        yield escape(environment.finalize(t_8(environment.getattr((undefined(name='q') if l_0_q is missing else l_0_q), 'last_n_seconds'))))
         yield ' seconds'
     yield ', at each run</dd>\n<dt>Metrics set</dt><dd>'
-    yield escape(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'metrics_id'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'metrics_id')))
     yield '</dd>\n<dt>Schedule</dt><dd>'
-    yield escape(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'schedule'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'schedule')))
     yield ' (UTC)</dd>\n<dt>Next run</dt><dd>'
-    yield escape((undefined(name='next_run') if l_0_next_run is missing else l_0_next_run))
+    yield escape(environment.finalize((undefined(name='next_run') if l_0_next_run is missing else l_0_next_run)))
     yield ' UTC</dd>\n<dt>Baseline</dt><dd>'
     if (undefined(name='previous') if l_0_previous is missing else l_0_previous):
         pass
@@ -391,27 +391,27 @@ def block_main(context, missing=missing):
     else:
         pass
         yield 'evaluation result <a href="'
-        yield escape((undefined(name='baseline_href') if l_0_baseline_href is missing else l_0_baseline_href))
+        yield escape(environment.finalize((undefined(name='baseline_href') if l_0_baseline_href is missing else l_0_baseline_href)))
         yield '">'
-        yield escape(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'baseline'))
+        yield escape(environment.finalize(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'baseline')))
         yield '</a>, every run compared with it'
     yield '</dd>\n<dt>Significance</dt><dd>α = '
-    yield escape(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'alpha'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'alpha')))
     yield ', Holm–Bonferroni across the metrics</dd>\n<dt>A pair moved</dt><dd>when its score changed by '
-    yield escape(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'regression_threshold'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'regression_threshold')))
     yield ' or more</dd>\n<dt>Cost cap</dt><dd>'
-    yield escape((((undefined(name='max_cost') if l_0_max_cost is missing else l_0_max_cost) + ' a run') if (undefined(name='max_cost') if l_0_max_cost is missing else l_0_max_cost) else 'none (its metrics are checks: no judge is paid)'))
+    yield escape(environment.finalize((((undefined(name='max_cost') if l_0_max_cost is missing else l_0_max_cost) + ' a run') if (undefined(name='max_cost') if l_0_max_cost is missing else l_0_max_cost) else 'none (its metrics are checks: no judge is paid)')))
     yield '</dd>\n<dt>Webhook</dt><dd>'
     if environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'webhook_url'):
         pass
         yield 'set: a signed post to <span class="digest">'
-        yield escape(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'webhook_url'))
+        yield escape(environment.finalize(environment.getattr((undefined(name='monitor') if l_0_monitor is missing else l_0_monitor), 'webhook_url')))
         yield '</span> when a run regresses or fails'
     else:
         pass
         yield 'none: runs alert nobody'
     yield '</dd>\n<dt>Created</dt><dd>'
-    yield escape((undefined(name='created') if l_0_created is missing else l_0_created))
+    yield escape(environment.finalize((undefined(name='created') if l_0_created is missing else l_0_created)))
     yield ' UTC</dd>\n</dl>\n</section>\n\n<section aria-labelledby="trends-h">\n<h2 id="trends-h">Metrics over the runs</h2>\n'
     if (not (undefined(name='runs') if l_0_runs is missing else l_0_runs)):
         pass
@@ -422,19 +422,19 @@ def block_main(context, missing=missing):
     else:
         pass
         yield '<p>'
-        yield escape(t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs)))
+        yield escape(environment.finalize(t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs))))
         yield ' run'
-        yield escape(('s' if (t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs)) != 1) else ''))
+        yield escape(environment.finalize(('s' if (t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs)) != 1) else '')))
         yield ' shown'
         if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'more'):
             pass
             yield ': the newest '
-            yield escape(t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs)))
+            yield escape(environment.finalize(t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs))))
             yield ' ('
-            yield escape(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), markup_join(('GET /monitors/', (undefined(name='monitor_id') if l_0_monitor_id is missing else l_0_monitor_id), '/history', )), _block_vars=_block_vars))
+            yield escape(environment.finalize(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), markup_join(('GET /monitors/', (undefined(name='monitor_id') if l_0_monitor_id is missing else l_0_monitor_id), '/history', )), _block_vars=_block_vars)))
             yield ' lists the older ones)'
         yield ", oldest left. Each metric's mean score (1 worst, 5 best) with its "
-        yield escape((undefined(name='confidence') if l_0_confidence is missing else l_0_confidence))
+        yield escape(environment.finalize((undefined(name='confidence') if l_0_confidence is missing else l_0_confidence)))
         yield " % confidence interval: a dot and a bar; ▼ a triangle pointing down: the run regressed against its baseline; ▲ pointing up: it improved; × a cross on the axis: the run failed (no figure, the line broken). Every chart's figures are in a table under it.</p>\n"
         for l_1_c in (undefined(name='sections') if l_0_sections is missing else l_0_sections):
             l_1_short = resolve('short')
@@ -446,58 +446,58 @@ def block_main(context, missing=missing):
             l_1_s = environment.getattr(l_1_c, 'series')
             _loop_vars['s'] = l_1_s
             yield '<section class="metric" aria-labelledby="m'
-            yield escape(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'number'))
+            yield escape(environment.finalize(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'number')))
             yield '-h">\n'
             if t_4(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'definition')):
                 pass
                 yield '<h3 id="m'
-                yield escape(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'number'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'number')))
                 yield '-h">'
-                yield escape(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'name'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'name')))
                 yield ': metric '
-                yield escape((environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'place') + 1))
+                yield escape(environment.finalize((environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'place') + 1)))
                 yield ' of runs whose result is gone</h3>\n<p class="note">The definitions of these runs\' metrics are not known: their evaluation result is gone. Only their place in the metrics set is.</p>\n'
             else:
                 pass
                 yield '<h3 id="m'
-                yield escape(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'number'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'number')))
                 yield '-h">'
-                yield escape(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'name'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'name')))
                 yield ': '
-                yield escape(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'definition'), (undefined(name='heading_chars') if l_1_heading_chars is missing else l_1_heading_chars), _loop_vars=_loop_vars), _loop_vars=_loop_vars))
+                yield escape(environment.finalize(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'definition'), (undefined(name='heading_chars') if l_1_heading_chars is missing else l_1_heading_chars), _loop_vars=_loop_vars), _loop_vars=_loop_vars)))
                 yield '</h3>\n'
                 if (t_2(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'definition')) > (undefined(name='heading_chars') if l_1_heading_chars is missing else l_1_heading_chars)):
                     pass
-                    yield escape(context.call((undefined(name='long_text') if l_0_long_text is missing else l_0_long_text), environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'definition'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'definition'), markup_join(('The whole definition of ', environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'name'), )), _loop_vars=_loop_vars))
-            yield escape(context.call((undefined(name='trend_chart') if l_1_trend_chart is missing else l_1_trend_chart), environment.getattr(l_1_c, 'trend'), markup_join(('trend', environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'number'), )), _loop_vars=_loop_vars))
+                    yield escape(environment.finalize(context.call((undefined(name='long_text') if l_0_long_text is missing else l_0_long_text), environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'definition'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'definition'), markup_join(('The whole definition of ', environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'name'), )), _loop_vars=_loop_vars)))
+            yield escape(environment.finalize(context.call((undefined(name='trend_chart') if l_1_trend_chart is missing else l_1_trend_chart), environment.getattr(l_1_c, 'trend'), markup_join(('trend', environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'number'), )), _loop_vars=_loop_vars)))
             yield '\n<p class="note">'
-            yield escape(environment.getattr(l_1_c, 'regressions'))
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'regressions')))
             yield ' regression'
-            yield escape(('s' if (environment.getattr(l_1_c, 'regressions') != 1) else ''))
+            yield escape(environment.finalize(('s' if (environment.getattr(l_1_c, 'regressions') != 1) else '')))
             yield ', '
-            yield escape(environment.getattr(l_1_c, 'failures'))
+            yield escape(environment.finalize(environment.getattr(l_1_c, 'failures')))
             yield ' failed run'
-            yield escape(('s' if (environment.getattr(l_1_c, 'failures') != 1) else ''))
+            yield escape(environment.finalize(('s' if (environment.getattr(l_1_c, 'failures') != 1) else '')))
             yield ' among the runs shown.</p>\n<details>\n<summary>'
-            yield escape(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'name'))
+            yield escape(environment.finalize(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'name')))
             yield '\'s figures as a table</summary>\n<table>\n<caption class="note">'
-            yield escape(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'name'))
+            yield escape(environment.finalize(environment.getattr((undefined(name='s') if l_1_s is missing else l_1_s), 'name')))
             yield ' in each run shown, oldest first: the mean score with its '
-            yield escape((undefined(name='confidence') if l_0_confidence is missing else l_0_confidence))
+            yield escape(environment.finalize((undefined(name='confidence') if l_0_confidence is missing else l_0_confidence)))
             yield ' % interval, and the verdict against the run\'s baseline.</caption>\n<thead><tr><th scope="col">Run (UTC)</th><th scope="col">Mean [interval]</th><th scope="col">Verdict</th></tr></thead>\n<tbody>\n'
             for l_2_r in environment.getattr(l_1_c, 'rows'):
                 _loop_vars = {}
                 pass
                 yield '<tr><th scope="row"><time datetime="'
-                yield escape(environment.getattr(l_2_r, 'iso'))
+                yield escape(environment.finalize(environment.getattr(l_2_r, 'iso')))
                 yield '">'
-                yield escape(environment.getattr(l_2_r, 'when'))
+                yield escape(environment.finalize(environment.getattr(l_2_r, 'when')))
                 yield '</time></th><td>'
-                yield escape(environment.getattr(l_2_r, 'figure'))
+                yield escape(environment.finalize(environment.getattr(l_2_r, 'figure')))
                 yield '</td><td><span class="verdict '
-                yield escape(environment.getattr(l_2_r, 'tone'))
+                yield escape(environment.finalize(environment.getattr(l_2_r, 'tone')))
                 yield '">'
-                yield escape(environment.getattr(l_2_r, 'verdict'))
+                yield escape(environment.finalize(environment.getattr(l_2_r, 'verdict')))
                 yield '</span></td></tr>\n'
             l_2_r = missing
             yield '</tbody>\n</table>\n</details>\n</section>\n'
@@ -505,12 +505,12 @@ def block_main(context, missing=missing):
         if (undefined(name='uncharted') if l_0_uncharted is missing else l_0_uncharted):
             pass
             yield '<h3 id="uncharted-h">Not charted</h3>\n<p class="note">'
-            yield escape(t_8((t_2((undefined(name='uncharted') if l_0_uncharted is missing else l_0_uncharted)) + (undefined(name='uncharted_more') if l_0_uncharted_more is missing else l_0_uncharted_more))))
+            yield escape(environment.finalize(t_8((t_2((undefined(name='uncharted') if l_0_uncharted is missing else l_0_uncharted)) + (undefined(name='uncharted_more') if l_0_uncharted_more is missing else l_0_uncharted_more)))))
             yield ' more metrics appear only in older runs, whose metrics set differed: their figures are in the table of runs.'
             if (undefined(name='uncharted_more') if l_0_uncharted_more is missing else l_0_uncharted_more):
                 pass
                 yield ' The first '
-                yield escape(t_2((undefined(name='uncharted') if l_0_uncharted is missing else l_0_uncharted)))
+                yield escape(environment.finalize(t_2((undefined(name='uncharted') if l_0_uncharted is missing else l_0_uncharted))))
                 yield " are named here; each run's evaluation report names its own."
             yield '</p>\n<ul aria-labelledby="uncharted-h">\n'
             for l_1_s in (undefined(name='uncharted') if l_0_uncharted is missing else l_0_uncharted):
@@ -519,16 +519,16 @@ def block_main(context, missing=missing):
                 _loop_vars = {}
                 pass
                 yield '<li>'
-                yield escape(environment.getattr(l_1_s, 'name'))
+                yield escape(environment.finalize(environment.getattr(l_1_s, 'name')))
                 yield ': '
                 if t_4(environment.getattr(l_1_s, 'definition')):
                     pass
                     yield 'metric '
-                    yield escape((environment.getattr(l_1_s, 'place') + 1))
+                    yield escape(environment.finalize((environment.getattr(l_1_s, 'place') + 1)))
                     yield ' of runs whose result is gone'
                 else:
                     pass
-                    yield escape(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_s, 'definition'), (undefined(name='uncharted_chars') if l_1_uncharted_chars is missing else l_1_uncharted_chars), _loop_vars=_loop_vars), _loop_vars=_loop_vars))
+                    yield escape(environment.finalize(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_s, 'definition'), (undefined(name='uncharted_chars') if l_1_uncharted_chars is missing else l_1_uncharted_chars), _loop_vars=_loop_vars), _loop_vars=_loop_vars)))
                 yield '</li>\n'
             l_1_s = l_1_short = l_1_uncharted_chars = missing
             yield '</ul>\n'
@@ -536,56 +536,56 @@ def block_main(context, missing=missing):
     if (undefined(name='runs') if l_0_runs is missing else l_0_runs):
         pass
         yield '<p>'
-        yield escape(t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs)))
+        yield escape(environment.finalize(t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs))))
         yield ' run'
-        yield escape(('s' if (t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs)) != 1) else ''))
+        yield escape(environment.finalize(('s' if (t_2((undefined(name='runs') if l_0_runs is missing else l_0_runs)) != 1) else '')))
         yield ', newest first: '
-        yield escape((undefined(name='regressed_runs') if l_0_regressed_runs is missing else l_0_regressed_runs))
+        yield escape(environment.finalize((undefined(name='regressed_runs') if l_0_regressed_runs is missing else l_0_regressed_runs)))
         yield ' regressed, '
-        yield escape((undefined(name='failures') if l_0_failures is missing else l_0_failures))
+        yield escape(environment.finalize((undefined(name='failures') if l_0_failures is missing else l_0_failures)))
         yield ' failed.'
         if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'more'):
             pass
             yield ' Older runs: '
-            yield escape(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), markup_join(('GET /monitors/', (undefined(name='monitor_id') if l_0_monitor_id is missing else l_0_monitor_id), '/history', )), _block_vars=_block_vars))
+            yield escape(environment.finalize(context.call((undefined(name='breakable') if l_0_breakable is missing else l_0_breakable), markup_join(('GET /monitors/', (undefined(name='monitor_id') if l_0_monitor_id is missing else l_0_monitor_id), '/history', )), _block_vars=_block_vars)))
             yield '.'
         yield '</p>\n<table>\n<caption class="note">Each run: when it was scheduled (UTC), whether it was asked for (manual) or scheduled, and its reports; how it ended, the pairs it shared with its baseline, its cost and its alert; each metric\'s mean score with its '
-        yield escape((undefined(name='confidence') if l_0_confidence is missing else l_0_confidence))
+        yield escape(environment.finalize((undefined(name='confidence') if l_0_confidence is missing else l_0_confidence)))
         yield ' % interval and its verdict against the baseline.</caption>\n<thead><tr><th scope="col">Run (UTC)</th><th scope="col">Outcome</th><th scope="col">Metrics</th></tr></thead>\n<tbody>\n'
         for l_1_r in (undefined(name='runs') if l_0_runs is missing else l_0_runs):
             _loop_vars = {}
             pass
             yield '<tr>\n<th scope="row"><time datetime="'
-            yield escape(environment.getattr(l_1_r, 'iso'))
+            yield escape(environment.finalize(environment.getattr(l_1_r, 'iso')))
             yield '">'
-            yield escape(environment.getattr(l_1_r, 'when'))
+            yield escape(environment.finalize(environment.getattr(l_1_r, 'when')))
             yield '</time><br><span class="note">'
-            yield escape(('manual' if environment.getattr(l_1_r, 'manual') else 'scheduled'))
+            yield escape(environment.finalize(('manual' if environment.getattr(l_1_r, 'manual') else 'scheduled')))
             yield '</span>'
             if environment.getattr(l_1_r, 'evaluation_href'):
                 pass
                 yield '<br><a href="'
-                yield escape(environment.getattr(l_1_r, 'evaluation_href'))
+                yield escape(environment.finalize(environment.getattr(l_1_r, 'evaluation_href')))
                 yield '">evaluation report</a>'
             if environment.getattr(l_1_r, 'comparison_href'):
                 pass
                 yield '<br><a href="'
-                yield escape(environment.getattr(l_1_r, 'comparison_href'))
+                yield escape(environment.finalize(environment.getattr(l_1_r, 'comparison_href')))
                 yield '">comparison</a>'
             yield '</th>\n<td>\n<span class="status '
-            yield escape(environment.getattr(l_1_r, 'status'))
+            yield escape(environment.finalize(environment.getattr(l_1_r, 'status')))
             yield '">'
-            yield escape(environment.getattr(l_1_r, 'status_words'))
+            yield escape(environment.finalize(environment.getattr(l_1_r, 'status_words')))
             yield '</span>\n'
             if (not t_4(environment.getattr(l_1_r, 'failure'))):
                 pass
-                yield escape(context.call((undefined(name='long_text') if l_0_long_text is missing else l_0_long_text), environment.getattr(l_1_r, 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure'), markup_join(('Why the run of ', environment.getattr(l_1_r, 'when'), ' failed', )), _loop_vars=_loop_vars))
+                yield escape(environment.finalize(context.call((undefined(name='long_text') if l_0_long_text is missing else l_0_long_text), environment.getattr(l_1_r, 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure'), markup_join(('Why the run of ', environment.getattr(l_1_r, 'when'), ' failed', )), _loop_vars=_loop_vars)))
             yield '<div>Pairs matched: '
-            yield escape(environment.getattr(l_1_r, 'pairs_matched'))
+            yield escape(environment.finalize(environment.getattr(l_1_r, 'pairs_matched')))
             yield '</div>\n<div>Cost: '
-            yield escape(environment.getattr(l_1_r, 'cost'))
+            yield escape(environment.finalize(environment.getattr(l_1_r, 'cost')))
             yield '</div>\n<div>Alert: '
-            yield escape(environment.getattr(l_1_r, 'alert'))
+            yield escape(environment.finalize(environment.getattr(l_1_r, 'alert')))
             yield '</div>\n</td>\n<td>\n'
             if environment.getattr(l_1_r, 'definitions_gone'):
                 pass
@@ -595,13 +595,13 @@ def block_main(context, missing=missing):
                 _loop_vars = {}
                 pass
                 yield '<div><strong>'
-                yield escape(environment.getattr(environment.getattr(l_2_m, 'series'), 'name'))
+                yield escape(environment.finalize(environment.getattr(environment.getattr(l_2_m, 'series'), 'name')))
                 yield '</strong> '
-                yield escape(environment.getattr(l_2_m, 'figure'))
+                yield escape(environment.finalize(environment.getattr(l_2_m, 'figure')))
                 yield ' <span class="verdict '
-                yield escape(environment.getattr(l_2_m, 'tone'))
+                yield escape(environment.finalize(environment.getattr(l_2_m, 'tone')))
                 yield '">'
-                yield escape(environment.getattr(l_2_m, 'verdict'))
+                yield escape(environment.finalize(environment.getattr(l_2_m, 'verdict')))
                 yield '</span></div>\n'
                 t_9 = 0
             l_2_m = missing
@@ -614,7 +614,7 @@ def block_main(context, missing=missing):
     else:
         pass
         yield '<p class="note">No run yet: the first is due at '
-        yield escape((undefined(name='next_run') if l_0_next_run is missing else l_0_next_run))
+        yield escape(environment.finalize((undefined(name='next_run') if l_0_next_run is missing else l_0_next_run)))
         yield ' UTC.</p>\n'
     yield '</section>\n'
 

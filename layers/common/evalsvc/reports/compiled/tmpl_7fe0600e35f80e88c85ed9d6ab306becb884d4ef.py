@@ -28,7 +28,7 @@ def root(context, missing=missing):
         pass
         t_3.extend((
             '<span class="digest">',
-            escape(l_1_value),
+            escape(environment.finalize(l_1_value)),
             '</span>',
         ))
         return concat(t_3)
@@ -45,7 +45,7 @@ def root(context, missing=missing):
         if environment.getattr(l_1_inputs, 'pairs_digest'):
             pass
             t_4.append(
-                escape(context.call((undefined(name='digest') if l_0_digest is missing else l_0_digest), environment.getattr(l_1_inputs, 'pairs_digest'))),
+                escape(environment.finalize(context.call((undefined(name='digest') if l_0_digest is missing else l_0_digest), environment.getattr(l_1_inputs, 'pairs_digest')))),
             )
         elif (environment.getattr(environment.getattr(l_1_result, 'status'), 'value') == 'running'):
             pass
@@ -72,7 +72,7 @@ def root(context, missing=missing):
             l_1_inputs = undefined("parameter 'inputs' was not provided", name='inputs')
         pass
         t_5.append(
-            escape((environment.getattr(l_1_inputs, 'judge_model') or 'none (no judged metric)')),
+            escape(environment.finalize((environment.getattr(l_1_inputs, 'judge_model') or 'none (no judged metric)'))),
         )
         return concat(t_5)
     context.exported_vars.add('judge_model')
@@ -83,7 +83,7 @@ def root(context, missing=missing):
             l_1_inputs = undefined("parameter 'inputs' was not provided", name='inputs')
         pass
         t_6.append(
-            escape((environment.getattr(l_1_inputs, 'judge_prompt_version') or 'none (no judged metric)')),
+            escape(environment.finalize((environment.getattr(l_1_inputs, 'judge_prompt_version') or 'none (no judged metric)'))),
         )
         return concat(t_6)
     context.exported_vars.add('judge_prompt')
@@ -100,31 +100,31 @@ def root(context, missing=missing):
             pass
             t_7.extend((
                 '<dl class="facts">\n<dt>Dataset</dt><dd>',
-                escape(environment.getattr(environment.getattr(l_1_result, 'dataset_kind'), 'value')),
+                escape(environment.finalize(environment.getattr(environment.getattr(l_1_result, 'dataset_kind'), 'value'))),
                 ' dataset ',
-                escape(environment.getattr(l_1_inputs, 'dataset_id')),
+                escape(environment.finalize(environment.getattr(l_1_inputs, 'dataset_id'))),
                 ', version ',
-                escape(context.call((undefined(name='digest') if l_0_digest is missing else l_0_digest), environment.getattr(l_1_inputs, 'dataset_version'))),
+                escape(environment.finalize(context.call((undefined(name='digest') if l_0_digest is missing else l_0_digest), environment.getattr(l_1_inputs, 'dataset_version')))),
                 '</dd>\n<dt>Pairs digest</dt><dd>',
-                escape(context.call((undefined(name='pairs_digest') if l_0_pairs_digest is missing else l_0_pairs_digest), l_1_inputs, l_1_result)),
+                escape(environment.finalize(context.call((undefined(name='pairs_digest') if l_0_pairs_digest is missing else l_0_pairs_digest), l_1_inputs, l_1_result))),
                 '</dd>\n<dt>Metrics set</dt><dd>',
-                escape(environment.getattr(l_1_inputs, 'metrics_id')),
+                escape(environment.finalize(environment.getattr(l_1_inputs, 'metrics_id'))),
                 '</dd>\n<dt>Definitions digest</dt><dd>',
-                escape(context.call((undefined(name='digest') if l_0_digest is missing else l_0_digest), environment.getattr(l_1_inputs, 'definitions_sha256'))),
+                escape(environment.finalize(context.call((undefined(name='digest') if l_0_digest is missing else l_0_digest), environment.getattr(l_1_inputs, 'definitions_sha256')))),
                 '</dd>\n<dt>Judge model</dt><dd>',
-                escape(context.call((undefined(name='judge_model') if l_0_judge_model is missing else l_0_judge_model), l_1_inputs)),
+                escape(environment.finalize(context.call((undefined(name='judge_model') if l_0_judge_model is missing else l_0_judge_model), l_1_inputs))),
                 '</dd>\n<dt>Judge prompt version</dt><dd>',
-                escape(context.call((undefined(name='judge_prompt') if l_0_judge_prompt is missing else l_0_judge_prompt), l_1_inputs)),
+                escape(environment.finalize(context.call((undefined(name='judge_prompt') if l_0_judge_prompt is missing else l_0_judge_prompt), l_1_inputs))),
                 '</dd>\n<dt>Judge samples</dt><dd>',
-                escape(environment.getattr(l_1_inputs, 'judge_samples')),
+                escape(environment.finalize(environment.getattr(l_1_inputs, 'judge_samples'))),
                 ' per judged pair and metric</dd>\n<dt>Service version</dt><dd>',
-                escape(environment.getattr(l_1_inputs, 'service_version')),
+                escape(environment.finalize(environment.getattr(l_1_inputs, 'service_version'))),
                 '</dd>\n<dt>Prices as of</dt><dd>',
-                escape(environment.getattr(l_1_inputs, 'prices_date')),
+                escape(environment.finalize(environment.getattr(l_1_inputs, 'prices_date'))),
                 '</dd>\n</dl>\n<p class="note">The pairs digest is the SHA-256 of the pairs scored, their ids and texts: a result with the same digest scored the same pairs. While the dataset version is kept, GET /evaluation/',
-                escape(environment.getattr(l_1_result, 'results_id')),
+                escape(environment.finalize(environment.getattr(l_1_result, 'results_id'))),
                 '/pairs lists them as they were scored and POST /evaluation/',
-                escape(environment.getattr(l_1_result, 'results_id')),
+                escape(environment.finalize(environment.getattr(l_1_result, 'results_id'))),
                 '/rerun scores them again.</p>\n',
             ))
         else:
@@ -153,59 +153,59 @@ def root(context, missing=missing):
         elif (l_1_name == 'dataset'):
             pass
             t_8.extend((
-                escape(environment.getattr(environment.getattr(l_1_result, 'dataset_kind'), 'value')),
+                escape(environment.finalize(environment.getattr(environment.getattr(l_1_result, 'dataset_kind'), 'value'))),
                 ' ',
-                escape(environment.getattr(l_1_inputs, 'dataset_id')),
+                escape(environment.finalize(environment.getattr(l_1_inputs, 'dataset_id'))),
                 ', version ',
-                escape(context.call((undefined(name='digest') if l_0_digest is missing else l_0_digest), environment.getattr(l_1_inputs, 'dataset_version'))),
+                escape(environment.finalize(context.call((undefined(name='digest') if l_0_digest is missing else l_0_digest), environment.getattr(l_1_inputs, 'dataset_version')))),
                 '\n',
             ))
         elif (l_1_name == 'pairs_digest'):
             pass
             t_8.extend((
-                escape(context.call((undefined(name='pairs_digest') if l_0_pairs_digest is missing else l_0_pairs_digest), l_1_inputs, l_1_result)),
+                escape(environment.finalize(context.call((undefined(name='pairs_digest') if l_0_pairs_digest is missing else l_0_pairs_digest), l_1_inputs, l_1_result))),
                 '\n',
             ))
         elif (l_1_name == 'metrics'):
             pass
             t_8.extend((
-                escape(environment.getattr(l_1_inputs, 'metrics_id')),
+                escape(environment.finalize(environment.getattr(l_1_inputs, 'metrics_id'))),
                 '\n',
             ))
         elif (l_1_name == 'definitions'):
             pass
             t_8.extend((
-                escape(context.call((undefined(name='digest') if l_0_digest is missing else l_0_digest), environment.getattr(l_1_inputs, 'definitions_sha256'))),
+                escape(environment.finalize(context.call((undefined(name='digest') if l_0_digest is missing else l_0_digest), environment.getattr(l_1_inputs, 'definitions_sha256')))),
                 '\n',
             ))
         elif (l_1_name == 'judge_model'):
             pass
             t_8.extend((
-                escape(context.call((undefined(name='judge_model') if l_0_judge_model is missing else l_0_judge_model), l_1_inputs)),
+                escape(environment.finalize(context.call((undefined(name='judge_model') if l_0_judge_model is missing else l_0_judge_model), l_1_inputs))),
                 '\n',
             ))
         elif (l_1_name == 'judge_prompt'):
             pass
             t_8.extend((
-                escape(context.call((undefined(name='judge_prompt') if l_0_judge_prompt is missing else l_0_judge_prompt), l_1_inputs)),
+                escape(environment.finalize(context.call((undefined(name='judge_prompt') if l_0_judge_prompt is missing else l_0_judge_prompt), l_1_inputs))),
                 '\n',
             ))
         elif (l_1_name == 'judge_samples'):
             pass
             t_8.extend((
-                escape(environment.getattr(l_1_inputs, 'judge_samples')),
+                escape(environment.finalize(environment.getattr(l_1_inputs, 'judge_samples'))),
                 '\n',
             ))
         elif (l_1_name == 'service_version'):
             pass
             t_8.extend((
-                escape(environment.getattr(l_1_inputs, 'service_version')),
+                escape(environment.finalize(environment.getattr(l_1_inputs, 'service_version'))),
                 '\n',
             ))
         else:
             pass
             t_8.extend((
-                escape(environment.getattr(l_1_inputs, 'prices_date')),
+                escape(environment.finalize(environment.getattr(l_1_inputs, 'prices_date'))),
                 '\n',
             ))
         return concat(t_8)
@@ -248,11 +248,11 @@ def root(context, missing=missing):
             pass
             t_9.extend((
                 '<tr><th scope="row">',
-                escape(l_2_label),
+                escape(environment.finalize(l_2_label)),
                 '</th><td>',
-                escape(t_1(context.call((undefined(name='cell') if l_0_cell is missing else l_0_cell), l_1_baseline, l_1_base_result, l_2_name, _loop_vars=_loop_vars))),
+                escape(environment.finalize(t_1(context.call((undefined(name='cell') if l_0_cell is missing else l_0_cell), l_1_baseline, l_1_base_result, l_2_name, _loop_vars=_loop_vars)))),
                 '</td><td>',
-                escape(t_1(context.call((undefined(name='cell') if l_0_cell is missing else l_0_cell), l_1_candidate, l_1_cand_result, l_2_name, _loop_vars=_loop_vars))),
+                escape(environment.finalize(t_1(context.call((undefined(name='cell') if l_0_cell is missing else l_0_cell), l_1_candidate, l_1_cand_result, l_2_name, _loop_vars=_loop_vars)))),
                 '</td></tr>\n',
             ))
         l_2_name = l_2_label = missing

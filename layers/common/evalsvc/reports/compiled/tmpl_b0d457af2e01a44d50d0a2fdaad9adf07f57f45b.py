@@ -60,7 +60,7 @@ def root(context, missing=missing):
             pass
             t_6.extend((
                 ' (',
-                escape(t_4((l_1_part / l_1_whole))),
+                escape(environment.finalize(t_4((l_1_part / l_1_whole)))),
                 ')',
             ))
         return concat(t_6)
@@ -82,9 +82,9 @@ def root(context, missing=missing):
             pass
             t_7.extend((
                 'Chose the output shown ',
-                escape(l_1_winner),
+                escape(environment.finalize(l_1_winner)),
                 ': <strong>',
-                escape(l_1_run),
+                escape(environment.finalize(l_1_run)),
                 '</strong>',
             ))
         return concat(t_7)
@@ -102,18 +102,18 @@ def root(context, missing=missing):
             pass
             t_8.extend((
                 '<div class="label">',
-                escape(l_1_label),
+                escape(environment.finalize(l_1_label)),
                 '</div>\n<p class="note">Not shown: this text was not read for the page.</p>\n',
             ))
         else:
             pass
             t_8.extend((
                 '<div class="label">',
-                escape(l_1_label),
+                escape(environment.finalize(l_1_label)),
                 ' (',
-                escape(t_1(t_3(l_1_text))),
+                escape(environment.finalize(t_1(t_3(l_1_text)))),
                 ' characters)</div>\n<div class="text">',
-                escape(t_2(l_1_text, environment.getattr((undefined(name='limits') if l_1_limits is missing else l_1_limits), 'pair_text'))),
+                escape(environment.finalize(t_2(l_1_text, environment.getattr((undefined(name='limits') if l_1_limits is missing else l_1_limits), 'pair_text')))),
                 '</div>\n',
             ))
         return concat(t_8)
@@ -131,7 +131,7 @@ def block_title(context, missing=missing):
     l_0_report = resolve('report')
     pass
     yield 'Pairwise judging '
-    yield escape(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'pairwise_id'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'pairwise_id')))
     yield ' — report'
 
 def block_header(context, missing=missing):
@@ -150,13 +150,13 @@ def block_header(context, missing=missing):
             raise TemplateRuntimeError("No filter named 'length' found.")
     pass
     yield '<h1>Pairwise report</h1>\n<p class="sub">Pairwise judging <strong>'
-    yield escape(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'pairwise_id'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'pairwise_id')))
     yield '</strong> of '
-    yield escape(t_3(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'result_ids')))
+    yield escape(environment.finalize(t_3(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'result_ids'))))
     yield ' runs · <span class="status '
-    yield escape(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'status'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'status')))
     yield '">'
-    yield escape(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'status'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'status')))
     yield '</span></p>\n'
 
 def block_main(context, missing=missing):
@@ -257,47 +257,47 @@ def block_main(context, missing=missing):
     if (environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'status') == 'running'):
         pass
         yield '<section class="banner running" aria-labelledby="progress-h">\n<h2 id="progress-h">Still running</h2>\n<p>'
-        yield escape(t_1((undefined(name='done') if l_0_done is missing else l_0_done)))
+        yield escape(environment.finalize(t_1((undefined(name='done') if l_0_done is missing else l_0_done))))
         yield ' of '
-        yield escape(t_1((undefined(name='total') if l_0_total is missing else l_0_total)))
+        yield escape(environment.finalize(t_1((undefined(name='total') if l_0_total is missing else l_0_total))))
         yield ' pairs judged'
         if (undefined(name='total') if l_0_total is missing else l_0_total):
             pass
             yield ' ('
-            yield escape(t_9(t_13(((100 * (undefined(name='done') if l_0_done is missing else l_0_done)) / (undefined(name='total') if l_0_total is missing else l_0_total)), 0)))
+            yield escape(environment.finalize(t_9(t_13(((100 * (undefined(name='done') if l_0_done is missing else l_0_done)) / (undefined(name='total') if l_0_total is missing else l_0_total)), 0))))
             yield ' %)'
         yield '. The leaderboard and the matchups appear once every comparison is judged; ask for this page again later.</p>\n<progress value="'
-        yield escape((undefined(name='done') if l_0_done is missing else l_0_done))
+        yield escape(environment.finalize((undefined(name='done') if l_0_done is missing else l_0_done)))
         yield '" max="'
-        yield escape(t_10(environment, [(undefined(name='total') if l_0_total is missing else l_0_total), 1]))
+        yield escape(environment.finalize(t_10(environment, [(undefined(name='total') if l_0_total is missing else l_0_total), 1])))
         yield '" aria-labelledby="progress-h">'
-        yield escape((undefined(name='done') if l_0_done is missing else l_0_done))
+        yield escape(environment.finalize((undefined(name='done') if l_0_done is missing else l_0_done)))
         yield ' of '
-        yield escape((undefined(name='total') if l_0_total is missing else l_0_total))
+        yield escape(environment.finalize((undefined(name='total') if l_0_total is missing else l_0_total)))
         yield '</progress>\n</section>\n'
     elif (environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'status') == 'failed'):
         pass
         yield '<section class="banner failed" aria-labelledby="failure-h">\n<h2 id="failure-h">This pairwise judging failed</h2>\n<p>'
-        yield escape((t_2(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure')) if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'failure') else 'No reason was recorded.'))
+        yield escape(environment.finalize((t_2(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure')) if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'failure') else 'No reason was recorded.')))
         yield '</p>\n<p>'
-        yield escape(t_1((undefined(name='done') if l_0_done is missing else l_0_done)))
+        yield escape(environment.finalize(t_1((undefined(name='done') if l_0_done is missing else l_0_done))))
         yield ' of '
-        yield escape(t_1((undefined(name='total') if l_0_total is missing else l_0_total)))
+        yield escape(environment.finalize(t_1((undefined(name='total') if l_0_total is missing else l_0_total))))
         yield ' pairs had been judged. Ask for a pairwise judging again (POST /pairwise) to get a result.</p>\n</section>\n'
     yield '\n<section aria-labelledby="run-h">\n<h2 id="run-h">What was run</h2>\n<dl class="facts">\n<dt>Question</dt><dd><div class="text">'
-    yield escape(t_2(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'question'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'definition')))
+    yield escape(environment.finalize(t_2(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'question'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'definition'))))
     yield '</div></dd>\n<dt>Runs</dt><dd>'
-    yield escape(t_3(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'result_ids')))
+    yield escape(environment.finalize(t_3(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'result_ids'))))
     yield ' evaluation results, in the order given:\n<ul>\n'
     for l_1_r in environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'result_ids'):
         _loop_vars = {}
         pass
         yield '<li>'
-        yield escape(l_1_r)
+        yield escape(environment.finalize(l_1_r))
         yield '</li>\n'
     l_1_r = missing
     yield '</ul></dd>\n<dt>Pairs used</dt><dd>'
-    yield escape(t_1(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'pairs_used')))
+    yield escape(environment.finalize(t_1(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'pairs_used'))))
     yield ' (pair ids present in every run)</dd>\n<dt>Both orders</dt><dd>'
     if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'both_orders'):
         pass
@@ -306,50 +306,50 @@ def block_main(context, missing=missing):
         pass
         yield 'no: every comparison judged once, the output of the run given first shown first'
     yield '</dd>\n<dt>Significance</dt><dd>α = '
-    yield escape(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'alpha'))
+    yield escape(environment.finalize(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'alpha')))
     yield ', Holm–Bonferroni across the '
-    yield escape((undefined(name='matchup_count') if l_0_matchup_count is missing else l_0_matchup_count))
+    yield escape(environment.finalize((undefined(name='matchup_count') if l_0_matchup_count is missing else l_0_matchup_count)))
     yield ' matchup'
-    yield escape(('s' if ((undefined(name='matchup_count') if l_0_matchup_count is missing else l_0_matchup_count) != 1) else ''))
+    yield escape(environment.finalize(('s' if ((undefined(name='matchup_count') if l_0_matchup_count is missing else l_0_matchup_count) != 1) else '')))
     yield ' (one per two runs)</dd>\n<dt>Judge model</dt><dd>'
-    yield escape((environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'model') or 'none (no judge call)'))
+    yield escape(environment.finalize((environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'model') or 'none (no judge call)')))
     yield '</dd>\n<dt>Judge calls</dt><dd>'
-    yield escape(t_1(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'llm_calls')))
+    yield escape(environment.finalize(t_1(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'llm_calls'))))
     yield ' calls, '
-    yield escape(t_1(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'cache_hits')))
+    yield escape(environment.finalize(t_1(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'cache_hits'))))
     yield ' answered from the cache</dd>\n<dt>Tokens</dt><dd>'
-    yield escape(t_1(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'input_tokens')))
+    yield escape(environment.finalize(t_1(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'input_tokens'))))
     yield ' in, '
-    yield escape(t_1(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'output_tokens')))
+    yield escape(environment.finalize(t_1(environment.getattr((undefined(name='usage') if l_0_usage is missing else l_0_usage), 'output_tokens'))))
     yield ' out</dd>\n<dt>Cost</dt><dd>'
-    yield escape(t_15((undefined(name='usage') if l_0_usage is missing else l_0_usage)))
+    yield escape(environment.finalize(t_15((undefined(name='usage') if l_0_usage is missing else l_0_usage))))
     yield '</dd>\n</dl>\n</section>\n\n'
     if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'leaderboard'):
         pass
         yield '<section aria-labelledby="board-h">\n<h2 id="board-h">Leaderboard</h2>\n<p>Runs ranked by their Bradley–Terry strength, fitted to every comparison (a tie counts half a win to each side). Strengths are on a natural log scale with mean 0: between two runs whose strengths differ by 1, the stronger is expected to win 73 % of their decided comparisons (e¹ ≈ 2.7 wins per loss). Intervals that overlap do not show that the runs differ: the matchups below test each two.</p>\n'
         if (undefined(name='forest') if l_0_forest is missing else l_0_forest):
             pass
-            yield escape(context.call((undefined(name='forest_plot') if l_0_forest_plot is missing else l_0_forest_plot), (undefined(name='forest') if l_0_forest is missing else l_0_forest), 'forest', _block_vars=_block_vars))
+            yield escape(environment.finalize(context.call((undefined(name='forest_plot') if l_0_forest_plot is missing else l_0_forest_plot), (undefined(name='forest') if l_0_forest is missing else l_0_forest), 'forest', _block_vars=_block_vars)))
         yield '<table>\n<caption class="note">Rank 1 is best; strengths with their 95 % intervals; wins, losses and ties over every comparison a run took part in.</caption>\n<thead><tr><th scope="col" class="num">Rank</th><th scope="col">Run</th><th scope="col" class="num">Strength</th><th scope="col" class="num">Interval</th><th scope="col" class="num">Wins</th><th scope="col" class="num">Losses</th><th scope="col" class="num">Ties</th></tr></thead>\n<tbody>\n'
         for l_1_r in environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'leaderboard'):
             _loop_vars = {}
             pass
             yield '<tr><th scope="row" class="num">'
-            yield escape(environment.getattr(l_1_r, 'rank'))
+            yield escape(environment.finalize(environment.getattr(l_1_r, 'rank')))
             yield '</th><td>'
-            yield escape(environment.getattr(l_1_r, 'result_id'))
+            yield escape(environment.finalize(environment.getattr(l_1_r, 'result_id')))
             yield '</td><td class="num">'
-            yield escape(t_14(environment.getattr(l_1_r, 'strength')))
+            yield escape(environment.finalize(t_14(environment.getattr(l_1_r, 'strength'))))
             yield '</td><td class="num">['
-            yield escape(t_14(environment.getattr(l_1_r, 'ci_low')))
+            yield escape(environment.finalize(t_14(environment.getattr(l_1_r, 'ci_low'))))
             yield ', '
-            yield escape(t_14(environment.getattr(l_1_r, 'ci_high')))
+            yield escape(environment.finalize(t_14(environment.getattr(l_1_r, 'ci_high'))))
             yield ']</td><td class="num">'
-            yield escape(t_1(environment.getattr(l_1_r, 'wins')))
+            yield escape(environment.finalize(t_1(environment.getattr(l_1_r, 'wins'))))
             yield '</td><td class="num">'
-            yield escape(t_1(environment.getattr(l_1_r, 'losses')))
+            yield escape(environment.finalize(t_1(environment.getattr(l_1_r, 'losses'))))
             yield '</td><td class="num">'
-            yield escape(t_1(environment.getattr(l_1_r, 'ties')))
+            yield escape(environment.finalize(t_1(environment.getattr(l_1_r, 'ties'))))
             yield '</td></tr>\n'
         l_1_r = missing
         yield '</tbody>\n</table>\n</section>\n'
@@ -357,11 +357,11 @@ def block_main(context, missing=missing):
     if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'matchups'):
         pass
         yield '<section aria-labelledby="matchups-h">\n<h2 id="matchups-h">Matchups</h2>\n<table>\n<caption class="note">One row per two runs: the comparisons each won and the ties; a\'s share of the decided comparisons (ties aside) with its Wilson 95 % interval; the exact two-sided sign test and its Holm adjustment over the '
-        yield escape(t_3(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'matchups')))
+        yield escape(environment.finalize(t_3(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'matchups'))))
         yield ' matchup'
-        yield escape(('s' if (t_3(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'matchups')) != 1) else ''))
+        yield escape(environment.finalize(('s' if (t_3(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'matchups')) != 1) else '')))
         yield '. A run is better when the adjusted p is under α = '
-        yield escape(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'alpha'))
+        yield escape(environment.finalize(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'alpha')))
         yield '. A dash: every comparison was a tie.</caption>\n<thead><tr><th scope="col">#</th><th scope="col">Run a</th><th scope="col">Run b</th><th scope="col" class="num">a wins</th><th scope="col" class="num">b wins</th><th scope="col" class="num">Ties</th><th scope="col" class="num">Win rate of a</th><th scope="col" class="num">Interval</th><th scope="col" class="num">p</th><th scope="col" class="num">p adjusted</th><th scope="col">Verdict</th></tr></thead>\n<tbody>\n'
         l_1_loop = missing
         for l_1_m, l_1_loop in LoopContext(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'matchups'), undefined):
@@ -369,44 +369,44 @@ def block_main(context, missing=missing):
             _loop_vars = {}
             pass
             yield '<tr><th scope="row">'
-            yield escape(environment.getattr(l_1_loop, 'index'))
+            yield escape(environment.finalize(environment.getattr(l_1_loop, 'index')))
             yield '</th><td>'
-            yield escape(environment.getattr(l_1_m, 'a'))
+            yield escape(environment.finalize(environment.getattr(l_1_m, 'a')))
             yield '</td><td>'
-            yield escape(environment.getattr(l_1_m, 'b'))
+            yield escape(environment.finalize(environment.getattr(l_1_m, 'b')))
             yield '</td><td class="num">'
-            yield escape(t_1(environment.getattr(l_1_m, 'a_wins')))
+            yield escape(environment.finalize(t_1(environment.getattr(l_1_m, 'a_wins'))))
             yield '</td><td class="num">'
-            yield escape(t_1(environment.getattr(l_1_m, 'b_wins')))
+            yield escape(environment.finalize(t_1(environment.getattr(l_1_m, 'b_wins'))))
             yield '</td><td class="num">'
-            yield escape(t_1(environment.getattr(l_1_m, 'ties')))
+            yield escape(environment.finalize(t_1(environment.getattr(l_1_m, 'ties'))))
             yield '</td><td class="num">'
-            yield escape(t_4(environment.getattr(l_1_m, 'win_rate')))
+            yield escape(environment.finalize(t_4(environment.getattr(l_1_m, 'win_rate'))))
             yield '</td><td class="num">'
             if ((not t_5(environment.getattr(l_1_m, 'ci_low'))) and (not t_5(environment.getattr(l_1_m, 'ci_high')))):
                 pass
                 yield '['
-                yield escape(t_4(environment.getattr(l_1_m, 'ci_low')))
+                yield escape(environment.finalize(t_4(environment.getattr(l_1_m, 'ci_low'))))
                 yield ', '
-                yield escape(t_4(environment.getattr(l_1_m, 'ci_high')))
+                yield escape(environment.finalize(t_4(environment.getattr(l_1_m, 'ci_high'))))
                 yield ']'
             else:
                 pass
                 yield '—'
             yield '</td><td class="num">'
-            yield escape(t_12(environment.getattr(l_1_m, 'p_value')))
+            yield escape(environment.finalize(t_12(environment.getattr(l_1_m, 'p_value'))))
             yield '</td><td class="num">'
-            yield escape(t_12(environment.getattr(l_1_m, 'p_adjusted')))
+            yield escape(environment.finalize(t_12(environment.getattr(l_1_m, 'p_adjusted'))))
             yield '</td><td>'
             if (environment.getattr(l_1_m, 'verdict') == 'a_better'):
                 pass
                 yield '<span class="verdict better">a better: '
-                yield escape(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'a'), 40, _loop_vars=_loop_vars))
+                yield escape(environment.finalize(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'a'), 40, _loop_vars=_loop_vars)))
                 yield '</span>'
             elif (environment.getattr(l_1_m, 'verdict') == 'b_better'):
                 pass
                 yield '<span class="verdict better">b better: '
-                yield escape(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'b'), 40, _loop_vars=_loop_vars))
+                yield escape(environment.finalize(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'b'), 40, _loop_vars=_loop_vars)))
                 yield '</span>'
             else:
                 pass
@@ -424,18 +424,18 @@ def block_main(context, missing=missing):
             pass
             yield ' Judging both orders cancels the bias: a comparison whose orders disagree counts as a tie.'
         yield '</p>\n<table>\n<thead><tr><th scope="col" class="num">Judgements</th><th scope="col" class="num">First chosen</th><th scope="col" class="num">Second chosen</th><th scope="col" class="num">Ties</th><th scope="col" class="num">Consistency</th></tr></thead>\n<tbody>\n<tr><td class="num">'
-        yield escape(t_1(environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'judgements')))
+        yield escape(environment.finalize(t_1(environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'judgements'))))
         yield '</td><td class="num">'
-        yield escape(t_1(environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'first_chosen')))
-        yield escape(context.call((undefined(name='share') if l_0_share is missing else l_0_share), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'first_chosen'), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'judgements'), _block_vars=_block_vars))
+        yield escape(environment.finalize(t_1(environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'first_chosen'))))
+        yield escape(environment.finalize(context.call((undefined(name='share') if l_0_share is missing else l_0_share), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'first_chosen'), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'judgements'), _block_vars=_block_vars)))
         yield '</td><td class="num">'
-        yield escape(t_1(environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'second_chosen')))
-        yield escape(context.call((undefined(name='share') if l_0_share is missing else l_0_share), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'second_chosen'), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'judgements'), _block_vars=_block_vars))
+        yield escape(environment.finalize(t_1(environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'second_chosen'))))
+        yield escape(environment.finalize(context.call((undefined(name='share') if l_0_share is missing else l_0_share), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'second_chosen'), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'judgements'), _block_vars=_block_vars)))
         yield '</td><td class="num">'
-        yield escape(t_1(environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'ties')))
-        yield escape(context.call((undefined(name='share') if l_0_share is missing else l_0_share), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'ties'), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'judgements'), _block_vars=_block_vars))
+        yield escape(environment.finalize(t_1(environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'ties'))))
+        yield escape(environment.finalize(context.call((undefined(name='share') if l_0_share is missing else l_0_share), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'ties'), environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'judgements'), _block_vars=_block_vars)))
         yield '</td><td class="num">'
-        yield escape(t_4(environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'consistency')))
+        yield escape(environment.finalize(t_4(environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'consistency'))))
         yield '</td></tr>\n</tbody>\n</table>\n<p class="note">'
         if t_5(environment.getattr((undefined(name='p') if l_0_p is missing else l_0_p), 'consistency')):
             pass
@@ -453,23 +453,23 @@ def block_main(context, missing=missing):
         if environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'votes'):
             pass
             yield '<dl class="facts">\n<dt>Votes</dt><dd>'
-            yield escape(t_1(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'votes')))
+            yield escape(environment.finalize(t_1(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'votes'))))
             yield ' pairwise votes people cast on the judged comparisons</dd>\n<dt>Agreement</dt><dd>'
-            yield escape(t_4(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'agreement')))
+            yield escape(environment.finalize(t_4(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'agreement'))))
             if ((not t_5(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'ci_low'))) and (not t_5(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'ci_high')))):
                 pass
                 yield ' ['
-                yield escape(t_4(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'ci_low')))
+                yield escape(environment.finalize(t_4(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'ci_low'))))
                 yield ', '
-                yield escape(t_4(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'ci_high')))
+                yield escape(environment.finalize(t_4(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'ci_high'))))
                 yield '] (Wilson 95 %)'
             yield " of the votes chose the judge's outcome (a, b or a tie)</dd>\n<dt>Cohen's κ</dt><dd>"
-            yield escape(t_11(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'kappa'), 3))
+            yield escape(environment.finalize(t_11(environment.getattr((undefined(name='h') if l_0_h is missing else l_0_h), 'kappa'), 3)))
             yield ' over a, b and tie (0: what chance gives, 1: always the same)</dd>\n</dl>\n'
         else:
             pass
             yield '<p class="note">No one has voted on these comparisons yet (PUT /pairwise/'
-            yield escape(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'pairwise_id'))
+            yield escape(environment.finalize(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'pairwise_id')))
             yield '/vote).</p>\n'
         yield '</section>\n'
     yield '\n'
@@ -479,18 +479,18 @@ def block_main(context, missing=missing):
         if (undefined(name='listed') if l_0_listed is missing else l_0_listed):
             pass
             yield '<p>Comparisons whose two orders chose different runs: each counts as a tie. '
-            yield escape(t_3((undefined(name='listed') if l_0_listed is missing else l_0_listed)))
+            yield escape(environment.finalize(t_3((undefined(name='listed') if l_0_listed is missing else l_0_listed))))
             yield ' listed'
             if ((not t_5(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'disagreements_total'))) and (environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'disagreements_total') > t_3((undefined(name='listed') if l_0_listed is missing else l_0_listed)))):
                 pass
                 yield ', of '
-                yield escape(t_1(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'disagreements_total')))
+                yield escape(environment.finalize(t_1(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'disagreements_total'))))
             elif (t_3(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'disagreements')) > t_3((undefined(name='listed') if l_0_listed is missing else l_0_listed))):
                 pass
                 yield ', the first '
-                yield escape(t_3((undefined(name='listed') if l_0_listed is missing else l_0_listed)))
+                yield escape(environment.finalize(t_3((undefined(name='listed') if l_0_listed is missing else l_0_listed))))
                 yield ' of the '
-                yield escape(t_1(t_3(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'disagreements'))))
+                yield escape(environment.finalize(t_1(t_3(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'disagreements')))))
                 yield ' read'
             yield '.</p>\n'
             for l_1_s in (undefined(name='listed') if l_0_listed is missing else l_0_listed):
@@ -502,17 +502,17 @@ def block_main(context, missing=missing):
                 l_1_d = environment.getattr(l_1_s, 'd')
                 _loop_vars['d'] = l_1_d
                 yield '<article class="pair" aria-label="pair '
-                yield escape(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'pair_id'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'pair_id')))
                 yield ': '
-                yield escape(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'a'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'a')))
                 yield ' against '
-                yield escape(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'b'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'b')))
                 yield '">\n<div class="pair-head"><span>Pair <span class="id">'
-                yield escape(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'pair_id'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'pair_id')))
                 yield '</span></span><span>a: '
-                yield escape(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'a'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'a')))
                 yield '</span><span>b: '
-                yield escape(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'b'))
+                yield escape(environment.finalize(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'b')))
                 yield '</span><span>outcome: <strong>tie</strong> (the orders disagree)</span></div>\n'
                 if t_5(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'input')):
                     pass
@@ -520,22 +520,22 @@ def block_main(context, missing=missing):
                 else:
                     pass
                     yield '<div class="label">Input ('
-                    yield escape(t_1(t_3(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'input'))))
+                    yield escape(environment.finalize(t_1(t_3(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'input')))))
                     yield ' characters)</div>\n<div class="text">'
-                    yield escape(t_2(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'input'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'pair_text')))
+                    yield escape(environment.finalize(t_2(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'input'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'pair_text'))))
                     yield '</div>\n'
                 yield '<div class="side">\n<div>'
-                yield escape(context.call((undefined(name='output_text') if l_1_output_text is missing else l_1_output_text), 'Output of a', environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'output_a'), _loop_vars=_loop_vars))
+                yield escape(environment.finalize(context.call((undefined(name='output_text') if l_1_output_text is missing else l_1_output_text), 'Output of a', environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'output_a'), _loop_vars=_loop_vars)))
                 yield '</div>\n<div>'
-                yield escape(context.call((undefined(name='output_text') if l_1_output_text is missing else l_1_output_text), 'Output of b', environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'output_b'), _loop_vars=_loop_vars))
+                yield escape(environment.finalize(context.call((undefined(name='output_text') if l_1_output_text is missing else l_1_output_text), 'Output of b', environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'output_b'), _loop_vars=_loop_vars)))
                 yield '</div>\n</div>\n<div class="side">\n<div>\n<h3>Order 1: a shown first</h3>\n<p>'
-                yield escape(context.call((undefined(name='chose') if l_1_chose is missing else l_1_chose), environment.getattr(l_1_s, 'first_order_run'), environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'first_order_winner'), _loop_vars=_loop_vars))
+                yield escape(environment.finalize(context.call((undefined(name='chose') if l_1_chose is missing else l_1_chose), environment.getattr(l_1_s, 'first_order_run'), environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'first_order_winner'), _loop_vars=_loop_vars)))
                 yield '</p>\n<div class="label">Reason</div>\n<div class="text">'
-                yield escape((t_2(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'first_order_reason'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'reason')) if environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'first_order_reason') else '(none given)'))
+                yield escape(environment.finalize((t_2(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'first_order_reason'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'reason')) if environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'first_order_reason') else '(none given)')))
                 yield '</div>\n</div>\n<div>\n<h3>Order 2: b shown first</h3>\n<p>'
-                yield escape(context.call((undefined(name='chose') if l_1_chose is missing else l_1_chose), environment.getattr(l_1_s, 'second_order_run'), environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'second_order_winner'), _loop_vars=_loop_vars))
+                yield escape(environment.finalize(context.call((undefined(name='chose') if l_1_chose is missing else l_1_chose), environment.getattr(l_1_s, 'second_order_run'), environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'second_order_winner'), _loop_vars=_loop_vars)))
                 yield '</p>\n<div class="label">Reason</div>\n<div class="text">'
-                yield escape((t_2(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'second_order_reason'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'reason')) if environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'second_order_reason') else '(none given)'))
+                yield escape(environment.finalize((t_2(environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'second_order_reason'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'reason')) if environment.getattr((undefined(name='d') if l_1_d is missing else l_1_d), 'second_order_reason') else '(none given)')))
                 yield '</div>\n</div>\n</div>\n</article>\n'
             l_1_s = l_1_d = l_1_output_text = l_1_chose = missing
         elif ((environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'disagreements_total') == 0) or (environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'position') and (environment.getattr(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'position'), 'consistency') == 1))):

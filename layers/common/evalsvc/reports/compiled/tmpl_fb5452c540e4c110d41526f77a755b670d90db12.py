@@ -11,11 +11,11 @@ def root(context, missing=missing):
     l_0_css = resolve('css')
     pass
     yield '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="'
-    yield escape((undefined(name='csp') if l_0_csp is missing else l_0_csp))
+    yield escape(environment.finalize((undefined(name='csp') if l_0_csp is missing else l_0_csp)))
     yield '">\n<meta name="referrer" content="no-referrer">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>'
     yield from context.blocks['title'][0](context)
     yield '</title>\n<style>'
-    yield escape((undefined(name='css') if l_0_css is missing else l_0_css))
+    yield escape(environment.finalize((undefined(name='css') if l_0_css is missing else l_0_css)))
     yield '</style>\n</head>\n<body>\n<header>\n'
     yield from context.blocks['header'][0](context)
     yield '</header>\n<main>\n'
