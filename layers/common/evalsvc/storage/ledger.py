@@ -296,19 +296,28 @@ def charge_expired(tenant: str, month: str, expired: Mapping[str, Reservation]) 
             adds["unpriced_calls"] = n(most.llm_calls)
         else:
             adds["spent_pusd"] = _usd(reservation.usd)
-        dynamo.conditional(
-            "update_item",
-            TableName=_table(),
-            Key=_month_key(tenant, month),
-            UpdateExpression="REMOVE reservations.#r ADD "
-            + ", ".join(f"{name} :{name}" for name in adds),
-            ConditionExpression="reservations.#r.#n = :writes",
-            ExpressionAttributeNames={"#r": rid, "#n": "n"},
-            ExpressionAttributeValues={
-                **{f":{name}": value for name, value in adds.items()},
-                ":writes": n(reservation.writes),
-            },
-        )
+        _remove(tenant, month, rid, reservation.writes, adds)
+
+
+def _remove(
+    tenant: str, month: str, reservation: str, writes: int, adds: Mapping[str, dict[str, str]]
+) -> bool:
+    """Remove a reservation at write number `writes`, adding `adds` to the month's counters in
+    the same write: False when it is gone, or at another write."""
+    done = dynamo.conditional(
+        "update_item",
+        TableName=_table(),
+        Key=_month_key(tenant, month),
+        UpdateExpression="REMOVE reservations.#r ADD "
+        + ", ".join(f"{name} :{name}" for name in adds),
+        ConditionExpression="reservations.#r.#n = :writes",
+        ExpressionAttributeNames={"#r": reservation, "#n": "n"},
+        ExpressionAttributeValues={
+            **{f":{name}": value for name, value in adds.items()},
+            ":writes": n(writes),
+        },
+    )
+    return done is not None
 
 
 def charge_now(tenant: str, month: str, reservations: Sequence[str]) -> None:
@@ -537,20 +546,7 @@ def settle(
     if reservation is not None:
         rid, writes, held = reservation
         released = {**adds, "reserved_pusd": _usd(-held), "committed_pusd": _usd(spent - held)}
-        done = dynamo.conditional(
-            "update_item",
-            TableName=_table(),
-            Key=_month_key(tenant, month),
-            UpdateExpression="REMOVE reservations.#r ADD "
-            + ", ".join(f"{name} :{name}" for name in released),
-            ConditionExpression="reservations.#r.#n = :writes",
-            ExpressionAttributeNames={"#r": rid, "#n": "n"},
-            ExpressionAttributeValues={
-                **{f":{name}": value for name, value in released.items()},
-                ":writes": n(writes),
-            },
-        )
-        if done is not None:
+        if _remove(tenant, month, rid, writes, released):
             return
         stored = read_month(tenant, month).reservations.get(rid)
         if stored is not None:
