@@ -15,6 +15,7 @@ from tests.browser import axe
 from tests.browser.app_data import Api
 from tests.browser.chromium import Browser, Loaded
 from tests.e2e.conftest import DEV_KEY, LocalServer
+from tests.unit.test_api_reference import directives
 
 
 @pytest.fixture(scope="module")
@@ -42,14 +43,6 @@ def evaluation(server: LocalServer) -> str:
 def origin_of(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
-
-
-def directives(policy: str) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for part in policy.split(";"):
-        name, *sources = part.split()
-        found[name] = sources
-    return found
 
 
 def assert_stays_on_its_origin(page: Loaded, origin: str) -> None:

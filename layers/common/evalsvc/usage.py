@@ -325,11 +325,6 @@ class Meter:
             u = self._usage
             return Usage(u.llm_calls, u.cache_hits, u.input_tokens, u.output_tokens, u.model)
 
-    def held(self) -> tuple[int, Usage]:
-        """The rooms held, and the size of each."""
-        with self._cond:
-            return self._held, self._room
-
     def prepare(self, calls: int, room: Usage) -> None:
         """Hold, before they start, rooms for the first `calls` calls of a batch (at most
         `rooms_most` in all), each as large as `room`: one hold instead of one per attempt."""

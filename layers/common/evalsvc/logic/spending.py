@@ -197,7 +197,7 @@ class Spending:
             if limit is not None and room_usd is None:
                 raise _unbounded(self.limit_in_force(), room.model)
             self._settle_doubt()
-            target = Usage(0, 0, 0, 0, room.model) + room.times(rooms)
+            target = room.times(rooms)
             target_usd = None if room_usd is None else room_usd * rooms
             if self._reservation is None or not self._grow(target, target_usd, limit):
                 self._reserve(target, target_usd, limit)

@@ -135,16 +135,17 @@ class LLM:
         self,
         sent: tuple[str, str, str, str],
         schema: dict[str, Any],
-        max_tokens: int,
+        most: Usage,
         timeout: float,
         asked: _Asked,
         metered: Attempt,
     ) -> Answer | ShapeRefused | RetryableError | InvalidAnswer:
         """One attempt: the provider's answer, or why it gave none usable; what it used goes
-        to `metered` (the provider's counts, or, when it gave none, the attempt's bound: what
-        was sent, and max_tokens)."""
+        to `metered` (the provider's counts, or, when it gave none, the attempt's bound `most`:
+        what was sent, and max_tokens)."""
         system, user, _, schema_name = sent
-        bound = (text_bytes(*sent) + CALL_OVERHEAD_TOKENS, max_tokens)
+        bound = (most.input_tokens, most.output_tokens)
+        max_tokens = most.output_tokens
         started = time.monotonic()
         try:
             try:
@@ -251,12 +252,11 @@ class LLM:
             with self._lock:
                 self.calls += 1
             sent = (system, user, json.dumps(schema), schema_name)
-            sent_bytes = text_bytes(*sent)
-            most = Usage(1, 0, sent_bytes + CALL_OVERHEAD_TOKENS, max_tokens, self.name)
+            most = Usage(1, 0, text_bytes(*sent) + CALL_OVERHEAD_TOKENS, max_tokens, self.name)
             asked.attempts += 1
             # The attempt holds a room (the most it can use) until its usage is kept.
             with self.meter.attempt(most) as metered:
-                outcome = self._call(sent, schema, max_tokens, timeout, asked, metered)
+                outcome = self._call(sent, schema, most, timeout, asked, metered)
             if isinstance(outcome, ShapeRefused):
                 asked.shape_refusals += 1
                 problem, transient, wait, at_once = str(outcome), False, None, True
