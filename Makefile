@@ -58,6 +58,7 @@ lint: venv $(CHECKOV_VENV)/.installed
 	$(BIN)/ruff check layers tools functions tests bench
 	$(BIN)/ruff format --check layers tools functions tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml
 
 template-check: $(SAM_VENV)/.installed

@@ -20,13 +20,12 @@ from harness import fresh_tables
 # isort: split
 
 import boto3
-from evalsvc.deadlines import Deadline
-from evalsvc.logic import evaluations, jobs, results, spending
-from evalsvc.logic import metrics as metrics_logic
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.settings import get_settings
+from evalsvc.logic import evaluations, jobs, metric_sets, results, spending
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, Pair
 from evalsvc.models.evaluations import EvaluateIn
-from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import dynamo, work_queue
 from evalsvc_tools.local.inprocess import moto_in_process
@@ -88,7 +87,7 @@ def main() -> None:
         }
         apply_environment(env)
         counter = Accounting()
-        metrics_logic.create_metrics_set(identity, QUESTIONS)
+        metric_sets.create_metrics_set(identity, QUESTIONS)
         print(f"{args.pairs} pairs x {len(QUESTIONS)} questions; moto in-process\n")
 
         def dataset(name: str, count: int) -> None:

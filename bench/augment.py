@@ -17,7 +17,7 @@ from harness import CallCounter, fresh_tables, shown
 
 # isort: split
 
-from evalsvc.deadlines import Deadline
+from evalsvc.core.deadlines import Deadline
 from evalsvc.logic import augment, datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import PairIn, SeedDatasetIn

@@ -34,10 +34,10 @@ import harness  # noqa: F401
 
 # isort: split
 
-from evalsvc.error_bars import cluster_digest
 from evalsvc.logic.scored_pairs import summarize_totals, totals
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult, ScoredPair
+from evalsvc.statistics.error_bars import cluster_digest
 
 
 def result(metrics: int, cluster_by: str | None) -> EvaluationResult:

@@ -115,7 +115,7 @@ def seed(endpoint: str, pairs: int, shared: float, reason_chars: int) -> dict[st
 
 
 def measure(endpoint: str, limit: int) -> dict[str, Any]:
-    from evalsvc.deadlines import Deadline
+    from evalsvc.core.deadlines import Deadline
     from evalsvc.logic import comparisons
     from evalsvc.models.api_keys import Identity
     from evalsvc.models.comparisons import CompareIn

@@ -56,17 +56,17 @@ import boto3
 from evalsvc.api.responses import MAX_COMPRESSIBLE_BYTES
 from evalsvc.logic import datasets, reproduce, retention
 from evalsvc.logic.kinds import evaluation as evaluation_kind
+from evalsvc.logic.pairs_digest import pair_digest
 from evalsvc.logic.scored_pairs import totals as chunk_totals
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import EvaluationResult, ResultInputs, ScoredPair
 from evalsvc.models.jobs import Job, Tally
-from evalsvc.reproducibility import pair_digest
+from evalsvc.spending.meter import Usage
 from evalsvc.storage import dynamo, texts
 from evalsvc.storage import results as results_store
 from evalsvc.storage.datasets import history, keys, versions
 from evalsvc.storage.datasets.keys import Stored, append_ord, make_ord
-from evalsvc.usage import Usage
 from evalsvc_tools.local.inprocess import moto_in_process
 
 IDENTITY = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")

@@ -20,15 +20,16 @@ from harness import CallCounter, fresh_tables, shown, version_pages
 
 # isort: split
 
-from evalsvc.deadlines import Deadline
-from evalsvc.logic import datasets, evaluations, metrics
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.settings import get_settings
+from evalsvc.logic import datasets, evaluations, metric_sets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, Pair, PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import EvaluateIn
 from evalsvc.scoring.judges import CachedJudge
 from evalsvc.scoring.llm import LLM
 from evalsvc.scoring.llm.openai import OpenAIProvider
-from evalsvc.settings import get_settings
+from evalsvc.storage import judge_cache
 from evalsvc_tools.local.inprocess import moto_in_process
 
 from tests.fake_judge import FakeJudge
@@ -56,7 +57,7 @@ def evaluation_figures(n: int) -> None:
             for i in range(n)
         ]
         datasets.write_seed_dataset(identity, "bench-ds", SeedDatasetIn(data=data))
-        metrics.create_metrics_set(identity, CHECKS)
+        metric_sets.create_metrics_set(identity, CHECKS)
         counter = CallCounter()
         started = time.perf_counter()
         done = evaluations.evaluate(identity, EvaluateIn(seed_data_id="bench-ds"), Deadline.never())
@@ -79,7 +80,7 @@ def judge_figures(pairs: int, latency: float, concurrency: int) -> None:
     with moto_in_process(), fake.running():
         fresh_tables({"JUDGE_CONCURRENCY": str(concurrency)})
         provider = OpenAIProvider("fake", fake.base_url, "")
-        judge = CachedJudge(LLM(provider, get_settings()), "bench")
+        judge = CachedJudge(LLM(provider, get_settings()), "bench", judge_cache)
         batch = [
             Pair(id=f"p{i}", input=f"q{i}", output="please" if i % 2 else "no")
             for i in range(pairs)

@@ -67,35 +67,35 @@ from harness import CallCounter, fresh_tables, shown
 import boto3
 from evalsvc.api.monitor_views import run_out
 from evalsvc.api.responses import MAX_RESPONSE_BYTES, _encoded, _fits
-from evalsvc.deadlines import Deadline
-from evalsvc.identifiers import new_id
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.identifiers import new_id
+from evalsvc.core.observability import SERVICE
+from evalsvc.core.settings import Settings, get_settings
+from evalsvc.handlers.background import chunk_handler, dead_chunk_handler
 from evalsvc.logic import (
     comparisons,
     datasets,
     evaluations,
     jobs,
-    metrics,
+    metric_sets,
     monitor_alerts,
     monitors,
 )
 from evalsvc.logic.chunks import Waiting
 from evalsvc.logic.kinds import monitor_run
 from evalsvc.logic.kinds.evaluation import EVALUATION
+from evalsvc.logic.pairs_digest import definitions_sha256
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS, PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import MAX_LAST_N_SECONDS, EvaluateIn, PairQuery
-from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
-from evalsvc.models.monitors import MAX_NAME_CHARS, MAX_SECRET_CHARS, MonitorIn
-from evalsvc.observability import SERVICE
-from evalsvc.reproducibility import definitions_sha256
-from evalsvc.schedules import MAX_SCHEDULE_CHARS
-from evalsvc.settings import Settings, get_settings
+from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.models.monitors import MAX_NAME_CHARS, MAX_SECRET_CHARS, MonitorIn, Run, RunMetric
+from evalsvc.monitoring.schedules import MAX_SCHEDULE_CHARS
+from evalsvc.monitoring.webhook_targets import MAX_URL_CHARS
 from evalsvc.storage import dynamo, work_queue
 from evalsvc.storage import monitors as store
 from evalsvc.storage import results as results_store
 from evalsvc.storage.writes import commit
-from evalsvc.webhook_targets import MAX_URL_CHARS
-from evalsvc.workers import chunk_handler, dead_chunk_handler
 from evalsvc_tools.local.inprocess import moto_in_process
 from evalsvc_tools.local.tables import create_queues
 from evalsvc_tools.local.workers import QueueConsumer, drain
@@ -319,7 +319,7 @@ def _monitors_due(count: int, tenants: int) -> int:
     due: set[int] = set()
     for k, many in enumerate(per_tenant):
         who = identity(f"tenant-{k:02d}")
-        metrics_id = metrics.create_metrics_set(who, CHECKS).metrics_id
+        metrics_id = metric_sets.create_metrics_set(who, CHECKS).metrics_id
         body = MonitorIn(
             name=f"monitor of tenant {k}",
             seed_data_id="prod",
@@ -527,7 +527,7 @@ def _deliver_run_chunk(queue: Queue, times: int) -> int:
 def _runs(
     phases: Phases, quiet: Quiet, queue: Queue, hook: Receiver, who: Identity, n: int, queued: bool
 ) -> None:
-    metrics_id = metrics.get_metrics_set(who, "latest").metrics_id
+    metrics_id = metric_sets.get_metrics_set(who, "latest").metrics_id
     body = MonitorIn(
         name="prod answers",
         seed_data_id="prod",
@@ -582,7 +582,7 @@ def run_run(n: int) -> None:
             _service(queue, **env)
             who = identity("acme")
             _seed(who, n, regressed=False)
-            metrics_id = metrics.create_metrics_set(who, CHECKS).metrics_id
+            metrics_id = metric_sets.create_metrics_set(who, CHECKS).metrics_id
             phases = Phases()
             _plain(phases, quiet, queue, who, metrics_id, queued)
             _runs(phases, quiet, queue, hook, who, n, queued)
@@ -607,7 +607,7 @@ def longest(prefix: str = "") -> str:
 @contextmanager
 def longest_ids() -> Iterator[None]:
     """The ids of monitors, metrics sets and results made 128 characters long."""
-    owners = (monitors, metrics, evaluations)
+    owners = (monitors, metric_sets, evaluations)
     saved = [owner.new_id for owner in owners]
     for owner in owners:
         owner.new_id = longest
@@ -680,7 +680,7 @@ def run_sizes() -> None:
             latest_n_pairs=MAX_PAIRS, pair_labels=labels, last_n_seconds=MAX_LAST_N_SECONDS
         )
         with longest_ids():
-            metrics_id = metrics.create_metrics_set(who, definitions).metrics_id
+            metrics_id = metric_sets.create_metrics_set(who, definitions).metrics_id
             baseline = evaluations.evaluate(
                 who,
                 EvaluateIn(seed_data_id=dataset_id, metrics_id=metrics_id, pair_query=query),
@@ -734,7 +734,7 @@ def run_sizes() -> None:
         assert commit(store.claiming(tenant, created.monitor_id, scheduled, None, None))
         sk = store.run_sk(created.monitor_id, scheduled)
         failure = wide(store.MAX_FAILURE_CHARS)
-        run = store.Run(
+        run = Run(
             tenant,
             created.monitor_id,
             scheduled,
@@ -743,7 +743,7 @@ def run_sizes() -> None:
             result_id=baseline.results_id,
             baseline_id=longest("ev_"),
             metrics=[
-                store.RunMetric(
+                RunMetric(
                     k,
                     -1.2345678901234567e-300,
                     -1.2345678901234567e-300,
@@ -794,7 +794,7 @@ def run_sizes() -> None:
             f"50 metrics, verdicts | {_share(sizes[1])} |\n"
         )
         [posted] = hook.posts
-        bound = store.Run(**{**_fields(run), "metrics": _regressed(run.metrics)})
+        bound = Run(**{**_fields(run), "metrics": _regressed(run.metrics)})
         largest = json.dumps(
             monitor_alerts.body_of(bound), separators=(",", ":"), ensure_ascii=False
         ).encode()
@@ -814,7 +814,7 @@ def run_sizes() -> None:
             at = scheduled + k * MINUTE_MS
             last = at - MINUTE_MS
             assert commit(store.claiming(tenant, created.monitor_id, at, None, last))
-            again = store.Run(**{**_fields(run), "scheduled_ms": at})
+            again = Run(**{**_fields(run), "scheduled_ms": at})
             assert commit(store.ending(again, at + 1, alert=False))
         print("## GET /monitors/{id}/history of runs at the limits (20 stored)\n")
         print("| limit | JSON bytes | sent without gzip: fits? | sent with gzip (bytes): fits? |")
@@ -836,12 +836,12 @@ def _url(start: str, fill: Callable[[int], str]) -> str:
     return start + fill(MAX_URL_CHARS - len(start))
 
 
-def _fields(run: store.Run) -> dict[str, Any]:
-    return {name: getattr(run, name) for name in store.Run.__dataclass_fields__}
+def _fields(run: Run) -> dict[str, Any]:
+    return {name: getattr(run, name) for name in Run.__dataclass_fields__}
 
 
-def _regressed(found: list[store.RunMetric]) -> list[store.RunMetric]:
-    return [store.RunMetric(m.index, m.mean, m.ci_low, m.ci_high, "regressed") for m in found]
+def _regressed(found: list[RunMetric]) -> list[RunMetric]:
+    return [RunMetric(m.index, m.mean, m.ci_low, m.ci_high, "regressed") for m in found]
 
 
 def main() -> None:

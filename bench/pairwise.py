@@ -10,7 +10,7 @@ evaluations of it, which need no judge.
 
 Measured: the request, as POST /pairwise with `Prefer: respond-async` makes it
 (logic.pairwise.pairwise, respond_async, so it is queued whatever its size), then W worker
-threads (the local runner: the chunk handler Lambda runs, evalsvc.workers.chunk_handler,
+threads (the local runner: the chunk handler Lambda runs, evalsvc.handlers.background.chunk_handler,
 polling the embedded SQS; started once the request has answered) each making up to J =
 JUDGE_CONCURRENCY judge calls at once, so C = W x J calls in flight at most, until the run is
 complete. Printed: the judge calls, the calling phase (first call to last answer) and the
@@ -73,8 +73,9 @@ from harness import CallCounter, finish_apart, query_pages, shown
 
 # isort: split
 
-from evalsvc.deadlines import Deadline
-from evalsvc.logic import datasets, evaluations, jobs, metrics
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.settings import get_settings
+from evalsvc.logic import datasets, evaluations, jobs, metric_sets
 from evalsvc.logic import pairwise as pairwise_logic
 from evalsvc.logic.kinds import pairwise as pairwise_kind
 from evalsvc.models.api_keys import Identity
@@ -83,7 +84,6 @@ from evalsvc.models.evaluations import EvaluateIn
 from evalsvc.models.jobs import Status
 from evalsvc.models.pairwise import PairwiseIn
 from evalsvc.scoring import judges
-from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo, work_queue
 from evalsvc.storage import judge_cache as judge_cache_store
 from evalsvc.storage import pairwise as pairwise_store
@@ -354,7 +354,7 @@ def bench(
             )
             set_up = time.perf_counter()
             dataset_ids = seed_runs(runs, pairs)
-            metrics.create_metrics_set(IDENTITY, ["check:non_empty"])
+            metric_sets.create_metrics_set(IDENTITY, ["check:non_empty"])
             result_ids = []
             for dataset_id in dataset_ids:
                 done = evaluations.evaluate(

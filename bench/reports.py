@@ -36,10 +36,10 @@ from harness import CallCounter, fresh_tables, shown
 
 # isort: split
 
-from evalsvc.agreement import Agreement
 from evalsvc.api.responses import MAX_RESPONSE_BYTES, _proxy_bytes
-from evalsvc.deadlines import Deadline
-from evalsvc.identifiers import now_ms
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.identifiers import now_ms
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import reports, votes
 from evalsvc.logic.judge_agreement import per_metric
 from evalsvc.logic.scored_pairs import summarize_result
@@ -56,15 +56,16 @@ from evalsvc.models.evaluations import (
     VoteIn,
     VoteObservation,
 )
-from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.models.reports import EvaluationReport, MetricSection, PairText, ShownPair, VoteCounts
 from evalsvc.reports.comparison_page import render_comparison
 from evalsvc.reports.evaluation_page import render_evaluation
-from evalsvc.settings import get_settings
-from evalsvc.stats import summarize
+from evalsvc.spending.meter import Usage
+from evalsvc.statistics.agreement import Agreement
+from evalsvc.statistics.scores import summarize
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import dynamo
 from evalsvc.storage import results as results_store
-from evalsvc.usage import Usage
 from evalsvc_tools.local.inprocess import moto_in_process
 
 DEFINITIONS = [
@@ -245,7 +246,7 @@ def stored(pairs: int, write: Path | None) -> None:
         (write / "comparison.html").write_bytes(cmp_page)
 
 
-def _limits_report(rng: random.Random) -> reports.EvaluationReport:
+def _limits_report(rng: random.Random) -> EvaluationReport:
     nasty = '🧩"<' * (MAX_TEXT_CHARS // 3)
     definitions = [f"{m} " + "🧩" * (MAX_DEFINITION_CHARS - 4) for m in range(MAX_DEFINITIONS)]
     critiques = [
@@ -271,23 +272,23 @@ def _limits_report(rng: random.Random) -> reports.EvaluationReport:
     sections = []
     for m, definition in enumerate(definitions):
         lowest = [
-            reports.ShownPair(
+            ShownPair(
                 pair_id=f"p{(m * LOWEST_PER_METRIC + k):03d}",
                 score=1.0,
                 reason="🧾<" * (MAX_REASON_CHARS // 2),
-                text=reports.PairText(nasty, nasty),
+                text=PairText(nasty, nasty),
                 critiques=[c for c in critiques if c.metric_idx == m][:20],
             )
             for k in range(LOWEST_PER_METRIC)
         ]
         sections.append(
-            reports.MetricSection(
+            MetricSection(
                 idx=m,
                 definition=definition,
                 summary=summarize([rng.randint(1, 5) for _ in range(50)]),
                 histogram=[rng.randint(0, 10_000) for _ in range(5)],
                 lowest=lowest,
-                votes=reports.VoteCounts(30, 40, 30, 100),
+                votes=VoteCounts(30, 40, 30, 100),
                 agreement=agreement.get(m),
             )
         )
@@ -304,7 +305,7 @@ def _limits_report(rng: random.Random) -> reports.EvaluationReport:
         summaries=[s.summary for s in sections if s.summary],
         pairs_done=100_000,
     )
-    return reports.EvaluationReport(result, sections, critiques, True)
+    return EvaluationReport(result, sections, critiques, True)
 
 
 @contextlib.contextmanager

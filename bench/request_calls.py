@@ -25,8 +25,8 @@ from harness import CallCounter, fresh_tables, shown
 
 import boto3
 from evalsvc.api.responses import MAX_COMPRESSIBLE_BYTES
-from evalsvc.deadlines import Deadline
-from evalsvc.logic import datasets, evaluations, metrics, spending
+from evalsvc.core.deadlines import Deadline
+from evalsvc.logic import datasets, evaluations, metric_sets, spending
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import EvaluateIn, PairQuery
@@ -81,7 +81,7 @@ def main() -> None:
                 "EVALSVC_INLINE_MAX_JUDGE_CALLS": str(max(args.small, args.large)),
             }
         )
-        metrics_id = metrics.create_metrics_set(IDENTITY, ["Is the answer polite?"]).metrics_id
+        metrics_id = metric_sets.create_metrics_set(IDENTITY, ["Is the answer polite?"]).metrics_id
         counter = CallCounter()
         print("| request | DynamoDB calls | in all | seconds (moto) |")
         print("|---|---|---|---|")

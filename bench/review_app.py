@@ -90,7 +90,7 @@ def function_figures(rounds: int) -> tuple[list[float], float, float]:
         for _ in range(rounds)
     ]
     sys.path.insert(0, str(ROOT / "layers" / "common"))
-    from evalsvc.webapp import WebApp
+    from evalsvc.handlers.review_app import WebApp
 
     web = WebApp(ROOT / "functions" / "review_app" / "static")
     asset = f"{web.version}/main.js"

@@ -44,9 +44,9 @@ def _settings_follow_the_environment() -> Iterator[None]:
     the LLM latency this process has seen (it steers planning against deadlines) and the
     structured-output mode each endpoint settled on (a later test's fake may reuse a port)."""
     yield
+    from evalsvc.core.settings import reset_settings
     from evalsvc.scoring.llm import LATENCY
     from evalsvc.scoring.llm.structured import ENDPOINTS
-    from evalsvc.settings import reset_settings
 
     reset_settings()
     LATENCY.forget()

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
-from evalsvc.models.datasets import DatasetKind
+from evalsvc.models.datasets import DatasetKind, VersionRecord
 from evalsvc.storage.datasets import history, keys
-from evalsvc.storage.datasets.history import VersionRecord
 
 from tests.lambda_support import LambdaContext, handler_of, load_event
 

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from evalsvc.observability import logger
+from evalsvc.core.observability import logger
 
 
 class LogLines(logging.Handler):

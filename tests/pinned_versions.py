@@ -15,8 +15,8 @@ from typing import Any
 
 import boto3
 import pytest
+from evalsvc.core.settings import get_settings
 from evalsvc.models.evaluations import EvaluationResult
-from evalsvc.settings import get_settings
 from evalsvc.storage import results as results_store
 from evalsvc.storage.datasets import appends, history, keys, versions
 

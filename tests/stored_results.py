@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evalsvc.identifiers import now_ms
+from evalsvc.core.identifiers import now_ms
 from evalsvc.logic.scored_pairs import summarize_result
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult, ScoredPair

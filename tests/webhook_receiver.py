@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from evalsvc.webhook_targets import SIGNATURE_HEADER, verify
+from evalsvc.monitoring.webhook_targets import SIGNATURE_HEADER, verify
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """POST /plan: the Lambda entry point. The route itself lives in the layer."""
 
-from evalsvc.api.lambda_handler import build_handler
 from evalsvc.api.routes.plan import router
+from evalsvc.handlers.http import build_handler
 
 handler = build_handler(router)

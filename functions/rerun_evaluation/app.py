@@ -1,6 +1,6 @@
 """POST /evaluation/{id}/rerun: the Lambda entry point. The route itself lives in the layer."""
 
-from evalsvc.api.lambda_handler import build_handler
 from evalsvc.api.routes.rerun_evaluation import router
+from evalsvc.handlers.http import build_handler
 
 handler = build_handler(router)

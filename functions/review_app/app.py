@@ -2,6 +2,6 @@
 
 from pathlib import Path
 
-from evalsvc.webapp import WebApp
+from evalsvc.handlers.review_app import WebApp
 
 handler = WebApp(Path(__file__).resolve().parent / "static").handle_api_gateway

@@ -12,7 +12,7 @@ import dataclasses
 import pytest
 from evalsvc.reports.pages import HEADERS
 from evalsvc.reports.pairwise_page import Disagreement, PairwiseReport, render_pairwise
-from evalsvc.usage import Usage
+from evalsvc.spending.meter import Usage
 
 from tests.browser.chromium import Browser, pdf_pages
 from tests.browser.report_checks import assert_loads_clean

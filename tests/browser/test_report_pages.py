@@ -12,11 +12,11 @@ from typing import Any
 
 import boto3
 import pytest
-from evalsvc.agreement import score_bin
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
-from evalsvc.errors import Failure, ModelFailed
+from evalsvc.core.errors import Failure, ModelFailed
 from evalsvc.logic import api_keys
+from evalsvc.statistics.agreement import score_bin
 from evalsvc.storage import results as results_store
 from evalsvc.storage.writes import commit
 from evalsvc_tools.local.inprocess import moto_in_process

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from evalsvc.errors import StorageUnavailable
+from evalsvc.core.errors import StorageUnavailable
 from evalsvc.storage import dynamo
 
 from tests.integration.conftest import Tenant, ok

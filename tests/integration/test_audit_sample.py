@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from evalsvc.errors import InvalidInput
+from evalsvc.core.errors import InvalidInput
 from evalsvc.logic import audit
 from evalsvc.models.api_keys import Identity
 from scipy import stats as scipy_stats

@@ -10,12 +10,12 @@ import warnings
 from typing import Any
 
 import pytest
-from evalsvc import stats
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import OutOfTime
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import OutOfTime
 from evalsvc.logic import comparisons
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import CompareIn
+from evalsvc.statistics import scores as stats
 from scipy import stats as scipy_stats
 
 from tests.conftest import point_service_at
@@ -323,7 +323,7 @@ def test_a_queued_result_compares_with_an_inline_one(
 def test_a_failed_result_is_409_naming_it_and_its_failure(
     acme: Tenant, two_versions: tuple[str, str]
 ) -> None:
-    from evalsvc.errors import Failure, ModelFailed
+    from evalsvc.core.errors import Failure, ModelFailed
     from evalsvc.storage import results as results_store
     from evalsvc.storage.writes import commit
 
@@ -569,7 +569,7 @@ def test_at_the_field_limits_the_answer_fits_or_says_to_ask_for_fewer(acme: Tena
     # them (every scored pair near 200 KB), and every pair moving by 4 on every metric: down on
     # half of them, up on the other half
     from evalsvc.models.evaluations import MAX_REASON_CHARS, ScoredPair
-    from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+    from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
 
     from tests.integration.test_item_sizes import wide
 
@@ -612,7 +612,7 @@ def test_at_the_field_limits_the_answer_fits_or_says_to_ask_for_fewer(acme: Tena
 def test_storage_failing_mid_read_is_503_and_nothing_waits_on_it(
     acme: Tenant, two_versions: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalsvc.errors import StorageUnavailable
+    from evalsvc.core.errors import StorageUnavailable
     from evalsvc.storage import results as results_store
 
     baseline, candidate = two_versions

@@ -13,17 +13,17 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from evalsvc.errors import Conflict
-from evalsvc.identifiers import CLIENT_ID_PATTERN
+from evalsvc.core.errors import Conflict
+from evalsvc.core.identifiers import CLIENT_ID_PATTERN
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import jobs
 from evalsvc.logic.kinds import evaluation
 from evalsvc.models.datasets import DatasetKind, PageCursor, Pair
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.models.jobs import Job
-from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as store
 from evalsvc.storage import dynamo
-from evalsvc.storage.datasets import keys, versions
+from evalsvc.storage.datasets import history, keys, versions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -365,7 +365,7 @@ def test_an_overwrite_records_pairs_appended_after_it_read_the_header_and_the_pu
     assert record.version == old.version and record.pairs == 2
     assert (record.shards, record.append_shards) == (1, old.append_shards)
     assert record.append_shards == get_settings().dataset_shards
-    kept = store.read_range("acme", SEED, "ds", record.stored, "0", "~", None)
+    kept = store.read_range("acme", SEED, "ds", history.stored(record), "0", "~", None)
     assert sorted(p.id for p in kept) == ["appended", "old"]
 
     # And when its retention ends, the purge removes it whole, its append shards too
@@ -484,7 +484,7 @@ def test_a_version_spread_before_versions_were_sized_reads_and_takes_appends_as_
     (record,) = dataset_stream.records("acme", "old")
     assert (record.version, record.shards, record.append_shards) == (version, 16, 0)
     assert record.pairs == 5
-    kept = store.read_range("acme", SEED, "old", record.stored, "0", "~", None)
+    kept = store.read_range("acme", SEED, "old", history.stored(record), "0", "~", None)
     assert sorted(p.id for p in kept) == ["a0", "a1", "a2", "w0", "w1"]
     dataset_stream.expire_all("acme", "old")
     assert _items_by_pk(tables["DATASETS_TABLE"], version_key) == {}

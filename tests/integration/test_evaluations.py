@@ -272,7 +272,7 @@ def test_a_failure_while_storing_leaves_no_result(
     acme: Tenant, monkeypatch: pytest.MonkeyPatch, tables
 ) -> None:  # type: ignore[no-untyped-def]
     import boto3
-    from evalsvc.errors import StorageUnavailable
+    from evalsvc.core.errors import StorageUnavailable
     from evalsvc.storage import dynamo
 
     seed(acme)

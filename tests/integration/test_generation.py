@@ -323,7 +323,7 @@ def test_llm_prompt_failing_the_checks_falls_back_to_the_rules(
         [{"prompt": "Prompt B for {product}.", "eval_results_id": compared["second"]}]
     )
     llm.answer = sequence((200, answer))
-    from evalsvc.observability import logger
+    from evalsvc.core.observability import logger
 
     logger.addHandler(caplog.handler)
     try:

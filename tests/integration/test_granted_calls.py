@@ -10,10 +10,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from evalsvc.identifiers import now_ms
+from evalsvc.core.identifiers import now_ms
+from evalsvc.core.settings import reset_settings
 from evalsvc.logic import jobs, monitors
 from evalsvc.models.api_keys import Identity
-from evalsvc.settings import reset_settings
 
 from tests import dataset_stream
 from tests.fake_judge import FakeJudge

@@ -18,7 +18,7 @@ import boto3
 import pytest
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
 from evalsvc.models.evaluations import MAX_COMMENT_CHARS, MAX_JUDGE_SAMPLES, MAX_REASON_CHARS
-from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
 from evalsvc.storage.dynamo import item_size
 
 from tests.conftest import point_service_at
@@ -252,7 +252,7 @@ def test_a_scored_pair_judged_five_times_on_every_metric_stays_under_the_limit(
 
 
 def test_a_long_text_is_kept_apart_once_and_read_back_whole(tables: dict[str, str]) -> None:
-    from evalsvc.errors import StorageUnavailable
+    from evalsvc.core.errors import StorageUnavailable
     from evalsvc.storage import texts
 
     table = tables["RESULTS_TABLE"]

@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from evalsvc.identifiers import now_ms
+from evalsvc.core.identifiers import now_ms
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import jobs
 from evalsvc.logic.kinds.augmentation import AUGMENTATION
 from evalsvc.logic.kinds.evaluation import EVALUATION
 from evalsvc.models.jobs import Status
-from evalsvc.settings import get_settings
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import work_queue
 

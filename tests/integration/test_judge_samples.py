@@ -13,10 +13,10 @@ from typing import Any
 import boto3
 import numpy as np
 import pytest
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import spending
 from evalsvc.logic.kinds.evaluation import EVALUATION
 from evalsvc.scoring.judges import CachedJudge
-from evalsvc.settings import get_settings
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import results as results_store
 

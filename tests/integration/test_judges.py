@@ -331,7 +331,7 @@ def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_evaluation_metrics_are_emitted(acme: Tenant, judge: FakeJudge) -> None:
-    from evalsvc.observability import metrics
+    from evalsvc.core.observability import metrics
 
     seed(acme)
     judge.answer = sequence((429, "{}"), (200, VERDICT_4))

@@ -7,15 +7,16 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-from evalsvc import schedules
+from evalsvc.models.monitors import StoredMonitor
+from evalsvc.monitoring import schedules
 from evalsvc.storage import monitors
 
 MINUTE = 60_000
 T0 = 1_795_000_000_000 // MINUTE * MINUTE
 
 
-def monitor(tenant: str, monitor_id: str) -> monitors.StoredMonitor:
-    return monitors.StoredMonitor(tenant, monitor_id, "{}", T0 - 5 * MINUTE, T0)
+def monitor(tenant: str, monitor_id: str) -> StoredMonitor:
+    return StoredMonitor(tenant, monitor_id, "{}", T0 - 5 * MINUTE, T0)
 
 
 def test_a_dispatch_delivered_twice_claims_its_run_once(tables: dict[str, str]) -> None:

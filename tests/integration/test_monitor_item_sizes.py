@@ -16,18 +16,18 @@ from typing import Any
 
 import boto3
 import pytest
-from evalsvc.identifiers import new_id
-from evalsvc.logic import api_keys, evaluations, metrics, monitors
+from evalsvc.core.identifiers import new_id
+from evalsvc.logic import api_keys, evaluations, metric_sets, monitors
+from evalsvc.logic.pairs_digest import definitions_sha256
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS
 from evalsvc.models.evaluations import MAX_LAST_N_SECONDS
-from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
-from evalsvc.models.monitors import MAX_NAME_CHARS, MAX_SECRET_CHARS
-from evalsvc.reproducibility import definitions_sha256
-from evalsvc.schedules import MAX_SCHEDULE_CHARS
+from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.models.monitors import MAX_NAME_CHARS, MAX_SECRET_CHARS, Run, RunMetric
+from evalsvc.monitoring.schedules import MAX_SCHEDULE_CHARS
+from evalsvc.monitoring.webhook_targets import MAX_URL_CHARS
 from evalsvc.storage import monitors as store
 from evalsvc.storage.dynamo import item_size
 from evalsvc.storage.writes import commit
-from evalsvc.webhook_targets import MAX_URL_CHARS
 from fastapi.testclient import TestClient
 
 from tests.conftest import point_service_at
@@ -47,7 +47,7 @@ def longest_id(prefix: str = "") -> str:
 def widest(http: TestClient, monkeypatch: pytest.MonkeyPatch) -> Tenant:
     """A client of the longest tenant, whose monitors, metrics sets and results get ids of 128
     characters, and whose webhooks may be local."""
-    for module in (monitors, metrics, evaluations):
+    for module in (monitors, metric_sets, evaluations):
         monkeypatch.setattr(module, "new_id", longest_id)
     point_service_at({"EVALSVC_ALLOW_LOCAL_WEBHOOKS": "1"}, monkeypatch)
     key, _ = api_keys.create_key(LONGEST_TENANT, "ann", "ann@acme.test")
@@ -133,7 +133,7 @@ def test_a_monitor_and_its_run_at_every_field_limit_stay_under_the_item_limit(
     failure = wide(store.MAX_FAILURE_CHARS)
     baseline_id = longest_id("ev_")
     means = [(k + 1) / 11 for k in range(MAX_DEFINITIONS)]
-    run = store.Run(
+    run = Run(
         LONGEST_TENANT,
         monitor_id,
         SCHEDULED_MS,
@@ -142,7 +142,7 @@ def test_a_monitor_and_its_run_at_every_field_limit_stay_under_the_item_limit(
         result_id=result_id,
         baseline_id=baseline_id,
         metrics=[
-            store.RunMetric(k, mean, mean - 0.5, mean + 0.5, "no_significant_difference")
+            RunMetric(k, mean, mean - 0.5, mean + 0.5, "no_significant_difference")
             for k, mean in enumerate(means)
         ],
         definitions_sha256=definitions_sha256(definitions),

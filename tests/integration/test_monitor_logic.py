@@ -4,11 +4,11 @@ claiming each due run once (a dispatch delivered twice, an outage not made up)."
 from __future__ import annotations
 
 import pytest
-from evalsvc.errors import InvalidInput, NotFound
+from evalsvc.core.errors import InvalidInput, NotFound
+from evalsvc.core.settings import reset_settings
 from evalsvc.logic import monitors
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.monitors import MonitorIn
-from evalsvc.settings import reset_settings
 from evalsvc.storage import monitors as monitor_store
 
 from tests.conftest import point_service_at

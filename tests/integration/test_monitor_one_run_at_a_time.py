@@ -11,11 +11,13 @@ from typing import Any
 
 import boto3
 import pytest
-from evalsvc.errors import AlreadyRunning, Failure, StorageUnavailable
-from evalsvc.identifiers import now_ms
+from evalsvc.core.errors import AlreadyRunning, Failure, StorageUnavailable
+from evalsvc.core.identifiers import now_ms
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import jobs, monitors
 from evalsvc.logic.kinds import monitor_run
-from evalsvc.settings import get_settings
+from evalsvc.models.monitors import Run
+from evalsvc.models.monitors import run_id as run_id_of
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import monitors as store
 
@@ -41,7 +43,7 @@ def assert_refused_naming(answer: Any, run_id: str) -> None:
     assert "runs one run at a time" in body["error"]
 
 
-def runs_of(monitor_id: str) -> list[store.Run]:
+def runs_of(monitor_id: str) -> list[Run]:
     return list(store.runs("acme", monitor_id))
 
 
@@ -87,7 +89,7 @@ def test_runs_asked_for_at_once_start_one_and_the_others_are_409s_naming_it(
             assert_refused_naming(answer, run_id)
     # …and one run, with one job, is all there is
     [only] = runs_of(monitor_id)
-    assert monitor_run.run_id(monitor_id, only.scheduled_ms) == run_id and only.manual
+    assert run_id_of(monitor_id, only.scheduled_ms) == run_id and only.manual
     running = [job for kind, job in jobs_store.running("acme") if kind == monitor_run.MONITOR_RUN]
     assert running == [run_id]
 
@@ -104,7 +106,7 @@ def test_a_claim_made_on_a_stale_read_of_the_monitor_claims_nothing(
     # When a run is claimed on what was read, the claim fails and writes nothing
     with pytest.raises(StorageUnavailable):
         monitor_run.start("acme", monitor_id, now_ms() + 5, None, read.last_run_ms)
-    assert [monitor_run.run_id(monitor_id, r.scheduled_ms) for r in runs_of(monitor_id)] == [first]
+    assert [run_id_of(monitor_id, r.scheduled_ms) for r in runs_of(monitor_id)] == [first]
 
 
 # ---- while a run runs ----------------------------------------------------------------------------
@@ -118,7 +120,7 @@ def test_a_run_asked_for_while_a_scheduled_one_runs_is_a_409_until_it_ends(
     monitor_id = create(acme, hook)
     _, stored = monitors.get(ACME, monitor_id)
     assert len(monitors.dispatch(stored.next_run_ms).claimed) == 1
-    scheduled = monitor_run.run_id(monitor_id, stored.next_run_ms)
+    scheduled = run_id_of(monitor_id, stored.next_run_ms)
 
     # When a run is asked for, it is refused naming the scheduled run, and nothing is stored
     refused = ask_run(acme, monitor_id)
@@ -153,7 +155,7 @@ def test_a_scheduled_run_due_while_another_runs_is_skipped_and_the_next_one_runs
     # Then the due run is skipped, once: no run of that time, the schedule moved an hour on
     assert first.claimed == [] and first.skipped == [monitors.Claimed("acme", monitor_id, due)]
     assert again.claimed == again.skipped == []
-    assert [monitor_run.run_id(monitor_id, r.scheduled_ms) for r in runs_of(monitor_id)] == [manual]
+    assert [run_id_of(monitor_id, r.scheduled_ms) for r in runs_of(monitor_id)] == [manual]
     _, moved = monitors.get(ACME, monitor_id)
     assert moved.next_run_ms == due + 3_600_000
     # …and once the run asked for has ended, the next scheduled run is claimed
@@ -172,7 +174,7 @@ def test_a_run_asked_for_at_the_very_time_one_is_due_is_that_times_run(
     _, stored = monitors.get(ACME, monitor_id)
     due = stored.next_run_ms
     monkeypatch.setattr(monitors, "now_ms", lambda: due)
-    assert monitors.run_now(ACME, monitor_id) == monitor_run.run_id(monitor_id, due)
+    assert monitors.run_now(ACME, monitor_id) == run_id_of(monitor_id, due)
     work.drain()
 
     # When the dispatcher comes to that time, it skips it (the run of that time was made),
@@ -227,7 +229,7 @@ def test_a_run_whose_end_was_lost_holds_its_monitor_no_longer_than_hold_ms(
     # …and after, it starts
     monkeypatch.setattr(monitors, "now_ms", lambda: held_until + 1)
     later = monitors.run_now(ACME, monitor_id)
-    assert later == monitor_run.run_id(monitor_id, held_until + 1)
+    assert later == run_id_of(monitor_id, held_until + 1)
     assert [r.status for r in runs_of(monitor_id)] == ["claimed", "claimed"]
 
 

@@ -18,18 +18,25 @@ from urllib.parse import urljoin, urlsplit
 import boto3
 import pytest
 from evalsvc.api.responses import MAX_RESPONSE_BYTES, _proxy_bytes
-from evalsvc.identifiers import now_ms
-from evalsvc.logic.reports import MonitorReport
+from evalsvc.core.identifiers import now_ms
+from evalsvc.core.settings import get_settings
+from evalsvc.logic.pairs_digest import definitions_sha256
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult
-from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
-from evalsvc.models.monitors import MAX_NAME_CHARS, MonitorIn
+from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.models.monitors import (
+    MAX_NAME_CHARS,
+    MonitorIn,
+    Run,
+    RunMetric,
+    RunStatus,
+    StoredMonitor,
+)
+from evalsvc.models.reports import MonitorReport
 from evalsvc.reports import charts
 from evalsvc.reports.limits import MAX_PAGE_BYTES
 from evalsvc.reports.monitor_page import render_monitor
 from evalsvc.reports.pages import CONTENT_SECURITY_POLICY
-from evalsvc.reproducibility import definitions_sha256
-from evalsvc.settings import get_settings
 from evalsvc.storage import monitors as store
 from evalsvc.storage import results as results_store
 from evalsvc.storage.writes import commit
@@ -136,7 +143,7 @@ def fail_run(monitor_id: str, scheduled_ms: int, failure: str) -> None:
     stored = store.get_monitor("acme", monitor_id)
     assert stored is not None
     assert commit(store.claiming("acme", monitor_id, scheduled_ms, None, stored.last_run_ms))
-    failed = store.Run("acme", monitor_id, scheduled_ms, "failed", failure=failure)
+    failed = Run("acme", monitor_id, scheduled_ms, "failed", failure=failure)
     assert commit(store.ending(failed, scheduled_ms, alert=False))
 
 
@@ -380,9 +387,9 @@ def test_a_monitor_at_the_field_limits_fits_one_response(acme: Tenant) -> None:
         at = T0 + i * HOUR_MS
         assert commit(store.claiming("acme", monitor_id, at, None, last))
         last = at
-        ended = store.Run("acme", monitor_id, at, "failed", failure=WORST_FAILURE)
+        ended = Run("acme", monitor_id, at, "failed", failure=WORST_FAILURE)
         if i % 2 == 0:
-            ended = store.Run(
+            ended = Run(
                 "acme",
                 monitor_id,
                 at,
@@ -391,7 +398,7 @@ def test_a_monitor_at_the_field_limits_fits_one_response(acme: Tenant) -> None:
                 baseline_id="ev_limits",
                 definitions_sha256=definitions_sha256(definitions),
                 metrics=[
-                    store.RunMetric(k, 3.25, 1.5, 4.75, "regressed" if k == i % 50 else None)
+                    RunMetric(k, 3.25, 1.5, 4.75, "regressed" if k == i % 50 else None)
                     for k in range(MAX_DEFINITIONS)
                 ],
                 pairs_matched=200,
@@ -446,19 +453,17 @@ def in_memory(
         at = T0 + i * HOUR_MS
         named = [f"{i}{d}" for d in definitions] if distinct else definitions
         if i % 2 and not worst:
-            made.append((store.Run("t", "mon_1", at, "failed", failure=failure), named))
+            made.append((Run("t", "mon_1", at, "failed", failure=failure), named))
             continue
         metrics = [
-            store.RunMetric(k, 3.0, 2.0, 4.0, "regressed" if k == i % len(named) else None)
+            RunMetric(k, 3.0, 2.0, 4.0, "regressed" if k == i % len(named) else None)
             for k in range(len(named))
         ]
-        status: store.RunStatus = "failed" if worst else "complete"
-        done = store.Run(
-            "t", "mon_1", at, status, result_id=f"ev_{i}", metrics=metrics, failure=failure
-        )
+        status: RunStatus = "failed" if worst else "complete"
+        done = Run("t", "mon_1", at, status, result_id=f"ev_{i}", metrics=metrics, failure=failure)
         made.append((done, named))
     made.reverse()
-    stored = store.StoredMonitor("t", "mon_1", "{}", T0, T0 + runs * HOUR_MS)
+    stored = StoredMonitor("t", "mon_1", "{}", T0, T0 + runs * HOUR_MS)
     return MonitorReport(monitor(name), stored, made, False)
 
 

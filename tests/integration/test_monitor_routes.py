@@ -9,8 +9,8 @@ from typing import Any
 
 import boto3
 import pytest
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import monitors
-from evalsvc.settings import get_settings
 
 from tests.conftest import point_service_at
 from tests.integration.conftest import Tenant, ok

@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from evalsvc import webhooks
 from evalsvc.logic import monitor_alerts, monitors
 from evalsvc.logic.kinds import monitor_run
 from evalsvc.logic.kinds.evaluation import EVALUATION
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.monitors import MonitorIn
+from evalsvc.models.monitors import Alert, MonitorIn, Run, run_id
+from evalsvc.monitoring import webhooks
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import monitors as store
 from evalsvc.storage.writes import commit
@@ -79,7 +79,7 @@ def create(tenant: Tenant, hook: Receiver | None, **fields: Any) -> str:
     return monitors.create(ACME, MonitorIn.model_validate(body | fields)).monitor_id
 
 
-def run(monitor_id: str, work: Work) -> store.Run:
+def run(monitor_id: str, work: Work) -> Run:
     run_id = monitors.run_now(ACME, monitor_id)
     work.drain()
     parsed = monitor_run.parse_run_id(run_id)
@@ -114,13 +114,13 @@ def test_a_regression_alerts_once_signed_and_a_steady_run_does_not(
     assert [m.pairs_regressed for m in third.metrics] == [18]
     assert [m.pairs_regressed for m in first.metrics] == [None]
     assert third.metrics[0].mean < second.metrics[0].mean
-    assert third.alert == store.Alert("delivered", 1, 200, 1, None)
+    assert third.alert == Alert("delivered", 1, 200, 1, None)
 
     [post] = hook.posts
     assert post.signed_with(SECRET) and not post.signed_with(SECRET + "x")
     assert post.json() == {
         "monitor_id": monitor_id,
-        "run_id": monitor_run.run_id(monitor_id, third.scheduled_ms),
+        "run_id": run_id(monitor_id, third.scheduled_ms),
         "result_id": third.result_id,
         "baseline_id": second.result_id,
         "regressed": ["check:max_words:6"],
@@ -174,7 +174,7 @@ def test_a_failed_run_is_not_the_previous_baseline(
     # A run after it that failed
     later = first.scheduled_ms + 1
     assert commit(store.claiming("acme", monitor_id, later, None, first.scheduled_ms))
-    failed = store.Run("acme", monitor_id, later, "failed", failure="the judge was down")
+    failed = Run("acme", monitor_id, later, "failed", failure="the judge was down")
     assert commit(store.ending(failed, later, alert=False))
 
     second = run(monitor_id, work)
@@ -278,8 +278,8 @@ def test_dispatchers_racing_start_each_run_once(acme: Tenant, work: Work, hook: 
         assert job is not None and job.chunks_done == 1
 
 
-def ran_id(run: store.Run) -> str:
-    return monitor_run.run_id(run.monitor_id, run.scheduled_ms)
+def ran_id(run: Run) -> str:
+    return run_id(run.monitor_id, run.scheduled_ms)
 
 
 def test_a_throttled_judge_delays_a_run_and_does_not_fail_it(

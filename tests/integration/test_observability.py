@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from evalsvc.observability import logger
+from evalsvc.core.observability import logger
 
 from tests.lambda_support import invoke, load_event, with_header
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from evalsvc.models.pairwise import OrderVerdict, PairwiseRun, Verdict
 from evalsvc.scoring import preferences
 
 from tests.conftest import point_service_at
@@ -283,15 +284,15 @@ def test_every_pairwise_item_stays_under_400_kb_at_the_field_limits(
     from evalsvc.logic.kinds.pairwise import MAX_CHUNK_PAIRS
     from evalsvc.models.evaluations import MAX_REASON_CHARS
     from evalsvc.models.pairwise import MAX_QUESTION_CHARS, MAX_RUNS
+    from evalsvc.spending.meter import Usage
     from evalsvc.storage import dynamo
     from evalsvc.storage import pairwise as store
     from evalsvc.storage.dynamo import item_size
-    from evalsvc.usage import Usage
 
     from tests.integration.test_item_sizes import ITEM_LIMIT, PAIR_ID, wide
 
     run_ids = [f"ev_{k}" + "x" * 124 for k in range(MAX_RUNS)]
-    run = store.PairwiseRun(
+    run = PairwiseRun(
         tenant="acme",
         pairwise_id="pw_" + "y" * 125,
         created_ms=1,
@@ -310,12 +311,12 @@ def test_every_pairwise_item_stays_under_400_kb_at_the_field_limits(
     store.put_complete(run, [])
     longest = [f"{k:04d}" + PAIR_ID[4:] for k in range(MAX_CHUNK_PAIRS)]
     store.put_chunks("acme", run.pairwise_id, [longest])
-    reason = store.OrderVerdict("second", wide(MAX_REASON_CHARS))
+    reason = OrderVerdict("second", wide(MAX_REASON_CHARS))
     store.put_verdicts(
         "acme",
         run.pairwise_id,
         [
-            store.Verdict(PAIR_ID, i, j, "tie", reason, reason)
+            Verdict(PAIR_ID, i, j, "tie", reason, reason)
             for i in range(MAX_RUNS)
             for j in range(i + 1, MAX_RUNS)
         ],

@@ -7,9 +7,10 @@ from __future__ import annotations
 import boto3
 import pytest
 from botocore.stub import Stubber
-from evalsvc.errors import JudgeFailed
+from evalsvc.core.errors import JudgeFailed
 from evalsvc.scoring import preferences
 from evalsvc.scoring.judges import CachedJudge, Comparison, configured_judge
+from evalsvc.storage import judge_cache
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, schema_name_of, sequence
@@ -34,7 +35,7 @@ def judge(fake_judge: FakeJudge) -> FakeJudge:
 
 
 def cached_judge() -> CachedJudge:
-    judge = configured_judge("acme")
+    judge = configured_judge("acme", judge_cache)
     assert judge is not None
     return judge
 

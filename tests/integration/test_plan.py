@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import OutOfTime
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import OutOfTime
 from evalsvc.logic import comparisons, plans
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import ScoredPair
@@ -206,7 +206,7 @@ def test_a_missing_result_is_404_naming_the_field(
 def test_a_running_or_failed_result_is_409_naming_it(
     acme: Tenant, work: Work, two_versions: tuple[str, str]
 ) -> None:
-    from evalsvc.errors import Failure, ModelFailed
+    from evalsvc.core.errors import Failure, ModelFailed
     from evalsvc.storage import results as results_store
     from evalsvc.storage.writes import commit
 

@@ -267,7 +267,7 @@ def test_the_retry_of_a_plain_augment_finds_its_job_done_and_answers_the_v1_body
 def test_an_install_that_committed_but_lost_its_answer_keeps_the_dataset_whole(
     acme: Tenant, work: Work, llm: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalsvc.errors import StorageUnavailable
+    from evalsvc.core.errors import StorageUnavailable
     from evalsvc.logic import jobs
 
     real = jobs.commit

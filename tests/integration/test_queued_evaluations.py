@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from evalsvc.logic import jobs
 from evalsvc.logic.kinds import evaluation as evaluation_kind
+from evalsvc.logic.pairs_digest import pair_digest, pairs_digest
 from evalsvc.models.datasets import Pair
-from evalsvc.reproducibility import pair_digest, pairs_digest
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import results as results_store
@@ -573,7 +573,7 @@ def test_a_dead_lettered_message_of_another_version_fails_the_job_it_names(
 def test_a_count_that_committed_but_lost_its_answer_is_not_counted_twice(
     acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalsvc.errors import StorageUnavailable
+    from evalsvc.core.errors import StorageUnavailable
 
     real = jobs_store.count
     lost: list[object] = []

@@ -16,12 +16,12 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
-from evalsvc.errors import Failure, ModelFailed
-from evalsvc.identifiers import now_ms
+from evalsvc.core.errors import Failure, ModelFailed
+from evalsvc.core.identifiers import now_ms
+from evalsvc.core.settings import get_settings
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult
-from evalsvc.settings import get_settings
-from evalsvc.stats import score_bin
+from evalsvc.statistics.scores import score_bin
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import dynamo
 from evalsvc.storage import results as results_store
@@ -503,7 +503,7 @@ def test_a_large_result_stored_before_histograms_says_so_and_reads_no_score(
 def test_out_of_time_the_page_is_drawn_without_the_histograms_and_says_why(
     acme: Tenant,
 ) -> None:
-    from evalsvc.deadlines import Deadline
+    from evalsvc.core.deadlines import Deadline
     from evalsvc.logic import reports
     from evalsvc.models.api_keys import Identity
     from evalsvc.reports.evaluation_page import render_evaluation

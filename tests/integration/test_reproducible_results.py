@@ -11,10 +11,17 @@ from urllib.parse import urljoin
 
 import boto3
 import pytest
-from evalsvc.identifiers import format_ms, now_ms
+from evalsvc.core.identifiers import format_ms, now_ms
 from evalsvc.logic import reproduce
-from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS, DatasetKind, Pair
-from evalsvc.reproducibility import definitions_sha256, pair_digest, pairs_digest
+from evalsvc.logic.pairs_digest import definitions_sha256, pair_digest, pairs_digest
+from evalsvc.models.datasets import (
+    MAX_LABEL_CHARS,
+    MAX_LABELS,
+    MAX_TEXT_CHARS,
+    DatasetKind,
+    Pair,
+    VersionRecord,
+)
 from evalsvc.storage.datasets import appends, history, keys
 from evalsvc.storage.results import HEADER_SK, result_pk
 
@@ -127,13 +134,13 @@ def followed(response: Any) -> str:
     return target.removeprefix(prefix)
 
 
-def the_record(tenant: str, dataset_id: str = "ds") -> history.VersionRecord:
+def the_record(tenant: str, dataset_id: str = "ds") -> VersionRecord:
     """The record of the dataset's one replaced version."""
     (record,) = dataset_stream.records(tenant, dataset_id)
     return record
 
 
-def expire(tenant: str, record: history.VersionRecord, at_ms: int, dataset_id: str = "ds") -> None:
+def expire(tenant: str, record: VersionRecord, at_ms: int, dataset_id: str = "ds") -> None:
     """Set the record's expiry (and TTL attribute) to `at_ms`, as if its retention had run."""
     boto3.client("dynamodb").update_item(
         TableName=keys.table(),
@@ -685,7 +692,7 @@ def test_another_tenant_sees_none_of_it(
 # ---- past retention: 410 -----------------------------------------------------------------------
 
 
-def _expired_result(acme: Tenant) -> tuple[dict[str, Any], history.VersionRecord]:
+def _expired_result(acme: Tenant) -> tuple[dict[str, Any], VersionRecord]:
     """A result whose version was replaced, and the record of that version."""
     write(acme, pairs_of(4))
     original = evaluate(acme, metrics(acme))

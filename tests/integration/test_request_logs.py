@@ -18,8 +18,8 @@ import requests
 import uvicorn
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
+from evalsvc.core.observability import LogContextPool, log_context, logger
 from evalsvc.logic import api_keys
-from evalsvc.observability import LogContextPool, log_context, logger
 from evalsvc_tools.local.workers import LocalWorkers
 
 from tests.conftest import point_service_at

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from evalsvc.errors import TooManyJobs
-from evalsvc.identifiers import now_ms
+from evalsvc.core.errors import TooManyJobs
+from evalsvc.core.identifiers import now_ms
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import jobs
 from evalsvc.logic.kinds.evaluation import EVALUATION
 from evalsvc.models.jobs import Job
-from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage.writes import NONE

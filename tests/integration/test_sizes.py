@@ -14,7 +14,7 @@ from evalsvc.logic import results
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import datasets as datasets_store
-from evalsvc.storage import metrics as metrics_store
+from evalsvc.storage import metric_sets
 from evalsvc.storage import results as results_store
 
 from tests.conftest import point_service_at
@@ -162,12 +162,12 @@ def test_metrics_sets_too_large_to_list_are_refused_from_their_total_and_paged(
         response = acme.post("/specify_questions", body)
         assert response.status_code == 200
         created.append(response.json()["metrics_id"])
-    assert metrics_store.listed_bytes("acme") > 17 * 50 * 7_600
+    assert metric_sets.listed_bytes("acme") > 17 * 50 * 7_600
 
     def not_read(*args: object, **kwargs: object) -> None:
         raise AssertionError("the sets were read")
 
-    monkeypatch.setattr(metrics_store, "list_all", not_read)
+    monkeypatch.setattr(metric_sets, "list_all", not_read)
 
     response = acme.http.get("/v1/list_questions", headers={**acme.headers, **PLAIN})
 

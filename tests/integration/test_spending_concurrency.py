@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
-from evalsvc.errors import OverLimit
+from evalsvc.core.errors import OverLimit
 from evalsvc.logic import spending
+from evalsvc.spending.meter import Bound
 from evalsvc.storage import ledger
-from evalsvc.usage import Bound
 
 from tests.conftest import point_service_at
 

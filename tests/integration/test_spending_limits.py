@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from evalsvc.logic import spending
+from evalsvc.spending.meter import Bound, Usage
 from evalsvc.storage import ledger
-from evalsvc.usage import Bound, Usage
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, sequence
@@ -553,7 +553,7 @@ def test_the_default_with_a_model_without_a_price_is_503_naming_it(
 def test_a_malformed_default_is_refused_naming_the_setting(
     monkeypatch: pytest.MonkeyPatch, bad: str
 ) -> None:
-    from evalsvc.settings import Settings
+    from evalsvc.core.settings import Settings
 
     monkeypatch.setenv("EVALSVC_DEFAULT_MONTHLY_LIMIT_USD", bad)
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from evalsvc.core.settings import get_settings
 from evalsvc.models.datasets import DatasetKind
-from evalsvc.settings import get_settings
 from evalsvc.storage import datasets as store
 from evalsvc.storage import dynamo
+from evalsvc.storage.datasets import history
 
 from tests import dataset_stream
 from tests.integration.conftest import Tenant, ok
@@ -204,7 +205,7 @@ def test_an_overwrite_whose_commit_succeeded_unanswered_keeps_the_new_dataset(
     (record,) = dataset_stream.records("acme", "ds")
     assert record.pairs == 3 and record.shards == 1
     assert record.append_shards == get_settings().dataset_shards
-    kept = store.read_range("acme", SEED, "ds", record.stored, "0", "~", None)
+    kept = store.read_range("acme", SEED, "ds", history.stored(record), "0", "~", None)
     assert [p.id for p in kept] == [f"old{i}" for i in range(3)]
 
     # And when its retention ends, the purge removes it whole

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from evalsvc.api.app import create_app
 from evalsvc.api.routes import all_routers
+from evalsvc.models.pairwise import PairwiseRun, Verdict
 
 from tests.integration.conftest import Tenant, ok
 from tests.integration.test_bad_input_catalogue import snapshot
@@ -101,7 +102,7 @@ def owned(acme: Tenant) -> dict[str, str]:
     # has no judge to make one)
     from evalsvc.storage import pairwise as pairwise_store
 
-    run = pairwise_store.PairwiseRun(
+    run = PairwiseRun(
         tenant="acme",
         pairwise_id="pw_acme",
         created_ms=1,
@@ -113,7 +114,7 @@ def owned(acme: Tenant) -> dict[str, str]:
         pairs_used=1,
         counts={"outcomes": {"0|1|tie": 1}, "orders": {}},
     )
-    pairwise_store.put_complete(run, [pairwise_store.Verdict("p0", 0, 1, "tie", None, None)])
+    pairwise_store.put_complete(run, [Verdict("p0", 0, 1, "tie", None, None)])
     monitor = {"name": "n", "seed_data_id": "ds", "metrics_id": metrics_id}
     created = acme.post("/monitors", monitor | {"schedule": "rate(1 hour)"})
     assert created.status_code == 201, created.text

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from evalsvc.logic import spending
+from evalsvc.spending.meter import Usage
 from evalsvc.storage import ledger
-from evalsvc.usage import Usage
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge
@@ -203,7 +203,7 @@ def test_a_batch_recorded_after_its_reservation_was_charged_is_added_without_it(
 def test_a_write_whose_answer_was_lost_is_found_applied_and_not_added_twice(
     acme: Tenant, priced_judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalsvc.errors import StorageUnavailable
+    from evalsvc.core.errors import StorageUnavailable
 
     # Given work holding 2 rooms, whose first batch's write was applied but never answered
     spending.set_limit("acme", Decimal(10))

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from evalsvc.errors import StorageUnavailable
+from evalsvc.core.errors import StorageUnavailable
 from evalsvc.models.datasets import DatasetKind, Pair
 from evalsvc.storage import datasets as store
 from evalsvc.storage import dynamo
@@ -77,7 +77,7 @@ def test_an_expired_version_is_purged_whole_and_leaves_its_tombstone(
     assert record.version == old.version and record.pairs == 6
     assert (record.shards, record.append_shards) == (old.shards, old.append_shards)
     assert record.append_shards > 0 and record.expires_ms is not None
-    kept = store.read_range("acme", SEED, "ds", record.stored, "0", "~", None)
+    kept = store.read_range("acme", SEED, "ds", history.stored(record), "0", "~", None)
     assert sorted(p.id for p in kept) == ["a0", "a1", "abig", "big", "w0", "w1"]
     assert next(p for p in kept if p.id == "abig").input == LARGE
     items = version_items("acme", "ds", old.version)

@@ -1,6 +1,6 @@
-"""Judge-human agreement statistics (evalsvc.agreement) against their oracles, to 1e-6: scipy's
-kendalltau and Mann-Whitney U for the AUC, and the E2 formulas (DeLong, Wilson, Cohen's kappa,
-the threshold rule) computed the long way, over every pair of votes."""
+"""Judge-human agreement statistics (evalsvc.statistics.agreement) against their oracles, to
+1e-6: scipy's kendalltau and Mann-Whitney U for the AUC, and the E2 formulas (DeLong, Wilson,
+Cohen's kappa, the threshold rule) computed the long way, over every pair of votes."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import random
 from collections import Counter
 
 import pytest
-from evalsvc import agreement
-from evalsvc.logic.judge_agreement import MetricAgreement
-from evalsvc.models.agreement import metric_agreement_out
+from evalsvc.models.agreement import MetricAgreement, metric_agreement_out
+from evalsvc.statistics import agreement
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from evalsvc.errors import Unauthorized
+from evalsvc.core.errors import Unauthorized
 from evalsvc.logic.api_keys import hash_key, parse_authorization
 
 

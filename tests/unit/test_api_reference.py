@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 from evalsvc.api.app import create_app, create_versioned_app
 from evalsvc.api.routes import all_routers
-from evalsvc.webapp import SECURITY_HEADERS
+from evalsvc.handlers.review_app import SECURITY_HEADERS
 from fastapi import APIRouter, Header
 from fastapi.testclient import TestClient
 from httpx import Response

@@ -8,14 +8,14 @@ from unittest.mock import patch
 
 import pytest
 from evalsvc.api.prefer import preferences, wait_budget
-from evalsvc.deadlines import Deadline
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import chunks, jobs
 from evalsvc.logic.evaluations import runs_inline
 from evalsvc.logic.kinds.augmentation import AUGMENTATION, seeds_per_chunk
 from evalsvc.logic.kinds.evaluation import EVALUATION, pairs_per_chunk
 from evalsvc.models.jobs import Chunk
-from evalsvc.models.metrics import judge_calls
-from evalsvc.settings import get_settings
+from evalsvc.models.metric_sets import judge_calls
 from evalsvc.storage import work_queue
 from evalsvc.storage.datasets.keys import append_ord, fingerprint, make_ord
 from hypothesis import assume, given, settings

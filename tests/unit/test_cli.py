@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from evalsvc.errors import DomainError
+from evalsvc.core.errors import DomainError
 from evalsvc_tools.cli import read_jsonl_pairs
 
 

@@ -8,10 +8,11 @@ import math
 import random
 
 import pytest
-from evalsvc import stats
 from evalsvc.logic import comparisons
 from evalsvc.logic.comparisons import Tally, match_metrics, merge
 from evalsvc.models.comparisons import CompareIn, MatchedMetric
+from evalsvc.statistics import scores as stats
+from evalsvc.statistics.error_bars import pairs_to_see
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
@@ -224,9 +225,9 @@ def test_pairs_to_see_the_observed_difference_against_scipy() -> None:
     assert figures.mean_diff is not None and figures.std_diff is not None
     z = scipy_stats.norm.ppf(0.975) + scipy_stats.norm.ppf(0.8)
     expected = math.ceil((z * figures.std_diff / figures.mean_diff) ** 2)
-    assert comparisons.pairs_to_see(figures, 0.05) == expected
+    assert pairs_to_see(figures, 0.05) == expected
     # a regression is as easy to see as an improvement of the same size
-    assert comparisons.pairs_to_see(_paired([-d for d in diffs]), 0.05) == expected
+    assert pairs_to_see(_paired([-d for d in diffs]), 0.05) == expected
 
 
 @pytest.mark.parametrize(
@@ -239,7 +240,7 @@ def test_pairs_to_see_the_observed_difference_against_scipy() -> None:
     ],
 )
 def test_no_pairs_to_see_without_a_difference_or_a_spread(diffs: list[float]) -> None:
-    assert comparisons.pairs_to_see(_paired(diffs), 0.05) is None
+    assert pairs_to_see(_paired(diffs), 0.05) is None
 
 
 def test_a_tally_without_a_threshold_keeps_no_moved_pairs() -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from evalsvc.api.deadlines import ARRIVED, request_deadline
-from evalsvc.deadlines import Deadline
+from evalsvc.api.request_deadline import ARRIVED, request_deadline
+from evalsvc.core.deadlines import Deadline
 
 
 class _Request:

@@ -12,7 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from evalsvc.error_bars import (
+from evalsvc.logic.scored_pairs import summarize_result, summarize_totals, totals
+from evalsvc.models.datasets import DatasetKind
+from evalsvc.models.evaluations import EvaluationResult, ScoredPair
+from evalsvc.statistics.error_bars import (
     cluster_digest,
     clustered_around,
     clustered_mean,
@@ -20,9 +23,6 @@ from evalsvc.error_bars import (
     judge_noise_sd,
     noise_numerator,
 )
-from evalsvc.logic.scored_pairs import summarize_result, summarize_totals, totals
-from evalsvc.models.datasets import DatasetKind
-from evalsvc.models.evaluations import EvaluationResult, ScoredPair
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats

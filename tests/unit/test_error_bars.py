@@ -1,5 +1,5 @@
-"""Error bars that hold (evalsvc.error_bars, E6 of the extensions spec) against numpy and scipy,
-the oracles, to 1e-6: the clustered standard error and interval (one cluster, every pair its
+"""Error bars that hold (evalsvc.statistics.error_bars, E6) against numpy and scipy, the
+oracles, to 1e-6: the clustered standard error and interval (one cluster, every pair its
 own cluster, clusters of one pair and of thousands, 100,000 items in 10,000 clusters), the
 standard normal quantile over a wide grid including the tails, judge noise for k = 1..5, the
 minimum detectable effect and the number of pairs a plan needs."""
@@ -11,8 +11,8 @@ import random
 
 import numpy as np
 import pytest
-from evalsvc import error_bars
-from evalsvc.error_bars import (
+from evalsvc.statistics import error_bars
+from evalsvc.statistics.error_bars import (
     ClusteredMean,
     clustered_mean,
     judge_noise_sd,

@@ -3,8 +3,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from evalsvc.errors import InvalidInput
-from evalsvc.identifiers import check_dataset_id, format_ms, is_client_id, new_id
+from evalsvc.core.errors import InvalidInput
+from evalsvc.core.identifiers import check_dataset_id, format_ms, is_client_id, new_id
 
 
 @pytest.mark.parametrize("value", ["a", "A.b_c:d-e", "0" * 128, "ds-2026.11.26"])

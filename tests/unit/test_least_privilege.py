@@ -273,7 +273,7 @@ STORAGE = ROOT / "layers" / "common" / "evalsvc" / "storage"
 TABLE_CODE = {
     "ApiKeysTable": ["api_keys.py"],
     "DatasetsTable": ["datasets", "texts.py"],
-    "MetricsTable": ["metrics.py", "texts.py"],
+    "MetricsTable": ["metric_sets.py", "texts.py"],
     "ResultsTable": ["results.py", "texts.py"],
     "JobsTable": ["jobs.py", "texts.py"],
     "CritiquesTable": ["critiques.py"],

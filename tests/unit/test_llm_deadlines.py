@@ -8,8 +8,9 @@ import time
 from typing import Any
 
 import pytest
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import ModelFailed
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import ModelFailed
+from evalsvc.core.settings import Settings
 from evalsvc.logic import chunks
 from evalsvc.models.jobs import Chunk
 from evalsvc.scoring.llm import (
@@ -23,7 +24,6 @@ from evalsvc.scoring.llm import (
 )
 from evalsvc.scoring.llm.bedrock import timeout_step
 from evalsvc.scoring.llm.openai import retry_after
-from evalsvc.settings import Settings
 
 
 class _Provider:

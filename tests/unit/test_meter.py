@@ -10,7 +10,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from evalsvc.usage import Meter, Usage
+from evalsvc.spending.meter import Meter, Usage
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

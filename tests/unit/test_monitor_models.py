@@ -8,7 +8,7 @@ import unicodedata
 from typing import Any
 
 import pytest
-from evalsvc.controls import BIDI_CONTROLS
+from evalsvc.core.controls import BIDI_CONTROLS
 from evalsvc.models.monitors import DEFAULT_PAIRS, MonitorIn
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -8,8 +8,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from evalsvc.core.settings import reset_settings
 from evalsvc.models.datasets import Pair
-from evalsvc.settings import reset_settings
 from evalsvc.storage.datasets.codec import INLINE_LIMIT, pair_from_item, pair_items
 from evalsvc.storage.datasets.keys import (
     SHARD_WRITE_UNITS,

@@ -9,7 +9,7 @@ import random
 import warnings
 
 import pytest
-from evalsvc import stats
+from evalsvc.statistics import scores as stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats

@@ -1,5 +1,5 @@
 """The pairwise page (E5) drawn from reports built in memory, its figures computed by
-evalsvc.pairwise_stats: any text a tenant or a model can store stays text (hypothesis), the
+evalsvc.statistics.pairwise: any text a tenant or a model can store stays text (hypothesis), the
 figures are the ones the JSON carries, a verdict is in words, running and failed judgings say
 so, 8 runs draw 28 matchups, and the page at the field limits stays under 5 MB and fits one
 Lambda response."""
@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from evalsvc import pairwise_stats as ps
 from evalsvc.api.responses import MAX_RESPONSE_BYTES, _proxy_bytes
 from evalsvc.models.datasets import MAX_TEXT_CHARS
 from evalsvc.reports import charts
@@ -26,7 +25,8 @@ from evalsvc.reports.pairwise_page import (
     PairwiseReport,
     render_pairwise,
 )
-from evalsvc.usage import Usage
+from evalsvc.spending.meter import Usage
+from evalsvc.statistics import pairwise as ps
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

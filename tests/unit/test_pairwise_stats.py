@@ -1,5 +1,5 @@
-"""Pairwise judging statistics (evalsvc.pairwise_stats, E5 of the extensions spec) against their
-oracles, to 1e-6: the Bradley-Terry fit against scipy.optimize.minimize of the same objective and
+"""Pairwise judging statistics (evalsvc.statistics.pairwise, E5) against their oracles,
+to 1e-6: the Bradley-Terry fit against scipy.optimize.minimize of the same objective and
 its intervals against numpy.linalg.pinv of the information matrix built with numpy; matchups
 against scipy's binomtest (p and Wilson interval) and Holm by definition; Cohen's kappa by the
 textbook formula from a numpy confusion matrix; the outcome rules as a table."""
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from evalsvc import pairwise_stats as ps
+from evalsvc.statistics import pairwise as ps
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, special

@@ -11,12 +11,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evalsvc import pricing
-from evalsvc.deadlines import Deadline
-from evalsvc.pricing import BUILT_IN, PRICES_AS_OF, Price, PricesInvalid, parse_prices, price_of
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.settings import Settings
 from evalsvc.scoring.llm import LLM, Answer, InvalidAnswer, LLMFailed, RetryableError
-from evalsvc.settings import Settings
-from evalsvc.usage import CALL_OVERHEAD_TOKENS, Meter, Usage, calls_bound, metering, text_bytes
+from evalsvc.spending import prices as pricing
+from evalsvc.spending.meter import (
+    CALL_OVERHEAD_TOKENS,
+    Meter,
+    Usage,
+    calls_bound,
+    metering,
+    text_bytes,
+)
+from evalsvc.spending.prices import (
+    BUILT_IN,
+    PRICES_AS_OF,
+    Price,
+    PricesInvalid,
+    parse_prices,
+    price_of,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -79,8 +93,8 @@ def test_a_malformed_price_table_is_named(text: str, named: str) -> None:
 def test_a_malformed_price_table_stops_a_function_at_start(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from evalsvc.api.lambda_handler import build_handler
     from evalsvc.api.routes.evaluate import router
+    from evalsvc.handlers.http import build_handler
 
     point_service_at({"EVALSVC_PRICES": '{"openai:x": {"input": -1, "output": 1}}'}, monkeypatch)
 

@@ -28,14 +28,24 @@ from evalsvc.models.evaluations import (
     ResultInputs,
 )
 from evalsvc.models.jobs import Status
-from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.models.reports import (
+    ChangeTexts,
+    ComparisonReport,
+    EvaluationReport,
+    MetricSection,
+    PairText,
+    ShownPair,
+    VoteCounts,
+    same_pairs,
+)
 from evalsvc.reports import charts
 from evalsvc.reports.comparison_page import render_comparison
 from evalsvc.reports.evaluation_page import render_evaluation
 from evalsvc.reports.filters import cut
 from evalsvc.reports.limits import MAX_PAGE_BYTES
 from evalsvc.reports.pages import CONTENT_SECURITY_POLICY
-from evalsvc.stats import Paired, summarize
+from evalsvc.statistics.scores import Paired, summarize
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markupsafe import escape
@@ -104,18 +114,18 @@ def critique(comment: str, user: str, metric_idx: int = 0, pair_id: str = "p1") 
 
 def evaluation(
     definition: str, reason: str, text: str, comment: str, pair_id: str = "p1"
-) -> reports.EvaluationReport:
+) -> EvaluationReport:
     c = critique(comment, text[:20] or "u", pair_id=pair_id)
-    section = reports.MetricSection(
+    section = MetricSection(
         idx=0,
         definition=definition,
         summary=summarize([1, 2, 3, 4, 5]),
         histogram=[1, 2, 3, 2, 1],
-        lowest=[reports.ShownPair(pair_id, 1.0, reason, reports.PairText(text, text[::-1]), [c])],
-        votes=reports.VoteCounts(0, 1, 0, 1),
+        lowest=[ShownPair(pair_id, 1.0, reason, PairText(text, text[::-1]), [c])],
+        votes=VoteCounts(0, 1, 0, 1),
         agreement=None,
     )
-    return reports.EvaluationReport(
+    return EvaluationReport(
         result([definition], system_prompt=text, failure=reason), [section], [c], False
     )
 
@@ -151,9 +161,7 @@ def test_any_stored_text_stays_text_on_the_comparison_page(
     assert shown(reason) in words and shown(pair_id) in words
 
 
-def comparison(
-    definition: str, reason: str, pair_id: str, changes: int = 1
-) -> reports.ComparisonReport:
+def comparison(definition: str, reason: str, pair_id: str, changes: int = 1) -> ComparisonReport:
     paired = Paired(40, -0.5, -0.5, 1.0, -0.8, -0.2, -3.1, 0.004, 0.01, 0.02, 5, 20, 15, -0.5)
     metric = MetricComparison(MatchedMetric(definition, 0, 0), 3.5, 3.0, paired, 0.004, "regressed")
     moved = [
@@ -162,12 +170,10 @@ def comparison(
     ]
     body = CompareIn(baseline_id="a", candidate_id="b")
     texts = {
-        c.pair_id: reports.ChangeTexts(
-            reports.PairText(reason, reason), reports.PairText(reason, reason[::-1])
-        )
+        c.pair_id: ChangeTexts(PairText(reason, reason), PairText(reason, reason[::-1]))
         for c in moved
     }
-    return reports.ComparisonReport(
+    return ComparisonReport(
         Comparison(body, 40, 0, 0, [metric], moved, []),
         result([definition]),
         result([definition]),
@@ -215,7 +221,7 @@ def test_the_forest_plot_places_means_and_intervals_on_the_axis() -> None:
     assert charts.difference_extent([float("nan")]) == 0.5
 
 
-def limits_report() -> reports.EvaluationReport:
+def limits_report() -> EvaluationReport:
     """Everything at its field limit, in the characters that take the most bytes escaped."""
     worst = '😀"<&' * (MAX_TEXT_CHARS // 4)
     definitions = ['🧩"' * (MAX_DEFINITION_CHARS // 2) for _ in range(MAX_DEFINITIONS)]
@@ -224,27 +230,27 @@ def limits_report() -> reports.EvaluationReport:
         for k in range(reports.CRITIQUE_READ_ITEMS)
     ]
     sections = [
-        reports.MetricSection(
+        MetricSection(
             idx=m,
             definition=definition,
             summary=summarize([1, 5]),
             histogram=[100_000, 0, 0, 0, 0],
             lowest=[
-                reports.ShownPair(
+                ShownPair(
                     f"p{m * LOWEST_PER_METRIC + k}",
                     1.0,
                     '🧾"' * (MAX_REASON_CHARS // 2),
-                    reports.PairText(worst, worst),
+                    PairText(worst, worst),
                     [c for c in comments if c.metric_idx == m],
                 )
                 for k in range(LOWEST_PER_METRIC)
             ],
-            votes=reports.VoteCounts(),
+            votes=VoteCounts(),
             agreement=None,
         )
         for m, definition in enumerate(definitions)
     ]
-    return reports.EvaluationReport(
+    return EvaluationReport(
         result(definitions, system_prompt=worst, pair_count=100_000), sections, comments, True
     )
 
@@ -347,7 +353,7 @@ def test_what_produced_a_result_and_an_expired_version_stay_text_on_both_pages(
 ) -> None:
     report = evaluation("d", "r", "t", "c")
     report.result.inputs = inputs(text or "x")
-    report.metrics[0].lowest[0].text = reports.PairText(expired=expired or "y")
+    report.metrics[0].lowest[0].text = PairText(expired=expired or "y")
     compared = comparison("d", "r", "p")
     compared.baseline.inputs = inputs(text or "x")
 
@@ -376,7 +382,7 @@ def test_the_comparison_says_whether_the_results_scored_the_same_pairs(
     words = "".join(Parsed(render_comparison(report).decode()).text)
 
     assert said in words
-    assert reports.same_pairs(report.baseline, report.candidate) is (
+    assert same_pairs(report.baseline, report.candidate) is (
         None if baseline is None or candidate is None else baseline == candidate
     )
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import evalsvc
 import pytest
 from evalsvc.logic import reproduce
+from evalsvc.logic.pairs_digest import definitions_sha256, pair_digest, pairs_digest
 from evalsvc.models.datasets import Pair
-from evalsvc.reproducibility import definitions_sha256, pair_digest, pairs_digest
 from evalsvc.storage.datasets import fingerprint
 from hypothesis import given, settings
 from hypothesis import strategies as st

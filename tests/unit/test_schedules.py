@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from evalsvc import schedules
-from evalsvc.errors import InvalidInput
+from evalsvc.core.errors import InvalidInput
+from evalsvc.monitoring import schedules
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

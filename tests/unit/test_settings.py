@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from evalsvc.settings import Settings
+from evalsvc.core.settings import Settings
 
 
 def test_the_secret_and_the_default_limit_are_unset_unless_given(

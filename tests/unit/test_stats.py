@@ -6,7 +6,7 @@ import math
 import random
 
 import pytest
-from evalsvc.stats import student_t_cdf, student_t_ppf, summarize
+from evalsvc.statistics.scores import student_t_cdf, student_t_ppf, summarize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats

@@ -7,13 +7,13 @@ import json
 from typing import Any
 
 import pytest
-from evalsvc.deadlines import Deadline
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.settings import Settings
 from evalsvc.scoring.llm import LLM, Answer, InvalidAnswer, LLMFailed, RetryableError, openai
 from evalsvc.scoring.llm import client as client_module
 from evalsvc.scoring.llm.provider import ShapeRefused, schema_problem
 from evalsvc.scoring.llm.structured import MODES, Endpoints, is_shape_refusal
 from evalsvc.scoring.verdicts import VERDICT_SCHEMA
-from evalsvc.settings import Settings
 
 from tests.log_capture import captured
 

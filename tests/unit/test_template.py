@@ -63,7 +63,7 @@ def test_every_route_has_an_event_file() -> None:
 def test_the_review_app_is_served_by_its_own_function_on_the_api() -> None:
     assert template_routes(files=True) == set().union(*FILES.values())
     source = (ROOT / "functions" / "review_app" / "app.py").read_text()
-    assert "from evalsvc.webapp import WebApp" in source
+    assert "from evalsvc.handlers.review_app import WebApp" in source
     assert (ROOT / "functions" / "review_app" / "static" / "index.html").is_file()
 
 
@@ -79,7 +79,7 @@ QUEUE_WORKERS = {
 STREAM_WORKERS = {"purge_versions": ("DatasetsTable", "purge_handler")}
 
 
-# Scheduled functions: function -> its handler in evalsvc.workers.
+# Scheduled functions: function -> its handler in evalsvc.handlers.background.
 SCHEDULED = {"sweep_jobs": "sweep_handler", "dispatch_monitors": "dispatch_handler"}
 
 
@@ -96,7 +96,7 @@ def test_the_sweeper_and_the_dispatcher_run_on_a_schedule_with_an_event_file() -
         assert event["Type"] == "ScheduleV2"
         assert event["Properties"]["ScheduleExpression"].startswith("rate(")
         source = (ROOT / "functions" / name / "app.py").read_text()
-        assert f"from evalsvc.workers import {handler}" in source
+        assert f"from evalsvc.handlers.background import {handler}" in source
         assert (ROOT / "events" / f"{name}.json").is_file()
 
 
@@ -119,7 +119,7 @@ def test_each_queue_worker_reads_its_queue_with_partial_batch_failures() -> None
         assert mapping["EventSourceArn"] == {"Fn::GetAtt": f"{queue}.Arn"}
         assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
         source = (ROOT / "functions" / name / "app.py").read_text()
-        assert f"from evalsvc.workers import {handler}" in source
+        assert f"from evalsvc.handlers.background import {handler}" in source
         assert (ROOT / "events" / f"{name}.json").is_file(), name
 
 
@@ -166,7 +166,7 @@ def test_the_purge_reads_only_ttl_removals_of_version_records_from_the_datasets_
     for name, (source, handler) in STREAM_WORKERS.items():
         assert mapping["EventSourceArn"] == {"Fn::GetAtt": f"{source}.StreamArn"}
         source_code = (ROOT / "functions" / name / "app.py").read_text()
-        assert f"from evalsvc.workers import {handler}" in source_code
+        assert f"from evalsvc.handlers.background import {handler}" in source_code
         assert (ROOT / "events" / f"{name}.json").is_file(), name
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert mapping["BisectBatchOnFunctionError"] is True

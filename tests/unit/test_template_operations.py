@@ -425,7 +425,7 @@ def test_every_function_that_asks_an_openai_compatible_judge_gets_the_structured
 ):
     from typing import get_args
 
-    from evalsvc.settings import Settings
+    from evalsvc.core.settings import Settings
 
     modes = get_args(Settings.model_fields["llm_structured"].annotation)
     template = load_template()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from evalsvc.identifiers import CLIENT_ID_PATTERN
+from evalsvc.core.identifiers import CLIENT_ID_PATTERN
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.storage.datasets.history import (
     KeptVersion,

@@ -1,5 +1,5 @@
-"""The review app's files (evalsvc.webapp): what the ReviewAppFunction and the local server
-answer, byte for byte alike, and the rules its scripts keep."""
+"""The review app's files (evalsvc.handlers.review_app): what the ReviewAppFunction and the
+local server answer, byte for byte alike, and the rules its scripts keep."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evalsvc.webapp import CONTENT_SECURITY_POLICY, WebApp
+from evalsvc.handlers.review_app import CONTENT_SECURITY_POLICY, WebApp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

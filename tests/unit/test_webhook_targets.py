@@ -10,8 +10,8 @@ import ipaddress
 from collections.abc import Sequence
 
 import pytest
-from evalsvc import webhook_targets
-from evalsvc.errors import InvalidInput
+from evalsvc.core.errors import InvalidInput
+from evalsvc.monitoring import webhook_targets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

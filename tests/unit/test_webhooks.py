@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from evalsvc import webhook_targets, webhooks
+from evalsvc.monitoring import webhook_targets, webhooks
 
 from tests.webhook_receiver import Receiver
 from tests.webhook_receiver import receiver as receiving

@@ -47,11 +47,11 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, get_args
 
-from evalsvc.errors import DomainError
-from evalsvc.identifiers import format_ms
+from evalsvc.core.errors import DomainError
+from evalsvc.core.identifiers import format_ms
 from evalsvc.models.datasets import MAX_PAIRS, MAX_TEXT_CHARS
 from evalsvc.models.evaluations import ClusterBy
-from evalsvc.pricing import PricesInvalid
+from evalsvc.spending.prices import PricesInvalid
 
 from evalsvc_tools import metrics_files, monitor_commands, user_commands
 from evalsvc_tools.client import ClientError
@@ -135,7 +135,7 @@ def _stack_environment(stack_name: str, region: str | None) -> dict[str, str]:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from evalsvc.pricing import check_prices
+    from evalsvc.spending.prices import check_prices
 
     from evalsvc_tools.local.server import serve
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
+from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
 from evalsvc.scoring import bounded_json
 
 from evalsvc_tools.client import EXIT_USAGE, ClientError

@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from evalsvc.identifiers import CLIENT_ID_RULE, is_client_id
+from evalsvc.core.identifiers import CLIENT_ID_RULE, is_client_id
 from evalsvc.models.monitors import MAX_SECRET_CHARS, MIN_SECRET_CHARS
 from evalsvc.models.usage import MAX_COST_USD
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalsvc.identifiers import CLIENT_ID_RULE, is_client_id
+from evalsvc.core.identifiers import CLIENT_ID_RULE, is_client_id
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS, MAX_TEXT_CHARS
 from evalsvc.scoring import bounded_json
 

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalsvc.errors import InvalidInput
-from evalsvc.identifiers import CLIENT_ID_RULE, check_dataset_id, is_client_id
+from evalsvc.core.errors import InvalidInput
+from evalsvc.core.identifiers import CLIENT_ID_RULE, check_dataset_id, is_client_id
 from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_TEXT_CHARS
 from evalsvc.models.usage import MAX_COST_USD

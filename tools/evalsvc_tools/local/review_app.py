@@ -1,12 +1,12 @@
 """The review app (E9) in the local server: /app/ beside the API's /v1, answered by the same
-evalsvc.webapp as the ReviewAppFunction deployed, with the API at /v1."""
+evalsvc.handlers.review_app as the ReviewAppFunction deployed, with the API at /v1."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from evalsvc.api.app import VERSION_PREFIX
-from evalsvc.webapp import WebApp
+from evalsvc.handlers.review_app import WebApp
 from fastapi import FastAPI
 from starlette.requests import Request
 from starlette.responses import Response

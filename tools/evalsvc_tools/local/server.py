@@ -15,9 +15,9 @@ from pathlib import Path
 import uvicorn
 from evalsvc.api.app import create_versioned_app
 from evalsvc.api.routes import all_routers
-from evalsvc.identifiers import now_ms
+from evalsvc.core.identifiers import now_ms
+from evalsvc.core.settings import reset_settings
 from evalsvc.logic import api_keys, jobs, monitors
-from evalsvc.settings import reset_settings
 from evalsvc.storage import work_queue
 from evalsvc.storage.dynamo import reset_clients
 

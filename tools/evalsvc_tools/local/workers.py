@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalsvc.observability import logger
+from evalsvc.core.observability import logger
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -312,7 +312,7 @@ class LocalWorkers:
         tenant_share: int | None = None,
         idle_pause: float = 0.2,
     ) -> None:
-        from evalsvc.workers import chunk_handler, dead_chunk_handler
+        from evalsvc.handlers.background import chunk_handler, dead_chunk_handler
 
         self.fair = FairShare(client, queue_url, group_share=tenant_share)
         self.consumers = [

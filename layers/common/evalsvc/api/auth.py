@@ -11,10 +11,10 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
 
-from evalsvc.api.deadlines import mark_arrival
+from evalsvc.api.request_deadline import mark_arrival
+from evalsvc.core.observability import add_log_keys
 from evalsvc.logic.api_keys import authenticate
 from evalsvc.models.api_keys import Identity
-from evalsvc.observability import add_log_keys
 
 IDEMPOTENT_METHODS = frozenset({"POST", "PUT"})
 IDEMPOTENCY_HEADER = "idempotency-key"

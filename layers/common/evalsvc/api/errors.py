@@ -11,8 +11,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from evalsvc.errors import DomainError
-from evalsvc.observability import logger
+from evalsvc.core.errors import DomainError
+from evalsvc.core.observability import logger
 
 # Validation errors that mean "over a size limit" answer 413; every other one 400.
 _TOO_LARGE_TYPES = frozenset({"string_too_long", "too_long"})

@@ -9,8 +9,7 @@ from fastapi.responses import JSONResponse
 from evalsvc.api import replays
 from evalsvc.api.errors import route_relative
 from evalsvc.api.prefer import QueueOptions, async_answer
-from evalsvc.error_bars import ClusteredMean
-from evalsvc.identifiers import format_ms
+from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import results
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import (
@@ -24,6 +23,7 @@ from evalsvc.models.evaluations import (
 )
 from evalsvc.models.jobs import Status
 from evalsvc.models.usage import usage_out
+from evalsvc.statistics.error_bars import ClusteredMean
 
 # The OpenAPI entry of the queued answer.
 QUEUED_RESPONSE: dict[int | str, dict[str, object]] = {

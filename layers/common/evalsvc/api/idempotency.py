@@ -14,11 +14,9 @@ import base64
 import hashlib
 import re
 from collections.abc import Callable, Coroutine
-from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio.from_thread
-from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyAlreadyInProgressError,
     IdempotencyPersistenceLayerError,
@@ -31,12 +29,11 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from evalsvc.api import replays
-from evalsvc.errors import Conflict, InvalidInput, StorageUnavailable, Unprocessable
+from evalsvc.core.errors import Conflict, InvalidInput, StorageUnavailable, Unprocessable
+from evalsvc.core.observability import logger
+from evalsvc.core.settings import get_settings
+from evalsvc.logic import kept_answers
 from evalsvc.models.api_keys import Identity
-from evalsvc.observability import logger
-from evalsvc.settings import get_settings
-from evalsvc.storage import idempotency as store
-from evalsvc.storage.idempotency import persistence_layer
 
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
@@ -69,8 +66,7 @@ def _captured(request: Request, identity: Identity, response: Response) -> dict[
     elif named is not None and replays.can_render(named[0]):
         saved["replay"] = list(named)
     else:
-        ttl = get_settings().idempotency_ttl_seconds
-        saved["body_ref"] = store.put_body(identity.tenant, body, ttl)
+        saved["body_ref"] = kept_answers.keep_body(identity.tenant, body)
     return saved
 
 
@@ -88,7 +84,7 @@ def _replayed(request: Request, identity: Identity, saved: dict[str, Any]) -> Re
     if saved.get("encoding"):
         headers["Content-Encoding"] = saved["encoding"]
     if "body_ref" in saved:
-        body = store.get_body(identity.tenant, saved["body_ref"])
+        body = kept_answers.kept_body(identity.tenant, saved["body_ref"])
     else:
         body = base64.b64decode(saved["body"])
     return Response(
@@ -105,29 +101,6 @@ class _LocalContext:
 
     def get_remaining_time_in_millis(self) -> int:
         return 60_000
-
-
-@cache
-def _idempotent_runner(
-    table: str, endpoint: str | None, ttl: int
-) -> tuple[Callable[..., dict[str, Any]], IdempotencyConfig]:
-    config = IdempotencyConfig(
-        event_key_jmespath="[tenant, key, method, path]",
-        payload_validation_jmespath="body_sha256",
-        expires_after_seconds=ttl,
-    )
-
-    def run(request: dict[str, Any], work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        return work()
-
-    runner = idempotent_function(
-        run,
-        data_keyword_argument="request",
-        persistence_store=persistence_layer(),
-        config=config,
-        key_prefix="evalsvc",
-    )
-    return runner, config
 
 
 async def handle_idempotently(request: Request, identity: Identity, handle: Handle) -> Response:
@@ -156,7 +129,7 @@ async def handle_idempotently(request: Request, identity: Identity, handle: Hand
             raise _Unrecorded from exc
 
     settings = get_settings()
-    runner, config = _idempotent_runner(
+    runner, config = kept_answers.runner(
         settings.idempotency_table, settings.dynamodb_endpoint_url, settings.idempotency_ttl_seconds
     )
     # An in-progress key expires when the Lambda invocation would have timed out.
@@ -189,5 +162,4 @@ async def handle_idempotently(request: Request, identity: Identity, handle: Hand
 
 def reset() -> None:
     """Forget the persistence layer and runner (the settings changed)."""
-    _idempotent_runner.cache_clear()
-    store.reset()
+    kept_answers.reset()

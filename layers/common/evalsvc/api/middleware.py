@@ -10,8 +10,8 @@ import uuid
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from evalsvc.core.observability import log_context
 from evalsvc.models.common import MAX_BODY_BYTES
-from evalsvc.observability import log_context
 
 TOO_LARGE = (
     f"request body is larger than {MAX_BODY_BYTES:,} bytes (4.4 MB, what one request carries "

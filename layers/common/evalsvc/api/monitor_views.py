@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from evalsvc.identifiers import format_ms
-from evalsvc.logic.kinds.monitor_run import run_id
+from evalsvc.core.identifiers import format_ms
 from evalsvc.models.monitors import (
     MonitorIn,
     MonitorOut,
+    Run,
     RunMetricOut,
     RunOut,
+    StoredMonitor,
     WebhookOut,
+    run_id,
 )
-from evalsvc.storage.monitors import Run, StoredMonitor
 
 
 def monitor_out(asked: MonitorIn, stored: StoredMonitor) -> MonitorOut:

@@ -11,9 +11,9 @@ from fastapi import Header, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from evalsvc.api.deadlines import request_deadline
-from evalsvc.deadlines import Deadline
-from evalsvc.settings import get_settings
+from evalsvc.api.request_deadline import request_deadline
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.settings import get_settings
 
 PreferHeader = Annotated[
     str | None,

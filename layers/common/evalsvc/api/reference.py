@@ -24,7 +24,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from evalsvc.webapp import SECURITY_HEADERS
+from evalsvc.core.browser_headers import BROWSER_HEADERS
 
 _TEMPLATES = Path(__file__).parent / "templates"
 _CSS = (_TEMPLATES / "reference.css").read_text(encoding="utf-8")
@@ -35,7 +35,7 @@ CONTENT_SECURITY_POLICY = (
     "form-action 'none'; frame-ancestors 'none'"
 )
 HEADERS = {
-    **SECURITY_HEADERS,
+    **BROWSER_HEADERS,
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "Cache-Control": "no-cache",
 }

@@ -10,8 +10,8 @@ from typing import Any
 
 from fastapi import Request, Response
 
-from evalsvc.errors import PayloadTooLarge
-from evalsvc.identifiers import format_ms
+from evalsvc.core.errors import PayloadTooLarge
+from evalsvc.core.identifiers import format_ms
 from evalsvc.logic.datasets import too_large_for_one_response
 from evalsvc.models.datasets import Dataset
 

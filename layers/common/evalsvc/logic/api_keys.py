@@ -8,10 +8,10 @@ import secrets
 import threading
 import time
 
-from evalsvc.errors import InvalidInput, NotFound, Unauthorized
-from evalsvc.identifiers import is_client_id, now_ms
+from evalsvc.core.errors import InvalidInput, NotFound, Unauthorized
+from evalsvc.core.identifiers import is_client_id, now_ms
+from evalsvc.core.settings import get_settings
 from evalsvc.models.api_keys import ApiKeyRecord, Identity
-from evalsvc.settings import get_settings
 from evalsvc.storage import api_keys as store
 
 KEY_PREFIX = "evk_"

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from evalsvc.errors import InvalidInput, PayloadTooLarge
+from evalsvc.core.errors import InvalidInput, PayloadTooLarge
 from evalsvc.logic import reproduce
 from evalsvc.logic.results import check_metric_idx, existing_result
 from evalsvc.models.api_keys import Identity

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import (
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import (
     DomainError,
     Failure,
     InvalidInput,
@@ -18,7 +18,9 @@ from evalsvc.errors import (
     StillRunning,
     StorageUnavailable,
 )
-from evalsvc.identifiers import check_client_id, job_id
+from evalsvc.core.identifiers import check_client_id, job_id
+from evalsvc.core.observability import logger, metrics
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import datasets as dataset_logic
 from evalsvc.logic import dispatch, jobs, spending
 from evalsvc.logic.datasets import Selection, new_dataset_id
@@ -35,12 +37,10 @@ from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIRS, DatasetHeader, DatasetKind
 from evalsvc.models.generation import AugmentIn
 from evalsvc.models.jobs import Job, Status
-from evalsvc.observability import logger, metrics
 from evalsvc.scoring.llm import LLMOutOfTime, configured_llm
-from evalsvc.settings import get_settings
+from evalsvc.spending.meter import Usage
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
-from evalsvc.usage import Usage
 
 
 @dataclass(slots=True)

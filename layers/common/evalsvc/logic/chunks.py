@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
-from evalsvc.backoff import delay as backoff_delay
-from evalsvc.errors import (
+from evalsvc.core.backoff import delay as backoff_delay
+from evalsvc.core.errors import (
     DomainError,
     Failure,
     InternalError,
@@ -38,9 +38,9 @@ from evalsvc.errors import (
     SpendingUnbounded,
     Unrecoverable,
 )
+from evalsvc.core.observability import logger, metrics
+from evalsvc.core.settings import get_settings
 from evalsvc.models.jobs import Chunk
-from evalsvc.observability import logger, metrics
-from evalsvc.settings import get_settings
 from evalsvc.storage import work_queue
 
 S = TypeVar("S")

@@ -35,10 +35,11 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TypeVar
 
-from evalsvc.deadlines import Deadline
-from evalsvc.error_bars import MDE_POWER, ClusteredMean, ClusterSums, mde, pairs_needed
-from evalsvc.errors import Conflict, InvalidInput, NotFound, OutOfTime, PayloadTooLarge
-from evalsvc.identifiers import check_client_id
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import Conflict, InvalidInput, NotFound, OutOfTime, PayloadTooLarge
+from evalsvc.core.identifiers import check_client_id
+from evalsvc.core.observability import LogContextPool, logger
+from evalsvc.core.settings import get_settings
 from evalsvc.logic.results import existing_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import (
@@ -49,12 +50,10 @@ from evalsvc.models.comparisons import (
     PairChange,
     Verdict,
 )
-from evalsvc.models.evaluations import ClusterBy, EvaluationResult
-from evalsvc.observability import LogContextPool, logger
-from evalsvc.settings import get_settings
-from evalsvc.stats import Paired, holm, mean_of_counts, paired_counts
+from evalsvc.models.evaluations import ClusterBy, ClusteredScores, EvaluationResult
+from evalsvc.statistics.error_bars import ClusteredMean, ClusterSums, mde
+from evalsvc.statistics.scores import Paired, holm, mean_of_counts, paired_counts
 from evalsvc.storage import results as results_store
-from evalsvc.storage.results import ClusteredScores
 
 # Seconds of the deadline kept to read the listed pairs' reasons and answer.
 RESERVE_SECONDS = 2.0
@@ -456,19 +455,6 @@ def merge(
     while c is not None:
         tally.only_in_candidate += 1
         c = next(candidate, None)
-
-
-def pairs_to_see(figures: Paired, alpha: float) -> int | None:
-    """How many matched pairs a comparison needs to see the difference this one observed
-    (|mean_diff|) with 80 % power at level alpha, at this one's std_diff
-    (error_bars.pairs_needed); None when there is no difference to see (mean_diff 0 or
-    undefined) or no spread to plan with, or when no count of pairs can be given."""
-    if figures.std_diff is None or not figures.mean_diff:
-        return None
-    try:
-        return pairs_needed(figures.std_diff, abs(figures.mean_diff), alpha, MDE_POWER)
-    except ValueError:
-        return None
 
 
 def verdict(figures: Paired, p_adjusted: float | None, alpha: float) -> Verdict:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from evalsvc.errors import InvalidInput, NotFound, PayloadTooLarge, StorageUnavailable
-from evalsvc.identifiers import check_dataset_id, new_id, now_ms
+from evalsvc.core.errors import InvalidInput, NotFound, PayloadTooLarge, StorageUnavailable
+from evalsvc.core.identifiers import check_dataset_id, new_id, now_ms
+from evalsvc.core.observability import logger, metrics
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import (
     Dataset,
@@ -16,9 +17,9 @@ from evalsvc.models.datasets import (
     Pair,
     PairIn,
     SeedDatasetIn,
+    VersionRecord,
 )
 from evalsvc.models.evaluations import PairQuery
-from evalsvc.observability import logger, metrics
 from evalsvc.storage import datasets as store
 from evalsvc.storage.datasets import history
 
@@ -305,11 +306,11 @@ MAX_VERSIONS_PAGE = 100
 
 @dataclass(frozen=True, slots=True)
 class VersionsPage:
-    versions: list[history.VersionRecord]
+    versions: list[VersionRecord]
     next_cursor: str | None
 
 
-def _versions_cursor(record: history.VersionRecord) -> str:
+def _versions_cursor(record: VersionRecord) -> str:
     return f"{record.created_ms}.{record.version}"
 
 
@@ -331,7 +332,7 @@ def list_versions(
     dataset."""
     dataset_id = resolve_dataset_id(identity, kind, dataset_id)
     header = get_header(identity, kind, dataset_id)
-    listed: list[history.VersionRecord] = []
+    listed: list[VersionRecord] = []
     before = None
     if cursor is None:
         listed.append(history.current(header))

@@ -26,12 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import DomainError, Failure
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import DomainError, Failure
+from evalsvc.core.observability import metrics
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import jobs, spending
 from evalsvc.models.jobs import Job, Status
-from evalsvc.observability import metrics
-from evalsvc.settings import get_settings
 
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)

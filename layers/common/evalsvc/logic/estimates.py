@@ -14,8 +14,9 @@ bounds, the calls and the cache lookups are k times those of one sample.
 
 from __future__ import annotations
 
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import datasets as dataset_logic
-from evalsvc.logic import metrics as metrics_logic
+from evalsvc.logic import metric_sets
 from evalsvc.logic.datasets import Selection
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIR_TEXT_BYTES
@@ -23,8 +24,8 @@ from evalsvc.models.evaluations import EvaluateIn
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import CachedJudge, configured_judge
 from evalsvc.scoring.metric import Metrics, scorers_for
-from evalsvc.settings import get_settings
-from evalsvc.usage import Bound
+from evalsvc.spending.meter import Bound
+from evalsvc.storage import judge_cache
 
 # The most judge cache keys an estimate looks up (100 a call): more are bounded unread.
 EXACT_MAX_KEYS = 20_000
@@ -66,9 +67,9 @@ def estimate(identity: Identity, body: EvaluateIn) -> tuple[int, Bound]:
     read once, and its selection once (keys only when its texts are not worth reading)."""
     kind, reference = body.dataset
     dataset_id = dataset_logic.resolve_dataset_id(identity, kind, reference)
-    definitions = metrics_logic.get_metrics_set(identity, body.metrics_id).definitions
+    definitions = metric_sets.get_metrics_set(identity, body.metrics_id).definitions
     needs_judge = any(not checks.is_check(d) for d in definitions)
-    judge = configured_judge(identity.tenant) if needs_judge else None
+    judge = configured_judge(identity.tenant, judge_cache) if needs_judge else None
     metrics = scorers_for(definitions, judge, body.judge_samples)
     header = dataset_logic.get_header(identity, kind, dataset_id)
     keys_only = judge is None or not texts_worth_reading(metrics, header.pair_count, header.bytes)

@@ -9,34 +9,34 @@ import time
 from collections.abc import Sequence
 from decimal import Decimal
 
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import (
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import (
     DomainError,
     Failure,
     OutOfTime,
     StillRunning,
     StorageUnavailable,
 )
-from evalsvc.identifiers import job_id, new_id, now_ms
+from evalsvc.core.identifiers import job_id, new_id, now_ms
+from evalsvc.core.observability import logger, metrics
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import datasets as dataset_logic
-from evalsvc.logic import dispatch, estimates, reproduce, spending
-from evalsvc.logic import metrics as metrics_logic
+from evalsvc.logic import dispatch, estimates, metric_sets, reproduce, spending
 from evalsvc.logic.datasets import Selection
 from evalsvc.logic.dispatch import HandOver, storing_seconds
 from evalsvc.logic.kinds import evaluation as evaluation_kind
+from evalsvc.logic.pairs_digest import pair_digest, pairs_digest
 from evalsvc.logic.results import current, ensure_not_running, fill_lowest_reasons
 from evalsvc.logic.scored_pairs import score_pairs, summarize_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader
 from evalsvc.models.evaluations import EvaluateIn, EvaluationResult, RerunIn
 from evalsvc.models.jobs import Job, Status
-from evalsvc.models.metrics import judge_calls
-from evalsvc.observability import logger, metrics
-from evalsvc.reproducibility import pair_digest, pairs_digest
+from evalsvc.models.metric_sets import judge_calls
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import configured_judge
 from evalsvc.scoring.metric import scorers_for
-from evalsvc.settings import get_settings
+from evalsvc.storage import judge_cache
 from evalsvc.storage import results as results_store
 
 ROUTE = "POST /evaluate"
@@ -128,7 +128,7 @@ class _Evaluation:
         self.max_cost, self.spend = spend.max_cost, spend
         kind, reference = body.dataset
         dataset_id = dataset_logic.resolve_dataset_id(identity, kind, reference)
-        metrics_set = metrics_logic.get_metrics_set(identity, body.metrics_id)
+        metrics_set = metric_sets.get_metrics_set(identity, body.metrics_id)
         self.result = EvaluationResult(
             tenant=identity.tenant,
             results_id=new_id("ev_"),
@@ -149,7 +149,7 @@ class _Evaluation:
     def _configure(self, deadline: Deadline) -> None:
         result = self.result
         needs_judge = any(not checks.is_check(d) for d in result.definitions)
-        self.judge = configured_judge(result.tenant, deadline) if needs_judge else None
+        self.judge = configured_judge(result.tenant, judge_cache, deadline) if needs_judge else None
         # A question with no judge configured is a 400 before any pair is read.
         self.metrics = scorers_for(result.definitions, self.judge, result.judge_samples)
 

@@ -9,22 +9,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import InvalidInput, NotFound
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import InvalidInput, NotFound
+from evalsvc.core.observability import logger
 from evalsvc.logic import datasets as dataset_logic
-from evalsvc.logic import metrics as metrics_logic
+from evalsvc.logic import metric_sets, spending
 from evalsvc.logic import results as evaluation_logic
-from evalsvc.logic import spending
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_TEXT_CHARS, DatasetKind
 from evalsvc.models.evaluations import Critique, LowScore
 from evalsvc.models.generation import ImprovePromptIn
-from evalsvc.models.metrics import MetricsSet
-from evalsvc.observability import logger
+from evalsvc.models.metric_sets import MetricsSet
 from evalsvc.scoring import checks
 from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, configured_llm
+from evalsvc.spending.meter import Usage, guard
 from evalsvc.storage import datasets as datasets_store
-from evalsvc.usage import Usage, guard
 
 WEAK_BELOW = 4.0
 EXAMPLES_PER_METRIC = 3
@@ -84,14 +83,14 @@ def requirement_for(definition: str) -> str:
 def _metrics_for(identity: Identity, body: ImprovePromptIn) -> MetricsSet:
     comparison = body.prompt_comparison_results
     if comparison.metrics_id is not None:
-        return metrics_logic.get_metrics_set(identity, comparison.metrics_id)
+        return metric_sets.get_metrics_set(identity, comparison.metrics_id)
     for candidate in comparison.candidates:
         if candidate.eval_results_id is not None:
             result = evaluation_logic.read_evaluation(
                 identity, candidate.eval_results_id, include_all=False, require_complete=True
             ).result
-            return metrics_logic.get_metrics_set(identity, result.metrics_id)
-    return metrics_logic.get_metrics_set(identity, None)
+            return metric_sets.get_metrics_set(identity, result.metrics_id)
+    return metric_sets.get_metrics_set(identity, None)
 
 
 def gather(

@@ -39,18 +39,18 @@ from decimal import Decimal
 from functools import partial
 from typing import Protocol
 
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import Failure, StorageUnavailable, TooManyJobs, Unrecoverable
-from evalsvc.identifiers import now_ms
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import Failure, StorageUnavailable, TooManyJobs, Unrecoverable
+from evalsvc.core.identifiers import now_ms
+from evalsvc.core.observability import logger, metrics
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import chunks, spending
 from evalsvc.models.jobs import Chunk, Job, Piece, Status, Tally
-from evalsvc.observability import logger, metrics
-from evalsvc.settings import get_settings
+from evalsvc.spending.meter import Usage
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import work_queue
 from evalsvc.storage.datasets import fingerprint
 from evalsvc.storage.writes import Writes, commit
-from evalsvc.usage import Usage
 
 # The job parameter that holds the request's max_cost_usd, which every chunk is held to.
 MAX_COST_PARAM = "max_cost_usd"

@@ -12,31 +12,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from evalsvc.agreement import Agreement, agreement
-from evalsvc.errors import InvalidInput
+from evalsvc.core.errors import InvalidInput
 from evalsvc.logic.results import existing_result
+from evalsvc.models.agreement import AgreementReport, MetricAgreement
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import EvaluationResult, VoteObservation
+from evalsvc.statistics.agreement import agreement
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import results as results_store
 
 SOURCES = ("all", "audit")
-
-
-@dataclass(frozen=True, slots=True)
-class MetricAgreement:
-    metric_idx: int
-    metric: str
-    figures: Agreement
-
-
-@dataclass(frozen=True, slots=True)
-class AgreementReport:
-    subject_id: str  # the result or metrics set
-    source: str
-    metrics: list[MetricAgreement]
 
 
 def check_source(source: str | None) -> str:

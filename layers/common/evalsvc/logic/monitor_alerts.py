@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evalsvc import webhook_targets, webhooks
-from evalsvc.errors import InvalidInput
-from evalsvc.identifiers import now_ms
-from evalsvc.models.monitors import MonitorIn
-from evalsvc.observability import logger, metrics
-from evalsvc.settings import get_settings
+from evalsvc.core.errors import InvalidInput
+from evalsvc.core.identifiers import now_ms
+from evalsvc.core.observability import logger, metrics
+from evalsvc.core.settings import get_settings
+from evalsvc.models.monitors import MonitorIn, Run, run_id
+from evalsvc.monitoring import webhook_targets, webhooks
 from evalsvc.storage import monitors as store
 from evalsvc.storage import results as results_store
 
@@ -30,7 +30,7 @@ LEASE_MS = 5 * 60_000
 MAX_LEASES = 3
 
 
-def body_of(run: store.Run) -> dict[str, Any]:
+def body_of(run: Run) -> dict[str, Any]:
     """The JSON an alert posts."""
     regressed: list[str] = []
     if run.regressed and run.result_id:
@@ -41,7 +41,7 @@ def body_of(run: store.Run) -> dict[str, Any]:
         ]
     return {
         "monitor_id": run.monitor_id,
-        "run_id": store.run_id(run.monitor_id, run.scheduled_ms),
+        "run_id": run_id(run.monitor_id, run.scheduled_ms),
         "result_id": run.result_id,
         "baseline_id": run.baseline_id,
         "regressed": regressed,

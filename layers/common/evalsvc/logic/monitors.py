@@ -28,8 +28,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from evalsvc import schedules, webhook_targets
-from evalsvc.errors import (
+from evalsvc.core.errors import (
     AlreadyRunning,
     Conflict,
     InvalidInput,
@@ -37,23 +36,23 @@ from evalsvc.errors import (
     StorageUnavailable,
     TooManyJobs,
 )
-from evalsvc.identifiers import check_client_id, format_ms, is_client_id, new_id, now_ms
+from evalsvc.core.identifiers import check_client_id, format_ms, is_client_id, new_id, now_ms
+from evalsvc.core.observability import logger, metrics
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import datasets as datasets_logic
-from evalsvc.logic import metrics as metrics_logic
-from evalsvc.logic import monitor_alerts
+from evalsvc.logic import metric_sets, monitor_alerts
 from evalsvc.logic.kinds import monitor_run
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.jobs import Status
-from evalsvc.models.metrics import is_check
-from evalsvc.models.monitors import MonitorIn
-from evalsvc.observability import logger, metrics
-from evalsvc.pricing import price_of
-from evalsvc.settings import get_settings
+from evalsvc.models.metric_sets import is_check
+from evalsvc.models.monitors import PREVIOUS, Due, MonitorIn, Run, StoredMonitor, run_id
+from evalsvc.monitoring import schedules, webhook_targets
+from evalsvc.spending.prices import price_of
 from evalsvc.storage import monitors as store
 from evalsvc.storage import results as results_store
 
-PREVIOUS = monitor_run.PREVIOUS
+PREVIOUS = PREVIOUS
 # The most monitors a tenant keeps (each runs at most every 5 minutes).
 MAX_MONITORS = 100
 
@@ -72,7 +71,7 @@ def create(identity: Identity, body: MonitorIn, *, at_ms: int | None = None) -> 
             f"this tenant has {MAX_MONITORS} monitors, as many as it may keep: delete one "
             "(DELETE /monitors/{id}) before creating another"
         )
-    metrics_set = metrics_logic.get_metrics_set(identity, body.metrics_id)
+    metrics_set = metric_sets.get_metrics_set(identity, body.metrics_id)
     # A dataset that is not there is a 404 now, as an unknown metrics set is, rather than a
     # monitor whose every run fails.
     dataset_id = datasets_logic.resolve_dataset_id(identity, DatasetKind.SEED, body.seed_data_id)
@@ -95,7 +94,7 @@ def create(identity: Identity, body: MonitorIn, *, at_ms: int | None = None) -> 
     first = schedules.next_after(schedule, created, created)
     assert first is not None  # parse refuses a schedule with no run
     monitor_id = new_id("mon_")
-    stored = store.StoredMonitor(
+    stored = StoredMonitor(
         tenant,
         monitor_id,
         json.dumps(
@@ -134,7 +133,7 @@ def _check_judged(metrics_id: str, body: MonitorIn) -> None:
         )
 
 
-def get(identity: Identity, monitor_id: str) -> tuple[MonitorIn, store.StoredMonitor]:
+def get(identity: Identity, monitor_id: str) -> tuple[MonitorIn, StoredMonitor]:
     """The monitor as asked for, and as stored (its next run); 404 when the tenant has none."""
     check_client_id(monitor_id, "monitor id")
     stored = store.get_monitor(identity.tenant, monitor_id)
@@ -220,7 +219,7 @@ def dispatch(
     return report
 
 
-def _claim(due: store.Due, at_ms: int, start: Start, report: Dispatched) -> Claimed | None:
+def _claim(due: Due, at_ms: int, start: Start, report: Dispatched) -> Claimed | None:
     stored = store.get_monitor(due.tenant, due.monitor_id)
     if stored is None or stored.next_run_ms != due.at_ms:
         return None  # deleted, or moved on, since the index was read
@@ -250,7 +249,7 @@ def _claim(due: store.Due, at_ms: int, start: Start, report: Dispatched) -> Clai
     return Claimed(due.tenant, due.monitor_id, due.at_ms)
 
 
-def _running(stored: store.StoredMonitor, at_ms: int) -> store.Run | None:
+def _running(stored: StoredMonitor, at_ms: int) -> Run | None:
     """The run of the monitor that is running at `at_ms`, if one is: the last it claimed (for
     a monitor that has named none, its newest run), while its record says claimed or running
     and it is not past HOLD_MS (its end lost: taken for dead)."""
@@ -271,7 +270,7 @@ def _running(stored: store.StoredMonitor, at_ms: int) -> store.Run | None:
 class MonitorsPage:
     """Monitors, oldest first, each as asked for and as stored; next_cursor when more follow."""
 
-    monitors: list[tuple[MonitorIn, store.StoredMonitor]]
+    monitors: list[tuple[MonitorIn, StoredMonitor]]
     next_cursor: str | None
 
 
@@ -332,15 +331,15 @@ def run_now(identity: Identity, monitor_id: str) -> str:
     if not started:  # a job of this run's id was there: another request's, at this time
         _refuse_while_running(get(identity, monitor_id)[1], at)
         raise Conflict("a run of this monitor was started in this same millisecond; retry")
-    return monitor_run.run_id(monitor_id, at)
+    return run_id(monitor_id, at)
 
 
-def _refuse_while_running(stored: store.StoredMonitor, at_ms: int) -> None:
+def _refuse_while_running(stored: StoredMonitor, at_ms: int) -> None:
     running = _running(stored, at_ms)
     if running is None:
         return
     monitor_id = stored.monitor_id
-    rid = monitor_run.run_id(monitor_id, running.scheduled_ms)
+    rid = run_id(monitor_id, running.scheduled_ms)
     how = "asked for" if running.manual else "scheduled"
     raise AlreadyRunning(
         f"monitor {monitor_id!r} is running its run {rid!r} ({how}, for "
@@ -362,7 +361,7 @@ class HistoryPage:
     """Runs, newest first, each with the metric definitions its indexes name ([] when its
     result is gone); next_cursor when more follow."""
 
-    runs: list[tuple[store.Run, list[str]]]
+    runs: list[tuple[Run, list[str]]]
     next_cursor: str | None
 
 
@@ -401,7 +400,7 @@ def history(
     return HistoryPage(named, str(named[-1][0].scheduled_ms) if more and named else None)
 
 
-def _text_bytes(run: store.Run, definitions: list[str]) -> int:
+def _text_bytes(run: Run, definitions: list[str]) -> int:
     """What a run's entry in a history page takes, about: its metrics' names, its failure,
     and its figures."""
     names = sum(
@@ -416,7 +415,7 @@ def _text_bytes(run: store.Run, definitions: list[str]) -> int:
     )
 
 
-def _definitions(identity: Identity, runs: list[store.Run]) -> list[list[str]]:
+def _definitions(identity: Identity, runs: list[Run]) -> list[list[str]]:
     """Each run's metric definitions, read from one result for each set of them."""
     known: dict[str, list[str]] = {}
     out: list[list[str]] = []

@@ -26,9 +26,8 @@ from dataclasses import asdict
 from decimal import Decimal
 from typing import Any, cast
 
-from evalsvc import pairwise_stats
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import (
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import (
     Conflict,
     DomainError,
     Failure,
@@ -38,7 +37,9 @@ from evalsvc.errors import (
     StillRunning,
     StorageUnavailable,
 )
-from evalsvc.identifiers import check_client_id, job_id, now_ms
+from evalsvc.core.identifiers import check_client_id, job_id, now_ms
+from evalsvc.core.observability import logger, metrics
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import dispatch, jobs, spending
 from evalsvc.logic.dispatch import HandOver, storing_seconds
 from evalsvc.logic.kinds import pairwise as pairwise_kind
@@ -58,14 +59,13 @@ from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIR_TEXT_BYTES
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.models.jobs import Job, Status
-from evalsvc.models.pairwise import PairwiseIn, PairwiseVoteIn
+from evalsvc.models.pairwise import OrderVerdict, PairwiseIn, PairwiseRun, PairwiseVoteIn, Vote
 from evalsvc.models.usage import usage_out
-from evalsvc.observability import logger, metrics
 from evalsvc.scoring.judges import configured_judge
-from evalsvc.settings import get_settings
+from evalsvc.spending.meter import Bound
+from evalsvc.statistics import pairwise as pairwise_stats
+from evalsvc.storage import judge_cache
 from evalsvc.storage import pairwise as store
-from evalsvc.storage.pairwise import OrderVerdict, PairwiseRun
-from evalsvc.usage import Bound
 
 # The most comparisons whose texts an estimate (or a queued run's bound) reads and looks up in
 # the judge cache; more are bounded unread.
@@ -126,7 +126,7 @@ class _Pairwise:
     ) -> None:
         self.identity, self.body, self.spend = identity, body, spend
         self.results = _runs(identity, body)
-        self.judge = configured_judge(identity.tenant, deadline)
+        self.judge = configured_judge(identity.tenant, judge_cache, deadline)
         if self.judge is None:
             raise InvalidInput(
                 "pairwise judging needs the judge (EVALSVC_LLM), and this deployment has none "
@@ -464,5 +464,5 @@ def vote(identity: Identity, pairwise_id: str, body: PairwiseVoteIn) -> None:
     store.put_vote(
         identity.tenant,
         pairwise_id,
-        store.Vote(identity.user, body.pair_id, a, b, winner, body.comment or "", now_ms()),
+        Vote(identity.user, body.pair_id, a, b, winner, body.comment or "", now_ms()),
     )

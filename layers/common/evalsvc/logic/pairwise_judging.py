@@ -13,15 +13,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from evalsvc import pairwise_stats
-from evalsvc.errors import InvalidInput
+from evalsvc.core.errors import InvalidInput
 from evalsvc.logic import reproduce
 from evalsvc.models.datasets import Pair
 from evalsvc.models.evaluations import EvaluationResult
+from evalsvc.models.pairwise import OrderVerdict, Verdict
 from evalsvc.scoring import preferences
 from evalsvc.scoring.judges import CachedJudge, Comparison
+from evalsvc.statistics import pairwise as pairwise_stats
 from evalsvc.storage import results as results_store
-from evalsvc.storage.pairwise import OrderVerdict, Verdict
 
 # ---- what is compared ------------------------------------------------------------------------
 

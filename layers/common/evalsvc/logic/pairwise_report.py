@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from typing import cast
 
-from evalsvc import pairwise_stats
-from evalsvc.deadlines import Deadline
+from evalsvc.core.deadlines import Deadline
 from evalsvc.logic.pairwise import existing_run, run_body
 from evalsvc.logic.pairwise_judging import Texts, read_texts
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.models.jobs import Status
+from evalsvc.models.pairwise import Verdict
 from evalsvc.reports.pairwise_page import MAX_DISAGREEMENTS, Disagreement, PairwiseReport
+from evalsvc.statistics import pairwise as pairwise_stats
 from evalsvc.storage import pairwise as store
 from evalsvc.storage import results as results_store
-from evalsvc.storage.pairwise import Verdict
 
 # Verdicts read looking for comparisons whose two orders disagreed, at most (pages of 1,000).
 REPORT_MAX_PAIRS = 20_000

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import math
 
-from evalsvc.deadlines import Deadline
-from evalsvc.error_bars import plan as plan_of
-from evalsvc.errors import InvalidInput
-from evalsvc.identifiers import check_client_id
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import InvalidInput
+from evalsvc.core.identifiers import check_client_id
+from evalsvc.core.observability import logger
 from evalsvc.logic import comparisons
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.models.plans import MetricPlan, PlanIn
-from evalsvc.observability import logger
-from evalsvc.stats import paired_counts
+from evalsvc.statistics.error_bars import plan as plan_of
+from evalsvc.statistics.scores import paired_counts
 
 MIN_PAIRS_FOR_SD = 2
 

@@ -4,8 +4,9 @@ logic/judge_agreement.py computes them for one result."""
 
 from __future__ import annotations
 
-from evalsvc.logic import metrics as metrics_logic
-from evalsvc.logic.judge_agreement import AgreementReport, check_source, per_metric
+from evalsvc.logic import metric_sets
+from evalsvc.logic.judge_agreement import check_source, per_metric
+from evalsvc.models.agreement import AgreementReport
 from evalsvc.models.api_keys import Identity
 from evalsvc.storage import critiques as critiques_store
 
@@ -14,7 +15,7 @@ def for_metrics_set(identity: Identity, metrics_id: str, source: str | None) -> 
     """Agreement per metric pooled over every result of the metrics set (`latest`: the
     tenant's newest set)."""
     chosen = check_source(source)
-    metrics_set = metrics_logic.get_metrics_set(identity, metrics_id)
+    metrics_set = metric_sets.get_metrics_set(identity, metrics_id)
     votes = critiques_store.votes_of_metrics_set(identity.tenant, metrics_set.metrics_id)
     return AgreementReport(
         metrics_set.metrics_id, chosen, per_metric(metrics_set.definitions, votes, chosen)

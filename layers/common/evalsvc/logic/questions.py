@@ -8,15 +8,15 @@ import math
 import re
 from typing import Any
 
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import GenerationFailed, InvalidInput, OutOfTime
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import GenerationFailed, InvalidInput, OutOfTime
+from evalsvc.core.observability import logger
 from evalsvc.logic import spending
-from evalsvc.logic.metrics import create_metrics_set
+from evalsvc.logic.metric_sets import create_metrics_set
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.metrics import MAX_DEFINITION_CHARS, MAX_DEFINITIONS, MetricsSet
-from evalsvc.observability import logger
+from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS, MetricsSet
 from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, LLMOutOfTime, configured_llm
-from evalsvc.usage import Usage, guard
+from evalsvc.spending.meter import Usage, guard
 
 _REQUIREMENT = re.compile(
     r"\b(must|should|shall|always|never|do not|don't|does not|avoid|ensure|make sure|only|"

@@ -21,28 +21,34 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from evalsvc.agreement import Agreement
-from evalsvc.deadlines import Deadline
-from evalsvc.error_bars import ClusteredMean
-from evalsvc.errors import Gone
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import Gone
+from evalsvc.core.observability import LogContextPool
 from evalsvc.logic import comparisons, judge_agreement, reproduce
 from evalsvc.logic.results import existing_result, fill_lowest_reasons
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.comparisons import CompareIn, Comparison
+from evalsvc.models.comparisons import CompareIn
 from evalsvc.models.evaluations import Critique, EvaluationResult, VoteObservation
 from evalsvc.models.jobs import Status
-from evalsvc.observability import LogContextPool
-from evalsvc.stats import Summary, histogram
+from evalsvc.models.reports import (
+    ChangeTexts,
+    ComparisonReport,
+    EvaluationReport,
+    MetricSection,
+    MonitorReport,
+    PairText,
+    ShownPair,
+    VoteCounts,
+)
+from evalsvc.statistics.agreement import Agreement
+from evalsvc.statistics.scores import histogram
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import results as results_store
 
 if TYPE_CHECKING:
-    from evalsvc.models.monitors import MonitorIn
-    from evalsvc.storage.monitors import Run, StoredMonitor
-
+    pass
 T = TypeVar("T")
 
 # The most pair text (UTF-8 bytes, before cutting) one report reads for its listed pairs.
@@ -56,96 +62,6 @@ TEXT_READ_SECONDS = 4.0
 # when it has at most this many scored pairs (a DynamoDB page or two); a larger one's page says
 # the histograms were not stored, so that no view costs a read of every scored pair.
 LEGACY_HISTOGRAM_PAIRS = 2_000
-
-
-@dataclass(frozen=True, slots=True)
-class PairText:
-    """A listed pair's texts, as the result scored them: `missing` when the pair is no longer
-    in the dataset, `changed` when it was written again after the evaluation (its text now is
-    not what was scored: only for a result stored before it pinned its dataset version),
-    `unread` when reading it would have passed what one report reads, or its time; `expired`
-    (the reason, naming the day) when the version the result scored is past its retention."""
-
-    input: str = ""
-    output: str = ""
-    missing: bool = False
-    changed: bool = False
-    unread: bool = False
-    expired: str = ""
-
-
-@dataclass(slots=True)
-class ShownPair:
-    pair_id: str
-    score: float
-    reason: str
-    text: PairText
-    critiques: list[Critique] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class VoteCounts:
-    up: int = 0
-    down: int = 0
-    neutral: int = 0
-    comments: int = 0
-
-
-@dataclass(slots=True)
-class MetricSection:
-    idx: int
-    definition: str
-    summary: Summary | None
-    # Pairs by 1-5 score bin (round half up), None when the scores were not read.
-    histogram: list[int] | None
-    lowest: list[ShownPair]
-    votes: VoteCounts
-    agreement: Agreement | None
-    # E6: with cluster_by, the clustered interval; with judge_samples > 1, the judge's noise.
-    clustered: ClusteredMean | None = None
-    judge_noise: float | None = None
-
-
-@dataclass(slots=True)
-class EvaluationReport:
-    result: EvaluationResult
-    metrics: list[MetricSection]
-    # Votes and comments read, newest first; `critiques_more` when there were more than read
-    # (then the counts and agreement are not drawn from them).
-    critiques: list[Critique]
-    critiques_more: bool
-    # Why the histograms are missing ("" when drawn or not applicable).
-    histogram_note: str = ""
-
-
-@dataclass(slots=True)
-class ChangeTexts:
-    """A moved pair's input and both outputs: from the baseline's dataset and the
-    candidate's."""
-
-    baseline: PairText
-    candidate: PairText
-
-
-@dataclass(slots=True)
-class ComparisonReport:
-    comparison: Comparison
-    baseline: EvaluationResult
-    candidate: EvaluationResult
-    texts: dict[str, ChangeTexts]
-
-    @property
-    def same_pairs(self) -> bool | None:
-        return same_pairs(self.baseline, self.candidate)
-
-
-def same_pairs(baseline: EvaluationResult, candidate: EvaluationResult) -> bool | None:
-    """Whether two results scored the same pairs (ids and texts): whether their pairs_digests
-    are equal; None when either has none (stored before results kept it, or not complete)."""
-    digests = [r.inputs.pairs_digest if r.inputs else None for r in (baseline, candidate)]
-    if digests[0] is None or digests[1] is None:
-        return None
-    return digests[0] == digests[1]
 
 
 def _at(values: Sequence[T] | None, idx: int) -> T | None:
@@ -308,18 +224,6 @@ def comparison_report(identity: Identity, body: CompareIn, deadline: Deadline) -
 
 
 # ---- monitor -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class MonitorReport:
-    """A monitor (E8) as asked for and as stored (its next run), and its newest runs (at most
-    logic.monitors.MAX_HISTORY), newest first, each with the metric definitions its indexes
-    name ([] when its result is gone); `more` when it has older runs than those."""
-
-    monitor: MonitorIn
-    stored: StoredMonitor
-    runs: list[tuple[Run, list[str]]]
-    more: bool
 
 
 def monitor_report(identity: Identity, monitor_id: str) -> MonitorReport:

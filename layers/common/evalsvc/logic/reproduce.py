@@ -17,17 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import evalsvc
-from evalsvc import pricing
-from evalsvc.errors import Gone, InvalidInput, NotFound
-from evalsvc.identifiers import check_client_id, format_ms, now_ms
+from evalsvc.core.errors import Gone, InvalidInput, NotFound
+from evalsvc.core.identifiers import check_client_id, format_ms, now_ms
 from evalsvc.logic import jobs
+from evalsvc.logic.pairs_digest import definitions_sha256
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader, Pair, pair_bytes
 from evalsvc.models.evaluations import EvaluationResult, ResultInputs
 from evalsvc.models.jobs import Piece
-from evalsvc.reproducibility import definitions_sha256
 from evalsvc.scoring import checks, verdicts
 from evalsvc.scoring.judges import CachedJudge
+from evalsvc.spending import prices as pricing
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
 from evalsvc.storage.datasets import history

@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evalsvc.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
-from evalsvc.identifiers import RESERVED_DATASET_IDS, check_client_id, is_client_id
+from evalsvc.core.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
+from evalsvc.core.identifiers import RESERVED_DATASET_IDS, check_client_id, is_client_id
 from evalsvc.logic.datasets import MAX_PAGE_SIZE, PAGE_MAX_BYTES
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import text_bytes

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evalsvc.core.observability import log_context, logger, metrics
 from evalsvc.models.datasets import DatasetKind
-from evalsvc.observability import log_context, logger, metrics
 from evalsvc.storage import datasets as store
 from evalsvc.storage.datasets import history
 from evalsvc.storage.dynamo import Item, get_s

@@ -8,13 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalsvc.deadlines import Deadline
-from evalsvc.error_bars import (
-    ClusterSums,
-    cluster_digest,
-    judge_noise_from,
-    noise_numerator,
-)
+from evalsvc.core.deadlines import Deadline
 from evalsvc.models.datasets import Pair
 from evalsvc.models.evaluations import (
     LOWEST_PER_METRIC,
@@ -26,7 +20,13 @@ from evalsvc.models.evaluations import (
 from evalsvc.scoring import checks
 from evalsvc.scoring.checks import Score
 from evalsvc.scoring.metric import Metrics, Verdicts
-from evalsvc.stats import histogram, summarize_counts
+from evalsvc.statistics.error_bars import (
+    ClusterSums,
+    cluster_digest,
+    judge_noise_from,
+    noise_numerator,
+)
+from evalsvc.statistics.scores import histogram, summarize_counts
 
 
 def _reason(text: str) -> str:

@@ -33,13 +33,13 @@ from typing import Protocol
 
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-from evalsvc.errors import InvalidInput, OverLimit, SpendingUnbounded, Throttled
-from evalsvc.identifiers import new_id
+from evalsvc.core.errors import InvalidInput, OverLimit, SpendingUnbounded, Throttled
+from evalsvc.core.identifiers import new_id
+from evalsvc.core.observability import logger
+from evalsvc.core.settings import get_settings
 from evalsvc.models.usage import MonthUsageOut
-from evalsvc.observability import logger
-from evalsvc.settings import get_settings
+from evalsvc.spending.meter import Bound, Meter, Usage, metering
 from evalsvc.storage import ledger
-from evalsvc.usage import Bound, Meter, Usage, metering
 
 # How long a reservation outlives the work it was made for, when that work dies unsettled.
 RESERVATION_GRACE_SECONDS = 300.0

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from evalsvc.errors import GenerationFailed
+from evalsvc.core.errors import GenerationFailed
+from evalsvc.core.observability import LogContextPool
 from evalsvc.models.datasets import MAX_PAIR_TEXT_BYTES, MAX_TEXT_CHARS, Pair
-from evalsvc.observability import LogContextPool
 from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, LLMOutOfTime
 from evalsvc.scoring.perturb import KINDS, perturb
-from evalsvc.usage import EXPECTED_BYTES_PER_TOKEN, Bound, guard, text_bytes
+from evalsvc.spending.meter import EXPECTED_BYTES_PER_TOKEN, Bound, guard, text_bytes
 
 
 def perturbed_variants(seed: Pair, multiple: int) -> list[Pair]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from evalsvc.errors import NotFound
-from evalsvc.identifiers import new_id, now_ms
+from evalsvc.core.errors import NotFound
+from evalsvc.core.identifiers import new_id, now_ms
+from evalsvc.core.observability import metrics
 from evalsvc.logic.results import check_metric_idx, existing_result
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import Critique, VoteIn
-from evalsvc.observability import metrics
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import results as results_store
 

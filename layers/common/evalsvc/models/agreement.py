@@ -3,12 +3,12 @@ GET /question/{id}/agreement."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-if TYPE_CHECKING:
-    from evalsvc.logic.judge_agreement import AgreementReport, MetricAgreement
+from evalsvc.statistics.agreement import Agreement
 
 
 class CalibrationOut(BaseModel):
@@ -112,3 +112,17 @@ class AuditSampleOut(BaseModel):
         'the caller votes; vote on them with "source": "audit". order=lowest: the lowest scores '
         'first, ties by pair_id; vote on them with "source": "review"'
     )
+
+
+@dataclass(frozen=True, slots=True)
+class MetricAgreement:
+    metric_idx: int
+    metric: str
+    figures: Agreement
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementReport:
+    subject_id: str  # the result or metrics set
+    source: str
+    metrics: list[MetricAgreement]

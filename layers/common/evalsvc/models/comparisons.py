@@ -8,9 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalsvc.error_bars import ClusteredMean
 from evalsvc.models.evaluations import ClusterBy
-from evalsvc.stats import Paired
+from evalsvc.statistics.error_bars import ClusteredMean
+from evalsvc.statistics.scores import Paired
 
 MAX_CHANGES = 200
 # The smallest alpha: below it the interval of two pairs (a t quantile with 1 degree of

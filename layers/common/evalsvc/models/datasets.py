@@ -9,8 +9,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from evalsvc.errors import InvalidInput
-from evalsvc.identifiers import CLIENT_ID_RULE, is_client_id
+from evalsvc.core.errors import InvalidInput
+from evalsvc.core.identifiers import CLIENT_ID_RULE, is_client_id
 from evalsvc.models.common import ListNextCursor
 
 MAX_TEXT_CHARS = 100_000
@@ -263,3 +263,29 @@ class DatasetVersionsOut(BaseModel):
         "overwrites replaced, while they are kept"
     )
     next_cursor: ListNextCursor
+
+
+class VersionKind(StrEnum):
+    CREATE = "create"
+    OVERWRITE = "overwrite"
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRecord:
+    """One version of a dataset: `created_ms` when it was made, by `kind`; `pairs` and `bytes`
+    (pair_bytes; None when not kept) those it held (when replaced, as last counted); where they
+    are (`shards`, `append_shards`); for a replaced version when (`replaced_ms`) and when it
+    expires (`expires_ms`)."""
+
+    version: str
+    created_ms: int
+    kind: VersionKind
+    pairs: int
+    bytes: int | None
+    shards: int
+    append_shards: int
+    replaced_ms: int | None = None
+    expires_ms: int | None = None
+
+    def expired(self, now_ms: int) -> bool:
+        return self.expires_ms is not None and self.expires_ms <= now_ms

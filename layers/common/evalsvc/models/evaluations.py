@@ -7,8 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evalsvc.error_bars import ClusteredMean
-from evalsvc.identifiers import format_ms
+from evalsvc.core.identifiers import format_ms
 from evalsvc.models.common import ListNextCursor
 from evalsvc.models.datasets import (
     MAX_LABEL_CHARS,
@@ -18,10 +17,11 @@ from evalsvc.models.datasets import (
     text_bytes,
 )
 from evalsvc.models.jobs import Status
-from evalsvc.models.metrics import judge_calls
+from evalsvc.models.metric_sets import judge_calls
 from evalsvc.models.usage import UsageOut, max_cost_usd_field
-from evalsvc.stats import Summary
-from evalsvc.usage import Usage
+from evalsvc.spending.meter import Usage
+from evalsvc.statistics.error_bars import ClusteredMean
+from evalsvc.statistics.scores import Summary
 
 LOWEST_PER_METRIC = 5
 # judge_samples: how many times each judged (pair, metric) is asked (E6), at most.
@@ -584,3 +584,8 @@ class VoteOut(BaseModel):
     success: bool
     results_id: str
     pair_id: str
+
+
+# A scored pair's id, scores, and its label and input clusters (ScoredPair.label_cluster and
+# input_cluster: None when unlabelled, and both None for a pair stored before they were kept).
+ClusteredScores = tuple[str, list[float], str | None, str | None]

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalsvc.models.datasets import MAX_TEXT_CHARS
 from evalsvc.models.evaluations import PairQuery
-from evalsvc.models.metrics import MAX_DEFINITIONS
+from evalsvc.models.metric_sets import MAX_DEFINITIONS
 from evalsvc.models.usage import UsageOut
 
 MAX_CANDIDATES = 20

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from evalsvc.errors import Failure
+from evalsvc.core.errors import Failure
 
 
 class Status(StrEnum):

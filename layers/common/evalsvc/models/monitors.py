@@ -6,7 +6,9 @@ logic."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -17,15 +19,15 @@ from pydantic import (
     model_validator,
 )
 
-from evalsvc import schedules
-from evalsvc.controls import first_control
-from evalsvc.errors import InvalidInput
-from evalsvc.identifiers import CLIENT_ID_PATTERN
+from evalsvc.core.controls import first_control
+from evalsvc.core.errors import InvalidInput
+from evalsvc.core.identifiers import CLIENT_ID_PATTERN
 from evalsvc.models.common import ListNextCursor
 from evalsvc.models.comparisons import MIN_ALPHA
 from evalsvc.models.evaluations import PairQuery
 from evalsvc.models.usage import max_cost_usd_field
-from evalsvc.webhook_targets import MAX_URL_CHARS
+from evalsvc.monitoring import schedules
+from evalsvc.monitoring.webhook_targets import MAX_URL_CHARS
 
 MAX_NAME_CHARS = 200
 MIN_SECRET_CHARS = 16
@@ -203,3 +205,116 @@ class RunOut(BaseModel):
 class RunsOut(BaseModel):
     runs: list[RunOut] = Field(description="Newest first")
     next_cursor: ListNextCursor
+
+
+RunStatus = Literal["claimed", "running", "complete", "failed"]
+
+
+AlertStatus = Literal["pending", "delivered", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """Something the dispatcher has to do now: a monitor's next run (`run_ms` None), or the
+    alert of the run scheduled for `run_ms`; `at_ms` is when it came due."""
+
+    tenant: str
+    monitor_id: str
+    at_ms: int
+    run_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMonitor:
+    """A monitor as stored: what was asked (`body`, JSON), when (`created_ms`: a rate's
+    anchor), its next run, and the time of the run claimed last (None: none since monitors
+    kept it)."""
+
+    tenant: str
+    monitor_id: str
+    body: str
+    created_ms: int
+    next_run_ms: int
+    last_run_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunMetric:
+    """One metric of a run: its place among its result's definitions, its mean and interval,
+    and its verdict against the baseline (None: no baseline, or not a shared metric)."""
+
+    index: int
+    mean: float
+    ci_low: float
+    ci_high: float
+    verdict: str | None
+    # Pairs shared with the baseline whose score fell by at least the monitor's
+    # regression_threshold (None: no baseline, or not a shared metric).
+    pairs_regressed: int | None = None
+
+    def as_json(self) -> list[Any]:
+        return [
+            self.index,
+            self.mean,
+            self.ci_low,
+            self.ci_high,
+            self.verdict,
+            self.pairs_regressed,
+        ]
+
+    @classmethod
+    def from_json(cls, value: Sequence[Any]) -> RunMetric:
+        index, mean, low, high, verdict, *rest = value
+        regressed = rest[0] if rest else None
+        return cls(
+            int(index),
+            float(mean),
+            float(low),
+            float(high),
+            verdict,
+            None if regressed is None else int(regressed),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    status: AlertStatus
+    attempts: int = 0
+    http_status: int | None = None
+    # Times the alert was taken for delivery (each try a lease).
+    leases: int = 0
+    # While pending: when it may be tried (now, or when its lease ends).
+    due_ms: int | None = None
+
+
+@dataclass(slots=True)
+class Run:
+    """One run of a monitor, as recorded."""
+
+    tenant: str
+    monitor_id: str
+    scheduled_ms: int
+    status: RunStatus
+    manual: bool = False
+    result_id: str | None = None
+    baseline_id: str | None = None
+    metrics: list[RunMetric] = field(default_factory=list)
+    # The definitions_sha256 of the result's definitions (which the metrics' indexes name).
+    definitions_sha256: str | None = None
+    pairs_matched: int | None = None
+    cost_usd: str | None = None
+    failure: str | None = None
+    finished_ms: int | None = None
+    alert: Alert | None = None
+
+    @property
+    def regressed(self) -> list[int]:
+        return [m.index for m in self.metrics if m.verdict == "regressed"]
+
+
+PREVIOUS = "previous"
+
+
+def run_id(monitor_id: str, scheduled_ms: int) -> str:
+    """A run's id: its monitor's and the time it was scheduled for."""
+    return f"{monitor_id}.{scheduled_ms}"

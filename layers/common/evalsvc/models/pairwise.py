@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from evalsvc.models.jobs import Status
 from evalsvc.models.usage import UsageOut, max_cost_usd_field
+from evalsvc.spending.meter import Usage
 
 MIN_RUNS, MAX_RUNS = 2, 8
 MAX_QUESTION_CHARS = 2_000
@@ -172,3 +175,56 @@ class PairwiseVoteOut(BaseModel):
     success: bool
     pairwise_id: str
     pair_id: str
+
+
+@dataclass(slots=True)
+class PairwiseRun:
+    """A pairwise run as stored: what was asked, how far it is, and the counts its statistics
+    come from (`counts`: {"outcomes": {"<a>|<b>|<a|b|tie>": n}, "orders": {"<first>|<second or
+    ->": n}}, run ids by their index in `result_ids`)."""
+
+    tenant: str
+    pairwise_id: str
+    created_ms: int
+    question: str
+    result_ids: list[str]
+    both_orders: bool
+    alpha: float
+    max_pairs: int
+    pairs_used: int
+    status: Status = Status.RUNNING
+    failure: str = ""
+    counts: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OrderVerdict:
+    winner: str  # "first" | "second" | "tie"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One comparison of one pair: runs `a` and `b` (indexes in the run's result_ids, a < b),
+    the outcome, and each order's verdict (`second_order` None with one order; both None when
+    the outputs were byte-equal: a tie without a call)."""
+
+    pair_id: str
+    a: int
+    b: int
+    winner: str  # "a" | "b" | "tie"
+    first_order: OrderVerdict | None
+    second_order: OrderVerdict | None
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    user: str
+    pair_id: str
+    a: int
+    b: int
+    winner: str  # "a" | "b" | "tie"
+    comment: str
+    time_ms: int

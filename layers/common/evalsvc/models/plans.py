@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalsvc.error_bars import DEFAULT_POWER
 from evalsvc.models.comparisons import MIN_ALPHA
+from evalsvc.statistics.error_bars import DEFAULT_POWER
 
 
 class PlanIn(BaseModel):

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evalsvc.pricing import usd
-from evalsvc.usage import Bound, Usage
+from evalsvc.spending.meter import Bound, Usage
+from evalsvc.spending.prices import usd
 
 # The largest max_cost_usd a request may give.
 MAX_COST_USD = 1_000_000.0

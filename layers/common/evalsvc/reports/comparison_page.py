@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalsvc.error_bars import MDE_POWER
-from evalsvc.logic.comparisons import pairs_to_see
-from evalsvc.logic.reports import ComparisonReport, PairText
 from evalsvc.models.comparisons import Comparison
 from evalsvc.models.evaluations import inputs_out
+from evalsvc.models.reports import ComparisonReport, PairText
 from evalsvc.reports import charts
 from evalsvc.reports.limits import Limits
 from evalsvc.reports.pages import COMPARISON_PAGE, render
+from evalsvc.statistics.error_bars import MDE_POWER, pairs_to_see
 
 _TONES = {"improved": "better", "regressed": "worse"}
 VERDICT_WORDS = {

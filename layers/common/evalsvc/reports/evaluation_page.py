@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalsvc.logic.reports import EvaluationReport
 from evalsvc.models.evaluations import inputs_out
+from evalsvc.models.reports import EvaluationReport
 from evalsvc.reports import charts
 from evalsvc.reports.limits import Limits
 from evalsvc.reports.pages import EVALUATION_PAGE, render
-from evalsvc.stats import SCALE_MAX, SCALE_MIN
+from evalsvc.statistics.scores import SCALE_MAX, SCALE_MIN
 
 # How many votes and comments are listed under one pair, and in the page's own list.
 CRITIQUES_PER_PAIR = 3

@@ -11,14 +11,14 @@ from decimal import Decimal
 
 from markupsafe import Markup, escape
 
-from evalsvc.controls import neutralised
-from evalsvc.usage import Usage
+from evalsvc.core.controls import neutralised
+from evalsvc.spending.meter import Usage
 
 
 def shown(text: str) -> str:
     """`text` as a page shows it: its control characters (but tab and line breaks),
     bidirectional controls (an override would show what follows it reversed) and lone
-    surrogates each replaced by U+FFFD (evalsvc.controls), visibly, never obeyed."""
+    surrogates each replaced by U+FFFD (evalsvc.core.controls), visibly, never obeyed."""
     return neutralised(text)
 
 

@@ -19,17 +19,16 @@ from urllib.parse import quote, urlencode
 
 from markupsafe import Markup, escape
 
-from evalsvc.identifiers import format_ms
-from evalsvc.logic.kinds.monitor_run import PREVIOUS, run_id
-from evalsvc.logic.reports import MonitorReport
-from evalsvc.models.metrics import MAX_DEFINITIONS
+from evalsvc.core.identifiers import format_ms
+from evalsvc.models.metric_sets import MAX_DEFINITIONS
+from evalsvc.models.monitors import PREVIOUS, Run, run_id
+from evalsvc.models.reports import MonitorReport
 from evalsvc.reports import charts
 from evalsvc.reports.comparison_page import VERDICT_WORDS
 from evalsvc.reports.filters import money, number, shown
 from evalsvc.reports.limits import WORST_BYTES_PER_CHAR, Limits
 from evalsvc.reports.pages import render
-from evalsvc.stats import CONFIDENCE, SCALE_MAX, SCALE_MIN
-from evalsvc.storage.monitors import Run
+from evalsvc.statistics.scores import CONFIDENCE, SCALE_MAX, SCALE_MIN
 
 MONITOR_PAGE = "monitor.html.j2"
 # The most metrics charted (a set holds at most this many; more are seen only when the

@@ -21,7 +21,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from evalsvc.identifiers import format_ms
+from evalsvc.core.identifiers import format_ms
 from evalsvc.reports import charts, filters
 from evalsvc.reports.limits import MAX_PAGE_BYTES, Limits
 

@@ -5,7 +5,7 @@ whose two orders disagreed, with the input, both outputs and both reasons; progr
 runs, the failure when it failed.
 
 What it draws is a `PairwiseReport`: GET /pairwise/{id}'s body (`PairwiseReport.from_body`), its
-figures typed as evalsvc.pairwise_stats computes them, plus at most MAX_DISAGREEMENTS
+figures typed as evalsvc.statistics.pairwise computes them, plus at most MAX_DISAGREEMENTS
 `Disagreement`s that the caller read the texts of.
 """
 
@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from evalsvc.pairwise_stats import JudgeHuman, Judgement, LeaderboardRow, Matchup, Position
 from evalsvc.reports import charts
 from evalsvc.reports.limits import Limits
 from evalsvc.reports.pages import PAIRWISE_PAGE, render
-from evalsvc.usage import Usage
+from evalsvc.spending.meter import Usage
+from evalsvc.statistics.pairwise import JudgeHuman, Judgement, LeaderboardRow, Matchup, Position
 
 PairwiseStatus = Literal["running", "complete", "failed"]
 

@@ -18,9 +18,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evalsvc.models.metrics import CHECK_PREFIX
-from evalsvc.models.metrics import is_check as is_check
-from evalsvc.observability import logger
+from evalsvc.core.observability import logger
+from evalsvc.models.metric_sets import CHECK_PREFIX
+from evalsvc.models.metric_sets import is_check as is_check
 from evalsvc.scoring import bounded_json
 from evalsvc.scoring.patterns import PatternError, compile_pattern
 from evalsvc.scoring.pii import find_pii

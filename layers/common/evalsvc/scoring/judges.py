@@ -14,15 +14,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import JudgeFailed, OutOfTime
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import JudgeFailed, OutOfTime
+from evalsvc.core.observability import LogContextPool, logger, metrics
 from evalsvc.models.datasets import Pair
-from evalsvc.observability import LogContextPool, logger, metrics
 from evalsvc.scoring import preferences
 from evalsvc.scoring.checks import Score
 from evalsvc.scoring.llm import LLM, LLMFailed, LLMOutOfTime, configured_llm
@@ -35,8 +35,7 @@ from evalsvc.scoring.verdicts import (
     user_message,
     verdict_from_object,
 )
-from evalsvc.storage import judge_cache
-from evalsvc.usage import EXPECTED_VERDICT_TOKENS, Bound, calls_bound, guard, text_bytes
+from evalsvc.spending.meter import EXPECTED_VERDICT_TOKENS, Bound, calls_bound, guard, text_bytes
 
 TOOL_NAME = "record_verdict"
 
@@ -166,11 +165,11 @@ class AskRun:
                     fresh[key] = answer
         if failure is not None:
             try:
-                judge_cache.put_many(self._judge.tenant, fresh)
+                self._judge.cache.put_many(self._judge.tenant, fresh)
             except Exception:
                 logger.exception("could not keep the answers given before a judge failure")
             raise failure
-        judge_cache.put_many(self._judge.tenant, fresh)
+        self._judge.cache.put_many(self._judge.tenant, fresh)
         self._answers.update(fresh)
         calls = len(self._futures)
         metrics.add_metric(name="JudgeCacheHits", unit="Count", value=self._hits)
@@ -245,12 +244,21 @@ class Comparison:
     what: str
 
 
-class CachedJudge:
-    """Scores pairs for questions: cached verdicts first, then the LLM."""
+class AnswerCache(Protocol):
+    """Where a judge's answers are kept by their cache key (storage.judge_cache)."""
 
-    def __init__(self, llm: LLM, tenant: str) -> None:
+    def get_many(self, tenant: str, keys: Sequence[str]) -> dict[str, tuple[int, str]]: ...
+
+    def put_many(self, tenant: str, verdicts: Mapping[str, tuple[int, str]]) -> None: ...
+
+
+class CachedJudge:
+    """Scores pairs for questions: cached verdicts first (`cache`), then the LLM."""
+
+    def __init__(self, llm: LLM, tenant: str, cache: AnswerCache) -> None:
         self.llm = llm
         self.tenant = tenant
+        self.cache = cache
 
     def plan(
         self,
@@ -305,7 +313,7 @@ class CachedJudge:
         """Read the cache for every item's key (`keys`: item -> cache key, in the order to ask)
         and bound the calls left; no call. `ask_of(item)`: the call for an item not cached (made
         only for those); `expected_output`: the tokens an answer is expected to take."""
-        cached = judge_cache.get_many(self.tenant, list(keys.values()))
+        cached = self.cache.get_many(self.tenant, list(keys.values()))
         hits = sum(1 for key in keys.values() if key in cached)
         todo: dict[str, Ask] = {}
         bound = Bound(cached=hits, model=self.llm.name)
@@ -430,8 +438,10 @@ class CachedJudge:
         return [verdicts.scores[(0, i)] for i in range(len(pairs))]
 
 
-def configured_judge(tenant: str, deadline: Deadline | None = None) -> CachedJudge | None:
-    """The judge EVALSVC_LLM configures, for `tenant`, asking before `deadline`; None when it
-    is unset."""
+def configured_judge(
+    tenant: str, cache: AnswerCache, deadline: Deadline | None = None
+) -> CachedJudge | None:
+    """The judge EVALSVC_LLM configures, for `tenant`, its answers kept in `cache`, asking
+    before `deadline`; None when it is unset."""
     llm = configured_llm(deadline)
-    return CachedJudge(llm, tenant) if llm else None
+    return CachedJudge(llm, tenant, cache) if llm else None

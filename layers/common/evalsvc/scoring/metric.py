@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from evalsvc.errors import InvalidInput
+from evalsvc.core.errors import InvalidInput
 from evalsvc.models.datasets import Pair
 from evalsvc.scoring import checks
 from evalsvc.scoring.checks import Score, Scorer

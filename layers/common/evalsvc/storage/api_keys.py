@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from evalsvc.errors import NotFound
+from evalsvc.core.errors import NotFound
+from evalsvc.core.settings import get_settings
 from evalsvc.models.api_keys import ApiKeyRecord
-from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
 

@@ -16,8 +16,8 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
+from evalsvc.core.settings import get_settings
 from evalsvc.models.evaluations import Critique, VoteObservation
-from evalsvc.settings import get_settings
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
 from evalsvc.storage.results import result_pk

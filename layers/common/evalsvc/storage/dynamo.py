@@ -15,10 +15,10 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from evalsvc import backoff
-from evalsvc.errors import StorageUnavailable
-from evalsvc.observability import LogContextPool, logger
-from evalsvc.settings import get_settings
+from evalsvc.core import backoff
+from evalsvc.core.errors import StorageUnavailable
+from evalsvc.core.observability import LogContextPool, logger
+from evalsvc.core.settings import get_settings
 
 Item = dict[str, Any]
 BATCH_WRITE_MAX = 25

@@ -12,8 +12,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
-from evalsvc.errors import StorageUnavailable
-from evalsvc.settings import get_settings
+from evalsvc.core.errors import StorageUnavailable
+from evalsvc.core.settings import get_settings
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, n, s
 

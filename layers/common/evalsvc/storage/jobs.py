@@ -29,7 +29,8 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from evalsvc.errors import Failure
+from evalsvc.core.errors import Failure
+from evalsvc.core.settings import get_settings
 from evalsvc.models.jobs import (
     Chunk,
     Job,
@@ -38,11 +39,10 @@ from evalsvc.models.jobs import (
     members_from_text,
     members_text,
 )
-from evalsvc.settings import get_settings
+from evalsvc.spending.meter import Usage
 from evalsvc.storage import dynamo, texts
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
 from evalsvc.storage.writes import Writes
-from evalsvc.usage import Usage
 
 JOB_SK = "job"
 CHUNK_PREFIX = "chunk#"

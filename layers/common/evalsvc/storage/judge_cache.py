@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
-from evalsvc.settings import get_settings
+from evalsvc.core.settings import get_settings
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import get_n, get_s, n, s
 

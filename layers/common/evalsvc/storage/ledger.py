@@ -46,11 +46,11 @@ from decimal import ROUND_CEILING, Decimal
 
 from botocore.exceptions import ClientError
 
-from evalsvc.pricing import COST_QUANTUM
-from evalsvc.settings import get_settings
+from evalsvc.core.settings import get_settings
+from evalsvc.spending.meter import Usage
+from evalsvc.spending.prices import COST_QUANTUM
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, error_code, n, s
-from evalsvc.usage import Usage
 
 # Reservations in flight for one tenant and month at most (each ~60 bytes of the item).
 MAX_RESERVATIONS = 2_000

@@ -38,11 +38,18 @@ run; a deleted monitor's records that its DELETE did not reach expire the same w
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from evalsvc.settings import get_settings
+from evalsvc.core.settings import get_settings
+from evalsvc.models.monitors import (
+    Alert,
+    AlertStatus,
+    Due,
+    Run,
+    RunMetric,
+    StoredMonitor,
+)
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
 from evalsvc.storage.writes import Writes, commit
@@ -55,8 +62,6 @@ DUE_PK = "due"
 MAX_FAILURE_CHARS = 2_000
 DAY_MS = 86_400_000
 
-RunStatus = Literal["claimed", "running", "complete", "failed"]
-AlertStatus = Literal["pending", "delivered", "failed"]
 ENDED = ("complete", "failed")
 
 
@@ -80,11 +85,6 @@ def run_sk(monitor_id: str, scheduled_ms: int) -> str:
     return f"{runs_prefix(monitor_id)}{scheduled_ms:013d}"
 
 
-def run_id(monitor_id: str, scheduled_ms: int) -> str:
-    """A run's id: its monitor's and the time it was scheduled for."""
-    return f"{monitor_id}.{scheduled_ms}"
-
-
 def _monitor_key(tenant: str, monitor_id: str) -> Item:
     return {"pk": s(tenant_pk(tenant)), "sk": s(monitor_sk(monitor_id))}
 
@@ -96,105 +96,6 @@ def _run_key(tenant: str, monitor_id: str, scheduled_ms: int) -> Item:
 def _expires_at(scheduled_ms: int) -> int:
     """When a run's record expires: EVALSVC_MONITOR_HISTORY_DAYS after its run (seconds)."""
     return (scheduled_ms + get_settings().monitor_history_days * DAY_MS) // 1000
-
-
-@dataclass(frozen=True, slots=True)
-class Due:
-    """Something the dispatcher has to do now: a monitor's next run (`run_ms` None), or the
-    alert of the run scheduled for `run_ms`; `at_ms` is when it came due."""
-
-    tenant: str
-    monitor_id: str
-    at_ms: int
-    run_ms: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StoredMonitor:
-    """A monitor as stored: what was asked (`body`, JSON), when (`created_ms`: a rate's
-    anchor), its next run, and the time of the run claimed last (None: none since monitors
-    kept it)."""
-
-    tenant: str
-    monitor_id: str
-    body: str
-    created_ms: int
-    next_run_ms: int
-    last_run_ms: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RunMetric:
-    """One metric of a run: its place among its result's definitions, its mean and interval,
-    and its verdict against the baseline (None: no baseline, or not a shared metric)."""
-
-    index: int
-    mean: float
-    ci_low: float
-    ci_high: float
-    verdict: str | None
-    # Pairs shared with the baseline whose score fell by at least the monitor's
-    # regression_threshold (None: no baseline, or not a shared metric).
-    pairs_regressed: int | None = None
-
-    def as_json(self) -> list[Any]:
-        return [
-            self.index,
-            self.mean,
-            self.ci_low,
-            self.ci_high,
-            self.verdict,
-            self.pairs_regressed,
-        ]
-
-    @classmethod
-    def from_json(cls, value: Sequence[Any]) -> RunMetric:
-        index, mean, low, high, verdict, *rest = value
-        regressed = rest[0] if rest else None
-        return cls(
-            int(index),
-            float(mean),
-            float(low),
-            float(high),
-            verdict,
-            None if regressed is None else int(regressed),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Alert:
-    status: AlertStatus
-    attempts: int = 0
-    http_status: int | None = None
-    # Times the alert was taken for delivery (each try a lease).
-    leases: int = 0
-    # While pending: when it may be tried (now, or when its lease ends).
-    due_ms: int | None = None
-
-
-@dataclass(slots=True)
-class Run:
-    """One run of a monitor, as recorded."""
-
-    tenant: str
-    monitor_id: str
-    scheduled_ms: int
-    status: RunStatus
-    manual: bool = False
-    result_id: str | None = None
-    baseline_id: str | None = None
-    metrics: list[RunMetric] = field(default_factory=list)
-    # The definitions_sha256 of the result's definitions (which the metrics' indexes name).
-    definitions_sha256: str | None = None
-    pairs_matched: int | None = None
-    cost_usd: str | None = None
-    failure: str | None = None
-    finished_ms: int | None = None
-    alert: Alert | None = None
-
-    @property
-    def regressed(self) -> list[int]:
-        return [m.index for m in self.metrics if m.verdict == "regressed"]
 
 
 # ---- monitors ----------------------------------------------------------------------------------

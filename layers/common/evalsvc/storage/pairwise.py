@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from evalsvc.core.settings import get_settings
 from evalsvc.models.evaluations import MAX_REASON_CHARS
 from evalsvc.models.jobs import Status
-from evalsvc.settings import get_settings
+from evalsvc.models.pairwise import OrderVerdict, PairwiseRun, Verdict, Vote
+from evalsvc.spending.meter import Usage
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
 from evalsvc.storage.writes import Writes
-from evalsvc.usage import Usage
 
 RUN_SK = "run"
 
@@ -42,48 +42,6 @@ def _table() -> str:
 
 def run_pk(tenant: str, pairwise_id: str) -> str:
     return f"T#{tenant}#PW#{pairwise_id}"
-
-
-@dataclass(slots=True)
-class PairwiseRun:
-    """A pairwise run as stored: what was asked, how far it is, and the counts its statistics
-    come from (`counts`: {"outcomes": {"<a>|<b>|<a|b|tie>": n}, "orders": {"<first>|<second or
-    ->": n}}, run ids by their index in `result_ids`)."""
-
-    tenant: str
-    pairwise_id: str
-    created_ms: int
-    question: str
-    result_ids: list[str]
-    both_orders: bool
-    alpha: float
-    max_pairs: int
-    pairs_used: int
-    status: Status = Status.RUNNING
-    failure: str = ""
-    counts: dict[str, Any] = field(default_factory=dict)
-    usage: Usage = field(default_factory=Usage)
-    model: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class OrderVerdict:
-    winner: str  # "first" | "second" | "tie"
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """One comparison of one pair: runs `a` and `b` (indexes in the run's result_ids, a < b),
-    the outcome, and each order's verdict (`second_order` None with one order; both None when
-    the outputs were byte-equal: a tie without a call)."""
-
-    pair_id: str
-    a: int
-    b: int
-    winner: str  # "a" | "b" | "tie"
-    first_order: OrderVerdict | None
-    second_order: OrderVerdict | None
 
 
 def _run_item(run: PairwiseRun) -> Item:
@@ -294,17 +252,6 @@ def failing(tenant: str, pairwise_id: str, failure: str) -> Writes:
 
 
 # ---- people's votes ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Vote:
-    user: str
-    pair_id: str
-    a: int
-    b: int
-    winner: str  # "a" | "b" | "tie"
-    comment: str
-    time_ms: int
 
 
 def put_vote(tenant: str, pairwise_id: str, vote: Vote) -> None:

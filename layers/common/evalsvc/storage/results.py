@@ -38,10 +38,12 @@ import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
-from evalsvc.error_bars import ClusteredMean
-from evalsvc.errors import Failure
+from evalsvc.core.errors import Failure
+from evalsvc.core.observability import logger
+from evalsvc.core.settings import get_settings
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import (
+    ClusteredScores,
     EvaluationResult,
     ListedResult,
     LowScore,
@@ -49,13 +51,12 @@ from evalsvc.models.evaluations import (
     ScoredPair,
 )
 from evalsvc.models.jobs import Piece, Status, members_from_text, members_text
-from evalsvc.observability import logger
-from evalsvc.settings import get_settings
-from evalsvc.stats import Summary
+from evalsvc.spending.meter import Usage
+from evalsvc.statistics.error_bars import ClusteredMean
+from evalsvc.statistics.scores import Summary
 from evalsvc.storage import dynamo, texts
 from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 from evalsvc.storage.writes import Writes
-from evalsvc.usage import Usage
 
 HEADER_SK = "result"
 POINTER_SK = "pointer"
@@ -463,11 +464,6 @@ def list_scored(tenant: str, results_id: str, *, with_reasons: bool = True) -> l
         query["ProjectionExpression"] = "sk, idx, scores"
     pairs = [_scored_from_item(item) for item in dynamo.query_items(**query)]
     return sorted(pairs, key=lambda p: p.index)
-
-
-# A scored pair's id, scores, and its label and input clusters (ScoredPair.label_cluster and
-# input_cluster: None when unlabelled, and both None for a pair stored before they were kept).
-ClusteredScores = tuple[str, list[float], str | None, str | None]
 
 
 @overload

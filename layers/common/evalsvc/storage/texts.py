@@ -26,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evalsvc.errors import StorageUnavailable
+from evalsvc.core.errors import StorageUnavailable
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, get_list, get_s, n, s
 

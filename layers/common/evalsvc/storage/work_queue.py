@@ -26,10 +26,10 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from evalsvc.errors import StorageUnavailable
+from evalsvc.core.errors import StorageUnavailable
+from evalsvc.core.observability import LogContextPool, logger
+from evalsvc.core.settings import get_settings
 from evalsvc.models.jobs import Chunk, members_from_text, members_text
-from evalsvc.observability import LogContextPool, logger
-from evalsvc.settings import get_settings
 
 SEND_BATCH_MAX = 10
 # What SQS takes in one SendMessageBatch call (262,144 bytes), with room for the attributes.

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.prefer import PreferHeader, async_answer, queue_options
-from evalsvc.identifiers import format_ms
+from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import augment as augmentation
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses

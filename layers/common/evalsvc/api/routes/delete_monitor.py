@@ -3,7 +3,7 @@
 from fastapi import APIRouter, Depends, Request
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.deadlines import request_deadline
+from evalsvc.api.request_deadline import request_deadline
 from evalsvc.api.routes.get_monitor import MonitorIdParam
 from evalsvc.logic import monitors
 from evalsvc.models.api_keys import Identity

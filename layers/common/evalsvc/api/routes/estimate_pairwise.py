@@ -4,7 +4,7 @@ expected, before it runs (E3's estimate shape). No LLM call, nothing stored."""
 from fastapi import APIRouter, Depends, Request
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.deadlines import request_deadline
+from evalsvc.api.request_deadline import request_deadline
 from evalsvc.logic import pairwise
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses

@@ -9,10 +9,10 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import ValidationError
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.deadlines import request_deadline
 from evalsvc.api.errors import describe_validation_errors
+from evalsvc.api.request_deadline import request_deadline
 from evalsvc.api.responses import html_response
-from evalsvc.errors import InvalidInput, PayloadTooLarge
+from evalsvc.core.errors import InvalidInput, PayloadTooLarge
 from evalsvc.logic import reports
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses, html_page

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.params import PageCursorParam
 from evalsvc.api.responses import json_response, readable_bytes
-from evalsvc.errors import InvalidInput
-from evalsvc.identifiers import format_ms
+from evalsvc.core.errors import InvalidInput
+from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import results
 from evalsvc.logic.datasets import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from evalsvc.models.api_keys import Identity

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.deadlines import request_deadline
+from evalsvc.api.request_deadline import request_deadline
 from evalsvc.api.responses import html_response
 from evalsvc.logic import pairwise_report
 from evalsvc.models.api_keys import Identity

@@ -5,10 +5,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.logic import metrics
+from evalsvc.logic import metric_sets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.metrics import MetricsSetOut, metrics_set_out
+from evalsvc.models.metric_sets import MetricsSetOut, metrics_set_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])
 
@@ -18,4 +18,4 @@ def get_question(
     metrics_id: Annotated[str, Path(alias="id", description="A metrics id, or latest")],
     identity: Identity = Depends(current_identity),
 ) -> MetricsSetOut:
-    return metrics_set_out(metrics.get_metrics_set(identity, metrics_id))
+    return metrics_set_out(metric_sets.get_metrics_set(identity, metrics_id))

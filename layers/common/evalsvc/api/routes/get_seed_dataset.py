@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.params import DatasetIdParam, PageCursorParam, PageLimitParam
 from evalsvc.api.responses import dataset_response, readable_bytes
-from evalsvc.identifiers import format_ms
+from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses

@@ -3,7 +3,7 @@
 from fastapi import APIRouter, Depends, Request
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.deadlines import request_deadline
+from evalsvc.api.request_deadline import request_deadline
 from evalsvc.logic import improve_prompt as improvement
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses

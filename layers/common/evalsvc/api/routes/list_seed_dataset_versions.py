@@ -8,12 +8,11 @@ from fastapi import APIRouter, Depends, Request, Response
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.params import DatasetIdParam, PageCursorParam, list_limit
 from evalsvc.api.responses import json_response
-from evalsvc.identifiers import format_ms
+from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.datasets import DatasetKind, DatasetVersionsOut
-from evalsvc.storage.datasets.history import VersionRecord
+from evalsvc.models.datasets import DatasetKind, DatasetVersionsOut, VersionRecord
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["seed datasets"])
 

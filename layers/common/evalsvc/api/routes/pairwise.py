@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.prefer import PreferHeader, async_answer, queue_options
 from evalsvc.api.responses import json_response
-from evalsvc.errors import StillRunning
+from evalsvc.core.errors import StillRunning
 from evalsvc.logic import pairwise
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses

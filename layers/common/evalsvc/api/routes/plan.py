@@ -5,7 +5,7 @@ from the spread of a baseline (two independent runs) or of its differences with 
 from fastapi import APIRouter, Depends, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.deadlines import request_deadline
+from evalsvc.api.request_deadline import request_deadline
 from evalsvc.api.responses import json_response
 from evalsvc.logic import plans
 from evalsvc.models.api_keys import Identity

@@ -3,12 +3,12 @@
 from fastapi import APIRouter, Depends, Request
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.deadlines import request_deadline
+from evalsvc.api.request_deadline import request_deadline
 from evalsvc.logic import questions
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.generation import QuestionsIn
-from evalsvc.models.metrics import QuestionsOut
+from evalsvc.models.metric_sets import QuestionsOut
 from evalsvc.models.usage import usage_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])

@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.routes.get_monitor import MonitorIdParam
-from evalsvc.identifiers import format_ms
+from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import monitors
 from evalsvc.logic.kinds.monitor_run import parse_run_id
 from evalsvc.models.api_keys import Identity

@@ -14,20 +14,20 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import DomainError, Failure, OutOfTime, StillRunning, Unrecoverable
-from evalsvc.identifiers import new_id, now_ms
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import DomainError, Failure, OutOfTime, StillRunning, Unrecoverable
+from evalsvc.core.identifiers import new_id, now_ms
+from evalsvc.core.observability import metrics
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import chunks, jobs
 from evalsvc.logic.variants import llm_variants, perturbed_variants
 from evalsvc.models.datasets import DatasetHeader, DatasetKind, Pair, pair_bytes
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
-from evalsvc.observability import metrics
 from evalsvc.scoring.llm import LLMOutOfTime, configured_llm
-from evalsvc.settings import get_settings
+from evalsvc.spending.meter import Usage
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage.writes import NONE, Writes
-from evalsvc.usage import Usage
 
 # The kind's name (job id: the synthetic dataset's).
 AUGMENTATION = "augmentation"

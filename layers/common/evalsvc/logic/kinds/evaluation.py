@@ -17,24 +17,25 @@ from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import Failure, OutOfTime, Unrecoverable
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import Failure, OutOfTime, Unrecoverable
+from evalsvc.core.observability import metrics
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import chunks, jobs, reproduce
+from evalsvc.logic.pairs_digest import pair_digest, pairs_digest
 from evalsvc.logic.scored_pairs import score_pairs, summarize_totals, totals
 from evalsvc.models.datasets import DatasetHeader, Pair
 from evalsvc.models.evaluations import EVALUATION_JOBS, EvaluationResult, ScoredPair
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
-from evalsvc.models.metrics import judge_calls
-from evalsvc.observability import metrics
-from evalsvc.reproducibility import pair_digest, pairs_digest
+from evalsvc.models.metric_sets import judge_calls
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import configured_judge
 from evalsvc.scoring.metric import scorers_for
-from evalsvc.settings import get_settings
+from evalsvc.spending.meter import Usage
 from evalsvc.storage import datasets as datasets_store
+from evalsvc.storage import judge_cache
 from evalsvc.storage import results as results_store
 from evalsvc.storage.writes import Writes
-from evalsvc.usage import Usage
 
 # The kind's name (job id: the evaluation result's).
 EVALUATION = EVALUATION_JOBS
@@ -122,7 +123,7 @@ class Evaluations:
             todo = [k for k, pair in enumerate(pairs) if pair.id not in stored]
             pairs, positions = [pairs[k] for k in todo], [positions[k] for k in todo]
         needs_judge = any(not checks.is_check(d) for d in result.definitions)
-        judge = configured_judge(chunk.tenant, deadline) if needs_judge else None
+        judge = configured_judge(chunk.tenant, judge_cache, deadline) if needs_judge else None
         metrics_of_set = scorers_for(result.definitions, judge, result.judge_samples)
         scoring = score_pairs(metrics_of_set, pairs, result.system_prompt, positions, deadline)
         results_store.put_scored(chunk.tenant, chunk.job_id, scoring.scored)

@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import (
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import (
     DomainError,
     Failure,
     ModelFailed,
@@ -32,26 +32,25 @@ from evalsvc.errors import (
     TooManyJobs,
     Unrecoverable,
 )
-from evalsvc.identifiers import job_id, now_ms
+from evalsvc.core.identifiers import job_id, now_ms
+from evalsvc.core.observability import logger, metrics
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import comparisons, evaluations, jobs, monitor_alerts
 from evalsvc.logic.chunks import Waiting
+from evalsvc.logic.pairs_digest import definitions_sha256
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import CompareIn
 from evalsvc.models.evaluations import EvaluateIn, EvaluationResult
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
-from evalsvc.models.monitors import MonitorIn
-from evalsvc.observability import logger, metrics
-from evalsvc.reproducibility import definitions_sha256
-from evalsvc.settings import get_settings
+from evalsvc.models.monitors import PREVIOUS, MonitorIn, Run, RunMetric, run_id
+from evalsvc.spending.meter import Usage
 from evalsvc.storage import monitors as store
 from evalsvc.storage import results as results_store
 from evalsvc.storage.writes import NONE, Writes, commit
-from evalsvc.usage import Usage
 
 # The kind's name (a job of it is one run of a monitor; its id, the run's).
 MONITOR_RUN = "monitor"
 ROUTE = "monitor run"
-PREVIOUS = "previous"
 # A run waits on its evaluation at most this long (the evaluation's own job ends long before:
 # the sweeper fails a stalled one), then fails.
 MAX_WAIT_MS = 24 * 3_600_000
@@ -62,10 +61,6 @@ HOLD_MS = MAX_WAIT_MS + 3_600_000
 # EVALSVC_SYNC_WAIT_SECONDS) are spent waiting on a queued evaluation inside the chunk before
 # it is put back on the queue to look again later.
 WAIT_INSIDE_SECONDS = 20.0
-
-
-# A run's id: its monitor's and the time it was scheduled for (the job's id too).
-run_id = store.run_id
 
 
 def parse_run_id(value: str) -> tuple[str, int] | None:
@@ -165,7 +160,7 @@ class MonitorRuns:
     # ---- the evaluation ------------------------------------------------------------------------
 
     def _evaluation(
-        self, run: store.Run, monitor: MonitorIn, deadline: Deadline
+        self, run: Run, monitor: MonitorIn, deadline: Deadline
     ) -> EvaluationResult | None:
         """The run's evaluation as it stands, started now if it was not; None when it could not
         start (the run has ended, failed, saying why)."""
@@ -206,7 +201,7 @@ class MonitorRuns:
             return self._not_started(run, monitor, rid, exc)
 
     def _not_started(
-        self, run: store.Run, monitor: MonitorIn, rid: str, exc: DomainError
+        self, run: Run, monitor: MonitorIn, rid: str, exc: DomainError
     ) -> EvaluationResult | None:
         """The evaluation raised `exc`: the result if it started (it says why it failed), else
         the run ends failed, saying why it could not start."""
@@ -224,7 +219,7 @@ class MonitorRuns:
     # ---- what it found -------------------------------------------------------------------------
 
     def _compared(
-        self, run: store.Run, monitor: MonitorIn, result: EvaluationResult, deadline: Deadline
+        self, run: Run, monitor: MonitorIn, result: EvaluationResult, deadline: Deadline
     ) -> None:
         baseline_id: str | None = monitor.baseline
         if baseline_id == PREVIOUS:
@@ -255,7 +250,7 @@ class MonitorRuns:
             fell = {m.metric.candidate_idx: m.pairs_regressed for m in comparison.metrics}
             run.pairs_matched = comparison.pairs_matched
         run.metrics = [
-            store.RunMetric(
+            RunMetric(
                 k,
                 _finite(s.mean),
                 _finite(s.ci_low),
@@ -269,7 +264,7 @@ class MonitorRuns:
 
     def _end(
         self,
-        run: store.Run,
+        run: Run,
         monitor: MonitorIn,
         result: EvaluationResult | None = None,
         *,

@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
-from evalsvc.deadlines import Deadline
-from evalsvc.errors import Failure, Gone, OutOfTime, Unrecoverable
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.errors import Failure, Gone, OutOfTime, Unrecoverable
+from evalsvc.core.observability import metrics
+from evalsvc.core.settings import get_settings
 from evalsvc.logic import chunks, jobs
 from evalsvc.logic.pairwise_judging import (
     Counts,
@@ -28,14 +30,13 @@ from evalsvc.logic.pairwise_judging import (
 )
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
-from evalsvc.observability import metrics
+from evalsvc.models.pairwise import PairwiseRun, Verdict
 from evalsvc.scoring.judges import configured_judge
-from evalsvc.settings import get_settings
+from evalsvc.spending.meter import Usage
+from evalsvc.storage import judge_cache
 from evalsvc.storage import pairwise as store
 from evalsvc.storage import results as results_store
-from evalsvc.storage.pairwise import PairwiseRun, Verdict
 from evalsvc.storage.writes import Writes
-from evalsvc.usage import Usage
 
 PAIRWISE = "pairwise"
 # The most pairs in a chunk, whatever EVALSVC_CHUNK_JUDGE_CALLS allows: its item of pair ids
@@ -102,7 +103,7 @@ class Pairwise:
             # An earlier delivery may have stored part of the chunk before its deadline.
             stored = store.verdicts_of(tenant, run.pairwise_id, pair_ids)
         todo = [pid for pid in pair_ids if pid not in stored]
-        judge = configured_judge(tenant, deadline)
+        judge = configured_judge(tenant, judge_cache, deadline)
         fresh: list[Verdict] = []
         complete = True
         # Texts are read within the chunk's byte limit, in rounds: a round's pairs are judged

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from evalsvc.errors import ProviderUnavailable
+from evalsvc.core.errors import ProviderUnavailable
 from evalsvc.scoring.llm.provider import Answer, RetryableError, json_objects, reported_tokens
 
 _BEDROCK_RETRYABLE = frozenset(

@@ -16,7 +16,7 @@ Every ask ends with one DEBUG line, "llm asked": its schema, attempts, whether a
 usable, the seconds its calls took and the last problem (POWERTOOLS_LOG_LEVEL=DEBUG shows them;
 bench/real_llm.py reads them for the per-feature figures).
 
-Every attempt is metered (evalsvc.usage): a call, and the tokens the provider says it used;
+Every attempt is metered (evalsvc.spending.meter): a call, and the tokens the provider says it used;
 an answer that says nothing of its tokens, or that timed out after the request was sent (the
 model may have run), counts the call's bound (what was sent, and max_tokens, which every call
 sends), so spending is not undercounted. A throttled or refused call costs nothing.
@@ -30,9 +30,10 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from evalsvc import backoff
-from evalsvc.deadlines import Deadline
-from evalsvc.observability import logger
+from evalsvc.core import backoff
+from evalsvc.core.deadlines import Deadline
+from evalsvc.core.observability import logger
+from evalsvc.core.settings import Settings, get_settings
 from evalsvc.scoring.llm.latency import LATENCY
 from evalsvc.scoring.llm.provider import (
     Answer,
@@ -43,8 +44,7 @@ from evalsvc.scoring.llm.provider import (
     provider_from_settings,
     schema_problem,
 )
-from evalsvc.settings import Settings, get_settings
-from evalsvc.usage import (
+from evalsvc.spending.meter import (
     CALL_OVERHEAD_TOKENS,
     Attempt,
     Bound,

@@ -19,9 +19,9 @@ import json
 import threading
 from typing import Any
 
-from evalsvc.errors import ProviderUnavailable
-from evalsvc.observability import logger
-from evalsvc.settings import Settings
+from evalsvc.core.errors import ProviderUnavailable
+from evalsvc.core.observability import logger
+from evalsvc.core.settings import Settings
 
 SECRET_SETTING = "OPENAI_API_KEY_SECRET_ARN"  # noqa: S105 - the setting's name
 PLAIN_SETTING = "OPENAI_API_KEY"

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from evalsvc.errors import ProviderUnavailable
-from evalsvc.observability import logger
+from evalsvc.core.errors import ProviderUnavailable
+from evalsvc.core.observability import logger
 from evalsvc.scoring.llm.credentials import KeySource, PlainKey
 from evalsvc.scoring.llm.provider import (
     Answer,

@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from evalsvc.errors import ProviderUnavailable
+from evalsvc.core.errors import ProviderUnavailable
+from evalsvc.core.settings import Settings
 from evalsvc.scoring.bounded_json import MAX_DEPTH, nesting_depth
 from evalsvc.scoring.text import storable
-from evalsvc.settings import Settings
 
 
 class RetryableError(Exception):

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from botocore.exceptions import ClientError
 
-from evalsvc.errors import Conflict, PayloadTooLarge, StorageUnavailable
-from evalsvc.identifiers import new_id, now_ms
+from evalsvc.core.errors import Conflict, PayloadTooLarge, StorageUnavailable
+from evalsvc.core.identifiers import new_id, now_ms
+from evalsvc.core.observability import logger
 from evalsvc.models.datasets import (
     MAX_PAIRS,
     DatasetHeader,
@@ -21,7 +22,6 @@ from evalsvc.models.datasets import (
     Pair,
     pair_bytes,
 )
-from evalsvc.observability import logger
 from evalsvc.storage import dynamo
 from evalsvc.storage.datasets.codec import header_item, pair_items
 from evalsvc.storage.datasets.keys import (

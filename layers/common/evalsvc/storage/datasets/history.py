@@ -27,11 +27,10 @@ before any pair is purged).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
-from evalsvc.identifiers import is_client_id
-from evalsvc.models.datasets import DatasetHeader, DatasetKind
-from evalsvc.settings import get_settings
+from evalsvc.core.identifiers import is_client_id
+from evalsvc.core.settings import get_settings
+from evalsvc.models.datasets import DatasetHeader, DatasetKind, VersionKind, VersionRecord
 from evalsvc.storage import dynamo
 from evalsvc.storage.datasets.keys import Stored, dataset_pk, parse_dataset_pk, table
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
@@ -46,43 +45,17 @@ TTL_ATTRIBUTE = "expires_at"
 MAX_SHARDS = 64
 
 
-class VersionKind(StrEnum):
-    CREATE = "create"
-    OVERWRITE = "overwrite"
-
-
-@dataclass(frozen=True, slots=True)
-class VersionRecord:
-    """One version of a dataset: `created_ms` when it was made, by `kind`; `pairs` and `bytes`
-    (pair_bytes; None when not kept) those it held (when replaced, as last counted); where they
-    are (`shards`, `append_shards`); for a replaced version when (`replaced_ms`) and when it
-    expires (`expires_ms`)."""
-
-    version: str
-    created_ms: int
-    kind: VersionKind
-    pairs: int
-    bytes: int | None
-    shards: int
-    append_shards: int
-    replaced_ms: int | None = None
-    expires_ms: int | None = None
-
-    @property
-    def stored(self) -> Stored:
-        """Where every pair of the version is, appended ones included."""
-        return Stored(self.version, self.shards, self.append_shards)
-
-    def expired(self, now_ms: int) -> bool:
-        return self.expires_ms is not None and self.expires_ms <= now_ms
-
-
 @dataclass(frozen=True, slots=True)
 class Gone:
     """A version whose retention ended at `expired_ms`: its pairs are no longer kept."""
 
     version: str
     expired_ms: int | None
+
+
+def stored(record: VersionRecord) -> Stored:
+    """Where every pair of the version is, appended ones included."""
+    return Stored(record.version, record.shards, record.append_shards)
 
 
 def record_sk(created_ms: int, version: str) -> str:

@@ -6,13 +6,13 @@ import hashlib
 import time
 from dataclasses import dataclass
 
-from evalsvc import backoff
-from evalsvc.identifiers import is_client_id
+from evalsvc.core import backoff
+from evalsvc.core.identifiers import is_client_id
+from evalsvc.core.settings import get_settings
 from evalsvc.models.datasets import (
     DatasetHeader,
     DatasetKind,
 )
-from evalsvc.settings import get_settings
 
 HEADER_SK = "dataset"
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from evalsvc.errors import Conflict, NotFound, StorageUnavailable
+from evalsvc.core.errors import Conflict, NotFound, StorageUnavailable
 from evalsvc.models.datasets import (
     DatasetHeader,
     DatasetKind,

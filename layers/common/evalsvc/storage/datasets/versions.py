@@ -12,18 +12,21 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from evalsvc.errors import StorageUnavailable
-from evalsvc.identifiers import new_id, now_ms
+from evalsvc.core.errors import StorageUnavailable
+from evalsvc.core.identifiers import new_id, now_ms
+from evalsvc.core.observability import logger
 from evalsvc.models.datasets import (
     DatasetHeader,
     DatasetKind,
     Pair,
+    VersionKind,
+    VersionRecord,
     pair_bytes,
 )
-from evalsvc.observability import logger
 from evalsvc.storage import dynamo
+from evalsvc.storage.datasets import history
 from evalsvc.storage.datasets.codec import header_item, pair_items, prompt_field
-from evalsvc.storage.datasets.history import VersionKind, VersionRecord, gone_item, retiring
+from evalsvc.storage.datasets.history import gone_item, retiring
 from evalsvc.storage.datasets.keys import (
     COMMIT_ATTEMPTS,
     HEADER_SK,
@@ -92,7 +95,7 @@ def purge_version(tenant: str, kind: DatasetKind, dataset_id: str, record: Versi
     own writes)."""
     if _header_version(tenant, kind, dataset_id) == record.version:
         raise VersionInUse(record.version)
-    deleted = _delete_version(tenant, kind, dataset_id, record.stored)
+    deleted = _delete_version(tenant, kind, dataset_id, history.stored(record))
     dynamo.call("put_item", TableName=table(), Item=gone_item(tenant, kind, dataset_id, record))
     return deleted
 

@@ -33,7 +33,7 @@ from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalsvc.stats import student_t_isf
+from evalsvc.statistics.scores import Paired, student_t_isf
 
 CONFIDENCE = 0.95
 ALPHA = 1.0 - CONFIDENCE
@@ -427,3 +427,16 @@ def plan(
     """plan_sd, then pairs_needed = ⌈((z_{1-alpha/2} + z_{power})·sd / effect)²⌉, at least 2."""
     sd, is_paired = plan_sd(std_dev=std_dev, std_diff=std_diff)
     return Plan(sd, pairs_needed(sd, effect, alpha, power), is_paired)
+
+
+def pairs_to_see(figures: Paired, alpha: float) -> int | None:
+    """How many matched pairs a comparison needs to see the difference this one observed
+    (|mean_diff|) with 80 % power at level alpha, at this one's std_diff
+    (error_bars.pairs_needed); None when there is no difference to see (mean_diff 0 or
+    undefined) or no spread to plan with, or when no count of pairs can be given."""
+    if figures.std_diff is None or not figures.mean_diff:
+        return None
+    try:
+        return pairs_needed(figures.std_diff, abs(figures.mean_diff), alpha, MDE_POWER)
+    except ValueError:
+        return None

@@ -23,11 +23,11 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from evalsvc.deadlines import Deadline, lambda_remaining
-from evalsvc.errors import Failure
-from evalsvc.identifiers import now_ms
+from evalsvc.core.deadlines import Deadline, lambda_remaining
+from evalsvc.core.errors import Failure
+from evalsvc.core.identifiers import now_ms
+from evalsvc.core.observability import invocation_log_context, log_context, logger, metrics, tracer
 from evalsvc.logic import chunks, jobs, kinds, monitors, retention
-from evalsvc.observability import invocation_log_context, log_context, logger, metrics, tracer
 from evalsvc.storage import work_queue
 
 LambdaHandler = Any

@@ -34,17 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalsvc.core.browser_headers import BROWSER_HEADERS
+
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
     "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cross-Origin-Opener-Policy": "same-origin",
-    "Cross-Origin-Resource-Policy": "same-origin",
-}
+SECURITY_HEADERS = {"Content-Security-Policy": CONTENT_SECURITY_POLICY, **BROWSER_HEADERS}
 INDEX = "index.html"
 # The placeholders index.html carries: the API's base path, and the path of this version's files
 # (`<app base>/<version>`); both HTML-escaped when filled in.

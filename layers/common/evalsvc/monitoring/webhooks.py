@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from evalsvc import backoff
-from evalsvc.webhook_targets import SIGNATURE_HEADER, Target, sign
+from evalsvc.core import backoff
+from evalsvc.monitoring.webhook_targets import SIGNATURE_HEADER, Target, sign
 
 ATTEMPTS = 3
 TIMEOUT_SECONDS = 5.0

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from evalsvc.agreement import Z_95, wilson
-from evalsvc.stats import holm, sign_test_p
+from evalsvc.statistics.agreement import Z_95, wilson
+from evalsvc.statistics.scores import holm, sign_test_p
 
 Judgement = Literal["first", "second", "tie"]
 Outcome = Literal["a", "b", "tie"]

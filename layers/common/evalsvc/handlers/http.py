@@ -11,8 +11,8 @@ from fastapi import APIRouter
 from mangum import Mangum
 
 from evalsvc.api.app import create_app
-from evalsvc.observability import invocation_log_context, metrics, tracer
-from evalsvc.pricing import check_prices
+from evalsvc.core.observability import invocation_log_context, metrics, tracer
+from evalsvc.spending.prices import check_prices
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from fastapi import Request
 
-from evalsvc.deadlines import Deadline, lambda_remaining
-from evalsvc.settings import get_settings
+from evalsvc.core.deadlines import Deadline, lambda_remaining
+from evalsvc.core.settings import get_settings
 
 ARRIVED = "evalsvc.arrived"
 

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from evalsvc.stats import SCORE_BINS, score_bin
+from evalsvc.statistics.scores import SCORE_BINS, score_bin
 
 Z_95 = 1.959964
 THRESHOLDS = (2, 3, 4, 5)

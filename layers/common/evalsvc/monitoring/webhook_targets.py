@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from evalsvc.errors import InvalidInput
+from evalsvc.core.errors import InvalidInput
 
 MAX_URL_CHARS = 2_000
 SIGNATURE_HEADER = "X-Evalsvc-Signature"

@@ -6,7 +6,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 
-from evalsvc.errors import InvalidInput
+from evalsvc.core.errors import InvalidInput
 
 CLIENT_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 _CLIENT_ID = re.compile(CLIENT_ID_PATTERN)

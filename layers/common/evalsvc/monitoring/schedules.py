@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from evalsvc.errors import InvalidInput
+from evalsvc.core.errors import InvalidInput
 
 MINUTE_MS = 60_000
 MIN_INTERVAL_MS = 5 * MINUTE_MS

@@ -20,7 +20,7 @@ from decimal import ROUND_CEILING, Decimal
 from functools import cache
 from typing import Any
 
-from evalsvc.settings import get_settings
+from evalsvc.core.settings import get_settings
 
 PRICES_AS_OF = "2026-11-26"
 

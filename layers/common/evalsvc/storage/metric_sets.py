@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalsvc.core.settings import get_settings
 from evalsvc.models.datasets import text_bytes
-from evalsvc.models.metrics import MetricsSet
-from evalsvc.settings import get_settings
+from evalsvc.models.metric_sets import MetricsSet
 from evalsvc.storage import dynamo, texts
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from evalsvc.errors import InvalidInput, NotFound, PayloadTooLarge
-from evalsvc.identifiers import check_client_id, new_id, now_ms
+from evalsvc.core.errors import InvalidInput, NotFound, PayloadTooLarge
+from evalsvc.core.identifiers import check_client_id, new_id, now_ms
 from evalsvc.logic.datasets import DEFAULT_PAGE_SIZE, PAGE_MAX_BYTES
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.metrics import MetricsSet
+from evalsvc.models.metric_sets import MetricsSet
 from evalsvc.scoring import checks
-from evalsvc.storage import metrics as store
+from evalsvc.storage import metric_sets as store
 
 NO_METRICS_HINT = (
     "there is no metrics set yet: create one with POST /specify_questions "

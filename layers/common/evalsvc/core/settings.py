@@ -40,7 +40,8 @@ class Settings(BaseModel):
     judge_timeout_seconds: float = 30.0
     judge_retry_base_seconds: float = 0.5
     judge_cache_days: int = 30
-    # Prices (USD per million tokens) over the built-in table: JSON, read by evalsvc.pricing.
+    # Prices (USD per million tokens) over the built-in table: JSON, read by
+    # evalsvc.spending.prices.
     prices: str = ""
     # The monthly LLM spending limit of a tenant that has none of its own (None: no default);
     # `evalsvc tenants set-limit` gives a tenant its own, or the explicit choice of none.

@@ -1,6 +1,6 @@
-"""What LLM work used: calls (every attempt, retries included), judge cache hits, and tokens as
-the provider counted them; what that cost (evalsvc.pricing); and upper bounds of what planned
-calls can use.
+"""What LLM work used: calls (every attempt, retries included), judge cache hits, and tokens
+as the provider counted them; what that cost (evalsvc.spending.prices); and upper bounds of what
+planned calls can use.
 
 A Meter adds up the usage of one request or one chunk of queued work; the LLM made while it is
 current (`metering`) records into it, from whatever thread its calls run on. The guard current
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol
 
-from evalsvc.pricing import price_of
+from evalsvc.spending.prices import price_of
 
 # What a provider may add to what is sent, in tokens, on every call: chat template markers, and
 # the system prompt a provider writes for a forced tool (Anthropic's is about 350 tokens).
