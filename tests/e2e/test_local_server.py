@@ -140,7 +140,7 @@ def test_64_concurrent_appenders_all_succeed_and_every_pair_is_kept(server: Loca
 
 
 def test_two_evaluations_and_a_compare_over_http(server: LocalServer) -> None:
-    # Given the README's walk-through: v1 of the answers, then v2 that says please
+    # Given the walk-through of docs/comparing-runs.md: v1 of the answers, then v2 that says please
     questions = [f"How do I change setting {i}?" for i in range(12)]
 
     def post(path: str, body: dict[str, object]) -> requests.Response:
@@ -184,7 +184,7 @@ def test_two_evaluations_and_a_compare_over_http(server: LocalServer) -> None:
 
 
 def test_an_audit_sample_its_votes_and_the_agreement_over_http(server: LocalServer) -> None:
-    # Given the README's walk-through: a check that misses "Please" with a capital P
+    # Given the walk-through of docs/agreement.md: a check that misses "Please" with a capital P
     headers = {"Authorization": DEV_KEY}
     base = server.base_url
     outputs = ["Open Settings, please.", "Settings, Data.", "Yes, please look.", "Please be sure."]

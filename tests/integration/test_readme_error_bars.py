@@ -1,5 +1,6 @@
-"""The README's "How sure is this number?" example, run as written (docs/examples/helpdesk*.jsonl,
-check:max_words:12), so that every figure it quotes is what the service answers."""
+"""The "How sure is this number?" example of docs/error-bars.md, run as written
+(docs/examples/helpdesk*.jsonl, check:max_words:12), so that every figure it quotes is what the
+service answers."""
 
 from __future__ import annotations
 

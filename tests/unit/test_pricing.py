@@ -39,9 +39,7 @@ from tests.conftest import point_service_at
 
 def test_the_built_in_table_is_dated_and_names_the_models_the_readme_names() -> None:
     assert PRICES_AS_OF == "2026-11-26"
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    start = readme.index("## What a run costs")
-    section = readme[start : readme.index("\n## ", start + 1)]
+    section = (Path(__file__).parents[2] / "docs" / "cost.md").read_text(encoding="utf-8")
     named = set(re.findall(r"`((?:openai|bedrock):[^`\s]+)`", section))
     assert named == set(BUILT_IN)
     assert PRICES_AS_OF in section
