@@ -1,5 +1,5 @@
 """What the E6 tests share: pairs in topics, the scores a result holds, and the clustered
-figures computed from the spec's formula with numpy and scipy (the oracles)."""
+figures computed from the formula of docs/error-bars.md with numpy and scipy (the oracles)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def topic_pairs(ids: range, shift: int, labels: int) -> list[dict[str, Any]]:
 
 
 def cluster_keys(data: list[dict[str, Any]], by: str) -> dict[str, str]:
-    """Each pair's cluster as the spec defines it: its first label (an unlabelled pair its
+    """Each pair's cluster as docs/error-bars.md defines it: its first label (an unlabelled pair its
     own) or its input."""
     if by == "input":
         return {p["id"]: "input " + p["input"] for p in data}

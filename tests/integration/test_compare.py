@@ -82,7 +82,8 @@ def assert_agrees_with_scipy(
     limit: int = 20,
     correction: str = "holm",
 ) -> None:
-    """Every field of `answer` against scipy and the spec's rules, from both results' pairs."""
+    """Every field of `answer` against scipy and the rules of docs/comparing-runs.md, from both
+    results' pairs."""
     b_defs, baseline = scored(tenant, answer["baseline_id"])
     c_defs, candidate = scored(tenant, answer["candidate_id"])
     shared = sorted(baseline.keys() & candidate.keys())

@@ -45,7 +45,8 @@ def compare_streams(
 def reference_changes(
     baseline: Scored, candidate: Scored, matched: list[MatchedMetric], threshold: float
 ) -> tuple[list[tuple[str, int, float]], list[tuple[str, int, float]]]:
-    """Every regression and improvement, sorted as the spec says, as (pair, metric, d)."""
+    """Every regression and improvement, sorted as docs/comparing-runs.md says, as (pair,
+    metric, d)."""
     down, up = [], []
     for pid in sorted(baseline.keys() & candidate.keys()):
         for pos, m in enumerate(matched):

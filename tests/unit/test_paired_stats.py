@@ -1,5 +1,5 @@
 """The paired comparison's statistics (stats.paired, stats.holm) against scipy, the oracle, to
-1e-6 (E1 of the extensions spec): fixed designs of 2, 3, 30 and 10,000 pairs, all ties, all
+1e-6 (E1, docs/comparing-runs.md): fixed designs of 2, 3, 30 and 10,000 pairs, all ties, all
 equal differences, and random ones."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Error bars that hold (E6 of the extensions spec), standard library only: the clustered
+"""Error bars that hold (E6, docs/error-bars.md), standard library only: the clustered
 standard error and interval of a mean, the judge's own noise when each pair is judged k times,
 and the power of a paired comparison (its minimum detectable effect, and how many pairs a
 planned one needs).
