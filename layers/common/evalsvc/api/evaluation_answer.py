@@ -6,9 +6,8 @@ retry with the request's Idempotency-Key when it was too large to keep (api.repl
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from evalsvc.api import replays
-from evalsvc.api.errors import route_relative
-from evalsvc.api.prefer import QueueOptions, async_answer
+from evalsvc.api import queued_work, replays
+from evalsvc.api.prefer import QueueOptions
 from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import results
 from evalsvc.models.api_keys import Identity
@@ -71,21 +70,28 @@ def v1_body(result: EvaluationResult) -> EvaluateOut:
 def answer(
     request: Request, options: QueueOptions, result: EvaluationResult
 ) -> EvaluateOut | JSONResponse:
-    """The answer to a request that evaluated (or queued) `result`, as `options` asked."""
-    if options.respond_async:
-        queued = QueuedOut(
+    """The answer to a request that evaluated (or queued) `result`, as `options` asked
+    (api.queued_work)."""
+
+    def done() -> EvaluateOut:
+        replays.name(request, "evaluation", result.results_id)
+        return v1_body(result)
+
+    return queued_work.answer(
+        request,
+        options,
+        running=result.status is Status.RUNNING,
+        location=f"evaluation/{result.results_id}",
+        queued=lambda: QueuedOut(
             eval_results_id=result.results_id,
             status=result.status.value,
             pairs_done=result.pairs_done,
             pairs_total=result.pair_count,
             judge_calls_done=result.judge_calls(result.pairs_done),
             judge_calls_total=result.judge_calls(result.pair_count),
-        )
-        running = result.status is Status.RUNNING
-        location = route_relative(request, f"evaluation/{result.results_id}")
-        return async_answer(queued, running=running, location=location)
-    replays.name(request, "evaluation", result.results_id)
-    return v1_body(result)
+        ),
+        done=done,
+    )
 
 
 def _replay(request: Request, identity: Identity, results_id: str) -> JSONResponse:

@@ -9,13 +9,9 @@ from dataclasses import dataclass, field
 
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.errors import (
-    DomainError,
-    Failure,
     InvalidInput,
     NotFound,
-    OutOfTime,
     PayloadTooLarge,
-    StillRunning,
     StorageUnavailable,
 )
 from evalsvc.core.identifiers import check_client_id, job_id
@@ -115,13 +111,19 @@ def augment(
     with spending.session(identity.tenant, "POST /augment", deadline.left()) as spend:
         # Made inside the session: the LLM it configures meters there.
         work = _Augmenting(identity, body, request_key)
-        return dispatch.submit(
+        outcome = dispatch.submit(
             work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
         )
+        if outcome.job is not None:
+            return work.of_job(outcome.job, spend)
+        assert outcome.done is not None
+        return outcome.done
 
 
 class _Augmenting:
     """One POST /augment as dispatch runs it."""
+
+    subject = augmentation_kind.SUBJECT
 
     def __init__(self, identity: Identity, body: AugmentIn, key: str | None) -> None:
         self.identity = identity
@@ -159,7 +161,9 @@ class _Augmenting:
             and (pair_bytes or 0) * multiple <= settings.inline_max_bytes
         )
 
-    def select(self, *, keys_only: bool) -> Selection:
+    def select(self, *, keys_only: bool, keys: Selection | None = None) -> Selection:
+        if keys is not None:
+            return keys if keys_only else self._with_texts(keys)
         header, self._header = self._header, None
         selection = dataset_logic.select(
             self.identity,
@@ -173,7 +177,7 @@ class _Augmenting:
         _check_size(len(selection.pairs), self.body.multiple)
         return selection
 
-    def with_texts(self, selection: Selection) -> Selection:
+    def _with_texts(self, selection: Selection) -> Selection:
         return dataset_logic.with_texts(self.identity, selection, self.body.pair_query, "augment")
 
     # ---- inside the request --------------------------------------------------------------------
@@ -212,16 +216,9 @@ class _Augmenting:
         )
         return Augmentation(header, len(seeds), [target] if target else [], usage=spend.usage())
 
-    def out_of_time(self, why: str) -> DomainError:
-        return OutOfTime(
-            "the LLM could not write the variants within the request's time limit; nothing "
-            "was stored: retry, or narrow pair_query or lower multiple",
-            retry_after_seconds=1,
-        )
-
     # ---- queued --------------------------------------------------------------------------------
 
-    def before_queueing(self, selection: Selection, spend: spending.Spending) -> None:
+    def _check_bound(self, selection: Selection, spend: spending.Spending) -> None:
         """Before anything is queued: within what the month's limit leaves, as a queued
         evaluation is (each chunk reserves its own LLM work when it runs). The bound is the
         seeds' texts' when they are small enough to read here, else their sizes'."""
@@ -231,7 +228,7 @@ class _Augmenting:
         multiple, system_prompt = self.body.multiple, selection.header.system_prompt
         worth_reading = (selection.bytes or 0) <= get_settings().inline_max_bytes
         if selection.keys_only and selection.bytes is not None and worth_reading:
-            selection = self.with_texts(selection)
+            selection = self._with_texts(selection)
         if selection.keys_only:
             bound = variants_bound_unread(
                 llm, len(selection.ords), selection.bytes, multiple, system_prompt, self.target()
@@ -240,7 +237,9 @@ class _Augmenting:
             bound = variants_bound(llm, selection.pairs, multiple, system_prompt, self.target())
         spend.check_room(bound)
 
-    def start(self, selection: Selection, spend: spending.Spending) -> Job:
+    def queue(self, selection: Selection, spend: spending.Spending, *, bounded: bool) -> Job:
+        if bounded:
+            self._check_bound(selection, spend)
         labels = (self.body.pair_query.pair_labels if self.body.pair_query else None) or []
         return augmentation_kind.queued(
             self.identity.tenant,
@@ -252,7 +251,8 @@ class _Augmenting:
             self.target(),
         )
 
-    def answer(self, job: Job, spend: spending.Spending) -> Augmentation:
+    def of_job(self, job: Job, spend: spending.Spending) -> Augmentation:
+        """The augmentation of the queued job: running, or the synthetic dataset it made."""
         target = self.target()
         done = Augmentation(
             header=None,
@@ -271,22 +271,3 @@ class _Augmenting:
             done.header = header
             done.usage = done.usage + jobs.spent_of(job)
         return done
-
-    def still_running(self, job: Job) -> DomainError:
-        return self._unfinished(job)
-
-    def failed(self, job: Job, failure: Failure) -> DomainError:
-        return self._unfinished(job)
-
-    def _unfinished(self, job: Job) -> DomainError:
-        error = augmentation_kind.unfinished(job, location=f"data/synthetic/{job.job_id}")
-        assert error is not None  # running or failed
-        return error
-
-    def handed_over(self, job: Job, why: str) -> DomainError:
-        return StillRunning(
-            f"synthetic dataset {job.job_id!r} goes on in the background because {why}: GET "
-            f"/data/synthetic/{job.job_id} answers once it is complete",
-            retry_after_seconds=10,
-            location=f"data/synthetic/{job.job_id}",
-        )

@@ -3,7 +3,8 @@ deadline; large work goes to the job engine (logic.jobs) as a job of its kind an
 caller asked to be answered at once, is waited for while the request safely can. Work begun
 inside the request that turns out not to fit it (a judge slower than expected) is handed to the
 queue, what it did so far kept. Every kind of request-started work goes through `submit`: the
-flow is written once.
+flow is written once, and a kind gives it five things (`Work`) and the words of its answers
+(`Subject`), so that the use case is called back only to weigh, select, do and queue.
 
 What is read, once each (docs/performance.md counts the calls):
 
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from evalsvc.core.deadlines import Deadline
-from evalsvc.core.errors import DomainError, Failure
+from evalsvc.core.errors import DomainError, Failure, OutOfTime, StillRunning
 from evalsvc.core.observability import metrics
 from evalsvc.core.settings import get_settings
 from evalsvc.logic import jobs, spending
@@ -71,8 +72,50 @@ class HandOver(Exception):
         self.why = why
 
 
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What a caller is told of one kind's work that did not end inside the request: templates
+    filled with the job's `id`, `done` and `total` pairs, `why` it was handed over, or its
+    `failure`; and where to follow it (`location`, relative to the API's base)."""
+
+    location: str
+    still_running: str
+    handed_over: str
+    failed: str
+    out_of_time: str
+
+    def where(self, job: Job) -> str:
+        return self.location.format(id=job.job_id)
+
+    def running(self, job: Job, *, located: bool = True) -> StillRunning:
+        """`located`: with where to follow it (not for a reader already there)."""
+        message = self.still_running.format(
+            id=job.job_id, done=job.pairs_done, total=job.pairs_total
+        )
+        location = self.where(job) if located else None
+        return StillRunning(message, retry_after_seconds=10, location=location)
+
+    def moved(self, job: Job, why: str) -> StillRunning:
+        message = self.handed_over.format(id=job.job_id, why=why)
+        return StillRunning(message, retry_after_seconds=10, location=self.where(job))
+
+    def failure(self, job: Job) -> DomainError:
+        failure = job.failure or Failure("no reason was kept")
+        message = self.failed.format(id=job.job_id, failure=failure.message)
+        return Failure(message, failure.error).exception()
+
+    def late(self, why: str) -> OutOfTime:
+        return OutOfTime(self.out_of_time.format(why=why), retry_after_seconds=1)
+
+
 class Work(Protocol[R_co, S]):
-    """One request's work of some kind, as dispatch runs it."""
+    """One request's work of some kind, as dispatch runs it: what it weighs, its selection,
+    doing it inside the request, and queueing it. What the caller is told of work that did not
+    end in the request is data (`subject`); a queued job is given back to the use case, which
+    reads what it made."""
+
+    @property
+    def subject(self) -> Subject: ...
 
     def size(self) -> tuple[int, int | None]:
         """How many pairs the work could take at most, and their bytes: from the source's
@@ -83,47 +126,29 @@ class Work(Protocol[R_co, S]):
         """Whether work over that many pairs (and bytes, None: unknown) runs inside a request."""
         ...
 
-    def select(self, *, keys_only: bool) -> S:
-        """The selected pairs (a 400 when there are none)."""
-        ...
-
-    def with_texts(self, selection: S) -> S:
-        """A keys-only selection with its pairs' texts (read by key)."""
+    def select(self, *, keys_only: bool, keys: S | None = None) -> S:
+        """The selected pairs (a 400 when there are none); with `keys`, a keys-only selection
+        made before, the same pairs with their texts (read by key)."""
         ...
 
     def run_inline(self, selection: S, deadline: Deadline, spend: spending.Spending) -> R_co:
         """Do the work inside the request, before `deadline`; HandOver when it will not fit."""
         ...
 
-    def before_queueing(self, selection: S, spend: spending.Spending) -> None:
-        """Refuse now what the job could not be allowed to do (its cap, the month's limit)."""
+    def queue(self, selection: S, spend: spending.Spending, *, bounded: bool) -> Job:
+        """Start the job (logic.kinds) over the selection: the job, or the one a retry of the
+        same request started. `bounded`: first refuse what the job could not be allowed to do
+        (its cap, the month's limit); work handed over mid-request is not refused."""
         ...
 
-    def start(self, selection: S, spend: spending.Spending) -> Job:
-        """Start the job (logic.kinds) over the selection; the job, or the one a retry of the
-        same request started."""
-        ...
 
-    def answer(self, job: Job, spend: spending.Spending) -> R_co:
-        """The answer for the job: running (the caller asked to be answered at once) or
-        complete (what it made, read once)."""
-        ...
+@dataclass(frozen=True, slots=True)
+class Outcome(Generic[R]):
+    """What became of a request's work: `done` inside the request, or its `job` (running, or
+    complete when the request waited for it)."""
 
-    def still_running(self, job: Job) -> DomainError:
-        """What a caller who waited is told of a job still running (StillRunning)."""
-        ...
-
-    def failed(self, job: Job, failure: Failure) -> DomainError:
-        """What a caller is told of a job that failed."""
-        ...
-
-    def handed_over(self, job: Job, why: str) -> DomainError:
-        """What the caller is told when the work was handed to the queue (StillRunning)."""
-        ...
-
-    def out_of_time(self, why: str) -> DomainError:
-        """What the caller is told when the work did not fit and there is no queue."""
-        ...
+    done: R | None = None
+    job: Job | None = None
 
 
 def queue_available() -> bool:
@@ -137,8 +162,9 @@ class _Dispatch(Generic[R, S]):
     spend: spending.Spending
     respond_async: bool
     wait_seconds: float
+    answer_running: bool
 
-    def run(self) -> R:
+    def run(self) -> Outcome[R]:
         work = self.work
         if not queue_available():
             return self._inline(work.select(keys_only=False), queue=False)
@@ -148,33 +174,31 @@ class _Dispatch(Generic[R, S]):
         selection = work.select(keys_only=True)
         if self.respond_async or not work.fits_inline(selection.count, selection.bytes):
             return self._queued(selection)
-        return self._inline(work.with_texts(selection), queue=True)
+        return self._inline(work.select(keys_only=False, keys=selection), queue=True)
 
-    def _queued(self, selection: S) -> R:
-        self.work.before_queueing(selection, self.spend)
-        job = self.work.start(selection, self.spend)
+    def _queued(self, selection: S) -> Outcome[R]:
+        job = self.work.queue(selection, self.spend, bounded=True)
         if not self.respond_async:
             job = jobs.wait(job, self.wait_seconds)
-        return self._answer(job)
-
-    def _answer(self, job: Job) -> R:
         if job.status is Status.FAILED:
-            raise self.work.failed(job, job.failure or Failure("no reason was kept"))
-        if job.status is Status.RUNNING and not self.respond_async:
-            raise self.work.still_running(job)
-        return self.work.answer(job, self.spend)
+            raise self.work.subject.failure(job)
+        if job.status is Status.RUNNING and not (self.respond_async or self.answer_running):
+            raise self.work.subject.running(job)
+        return Outcome(job=job)
 
-    def _inline(self, selection: S, *, queue: bool) -> R:
+    def _inline(self, selection: S, *, queue: bool) -> Outcome[R]:
         try:
-            return self.work.run_inline(selection, self.deadline, self.spend)
+            return Outcome(done=self.work.run_inline(selection, self.deadline, self.spend))
         except HandOver as over:
             if not queue:
-                raise self.work.out_of_time(over.why) from None
+                raise self.work.subject.late(over.why) from None
             # Its calls were made: a tenant at its cap of running jobs is not refused them.
             with jobs.handing_over():
-                job = self.work.start(selection, self.spend)
+                job = self.work.queue(selection, self.spend, bounded=False)
             metrics.add_metric(name="WorkHandedOver", unit="Count", value=1)
-            raise self.work.handed_over(job, over.why) from None
+            if self.answer_running:
+                return Outcome(job=job)
+            raise self.work.subject.moved(job, over.why) from None
 
 
 def submit(
@@ -184,11 +208,13 @@ def submit(
     *,
     respond_async: bool = False,
     wait_seconds: float = 0.0,
-) -> R:
+    answer_running: bool = False,
+) -> Outcome[R]:
     """Run `work` inside the request (before `deadline`) or as a queued job: at once when it
-    is large or `respond_async` (then the answer is the running job), handed over when it turns
-    out not to fit. A plain request waits up to `wait_seconds` for a queued job; one still
-    running then is a StillRunning naming what to poll. `spend` is the request's spending
-    session (logic.spending), open before the work was made: every LLM made for it meters
-    there."""
-    return _Dispatch(work, deadline, spend, respond_async, wait_seconds).run()
+    is large or `respond_async` (then the outcome is the running job), handed over when it
+    turns out not to fit. A plain request waits up to `wait_seconds` for a queued job; one
+    still running then (or handed over) is a StillRunning naming what to poll, unless
+    `answer_running` (the kind answers with the running job). `spend` is the request's
+    spending session (logic.spending), open before the work was made: every LLM call made for
+    it meters there."""
+    return _Dispatch(work, deadline, spend, respond_async, wait_seconds, answer_running).run()

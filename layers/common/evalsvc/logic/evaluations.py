@@ -11,10 +11,6 @@ from decimal import Decimal
 
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.errors import (
-    DomainError,
-    Failure,
-    OutOfTime,
-    StillRunning,
     StorageUnavailable,
 )
 from evalsvc.core.identifiers import job_id, new_id, now_ms
@@ -82,9 +78,13 @@ def evaluate(
         work = _Evaluation(identity, body, deadline, request_key, spend)
         if keyed_id:
             work.result.results_id = job_id("ev_", identity.tenant, request_key)
-        return dispatch.submit(
+        outcome = dispatch.submit(
             work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
         )
+        if outcome.job is not None:
+            return work.of_job(outcome.job)
+        assert outcome.done is not None
+        return outcome.done
 
 
 def rerun(
@@ -104,15 +104,33 @@ def rerun(
     cap = None if body.max_cost_usd is None else Decimal(str(body.max_cost_usd))
     with spending.session(identity.tenant, RERUN_ROUTE, deadline.left(), cap) as spend:
         work = _Rerun(identity, results_id, deadline, request_key, spend)
-        return dispatch.submit(
+        outcome = dispatch.submit(
             work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
         )
+        if outcome.job is not None:
+            return work.of_job(outcome.job)
+        assert outcome.done is not None
+        return outcome.done
+
+
+SUBJECT = dispatch.Subject(
+    location="evaluation/{id}",
+    still_running="evaluation {id!r} is still running ({done} of {total} pairs scored) and goes "
+    "on in the background: follow it with GET /evaluation/{id}",
+    handed_over="evaluation {id!r} goes on in the background because {why}; the judge's verdicts "
+    "so far are kept: follow it with GET /evaluation/{id}",
+    failed="evaluation {id!r} failed: {failure}",
+    out_of_time="the evaluation stopped at the request's time limit: {why}. The judge's verdicts "
+    "so far are kept: send the same request again to go on from them",
+)
 
 
 class _Evaluation:
     """One POST /evaluate as dispatch runs it. Everything that can refuse the request without
     reading a pair (the dataset's id, the metrics set, a question with no judge configured) is
     checked when it is made."""
+
+    subject = SUBJECT
 
     def __init__(
         self,
@@ -166,10 +184,12 @@ class _Evaluation:
         result = self.result
         return runs_inline(result.definitions, pair_count, pair_bytes, result.judge_samples)
 
-    def select(self, *, keys_only: bool) -> Selection:
+    def select(self, *, keys_only: bool, keys: Selection | None = None) -> Selection:
+        if keys is not None:
+            return keys if keys_only else self._with_texts(keys)
         header, self._header = self._header, None
         if keys_only and header is not None and self._bound_from_texts(header):
-            keys_only = False  # before_queueing will need them: read them with the keys
+            keys_only = False  # queueing will bound it from them: read them with the keys
         result = self.result
         return dataset_logic.select(
             self.identity,
@@ -188,7 +208,7 @@ class _Evaluation:
             return False
         return estimates.texts_worth_reading(self.metrics, header.pair_count, header.bytes)
 
-    def with_texts(self, selection: Selection) -> Selection:
+    def _with_texts(self, selection: Selection) -> Selection:
         return dataset_logic.with_texts(self.identity, selection, self.query, "evaluate")
 
     # ---- inside the request --------------------------------------------------------------------
@@ -241,16 +261,9 @@ class _Evaluation:
         )
         return result
 
-    def out_of_time(self, why: str) -> DomainError:
-        return OutOfTime(
-            f"the evaluation stopped at the request's time limit: {why}. The judge's verdicts "
-            "so far are kept: send the same request again to go on from them",
-            retry_after_seconds=1,
-        )
-
     # ---- queued --------------------------------------------------------------------------------
 
-    def before_queueing(self, selection: Selection, spend: spending.Spending) -> None:
+    def _check_bound(self, selection: Selection, spend: spending.Spending) -> None:
         """Before anything is queued: within max_cost_usd and what the month's limit leaves, as
         POST /evaluate/estimate bounds it (each chunk reserves its own)."""
         judge = self.judge
@@ -260,12 +273,15 @@ class _Evaluation:
         if selection.keys_only and estimates.texts_worth_reading(
             self.metrics, count, selection.bytes
         ):
-            selection = self.with_texts(selection)  # the dataset grew since its header was read
+            # The dataset grew since its header was read.
+            selection = self.select(keys_only=False, keys=selection)
         bound = estimates.selection_bound(judge, self.metrics, selection)
         spend.check_cap(bound)
         spend.check_room(bound)
 
-    def start(self, selection: Selection, spend: spending.Spending) -> Job:
+    def queue(self, selection: Selection, spend: spending.Spending, *, bounded: bool) -> Job:
+        if bounded:
+            self._check_bound(selection, spend)
         result = self.result
         result.system_prompt = selection.header.system_prompt
         result.pair_count = len(selection.ords)
@@ -279,7 +295,9 @@ class _Evaluation:
             result, selection.header, selection.ords, labels, spend.max_cost
         )
 
-    def answer(self, job: Job, spend: spending.Spending) -> EvaluationResult:
+    def of_job(self, job: Job) -> EvaluationResult:
+        """The result of the queued job: running, or as stored when it completed (with the
+        reasons of its lowest-scoring pairs)."""
         if job.status is Status.RUNNING:
             running = self.result
             running.results_id, running.status = job.job_id, Status.RUNNING
@@ -290,27 +308,6 @@ class _Evaluation:
             raise StorageUnavailable(f"evaluation {job.job_id!r} completed but is not readable yet")
         fill_lowest_reasons(self.identity.tenant, done)
         return done
-
-    def still_running(self, job: Job) -> DomainError:
-        return StillRunning(
-            f"evaluation {job.job_id!r} is still running ({job.pairs_done} of {job.pairs_total} "
-            "pairs scored) and goes on in the background: follow it with GET /evaluation/"
-            f"{job.job_id}",
-            retry_after_seconds=10,
-            location=f"evaluation/{job.job_id}",
-        )
-
-    def failed(self, job: Job, failure: Failure) -> DomainError:
-        message = f"evaluation {job.job_id!r} failed: {failure.message}"
-        return Failure(message, failure.error).exception()
-
-    def handed_over(self, job: Job, why: str) -> DomainError:
-        return StillRunning(
-            f"evaluation {job.job_id!r} goes on in the background because {why}; the judge's "
-            f"verdicts so far are kept: follow it with GET /evaluation/{job.job_id}",
-            retry_after_seconds=10,
-            location=f"evaluation/{job.job_id}",
-        )
 
 
 class _Rerun(_Evaluation):
@@ -368,13 +365,9 @@ class _Rerun(_Evaluation):
         )
         return Selection(self.pinned, pairs, ords, keys_only, size)
 
-    def select(self, *, keys_only: bool) -> Selection:
-        keys, self._keys = self._keys, None
+    def select(self, *, keys_only: bool, keys: Selection | None = None) -> Selection:
+        if keys is None:
+            keys, self._keys = self._keys, None
         if keys is None:
             return self._read(keys_only=keys_only)
-        return keys if keys_only else self.with_texts(keys)
-
-    def with_texts(self, selection: Selection) -> Selection:
-        if not selection.keys_only:
-            return selection
-        return self._read(keys_only=False)
+        return keys if keys_only or not keys.keys_only else self._read(keys_only=False)

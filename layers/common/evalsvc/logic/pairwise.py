@@ -29,12 +29,8 @@ from typing import Any, cast
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.errors import (
     Conflict,
-    DomainError,
-    Failure,
     InvalidInput,
     NotFound,
-    OutOfTime,
-    StillRunning,
     StorageUnavailable,
 )
 from evalsvc.core.identifiers import check_client_id, job_id, now_ms
@@ -108,13 +104,37 @@ def pairwise(
             stored = store.get(identity.tenant, work.run.pairwise_id)
             if stored is not None:
                 return stored
-        return dispatch.submit(
-            work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
+        outcome = dispatch.submit(
+            work,
+            spend,
+            deadline,
+            respond_async=respond_async,
+            wait_seconds=wait_seconds,
+            # E5 answers a run that goes on in the background at once (202), even handed over.
+            answer_running=True,
         )
+        if outcome.job is not None:
+            return work.of_job(outcome.job)
+        assert outcome.done is not None
+        return outcome.done
+
+
+SUBJECT = dispatch.Subject(
+    location="pairwise/{id}",
+    still_running="pairwise run {id!r} is still running ({done} of {total} pairs judged) and goes "
+    "on in the background: follow it with GET /pairwise/{id}",
+    handed_over="pairwise run {id!r} goes on in the background because {why}; the judge's "
+    "answers so far are kept: follow it with GET /pairwise/{id}",
+    failed="pairwise run {id!r} failed: {failure}",
+    out_of_time="the pairwise run stopped at the request's time limit: {why}. The judge's answers "
+    "so far are kept: send the same request again to go on from them",
+)
 
 
 class _Pairwise:
     """One POST /pairwise as dispatch runs it."""
+
+    subject = SUBJECT
 
     def __init__(
         self,
@@ -171,11 +191,11 @@ class _Pairwise:
             and (pair_bytes or 0) <= settings.inline_max_bytes
         )
 
-    def select(self, *, keys_only: bool) -> PairSelection:
-        selection = PairSelection(self._shared_ids())
-        return selection if keys_only else self.with_texts(selection)
+    def select(self, *, keys_only: bool, keys: PairSelection | None = None) -> PairSelection:
+        selection = keys or PairSelection(self._shared_ids())
+        return selection if keys_only else self._with_texts(selection)
 
-    def with_texts(self, selection: PairSelection) -> PairSelection:
+    def _with_texts(self, selection: PairSelection) -> PairSelection:
         texts, unread = read_texts(
             self.identity.tenant,
             self.results,
@@ -217,31 +237,22 @@ class _Pairwise:
         )
         return run
 
-    def out_of_time(self, why: str) -> DomainError:
-        return OutOfTime(
-            f"the pairwise run stopped at the request's time limit: {why}. The judge's answers "
-            "so far are kept: send the same request again to go on from them",
-            retry_after_seconds=1,
-        )
-
     # ---- queued --------------------------------------------------------------------------------
 
-    def before_queueing(self, selection: PairSelection, spend: spending.Spending) -> None:
+    def queue(self, selection: PairSelection, spend: spending.Spending, *, bounded: bool) -> Job:
         """Within max_cost_usd and what the month's limit leaves, as POST /pairwise/estimate
-        bounds it (each chunk reserves its own)."""
-        if spend.max_cost is None and spend.limit() is None:
-            return
-        bound = estimate_bound(self, selection)
-        spend.check_cap(bound)
-        spend.check_room(bound)
-
-    def start(self, selection: PairSelection, spend: spending.Spending) -> Job:
+        bounds it (each chunk reserves its own), when `bounded`; then the job."""
+        if bounded and (spend.max_cost is not None or spend.limit() is not None):
+            bound = estimate_bound(self, selection)
+            spend.check_cap(bound)
+            spend.check_room(bound)
         run = self.run
         run.pairs_used = selection.count
         run.usage = spend.usage()
         return pairwise_kind.queued(run, selection.pair_ids, spend.max_cost)
 
-    def answer(self, job: Job, spend: spending.Spending) -> PairwiseRun:
+    def of_job(self, job: Job) -> PairwiseRun:
+        """The run of the queued job: running, or as it was stored when it completed."""
         if job.status is Status.RUNNING:
             running = self.run
             running.pairwise_id, running.status = job.job_id, Status.RUNNING
@@ -253,28 +264,6 @@ class _Pairwise:
                 f"pairwise run {job.job_id!r} completed but is not readable yet"
             )
         return done
-
-    def still_running(self, job: Job) -> DomainError:
-        return StillRunning(
-            f"pairwise run {job.job_id!r} is still running ({job.pairs_done} of "
-            f"{job.pairs_total} pairs judged) and goes on in the background: follow it with GET "
-            f"/pairwise/{job.job_id}",
-            retry_after_seconds=10,
-            location=f"pairwise/{job.job_id}",
-        )
-
-    def failed(self, job: Job, failure: Failure) -> DomainError:
-        return Failure(
-            f"pairwise run {job.job_id!r} failed: {failure.message}", failure.error
-        ).exception()
-
-    def handed_over(self, job: Job, why: str) -> DomainError:
-        return StillRunning(
-            f"pairwise run {job.job_id!r} goes on in the background because {why}; the judge's "
-            f"answers so far are kept: follow it with GET /pairwise/{job.job_id}",
-            retry_after_seconds=10,
-            location=f"pairwise/{job.job_id}",
-        )
 
 
 # ---- estimates ---------------------------------------------------------------------------------
@@ -289,7 +278,7 @@ def estimate_bound(work: _Pairwise, selection: PairSelection) -> Bound:
     runs = len(run.result_ids)
     each = calls_per_pair(runs, run.both_orders)
     if selection.texts is None and selection.count * each <= EXACT_MAX_KEYS:
-        selection = work.with_texts(selection)
+        selection = work.select(keys_only=False, keys=selection)
     texts = selection.texts or {}
     asked = [
         comparison

@@ -2,14 +2,15 @@
 
 Large LLM work runs as a queued job: a plain request waits for it while it safely can (the v1
 body when it completes, else a 503 naming the dataset to poll); with `Prefer: respond-async`
-it answers at once (202) with the synthetic dataset's id and status.
+it answers at once (202) with the synthetic dataset's id and status (api.queued_work).
 """
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
+from evalsvc.api import queued_work
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.api.prefer import PreferHeader, async_answer, queue_options
+from evalsvc.api.prefer import PreferHeader, queue_options
 from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import augment as augmentation
 from evalsvc.models.api_keys import Identity
@@ -43,24 +44,46 @@ def augment(
         wait_seconds=options.wait_seconds,
         request_key=options.request_key,
     )
+    return queued_work.answer(
+        request,
+        options,
+        running=done.header is None,
+        location=f"data/synthetic/{_made_id(done)}",
+        queued=lambda: _queued(done),
+        done=lambda: _full(done),
+    )
+
+
+def _made_id(done: augmentation.Augmentation) -> str:
+    if done.header is not None:
+        return done.header.dataset_id
+    assert done.job is not None
+    return done.job.job_id
+
+
+def _queued(done: augmentation.Augmentation) -> AugmentQueuedOut:
+    """The queued shape: the running job's progress, or the dataset made."""
     header, job = done.header, done.job
-    if header is None:  # queued, answering at once
-        assert job is not None
-        queued = AugmentQueuedOut(
-            synthetic_data_id=job.job_id,
-            status=job.status.value,
-            pairs_done=job.pairs_done,
-            pairs_total=job.pairs_total,
-        )
-        return async_answer(queued, running=True, location=f"data/synthetic/{job.job_id}")
-    if options.respond_async:  # done inside the request, or found done by a retry
-        queued = AugmentQueuedOut(
+    if header is not None:
+        count = header.pair_count
+        return AugmentQueuedOut(
             synthetic_data_id=header.dataset_id,
             status="complete",
-            pairs_done=header.pair_count,
-            pairs_total=header.pair_count,
+            pairs_done=count,
+            pairs_total=count,
         )
-        return async_answer(queued, running=False, location=f"data/synthetic/{header.dataset_id}")
+    assert job is not None
+    return AugmentQueuedOut(
+        synthetic_data_id=job.job_id,
+        status=job.status.value,
+        pairs_done=job.pairs_done,
+        pairs_total=job.pairs_total,
+    )
+
+
+def _full(done: augmentation.Augmentation) -> AugmentOut:
+    header = done.header
+    assert header is not None
     return AugmentOut(
         synthetic_data_id=header.dataset_id,
         created_at=format_ms(header.created_ms),

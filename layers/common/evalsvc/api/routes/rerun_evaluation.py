@@ -1,8 +1,8 @@
 """POST /evaluation/{id}/rerun: a new evaluation of exactly the pairs a result scored, read from
 the dataset version it pinned, with its metric definitions, cluster_by and judge_samples. It
-runs and answers as POST /evaluate does (api.evaluation_answer): inline or queued, 202 with
-`Prefer: respond-async`, replayed for a retry with its Idempotency-Key. The body is optional:
-only `max_cost_usd` may be given."""
+runs and answers as POST /evaluate does (api.evaluation_answer, api.queued_work): inline or
+queued, 202 with `Prefer: respond-async`, replayed for a retry with its Idempotency-Key. The body
+is optional: only `max_cost_usd` may be given."""
 
 from typing import Annotated
 

@@ -15,11 +15,12 @@ import math
 from collections.abc import Iterable, Sequence
 
 from evalsvc.core.deadlines import Deadline
-from evalsvc.core.errors import DomainError, Failure, OutOfTime, StillRunning, Unrecoverable
+from evalsvc.core.errors import DomainError, Failure, OutOfTime, Unrecoverable
 from evalsvc.core.identifiers import new_id, now_ms
 from evalsvc.core.observability import metrics
 from evalsvc.core.settings import get_settings
 from evalsvc.logic import chunks, jobs
+from evalsvc.logic.dispatch import Subject
 from evalsvc.logic.variants import llm_variants, perturbed_variants
 from evalsvc.models.datasets import DatasetHeader, DatasetKind, Pair, pair_bytes
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
@@ -102,21 +103,27 @@ def seed_count(job: Job) -> int:
     return int(job.params["seed_count"])
 
 
-def unfinished(job: Job, location: str | None = None) -> DomainError | None:
+# What a caller is told of a synthetic dataset not made inside the request (logic.dispatch), and
+# a reader of one not made yet (`unfinished`).
+SUBJECT = Subject(
+    location="data/synthetic/{id}",
+    still_running="synthetic dataset {id!r} is still being generated ({done} of {total} pairs "
+    "written) and goes on in the background: GET /data/synthetic/{id} answers once it is complete",
+    handed_over="synthetic dataset {id!r} goes on in the background because {why}: GET "
+    "/data/synthetic/{id} answers once it is complete",
+    failed="generating synthetic dataset {id!r} failed: {failure}",
+    out_of_time="the LLM could not write the variants within the request's time limit; nothing "
+    "was stored: retry, or narrow pair_query or lower multiple",
+)
+
+
+def unfinished(job: Job) -> DomainError | None:
     """What a reader of a synthetic dataset not made (yet) is told: its failure, or its
-    progress (StillRunning, with `location` to poll); None once the job is complete."""
+    progress (StillRunning); None once the job is complete."""
     if job.status is Status.FAILED:
-        failure = job.failure or Failure("no reason was kept")
-        message = f"generating synthetic dataset {job.job_id!r} failed: {failure.message}"
-        return Failure(message, failure.error).exception()
+        return SUBJECT.failure(job)
     if job.status is Status.RUNNING:
-        return StillRunning(
-            f"synthetic dataset {job.job_id!r} is still being generated ({job.pairs_done} of "
-            f"{job.pairs_total} pairs written) and goes on in the background: GET "
-            f"/data/synthetic/{job.job_id} answers once it is complete",
-            retry_after_seconds=10,
-            location=location,
-        )
+        return SUBJECT.running(job, located=False)
     return None
 
 
