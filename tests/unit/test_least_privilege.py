@@ -388,7 +388,16 @@ def test_bedrock_only_on_the_configured_model_and_only_when_the_judge_is_bedrock
 
 
 def test_the_openai_secret_is_readable_only_by_judge_functions_and_only_that_secret() -> None:
-    secret = {"Fn::If": ["CreateOpenAISecret", {"Ref": "OpenAIApiKeySecret"}, NO_SECRET_PARAM]}
+    # the secret the stack made when it made one, else the one the parameter names; each
+    # only for an OpenAI judge
+    conditions = load_template()["Conditions"]
+    given = {"Fn::Equals": [{"Ref": "OpenAIApiKeySecretArn"}, ""]}
+    assert conditions["CreateOpenAISecret"] == {
+        "Fn::And": [{"Fn::Condition": "JudgeIsOpenAI"}, given]
+    }
+    assert conditions["OpenAISecretGiven"] == {
+        "Fn::And": [{"Fn::Condition": "JudgeIsOpenAI"}, {"Fn::Not": [given]}]
+    }
     for name, resource in functions().items():
         reads = [
             (condition, statement)
@@ -398,13 +407,13 @@ def test_the_openai_secret_is_readable_only_by_judge_functions_and_only_that_sec
         if name not in USES_LLM:
             assert reads == [], name
             continue
-        ((condition, statement),) = reads
-        assert condition == "JudgeIsOpenAI"
-        assert actions(statement) == ["secretsmanager:GetSecretValue"]
-        assert statement["Resource"] == secret
-
-
-NO_SECRET_PARAM = {"Ref": "OpenAIApiKeySecretArn"}
+        assert [(condition, statement["Resource"]) for condition, statement in reads] == [
+            ("CreateOpenAISecret", {"Ref": "OpenAIApiKeySecret"}),
+            ("OpenAISecretGiven", {"Ref": "OpenAIApiKeySecretArn"}),
+        ], name
+        for _, statement in reads:
+            assert set(statement) == {"Effect", "Action", "Resource"}, name
+            assert actions(statement) == ["secretsmanager:GetSecretValue"], name
 
 
 def test_grants_reach_functions_only_through_their_policies() -> None:
