@@ -1,4 +1,5 @@
-"""What template.yaml grants each function: its policy statements, read as data."""
+"""What template.yaml grants each function: its policy statements, inline or in the managed
+policies it lists, read as data."""
 
 from __future__ import annotations
 
@@ -19,12 +20,48 @@ def functions(template: dict[str, Any] | None = None) -> dict[str, dict[str, Any
     }
 
 
-def statements(resource: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
-    """The function's own policy statements, each with the condition it is granted under (an
-    `!If [condition, statement, !Ref AWS::NoValue]`), or None when it always is."""
-    found: list[tuple[str | None, dict[str, Any]]] = []
+def managed_policies(template: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """The template's managed policies (one per access pattern) by logical id."""
+    template = template or load_template()
+    return {
+        logical_id: resource
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::IAM::ManagedPolicy"
+    }
+
+
+def policy_documents(
+    resource: dict[str, Any], template: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The documents whose statements the function is granted: its inline `Statement` entries
+    and the managed policies it lists (`!Ref SomePolicy`). SAM's policy templates (SQS) are
+    not among them: test_least_privilege checks those by name."""
+    managed = managed_policies(template)
+    documents: list[dict[str, Any]] = []
     for policy in resource["Properties"].get("Policies", []):
-        for statement in policy.get("Statement", []):
+        if "Statement" in policy:
+            documents.append(policy)
+        elif "Ref" in policy:
+            # a managed policy of this template, granted whatever the conditions (a policy
+            # under a Condition, or listed under an !If, would need reading here)
+            target = managed[policy["Ref"]]
+            assert set(target) == {"Type", "Properties"}, (policy, sorted(target))
+            documents.append(target["Properties"]["PolicyDocument"])
+        else:
+            ((kind, _),) = policy.items()
+            assert kind.startswith("SQS"), f"a policy this module cannot read: {policy!r}"
+    return documents
+
+
+def statements(
+    resource: dict[str, Any], template: dict[str, Any] | None = None
+) -> list[tuple[str | None, dict[str, Any]]]:
+    """The function's policy statements, inline or from the managed policies it lists, each
+    with the condition it is granted under (an `!If [condition, statement, !Ref
+    AWS::NoValue]`), or None when it always is."""
+    found: list[tuple[str | None, dict[str, Any]]] = []
+    for document in policy_documents(resource, template):
+        for statement in document["Statement"]:
             if "Fn::If" in statement:
                 condition, granted, otherwise = statement["Fn::If"]
                 assert otherwise == NO_VALUE, statement
@@ -62,10 +99,12 @@ def dynamodb_target(resource: Any) -> str:
     raise AssertionError(f"a DynamoDB grant on {resource!r}: name one table or index")
 
 
-def dynamodb_grants(resource: dict[str, Any]) -> dict[str, set[str]]:
+def dynamodb_grants(
+    resource: dict[str, Any], template: dict[str, Any] | None = None
+) -> dict[str, set[str]]:
     """Table (or table/index/name) -> the DynamoDB actions granted on it, without the prefix."""
     grants: dict[str, set[str]] = {}
-    for condition, statement in statements(resource):
+    for condition, statement in statements(resource, template):
         names = actions(statement)
         if not any(name.startswith("dynamodb:") for name in names):
             continue

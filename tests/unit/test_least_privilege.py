@@ -12,7 +12,13 @@ from typing import Any
 from evalsvc_tools.local.tables import load_template
 
 from tests.conftest import ROOT
-from tests.template_policies import actions, dynamodb_grants, functions, statements
+from tests.template_policies import (
+    actions,
+    dynamodb_grants,
+    functions,
+    managed_policies,
+    statements,
+)
 
 G, Q, BG, BW = "GetItem", "Query", "BatchGetItem", "BatchWriteItem"
 P, U, D = "PutItem", "UpdateItem", "DeleteItem"
@@ -337,7 +343,7 @@ def test_queue_access_is_what_each_function_sends_or_receives() -> None:
     for name, resource in functions().items():
         queues: set[tuple[str, str]] = set()
         for policy in resource["Properties"].get("Policies", []):
-            if "Statement" in policy:
+            if "Statement" in policy or "Ref" in policy:
                 continue
             ((kind, args),) = policy.items()
             assert kind.startswith("SQS"), (name, kind)
@@ -382,7 +388,16 @@ def test_bedrock_only_on_the_configured_model_and_only_when_the_judge_is_bedrock
 
 
 def test_the_openai_secret_is_readable_only_by_judge_functions_and_only_that_secret() -> None:
-    secret = {"Fn::If": ["CreateOpenAISecret", {"Ref": "OpenAIApiKeySecret"}, NO_SECRET_PARAM]}
+    # the secret the stack made when it made one, else the one the parameter names; each
+    # only for an OpenAI judge
+    conditions = load_template()["Conditions"]
+    given = {"Fn::Equals": [{"Ref": "OpenAIApiKeySecretArn"}, ""]}
+    assert conditions["CreateOpenAISecret"] == {
+        "Fn::And": [{"Fn::Condition": "JudgeIsOpenAI"}, given]
+    }
+    assert conditions["OpenAISecretGiven"] == {
+        "Fn::And": [{"Fn::Condition": "JudgeIsOpenAI"}, {"Fn::Not": [given]}]
+    }
     for name, resource in functions().items():
         reads = [
             (condition, statement)
@@ -392,13 +407,46 @@ def test_the_openai_secret_is_readable_only_by_judge_functions_and_only_that_sec
         if name not in USES_LLM:
             assert reads == [], name
             continue
-        ((condition, statement),) = reads
-        assert condition == "JudgeIsOpenAI"
-        assert actions(statement) == ["secretsmanager:GetSecretValue"]
-        assert statement["Resource"] == secret
+        assert [(condition, statement["Resource"]) for condition, statement in reads] == [
+            ("CreateOpenAISecret", {"Ref": "OpenAIApiKeySecret"}),
+            ("OpenAISecretGiven", {"Ref": "OpenAIApiKeySecretArn"}),
+        ], name
+        for _, statement in reads:
+            assert set(statement) == {"Effect", "Action", "Resource"}, name
+            assert actions(statement) == ["secretsmanager:GetSecretValue"], name
 
 
-NO_SECRET_PARAM = {"Ref": "OpenAIApiKeySecretArn"}
+def test_grants_reach_functions_only_through_their_policies() -> None:
+    # What the tests above read is all a function is granted: no policy attaches itself to a
+    # role, no function brings a role of its own, and every managed policy is listed by some
+    # function (each once).
+    resources = load_template()["Resources"]
+    assert not [r for r in resources.values() if r["Type"] in ("AWS::IAM::Policy",)]
+    roles = [logical_id for logical_id, r in resources.items() if r["Type"] == "AWS::IAM::Role"]
+    assert roles == ["ApiGatewayCloudWatchRole"]
+    managed = managed_policies()
+    for logical_id, policy in managed.items():
+        assert not {"Roles", "Users", "Groups"} & set(policy["Properties"]), logical_id
+    listed: set[str] = set()
+    for name, resource in functions().items():
+        assert "Role" not in resource["Properties"], name
+        refs = [p["Ref"] for p in resource["Properties"].get("Policies", []) if "Ref" in p]
+        assert len(refs) == len(set(refs)), name
+        listed |= set(refs)
+    assert listed == set(managed)
+
+
+# IAM attaches at most 10 managed policies to a role (a quota that can only be raised by
+# asking); SAM attaches 2 to each function's (basic execution: logs; X-Ray: Tracing Active).
+MANAGED_POLICIES_PER_ROLE = 10
+SAMS_MANAGED_POLICIES = 2
+
+
+def test_every_functions_role_stays_within_the_managed_policies_quota() -> None:
+    assert load_template()["Globals"]["Function"]["Tracing"] == "Active"
+    for name, resource in functions().items():
+        refs = [p for p in resource["Properties"].get("Policies", []) if "Ref" in p]
+        assert len(refs) + SAMS_MANAGED_POLICIES <= MANAGED_POLICIES_PER_ROLE, name
 
 
 def test_nothing_else_is_granted_and_no_action_is_a_wildcard() -> None:
