@@ -30,15 +30,10 @@ from evalsvc_tools import monitor_commands, terminal, user_commands
 from evalsvc_tools.cli import main
 from evalsvc_tools.client import Client, ClientError, normalise_base_url
 from evalsvc_tools.pair_files import BadFile, read_pairs
-from evalsvc_tools.tables import (
-    render_comparison,
-    render_evaluation,
-    render_history,
-    render_monitor_run,
-    render_monitors,
-    render_pairwise,
-    render_plan,
-)
+from evalsvc_tools.render.comparison import render_comparison, render_plan
+from evalsvc_tools.render.evaluation import render_evaluation
+from evalsvc_tools.render.monitors import render_history, render_monitor_run, render_monitors
+from evalsvc_tools.render.pairwise import render_pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console

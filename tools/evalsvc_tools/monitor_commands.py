@@ -36,7 +36,7 @@ from evalsvc_tools.client import (
     segment,
 )
 from evalsvc_tools.progress import ProgressDisplay
-from evalsvc_tools.tables import (
+from evalsvc_tools.render.monitors import (
     format_mean,
     format_when,
     regressed_run_metrics,

@@ -13,7 +13,7 @@ The URL and key come from --url/--key or EVALSVC_URL/EVALSVC_API_KEY; plain http
 to any host but this machine (the key would travel in clear) unless --insecure-http. Beside
 this module: monitor_commands.py holds `evalsvc monitors` (E8), which follows the same rules;
 pair_files.py and metrics_files.py read and check what push and metrics send;
-tables.py and progress.py draw the tables and the progress bar with `rich` (the `cli` extra,
+render/ and progress.py draw the tables and the progress bar with `rich` (the `cli` extra,
 imported only when a command draws); terminal.py makes text safe to show. Every text the
 service gave reaches the terminal through terminal.py's filter, --json output included.
 """
@@ -53,15 +53,10 @@ from evalsvc_tools.client import (
 )
 from evalsvc_tools.pair_files import BadFile, read_pairs
 from evalsvc_tools.progress import PlainLines, ProgressDisplay, RichBar
-from evalsvc_tools.tables import (
-    describe_estimate,
-    format_p_value,
-    format_signed,
-    render_comparison,
-    render_evaluation,
-    render_pairwise,
-    render_plan,
-)
+from evalsvc_tools.render.comparison import render_comparison, render_plan
+from evalsvc_tools.render.evaluation import render_evaluation
+from evalsvc_tools.render.figures import format_p_value, format_signed
+from evalsvc_tools.render.pairwise import describe_estimate, render_pairwise
 from evalsvc_tools.terminal import cut, rich_console, terminal_json, terminal_safe
 
 if TYPE_CHECKING:
