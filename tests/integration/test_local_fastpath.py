@@ -1,5 +1,5 @@
 """moto's answers are unchanged by the embedded store's speed-ups
-(tools/evalsvc_tools/local/fastpath.py): the same writes, queries (pages, both directions, the
+(tools/evalsvc_tools/local/fastpath/): the same writes, queries (pages, both directions, the
 local index, projections, filters) and transactions, answered with and without them."""
 
 from __future__ import annotations
