@@ -191,6 +191,26 @@ def add_parsers(commands: Subcommands) -> None:
         "webhook alerted when a run regresses or fails.",
     ).add_subparsers(dest="monitors", required=True)
 
+    _add_create_parser(monitors)
+
+    list_parser = monitors.add_parser("list", help="the tenant's monitors, as a table")
+    list_parser.add_argument("--json", action="store_true", help="print the service's JSON answer")
+    add_service_flags(list_parser)
+    list_parser.set_defaults(run=listing)
+
+    monitor_runs.add_run_parser(monitors)
+    monitor_runs.add_history_parser(monitors)
+
+    delete_parser = monitors.add_parser("delete", help="stop a monitor and remove it with its runs")
+    delete_parser.add_argument("id", metavar="ID", help="the monitor's id")
+    delete_parser.add_argument(
+        "--json", action="store_true", help="print the service's JSON answer"
+    )
+    add_service_flags(delete_parser)
+    delete_parser.set_defaults(run=delete)
+
+
+def _add_create_parser(monitors: Subcommands) -> None:
     create_parser = monitors.add_parser(
         "create",
         help="create a monitor; prints its id",
@@ -270,19 +290,3 @@ def add_parsers(commands: Subcommands) -> None:
     )
     add_service_flags(create_parser)
     create_parser.set_defaults(run=create)
-
-    list_parser = monitors.add_parser("list", help="the tenant's monitors, as a table")
-    list_parser.add_argument("--json", action="store_true", help="print the service's JSON answer")
-    add_service_flags(list_parser)
-    list_parser.set_defaults(run=listing)
-
-    monitor_runs.add_run_parser(monitors)
-    monitor_runs.add_history_parser(monitors)
-
-    delete_parser = monitors.add_parser("delete", help="stop a monitor and remove it with its runs")
-    delete_parser.add_argument("id", metavar="ID", help="the monitor's id")
-    delete_parser.add_argument(
-        "--json", action="store_true", help="print the service's JSON answer"
-    )
-    add_service_flags(delete_parser)
-    delete_parser.set_defaults(run=delete)
