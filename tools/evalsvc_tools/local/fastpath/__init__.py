@@ -1,6 +1,6 @@
 """Two speed-ups to moto's DynamoDB for the embedded store, found by profiling (docs/design.md,
-"The embedded store"). Both keep moto's answers as they are; tests/unit/test_local_fastpath.py
-checks each against moto's own path.
+"The embedded store"). Both keep moto's answers as they are;
+tests/integration/test_local_fastpath.py checks each against moto's own path.
 
 - Responses: moto serializes every response through a generic, shape-driven serializer that
   spends about 0.2 ms per attribute value. A DynamoDB response is already in its wire form
