@@ -1,5 +1,5 @@
 """moto's answers are unchanged by the embedded store's speed-ups
-(tools/evalsvc_tools/local/fastpath.py): the same writes, queries (pages, both directions, the
+(tools/evalsvc_tools/local/fastpath/): the same writes, queries (pages, both directions, the
 local index, projections, filters) and transactions, answered with and without them."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from botocore.exceptions import ClientError
 from evalsvc_tools.local import fastpath
 from evalsvc_tools.local.inprocess import moto_in_process
+from evalsvc_tools.local.item_images import load_item
 from evalsvc_tools.local.journal import binary_values
-from evalsvc_tools.local.store import load_item
 from evalsvc_tools.local.tables import table_definitions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 from evalsvc.core.errors import DomainError
-from evalsvc_tools.cli import read_jsonl_pairs
+from evalsvc_tools.commands.operator import read_jsonl_pairs
 
 
 def test_jsonl_rows_are_read_in_order_skipping_blank_lines(tmp_path: Path) -> None:

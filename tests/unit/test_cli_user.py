@@ -26,19 +26,15 @@ import pytest
 from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_TEXT_CHARS
 from evalsvc_tools import client as client_module
-from evalsvc_tools import monitor_commands, terminal, user_commands
+from evalsvc_tools import terminal
 from evalsvc_tools.cli import main
 from evalsvc_tools.client import Client, ClientError, normalise_base_url
+from evalsvc_tools.commands import monitor_runs, monitors, polling
 from evalsvc_tools.pair_files import BadFile, read_pairs
-from evalsvc_tools.tables import (
-    render_comparison,
-    render_evaluation,
-    render_history,
-    render_monitor_run,
-    render_monitors,
-    render_pairwise,
-    render_plan,
-)
+from evalsvc_tools.render.comparison import render_comparison, render_plan
+from evalsvc_tools.render.evaluation import render_evaluation
+from evalsvc_tools.render.monitors import render_history, render_monitor_run, render_monitors
+from evalsvc_tools.render.pairwise import render_pairwise
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -513,7 +509,7 @@ def test_errors_print_what_the_service_said_with_the_status(
     expected: str,
 ) -> None:
     service.on("POST", "/v1/compare", answer)
-    monkeypatch.setattr(user_commands.time, "sleep", lambda seconds: None)  # a 502 is retried
+    monkeypatch.setattr(polling.time, "sleep", lambda seconds: None)  # a 502 is retried
 
     assert run(service, "compare", "a", "b") == 1
 
@@ -637,7 +633,7 @@ def test_ctrl_c_while_following_says_the_evaluation_goes_on(
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(user_commands, "follow", interrupted)
+    monkeypatch.setattr(polling, "follow", interrupted)
     assert run(service, "evaluate", "--seed", "faq") == 130
     assert "interrupted; evaluation ev_1 goes on in the service" in capsys.readouterr().err
 
@@ -1052,7 +1048,7 @@ def test_following_gives_up_after_repeated_failures(
 
     assert run(service, "evaluate", "--seed", "faq") == 1
     assert "evalsvc: HTTP 503: down" in capsys.readouterr().err
-    assert len(service.seen) == 1 + 1 + user_commands.MAX_POLL_FAILURES
+    assert len(service.seen) == 1 + 1 + polling.MAX_POLL_FAILURES
 
 
 def test_an_error_that_is_not_transient_stops_following_at_once(
@@ -1160,10 +1156,10 @@ def test_following_asks_again_soon_then_backs_off_to_the_interval(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pauses: list[float] = []
-    monkeypatch.setattr(user_commands.time, "sleep", pauses.append)
+    monkeypatch.setattr(polling.time, "sleep", pauses.append)
     answers = Answers(running=6)
 
-    body = user_commands.follow(answers, "ev_1", Quiet(), 1.0)  # type: ignore[arg-type]
+    body = polling.follow(answers, "ev_1", Quiet(), 1.0)  # type: ignore[arg-type]
 
     assert body["status"] == "complete" and answers.asked == 7
     assert pauses == [0.2, 0.4, 0.8, 1.0, 1.0, 1.0]
@@ -1173,21 +1169,21 @@ def test_following_honours_retry_after_and_a_shorter_interval(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pauses: list[float] = []
-    monkeypatch.setattr(user_commands.time, "sleep", pauses.append)
+    monkeypatch.setattr(polling.time, "sleep", pauses.append)
 
-    user_commands.follow(Answers(3, {2: 7.0, 3: 500.0}), "ev_1", Quiet(), 5.0)  # type: ignore[arg-type]
-    user_commands.follow(Answers(2), "ev_1", Quiet(), 0.05)  # type: ignore[arg-type]
+    polling.follow(Answers(3, {2: 7.0, 3: 500.0}), "ev_1", Quiet(), 5.0)  # type: ignore[arg-type]
+    polling.follow(Answers(2), "ev_1", Quiet(), 0.05)  # type: ignore[arg-type]
 
-    assert pauses == [0.2, 7.0, user_commands.MAX_RETRY_SECONDS, 0.05, 0.05]
+    assert pauses == [0.2, 7.0, polling.MAX_RETRY_SECONDS, 0.05, 0.05]
 
 
 def test_following_gives_each_answer_to_the_caller_first(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(user_commands.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(polling.time, "sleep", lambda seconds: None)
     seen: list[int] = []
 
-    user_commands.follow(
+    polling.follow(
         Answers(2),  # type: ignore[arg-type]
         "ev_1",
         Quiet(),
@@ -1687,14 +1683,14 @@ def test_a_comparison_out_of_the_services_time_is_asked_again_as_retry_after_say
         as_json(200, comparison("no_significant_difference")),
     )
     pauses: list[float] = []
-    monkeypatch.setattr(user_commands.time, "sleep", pauses.append)
+    monkeypatch.setattr(polling.time, "sleep", pauses.append)
 
     # When the CI gate compares
     code = run(service, "compare", "ev_a", "ev_b", "--fail-on-regression")
 
     # Then it waited as told (and backed off without a Retry-After), and the gate passed
     assert code == 0
-    assert pauses == [10.0, 2 * user_commands.FIRST_RETRY_SECONDS]
+    assert pauses == [10.0, 2 * polling.FIRST_RETRY_SECONDS]
     assert len(service.seen) == 3
     assert all(seen.json()["baseline_id"] == "ev_a" for seen in service.seen)
     err = capsys.readouterr().err
@@ -1705,11 +1701,11 @@ def test_a_comparison_out_of_the_services_time_is_asked_again_as_retry_after_say
 def test_retrying_gives_up_after_its_attempts_and_never_retries_a_413(
     service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(user_commands.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(polling.time, "sleep", lambda seconds: None)
     service.on("POST", "/v1/compare", as_json(503, {"error": "busy"}, **{"Retry-After": "1"}))
 
     assert run(service, "compare", "ev_a", "ev_b") == 1
-    assert len(service.seen) == user_commands.READ_ATTEMPTS
+    assert len(service.seen) == polling.READ_ATTEMPTS
     assert capsys.readouterr().err.splitlines()[-1] == "evalsvc: HTTP 503: busy"
 
     service.seen.clear()
@@ -1723,7 +1719,7 @@ def test_retrying_gives_up_after_its_attempts_and_never_retries_a_413(
 def test_a_report_out_of_the_services_time_is_asked_again(
     service: Scripted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(user_commands.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(polling.time, "sleep", lambda seconds: None)
     service.on(
         "GET",
         "/v1/compare/report",
@@ -2049,7 +2045,7 @@ ESTIMATE = {
 def test_pairwise_estimate_prints_what_it_would_take_and_judges_nothing(
     service: Scripted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(user_commands.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(polling.time, "sleep", lambda seconds: None)
     service.on(
         "POST",
         "/v1/pairwise/estimate",
@@ -2179,7 +2175,7 @@ def test_ctrl_c_while_following_says_the_pairwise_judging_goes_on(
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(user_commands, "follow", interrupted)
+    monkeypatch.setattr(polling, "follow", interrupted)
     assert run(service, *PAIRWISE_ARGS) == 130
     assert capsys.readouterr().err == (
         "evalsvc: interrupted; pairwise judging pw_1 goes on in the service (GET /pairwise/pw_1)\n"
@@ -2385,8 +2381,6 @@ def test_a_stray_quote_in_a_csv_is_an_error_not_a_swallowed_file(tmp_path: Path,
 
 
 def test_a_retry_after_of_zero_does_not_spin(monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalsvc_tools import user_commands
-
     pauses: list[float] = []
     answers = iter(
         [
@@ -2412,11 +2406,11 @@ def test_a_retry_after_of_zero_does_not_spin(monkeypatch: pytest.MonkeyPatch) ->
         def request(self, method: str, path: str, query: Any = None) -> Answer:
             return Answer()
 
-    monkeypatch.setattr(user_commands.time, "sleep", pauses.append)
-    body = user_commands.follow(Service(), "ev_1", Quiet(), 1.0)  # type: ignore[arg-type]
+    monkeypatch.setattr(polling.time, "sleep", pauses.append)
+    body = polling.follow(Service(), "ev_1", Quiet(), 1.0)  # type: ignore[arg-type]
 
     assert body["status"] == "complete"
-    assert pauses == [user_commands.MIN_POLL_SECONDS]
+    assert pauses == [polling.MIN_POLL_SECONDS]
 
 
 @pytest.mark.parametrize(
@@ -2968,8 +2962,8 @@ def test_monitors_create_lists_every_bad_argument_at_once(
 
     assert service.seen == []
     assert capsys.readouterr().err.splitlines() == [
-        f"--dataset 'a b' is not an id: {user_commands.CLIENT_ID_RULE}",
-        f"--metrics 'm/1' is not an id: {user_commands.CLIENT_ID_RULE}",
+        f"--dataset 'a b' is not an id: {monitors.CLIENT_ID_RULE}",
+        f"--metrics 'm/1' is not an id: {monitors.CLIENT_ID_RULE}",
         "evalsvc: 2 problems with the arguments (listed above); nothing was sent",
     ]
 
@@ -3187,7 +3181,7 @@ def test_ctrl_c_while_following_says_the_monitor_run_goes_on(
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(monitor_commands, "follow_run", interrupted)
+    monkeypatch.setattr(monitor_runs, "follow_run", interrupted)
     assert run(service, "monitors", "run", MONITOR, "--wait") == 130
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"evalsvc: interrupted; monitor run {RUN_ID} goes on in the service "

@@ -6,7 +6,7 @@ interpreter can switch threads between a lookup that misses a partition and the 
 its new dict. Two threads putting the first items of one partition at once can each create it;
 the later dict replaces the earlier, and the items already put into that one are gone, with
 every write answered 200. (A GetItem of a missing partition creates it too.) The embedded
-store serves one request at a time for the same reason (`store._Front`); `serialised()` does
+store serves one request at a time for the same reason (`front.Front`); `serialised()` does
 the same for moto's in-process mock: every request botocore sends to it is handled under one
 lock, whatever the number of threads sending them. The service's own threads (8 batch writers,
 16 first-page readers) still run as they do deployed; only moto's handling is one at a time.

@@ -15,37 +15,32 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import gc
-import io
-import json
 import logging
 import os
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import boto3
-from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.config import Config
-from botocore.parsers import create_parser
-from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
     create_backend_app,
 )
 from werkzeug.serving import BaseWSGIServer, make_server
-from werkzeug.test import EnvironBuilder
 
 from evalsvc_tools.local import fastpath
+from evalsvc_tools.local.direct_calls import direct_caller
+from evalsvc_tools.local.front import Front
+from evalsvc_tools.local.item_images import load_item, replay_item
 from evalsvc_tools.local.journal import (
     SNAPSHOT,
     Journal,
-    JournalFailed,
     Replay,
     StoreBusy,
     StoreFileError,
@@ -60,10 +55,6 @@ from evalsvc_tools.local.journal import (
 from evalsvc_tools.local.tables import create_queues, create_tables, queue_env_vars
 
 TABLE_PREFIX = "evalsvc-local"
-ITEM_WRITES = frozenset(
-    {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
-)
-TABLE_WRITES = frozenset({"CreateTable", "DeleteTable", "UpdateTable", "UpdateTimeToLive"})
 LOCAL_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "local",
     "AWS_SECRET_ACCESS_KEY": "local",
@@ -75,239 +66,8 @@ LOCAL_CREDENTIALS = {
 # as much as loading the snapshot.
 COMPACT_RATIO = 1.0
 COMPACT_MIN_BYTES = 64 * 1024 * 1024
-log = logging.getLogger("evalsvc.local")
 Progress = Callable[[str], None]
 __all__ = ["EmbeddedDynamoDB", "StoreBusy", "StoreFileError"]
-
-
-# ---- the front door: one request at a time into moto, writes journaled --------------------------
-
-
-def _error(start_response: Any, status: str, kind: str, message: str) -> list[bytes]:
-    body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{kind}", "message": message})
-    start_response(status, [("Content-Type", "application/x-amz-json-1.0")])
-    return [body.encode()]
-
-
-def _unavailable(start_response: Any, exc: JournalFailed) -> list[bytes]:
-    return _error(start_response, "503 Service Unavailable", "ServiceUnavailable", str(exc))
-
-
-class _Front:
-    """WSGI middleware in front of moto. One request at a time (moto's tables are not safe under
-    concurrent writes); a successful item write leaves the images of the items it touched in the
-    journal, and no response leaves before the journal holds every write applied before it."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        # moto's dispatcher finds the service of every request by looking through its modules;
-        # the two services the store serves go to their own apps directly.
-        self.apps = {
-            "DynamoDB": create_backend_app("dynamodb"),
-            "AmazonSQS": create_backend_app("sqs"),
-        }
-        self.lock = threading.Lock()
-        self.journal: Journal | None = None
-        self.backend: Any = None
-
-    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
-        target = environ.get("HTTP_X_AMZ_TARGET", "")
-        service, _, operation = target.partition(".")
-        journal = self.journal
-        app = self.apps.get(service.partition("_")[0], self.app)
-        if journal is None or not service.startswith("DynamoDB"):
-            with self.lock:
-                return list(app(environ, start_response))
-        answer: list[Any] = []
-
-        def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-            answer[:] = [status, headers]
-            return lambda data: None
-
-        with self.lock:
-            touched: list[tuple[Any, str, dict[str, Any], Any]] = []
-            request: Any = None
-            if operation in ITEM_WRITES or operation in TABLE_WRITES:
-                # The body is read here, and again by moto.
-                length = int(environ.get("CONTENT_LENGTH") or 0)
-                body = environ["wsgi.input"].read(length) if length else b""
-                environ["wsgi.input"] = io.BytesIO(body)
-                try:
-                    request = json.loads(body)
-                    if operation in ITEM_WRITES:
-                        touched = self._touched(operation, request)
-                except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                    return _error(
-                        start_response,
-                        "400 Bad Request",
-                        "ValidationException",
-                        f"the embedded store cannot read this {operation} request: {exc!r}",
-                    )
-            before = [(name, key, _image(table, key)) for table, name, key, _ in touched]
-            out = list(app(environ, capture))
-            for table in {id(t): t for t, _, _, _ in touched}.values():
-                fastpath.changed(table)
-            ticket = journal.ticket()
-            if answer and answer[0].startswith("200") and request is not None:
-                if operation in ITEM_WRITES:
-                    # A put leaves its item as it was sent; anything else is read back.
-                    after = [
-                        [name, key, put if put is not None else _image(table, key)]
-                        for table, name, key, put in touched
-                    ]
-                    payload: dict[str, Any] = {"i": after}
-                else:
-                    payload = {"t": [operation, request]}
-                try:
-                    ticket = journal.append(payload, before)
-                except JournalFailed as exc:
-                    self.undo(before)
-                    return _unavailable(start_response, exc)
-                except Exception as exc:  # nothing applied stays unless it is journaled
-                    self.undo(before)
-                    log.exception("the embedded store could not journal a %s", operation)
-                    return _error(
-                        start_response,
-                        "500 Internal Server Error",
-                        "InternalServerError",
-                        f"the embedded store could not journal this {operation}: {exc!r}",
-                    )
-        try:
-            journal.wait(ticket)
-        except JournalFailed as exc:
-            return _unavailable(start_response, exc)
-        start_response(*answer)
-        return out
-
-    def table(self, name: str) -> Any:
-        return self.backend.get_table(name)
-
-    def _touched(
-        self, operation: str, request: dict[str, Any]
-    ) -> list[tuple[Any, str, dict[str, Any], Any]]:
-        """(table, table name, key, the item if it is put whole) of every item the write
-        request may change."""
-        found: list[tuple[Any, str, dict[str, Any], Any]] = []
-
-        def add(name: str, item_or_key: dict[str, Any], put: bool) -> None:
-            try:
-                table = self.table(name)
-            except Exception:
-                return  # moto answers that the table does not exist
-            attributes = [table.hash_key_attr, table.range_key_attr]
-            key = {a: item_or_key[a] for a in attributes if a and a in item_or_key}
-            found.append((table, name, binary_values(key), item_or_key if put else None))
-
-        if operation == "PutItem":
-            add(request["TableName"], request["Item"], True)
-        elif operation in ("UpdateItem", "DeleteItem"):
-            add(request["TableName"], request["Key"], False)
-        elif operation == "BatchWriteItem":
-            for name, writes in request["RequestItems"].items():
-                for write in writes:
-                    if "PutRequest" in write:
-                        add(name, write["PutRequest"]["Item"], True)
-                    else:
-                        add(name, write["DeleteRequest"]["Key"], False)
-        else:
-            for action in request["TransactItems"]:
-                for kind, detail in action.items():
-                    if kind == "Put":
-                        add(detail["TableName"], detail["Item"], False)
-                    elif kind in ("Update", "Delete"):
-                        add(detail["TableName"], detail["Key"], False)
-        return found
-
-    def undo(self, before: list[tuple[str, dict[str, Any], dict[str, Any] | None]]) -> None:
-        """Put back the items a write changed (called under the lock, newest write first)."""
-        for name, key, image in reversed(before):
-            table = self.table(name)
-            set_item(table, key, image)
-            fastpath.changed(table)
-
-
-def _image(table: Any, key: dict[str, Any]) -> dict[str, Any] | None:
-    """The item at `key` as DynamoDB JSON (binary values as bytes), or None."""
-    found = fastpath.key_of(table, key)
-    item = table.get_item(*found) if found is not None else None
-    if item is None:
-        return None
-    image: dict[str, Any] = item.to_json()["Attributes"]
-    return image
-
-
-def set_item(table: Any, key: dict[str, Any], image: dict[str, Any] | None) -> None:
-    """Make the item at `key` be `image` (None: absent), straight in moto's table."""
-    if image is not None:
-        table.put_item(image, overwrite=True)
-        return
-    found = fastpath.key_of(table, key)
-    if found is not None:
-        table.delete_item(*found)
-
-
-def load_item(table: Any, image: dict[str, Any]) -> None:
-    """Put an item image read from the data directory straight into moto's table, as
-    `table.put_item(image, overwrite=True)` leaves it, without checking it again: moto accepted
-    it before it was journaled (its types, key sizes and 400 KB), and a start loads hundreds of
-    thousands of them."""
-    hash_value = image.get(table.hash_key_attr)
-    range_value = image.get(table.range_key_attr) if table.range_key_attr else None
-    if hash_value is None or range_value is None or table.stream_shard is not None:
-        table.put_item(image, overwrite=True)  # moto's own way, streams and all
-        return
-    item: Any = Item.__new__(Item)
-    # As put_item does: the item's key values are the ones its table indexes it by, and its
-    # attributes values of their own.
-    item.hash_key = hash_key = _typed(hash_value)
-    item.range_key = range_key = _typed(range_value)
-    attrs = LimitedSizeDict()
-    new = DynamoType.__new__
-    for name, value in image.items():
-        # DynamoType(value), made directly for a value holding no other (all but lists and
-        # maps, whose members moto types one by one).
-        if len(value) == 1:
-            ((kind, raw),) = value.items()
-            if kind != "L" and kind != "M":
-                typed = new(DynamoType)
-                typed.type = kind
-                typed.value = raw
-                dict.__setitem__(attrs, name, typed)
-                continue
-        dict.__setitem__(attrs, name, DynamoType(value))
-    item.attrs = attrs
-    table.items[hash_key][range_key] = item
-
-
-def _typed(value: dict[str, Any]) -> Any:
-    """DynamoType(value) (as `load_item` makes it)."""
-    if len(value) == 1:
-        ((kind, raw),) = value.items()
-        if kind != "L" and kind != "M":
-            typed = DynamoType.__new__(DynamoType)
-            typed.type = kind
-            typed.value = raw
-            return typed
-    return DynamoType(value)
-
-
-def replay_item(table: Any, key: dict[str, Any], image: dict[str, Any] | None) -> None:
-    """`set_item` for a start: an image is loaded as `load_item` loads it."""
-    if image is None:
-        set_item(table, key, None)
-    else:
-        load_item(table, image)
-
-
-class _RawBody(io.BytesIO):
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        chunk = self.read()
-        while chunk:
-            yield chunk
-            chunk = self.read()
-
-
-# ---- the store --------------------------------------------------------------------------------
 
 
 class EmbeddedDynamoDB:
@@ -324,7 +84,7 @@ class EmbeddedDynamoDB:
         self.port = port
         self.progress = progress or (lambda line: None)
         self._server: BaseWSGIServer | None = None
-        self._front: _Front | None = None
+        self._front: Front | None = None
         self._threads: list[threading.Thread] = []
         self._lock_file: Any = None
         self._compaction: subprocess.Popen[bytes] | None = None
@@ -409,7 +169,7 @@ class EmbeddedDynamoDB:
         # moto is patched while this store runs, and only then (fastpath.uninstall at stop).
         self._fastpath = fastpath.install()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
-        self._front = _Front(DomainDispatcherApplication(create_backend_app))
+        self._front = Front(DomainDispatcherApplication(create_backend_app))
         try:
             self._server = make_server(
                 self.host,
@@ -645,82 +405,15 @@ class EmbeddedDynamoDB:
 
     def attach_in_process(self) -> None:
         """Let this process's boto3 clients for the store call it directly, rather than over
-        HTTP: the request botocore has built is handed to the same front door (one at a time,
-        writes journaled) before it is signed or sent, and a successful DynamoDB answer is read
-        with `json.loads` rather than botocore's shape-driven parser (docs/design.md, "What made
-        it slow"). Errors are parsed by botocore, so they raise exactly as they would."""
+        HTTP (direct_calls.py): handed to the same front door, one at a time, writes
+        journaled."""
         assert self._front is not None
-        front, endpoint = self._front, self.endpoint
-        region = LOCAL_CREDENTIALS["AWS_REGION"]
-        parsers: dict[str, Any] = {}
-
-        def call(model: Any, params: dict[str, Any], **_: Any) -> tuple[Any, Any] | None:
-            url = params.get("url", "")
-            if not url.startswith(endpoint):
-                return None
-            service = model.service_model.service_name
-            headers = {
-                k: v.decode() if isinstance(v, bytes) else v
-                for k, v in params.get("headers", {}).items()
-            }
-            # Not signed (the store checks no signature); moto reads the caller's account and
-            # region from this header.
-            headers["Authorization"] = (
-                f"AWS4-HMAC-SHA256 Credential={LOCAL_CREDENTIALS['AWS_ACCESS_KEY_ID']}/20260101/"
-                f"{region}/{service}/aws4_request, SignedHeaders=host, Signature=0"
-            )
-            body = params.get("body") or b""
-            if isinstance(body, str):
-                body = body.encode()
-            elif not isinstance(body, bytes):
-                body = body.read()
-            environ = EnvironBuilder(
-                path=params.get("url_path") or "/",
-                query_string=urlsplit(url).query,
-                method=params.get("method", "POST"),
-                headers=headers,
-                data=body,
-                base_url=endpoint,
-            ).get_environ()
-            answer: list[Any] = []
-
-            def start_response(status: str, headers: Any, exc_info: Any = None) -> Any:
-                answer[:] = [int(status.split()[0]), dict(headers)]
-                return lambda data: None
-
-            content = b"".join(front(environ, start_response))
-            status, response_headers = answer
-            http = AWSResponse(url, status, response_headers, _RawBody(content))
-            if status == 200 and service == "dynamodb":
-                parsed = json.loads(content) if content else {}
-                if b'"B' in content:
-                    parsed = {k: binary_values(v) for k, v in parsed.items()}
-            else:
-                protocol = model.service_model.protocol
-                if protocol not in parsers:
-                    parsers[protocol] = create_parser(protocol)
-                parser = parsers[protocol]
-                raw = {
-                    "status_code": status,
-                    "headers": HTTPHeaders(response_headers),
-                    "body": content,
-                }
-                parsed = parser.parse(raw, model.output_shape)
-                code = parsed.get("Error", {}).get("Code") if status >= 300 else None
-                shape = model.service_model.shape_for_error_code(code) if code else None
-                if shape is not None:
-                    # The error's own fields (CancellationReasons, Item), as botocore adds them.
-                    parsed.update(parser.parse(raw, shape))
-            parsed.setdefault("ResponseMetadata", {})
-            parsed["ResponseMetadata"].update(
-                {
-                    "HTTPStatusCode": status,
-                    "HTTPHeaders": {k.lower(): v for k, v in response_headers.items()},
-                    "RetryAttempts": 0,
-                }
-            )
-            return http, parsed
-
+        call = direct_caller(
+            self._front,
+            self.endpoint,
+            LOCAL_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            LOCAL_CREDENTIALS["AWS_REGION"],
+        )
         events = boto3._get_default_session().events
         for service in ("dynamodb", "sqs"):
             events.register(f"before-call.{service}", call, unique_id=f"evalsvc-local-{service}")
