@@ -114,10 +114,7 @@ def augment(
         outcome = dispatch.submit(
             work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
         )
-        if outcome.job is not None:
-            return work.of_job(outcome.job, spend)
-        assert outcome.done is not None
-        return outcome.done
+        return outcome.made(lambda job: work.of_job(job, spend))
 
 
 class _Augmenting:

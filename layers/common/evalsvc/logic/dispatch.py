@@ -24,6 +24,7 @@ is not: its calls were made, and refusing it would waste them; it may pass the c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -149,6 +150,14 @@ class Outcome(Generic[R]):
 
     done: R | None = None
     job: Job | None = None
+
+    def made(self, of_job: Callable[[Job], R]) -> R:
+        """What the work made: done inside the request, or `of_job(job)` (running, or what the
+        job made, read once)."""
+        if self.job is not None:
+            return of_job(self.job)
+        assert self.done is not None
+        return self.done
 
 
 def queue_available() -> bool:

@@ -81,10 +81,7 @@ def evaluate(
         outcome = dispatch.submit(
             work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
         )
-        if outcome.job is not None:
-            return work.of_job(outcome.job)
-        assert outcome.done is not None
-        return outcome.done
+        return outcome.made(work.of_job)
 
 
 def rerun(
@@ -107,10 +104,7 @@ def rerun(
         outcome = dispatch.submit(
             work, spend, deadline, respond_async=respond_async, wait_seconds=wait_seconds
         )
-        if outcome.job is not None:
-            return work.of_job(outcome.job)
-        assert outcome.done is not None
-        return outcome.done
+        return outcome.made(work.of_job)
 
 
 SUBJECT = dispatch.Subject(

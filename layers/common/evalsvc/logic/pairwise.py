@@ -113,10 +113,7 @@ def pairwise(
             # E5 answers a run that goes on in the background at once (202), even handed over.
             answer_running=True,
         )
-        if outcome.job is not None:
-            return work.of_job(outcome.job)
-        assert outcome.done is not None
-        return outcome.done
+        return outcome.made(work.of_job)
 
 
 SUBJECT = dispatch.Subject(
