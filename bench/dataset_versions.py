@@ -15,7 +15,7 @@ memory where it is computed rather than stored.
    items the datasets table holds and their bytes; a read of the current dataset with the kept
    versions and without them; and the purge's calls, against the deletes made at once.
 2. selection: the pinned selection of a result of N pairs (reproduce.cut_pieces over the ords
-   of one N-pair write): what storage.results._selection_field writes (the header's
+   of one N-pair write): what storage.results.header.selection_field writes (the header's
    `selection` attribute, or its parts kept apart by storage.texts) and what
    storage.results.selection reads back, against N; then the same at the field limits (a
    128-character tenant and results id, appended pairs' ords with 128-character pair ids at
@@ -67,6 +67,8 @@ from evalsvc.storage import dynamo, texts
 from evalsvc.storage import results as results_store
 from evalsvc.storage.datasets import history, keys, versions
 from evalsvc.storage.datasets.keys import Stored, append_ord, make_ord
+from evalsvc.storage.results import header as results_header
+from evalsvc.storage.results import keys as results_keys
 from evalsvc_tools.local.inprocess import moto_in_process
 
 IDENTITY = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
@@ -413,15 +415,15 @@ def _selection_row(meter: Meter, n: int, tenant: str, results_id: str, appended:
         separators=(",", ":"),
     )
     meter.take()
-    field = results_store._selection_field(tenant, pieces)
+    field = results_header.selection_field(tenant, pieces)
     write_calls, written = meter.take()
     attribute = dynamo.item_size(field)
     # The header that holds the field (the rest of a header is beside the point here).
-    header = {**results_store._header_key(tenant, results_id), **field}
-    _uncounted().put_item(TableName=results_store._table(), Item=header)
+    header = {**results_keys.header_key(tenant, results_id), **field}
+    _uncounted().put_item(TableName=results_keys.table(), Item=header)
     parts = [
         dynamo.item_size(item)
-        for page in _uncounted().get_paginator("scan").paginate(TableName=results_store._table())
+        for page in _uncounted().get_paginator("scan").paginate(TableName=results_keys.table())
         for item in page["Items"]
         if item["sk"]["S"].startswith("part#")
     ]
@@ -433,9 +435,9 @@ def _selection_row(meter: Meter, n: int, tenant: str, results_id: str, appended:
     read_calls, got = meter.take()
     assert read == pieces, "the selection read back differs"
     # The parts of one text stay for the next row's scan: clear the table's parts.
-    for page in _uncounted().get_paginator("scan").paginate(TableName=results_store._table()):
+    for page in _uncounted().get_paginator("scan").paginate(TableName=results_keys.table()):
         for item in page["Items"]:
-            _uncounted().delete_item(TableName=results_store._table(), Key=_key(item))
+            _uncounted().delete_item(TableName=results_keys.table(), Key=_key(item))
     kept = "the header" if "selection" in field else f"{len(parts)} text part(s)"
     largest = max([*parts, attribute])
     stored = attribute + sum(parts)

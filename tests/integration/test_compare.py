@@ -526,12 +526,13 @@ def test_the_stored_size_is_a_lower_bound_of_what_reading_the_scored_pairs_reads
 ) -> None:
     from evalsvc.storage import dynamo
     from evalsvc.storage import results as results_store
+    from evalsvc.storage.results.pages import scored_query
 
     for results_id in (*long_reasons, *two_versions):
         stored = results_store.get("acme", results_id)
         assert stored is not None
         at_least = comparisons.stored_bytes_at_least(stored)
-        query = results_store._scored_query("acme", results_id)
+        query = scored_query("acme", results_id)
         items = list(dynamo.query_items(**query))
         assert at_least is not None and at_least <= sum(map(dynamo.item_size, items))
         if results_id in long_reasons:

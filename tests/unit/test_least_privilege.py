@@ -280,7 +280,7 @@ TABLE_CODE = {
     "ApiKeysTable": ["api_keys.py"],
     "DatasetsTable": ["datasets", "texts.py"],
     "MetricsTable": ["metric_sets.py", "texts.py"],
-    "ResultsTable": ["results.py", "texts.py"],
+    "ResultsTable": ["results", "texts.py"],
     "JobsTable": ["jobs.py", "texts.py"],
     "CritiquesTable": ["critiques.py"],
     "JudgeCacheTable": ["judge_cache.py"],
