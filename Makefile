@@ -14,7 +14,7 @@ PY313_DIR := $(shell for d in "$$(pyenv root 2>/dev/null)"/versions/3.13*/bin $$
 
 help:
 	@echo "make run    serve the whole API on http://127.0.0.1:$(PORT)/v1 (embedded DynamoDB and SQS, queue workers)"
-	@echo "make test   lint (ruff, mypy --strict, checkov), unit, integration, e2e, fuzz and browser tests, template checks, sam build"
+	@echo "make test   lint (ruff, mypy --strict, import-linter, checkov), unit, integration, e2e, fuzz and browser tests, template checks, sam build"
 	@echo "make browser install Debian's chromium for the browser tests (tests/browser) unless it is there"
 	@echo "make axe    install axe-core (npm ci, pinned by tests/browser/package-lock.json) for the browser tests"
 	@echo "make screenshots  redraw the review app's screenshots in docs/screenshots (the README shows them)"
