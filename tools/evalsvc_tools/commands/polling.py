@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from evalsvc.core import backoff as backoff_rule
 from evalsvc.core.identifiers import is_client_id
 
 from evalsvc_tools.client import (
@@ -62,10 +63,10 @@ def retry_pause(retry_after: float | None, backoff: float) -> float:
 
 def backoff(retry: int, first: float) -> float:
     """The pause before retry number `retry` (1 for the first) when the service did not say
-    how long: `first`, doubling with each retry (retry_pause caps it). Without jitter, unlike
-    the service's evalsvc.core.backoff.delay: a command is one client, and says the pause it
-    takes."""
-    return first * 2.0 ** (retry - 1)
+    how long: the service's backoff rule, `first` doubling with each retry, at most
+    MAX_RETRY_SECONDS. Without its jitter (`backoff_rule.delay`): a command is one client, and says
+    the pause it takes."""
+    return backoff_rule.grown(retry, first, MAX_RETRY_SECONDS)
 
 
 @dataclass(frozen=True, slots=True)
