@@ -4,8 +4,8 @@ Every variable the service reads is EVALSVC_ and the field's name in capitals, r
 pydantic-settings; only AWS's own (AWS_REGION, AWS_DEFAULT_REGION) are read as AWS sets them. A
 value that is empty is unset (the default), and a malformed one refuses the settings with
 pydantic's ValidationError naming the field. pydantic-settings is imported when the settings are
-first read, not with this module: it costs a function's cold import about as much as the
-service's own modules do (docs/performance.md, "Settings read by pydantic-settings").
+first read, not with this module: about 11 ms of CPU, which what imports this module without
+reading the settings does not pay (docs/performance.md, "Settings read by pydantic-settings").
 
 The names read before every variable carried the prefix (DATASETS_TABLE, JUDGE_CONCURRENCY,
 OPENAI_BASE_URL…: the field's name in capitals) are still read for one release, each with a
