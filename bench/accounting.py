@@ -78,10 +78,10 @@ def main() -> None:
         queues = create_queues(boto3.client("sqs", region_name="us-east-1"), "bench")
         env = {
             "EVALSVC_LLM": "openai:fake-judge",
-            "OPENAI_BASE_URL": judge.base_url,
-            "OPENAI_API_KEY": "sk-bench",
+            "EVALSVC_OPENAI_BASE_URL": judge.base_url,
+            "EVALSVC_OPENAI_API_KEY": "sk-bench",
             "EVALSVC_PRICES": json.dumps({"openai:fake-judge": {"input": 1, "output": 4}}),
-            "WORK_QUEUE_URL": queues["WorkQueue"],
+            "EVALSVC_WORK_QUEUE_URL": queues["WorkQueue"],
             "EVALSVC_CHUNK_JUDGE_CALLS": str(args.chunk_calls),
             "EVALSVC_SYNC_WAIT_SECONDS": "0",
         }

@@ -82,7 +82,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--each", type=int, default=4)
     args = parser.parse_args()
-    with serving(KEY, {"AUTH_CACHE_SECONDS": "0"}) as base:
+    with serving(KEY, {"EVALSVC_AUTH_CACHE_SECONDS": "0"}) as base:
         run(base, args.clients, args.each)
 
 

@@ -31,7 +31,7 @@ IDENTITY = Identity(tenant="bench", user="bench", user_email="bench@example.test
 
 def run(seeds: int, multiple: int, llm_url: str | None) -> tuple[float, str, int]:
     with moto_in_process():
-        llm = {"EVALSVC_LLM": "openai:fake", "OPENAI_BASE_URL": llm_url} if llm_url else {}
+        llm = {"EVALSVC_LLM": "openai:fake", "EVALSVC_OPENAI_BASE_URL": llm_url} if llm_url else {}
         fresh_tables({"EVALSVC_LLM": "", **llm})
         data = [
             PairIn(

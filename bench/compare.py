@@ -53,7 +53,7 @@ def _environment(endpoint: str) -> None:
 
     client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=endpoint)
     env = create_tables(client, TABLE_PREFIX)  # the server's own tables: it keeps their order
-    apply_environment({**env, "DYNAMODB_ENDPOINT_URL": endpoint})
+    apply_environment({**env, "EVALSVC_DYNAMODB_ENDPOINT_URL": endpoint})
 
 
 def seed(endpoint: str, pairs: int, shared: float, reason_chars: int) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def seed(endpoint: str, pairs: int, shared: float, reason_chars: int) -> dict[st
         # The fewest pages a read of the result's scored pairs can take: reading them whole.
         pages = list(
             dynamo.query_pages(
-                TableName=os.environ["RESULTS_TABLE"],
+                TableName=os.environ["EVALSVC_RESULTS_TABLE"],
                 KeyConditionExpression="pk = :pk AND begins_with(sk, :p)",
                 ExpressionAttributeValues={":pk": {"S": pk}, ":p": {"S": "p#"}},
             )

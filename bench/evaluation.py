@@ -78,7 +78,7 @@ def evaluation_figures(n: int) -> None:
 def judge_figures(pairs: int, latency: float, concurrency: int) -> None:
     fake = FakeJudge(latency=latency)
     with moto_in_process(), fake.running():
-        fresh_tables({"JUDGE_CONCURRENCY": str(concurrency)})
+        fresh_tables({"EVALSVC_JUDGE_CONCURRENCY": str(concurrency)})
         provider = OpenAIProvider("fake", fake.base_url, "")
         judge = CachedJudge(LLM(provider, get_settings()), "bench", judge_cache)
         batch = [

@@ -99,9 +99,9 @@ def _judged(env: dict[str, str], judge: JudgeStats, concurrency: int, **extra: s
         {
             **env,
             "EVALSVC_LLM": "openai:fake-judge",
-            "OPENAI_BASE_URL": judge.base_url,
-            "OPENAI_API_KEY": "sk-bench",
-            "JUDGE_CONCURRENCY": str(concurrency),
+            "EVALSVC_OPENAI_BASE_URL": judge.base_url,
+            "EVALSVC_OPENAI_API_KEY": "sk-bench",
+            "EVALSVC_JUDGE_CONCURRENCY": str(concurrency),
             **extra,
         }
     )
@@ -182,7 +182,9 @@ def checks(n: int) -> None:
     with moto_in_process():
         sqs = boto3.client("sqs", region_name="us-east-1")
         urls = create_queues(sqs, "bench")
-        fresh_tables({"WORK_QUEUE_URL": urls["WorkQueue"], "EVALSVC_INLINE_MAX_CHECKS": "0"})
+        fresh_tables(
+            {"EVALSVC_WORK_QUEUE_URL": urls["WorkQueue"], "EVALSVC_INLINE_MAX_CHECKS": "0"}
+        )
         seeded = time.perf_counter()
         seed(n)
         header = datasets_store.get_header(IDENTITY.tenant, DatasetKind.SEED, "bench-ds")

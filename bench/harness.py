@@ -96,7 +96,7 @@ def shard_bytes(header: DatasetHeader) -> list[int]:
             dynamo.client()
             .get_paginator("query")
             .paginate(
-                TableName=os.environ["DATASETS_TABLE"],
+                TableName=os.environ["EVALSVC_DATASETS_TABLE"],
                 KeyConditionExpression="pk = :pk",
                 ExpressionAttributeValues={":pk": {"S": pk}},
             )

@@ -151,7 +151,7 @@ def _service(queue: Queue, **env: str) -> None:
     """Fresh tables, the service pointed at them and at the work queue."""
     fresh_tables(
         {
-            "WORK_QUEUE_URL": queue.urls["WorkQueue"],
+            "EVALSVC_WORK_QUEUE_URL": queue.urls["WorkQueue"],
             "EVALSVC_ALLOW_LOCAL_WEBHOOKS": "1",
             "EVALSVC_MONITOR_POLL_SECONDS": "0",
             "EVALSVC_SYNC_WAIT_SECONDS": "0",

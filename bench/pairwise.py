@@ -12,8 +12,8 @@ Measured: the request, as POST /pairwise with `Prefer: respond-async` makes it
 (logic.pairwise.pairwise, respond_async, so it is queued whatever its size), then W worker
 threads (the local runner: the chunk handler Lambda runs, evalsvc.handlers.background.chunk_handler,
 polling the embedded SQS; started once the request has answered) each making up to J =
-JUDGE_CONCURRENCY judge calls at once, so C = W x J calls in flight at most, until the run is
-complete. Printed: the judge calls, the calling phase (first call to last answer) and the
+EVALSVC_JUDGE_CONCURRENCY judge calls at once, so C = W x J calls in flight at most, until the
+run is complete. Printed: the judge calls, the calling phase (first call to last answer) and the
 whole job (request to complete) against the ideal C / L calls a second; where each chunk's time
 went; the service's DynamoDB calls by operation (the request, the chunks, the finish) against
 the minimum the design needs:
@@ -342,9 +342,9 @@ def bench(
                 {
                     **env,
                     "EVALSVC_LLM": "openai:fake-judge",
-                    "OPENAI_BASE_URL": judge.base_url,
-                    "OPENAI_API_KEY": "sk-bench",
-                    "JUDGE_CONCURRENCY": str(concurrency),
+                    "EVALSVC_OPENAI_BASE_URL": judge.base_url,
+                    "EVALSVC_OPENAI_API_KEY": "sk-bench",
+                    "EVALSVC_JUDGE_CONCURRENCY": str(concurrency),
                     # The set-up's evaluations are scored inside their requests.
                     "EVALSVC_INLINE_MAX_CHECKS": str(max(10_000, pairs)),
                     # No metrics printed (CloudWatch's embedded format, a line a chunk).

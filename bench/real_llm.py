@@ -7,7 +7,7 @@ usable answer, and the seconds per call on this machine. Read from the service's
     EVALSVC_REAL_LLM_PYTHON=.venv-real-llm/bin/python .venv/bin/python bench/real_llm.py
 
 The model is SmolLM2-135M-Instruct behind llama-cpp-python's server or llama.cpp's
-llama-server (--server; tests/real_llm/model.py), one call at a time (JUDGE_CONCURRENCY=1:
+llama-server (--server; tests/real_llm/model.py), one call at a time (EVALSVC_JUDGE_CONCURRENCY=1:
 llama-cpp-python decodes one request at a time, and the figures are per call). --structured
 pins a mode (EVALSVC_LLM_STRUCTURED) to measure it on a server that would settle on another.
 """

@@ -324,7 +324,7 @@ def _embedded_store() -> Iterator[None]:
     try:
         client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=endpoint)
         env = create_tables(client, TABLE_PREFIX)
-        apply_environment({**env, "DYNAMODB_ENDPOINT_URL": endpoint})
+        apply_environment({**env, "EVALSVC_DYNAMODB_ENDPOINT_URL": endpoint})
         yield
     finally:
         server.kill()

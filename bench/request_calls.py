@@ -71,12 +71,12 @@ def main() -> None:
         queues = create_queues(boto3.client("sqs", region_name="us-east-1"), "bench")
         fresh_tables(
             {
-                "WORK_QUEUE_URL": queues["WorkQueue"],
+                "EVALSVC_WORK_QUEUE_URL": queues["WorkQueue"],
                 "EVALSVC_LLM": "openai:fake-judge",
-                "OPENAI_BASE_URL": judge.base_url,
-                "OPENAI_API_KEY": "sk-bench",
+                "EVALSVC_OPENAI_BASE_URL": judge.base_url,
+                "EVALSVC_OPENAI_API_KEY": "sk-bench",
                 "EVALSVC_PRICES": PRICES,
-                "JUDGE_CONCURRENCY": "32",
+                "EVALSVC_JUDGE_CONCURRENCY": "32",
                 # Both selections are scored inside the request.
                 "EVALSVC_INLINE_MAX_JUDGE_CALLS": str(max(args.small, args.large)),
             }

@@ -270,7 +270,7 @@ def measure(n: int) -> list[tuple[str, Walk]]:
     with moto_in_process(), judge.running():
         # A work queue, as deployed (nothing here is large enough to go on it).
         queues = create_queues(boto3.client("sqs", region_name="us-east-1"), "bench")
-        fresh_tables({"WORK_QUEUE_URL": queues["WorkQueue"], **service_env(judge)})
+        fresh_tables({"EVALSVC_WORK_QUEUE_URL": queues["WorkQueue"], **service_env(judge)})
         key, _ = api_keys.create_key("bench", "bench", "bench@example.test")
         headers = {"Authorization": key}
         api = TestClient(create_app(all_routers()))

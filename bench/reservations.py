@@ -112,7 +112,7 @@ def main() -> None:
     env = {
         "EVALSVC_LLM": "openai:fake-judge",
         "EVALSVC_PRICES": json.dumps(PRICES),
-        "JUDGE_CONCURRENCY": str(args.concurrency),
+        "EVALSVC_JUDGE_CONCURRENCY": str(args.concurrency),
         "EVALSVC_LOCAL_WORKERS": "2",
         "EVALSVC_MAX_RUNNING_JOBS_PER_TENANT": "16",
     }
@@ -129,7 +129,7 @@ def main() -> None:
 
 def kinds(api: Api, args: argparse.Namespace) -> None:
     print(
-        f"fake judge: {args.latency * 1000:.0f} ms a call, JUDGE_CONCURRENCY "
+        f"fake judge: {args.latency * 1000:.0f} ms a call, EVALSVC_JUDGE_CONCURRENCY "
         f"{args.concurrency}, prices $2.5 / $10 per million tokens in / out\n"
     )
     print(

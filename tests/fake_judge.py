@@ -194,8 +194,8 @@ def service_env(judge: FakeJudge) -> dict[str, str]:
     """The settings that point the service's LLM at `judge`."""
     return {
         "EVALSVC_LLM": "openai:fake-judge",
-        "OPENAI_BASE_URL": judge.base_url,
-        "OPENAI_API_KEY": "sk-test-not-a-real-key",
+        "EVALSVC_OPENAI_BASE_URL": judge.base_url,
+        "EVALSVC_OPENAI_API_KEY": "sk-test-not-a-real-key",
     }
 
 

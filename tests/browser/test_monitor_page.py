@@ -75,7 +75,7 @@ def pages() -> Iterator[dict[str, str]]:
         point_service_at(
             {
                 **env,
-                "WORK_QUEUE_URL": urls["WorkQueue"],
+                "EVALSVC_WORK_QUEUE_URL": urls["WorkQueue"],
                 "EVALSVC_SYNC_WAIT_SECONDS": "0",
                 "EVALSVC_CHUNK_RETRY_BASE_SECONDS": "0",
             },

@@ -56,12 +56,14 @@ class LocalServer:
                 "EVALSVC_DYNAMODB_PORT": str(self.dynamodb_port),
                 "EVALSVC_DATA_DIR": str(self.data_dir),
                 "EVALSVC_DEV_API_KEY": DEV_KEY,
-                "AUTH_CACHE_SECONDS": "0",
+                "EVALSVC_AUTH_CACHE_SECONDS": "0",
                 "POWERTOOLS_LOG_LEVEL": "WARNING",
             }
         )
         if self.judge_url:
-            env.update({"EVALSVC_LLM": "openai:fake-judge", "OPENAI_BASE_URL": self.judge_url})
+            env.update(
+                {"EVALSVC_LLM": "openai:fake-judge", "EVALSVC_OPENAI_BASE_URL": self.judge_url}
+            )
         env.update(self.extra_env)
         return env
 

@@ -54,7 +54,7 @@ def test_a_queued_evaluation_killed_five_times_completes_and_counts_every_call(
             # of 2 workers: 400 calls take about 40 s, so every kill lands mid-chunk.
             "EVALSVC_INLINE_MAX_JUDGE_CALLS": "0",
             "EVALSVC_CHUNK_JUDGE_CALLS": "20",
-            "JUDGE_CONCURRENCY": "1",
+            "EVALSVC_JUDGE_CONCURRENCY": "1",
             "EVALSVC_LOCAL_WORKERS": "2",
             # No periodic sweep within the test: only a start can take the job again.
             "EVALSVC_SWEEP_SECONDS": "3600",
@@ -151,7 +151,7 @@ def killed_server(tmp_path: Path, judge: FakeJudge) -> LocalServer:
         extra_env={
             # Every evaluation and pairwise run queued, in the service's own chunk size
             "EVALSVC_INLINE_MAX_JUDGE_CALLS": "0",
-            "JUDGE_CONCURRENCY": str(CONCURRENCY),
+            "EVALSVC_JUDGE_CONCURRENCY": str(CONCURRENCY),
             "EVALSVC_LOCAL_WORKERS": str(WORKERS),
             # No periodic sweep within the test: only a start takes the work again
             "EVALSVC_SWEEP_SECONDS": "3600",

@@ -86,7 +86,7 @@ def work(tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[Wo
     urls = create_queues(client, "test")
     point_service_at(
         {
-            "WORK_QUEUE_URL": urls["WorkQueue"],
+            "EVALSVC_WORK_QUEUE_URL": urls["WorkQueue"],
             "EVALSVC_SYNC_WAIT_SECONDS": "0",
             "EVALSVC_CHUNK_RETRY_BASE_SECONDS": "0",
         },
@@ -112,7 +112,9 @@ def fake_judge(tables: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Itera
     that the service's LLM points at, retrying at once."""
     fake = FakeJudge()
     with fake.running():
-        point_service_at({**service_env(fake), "JUDGE_RETRY_BASE_SECONDS": "0.01"}, monkeypatch)
+        point_service_at(
+            {**service_env(fake), "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01"}, monkeypatch
+        )
         yield fake
 
 

@@ -145,7 +145,7 @@ def test_a_version_stored_before_pairs_were_spread_is_read_and_appended_to(
 ) -> None:
     # Given a dataset as the service stored it before: one partition key for the version, a
     # header without `shards` that counted appends itself and kept `last_ord`
-    table = tables["DATASETS_TABLE"]
+    table = tables["EVALSVC_DATASETS_TABLE"]
     version_key = keys.version_pk("acme", SEED, "old", "v1")
     items = [
         {
@@ -225,6 +225,6 @@ def test_a_pair_at_the_field_limits_is_appended_whole_in_its_parts(
     [stored] = acme.get("/data/seed/ds").json()["data"]
     assert (stored["input"], stored["output"]) == (big["input"], big["output"])
     assert sorted(stored["metadata"]["labels"]) == sorted(big["labels"])
-    items = list(dynamo.scan_all(tables["DATASETS_TABLE"]))
+    items = list(dynamo.scan_all(tables["EVALSVC_DATASETS_TABLE"]))
     assert any(item["sk"]["S"].startswith("x#big#") for item in items)
     assert max(dynamo.item_size(item) for item in items) < 400 * 1024

@@ -54,7 +54,7 @@ def test_failure_midway_through_an_overwrite_keeps_the_old_dataset(
     # And the abandoned pairs were cleaned up
     import boto3
 
-    items = boto3.client("dynamodb").scan(TableName=tables["DATASETS_TABLE"])["Items"]
+    items = boto3.client("dynamodb").scan(TableName=tables["EVALSVC_DATASETS_TABLE"])["Items"]
     assert sum(1 for i in items if i["sk"]["S"].startswith("p#")) == 60
 
 

@@ -169,7 +169,7 @@ def snapshot(tables: dict[str, str]) -> str:
     client = boto3.client("dynamodb")
     state = {}
     for var, table in sorted(tables.items()):
-        if var == "IDEMPOTENCY_TABLE":
+        if var == "EVALSVC_IDEMPOTENCY_TABLE":
             continue
         items = client.scan(TableName=table)["Items"]
         state[var] = sorted(json.dumps(item, sort_keys=True, default=str) for item in items)

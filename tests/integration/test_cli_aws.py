@@ -15,8 +15,8 @@ def stack(tables: dict[str, str]) -> str:
     template = {
         "Resources": {"Marker": {"Type": "AWS::SQS::Queue"}},
         "Outputs": {
-            "ApiKeysTableName": {"Value": tables["API_KEYS_TABLE"]},
-            "DatasetsTableName": {"Value": tables["DATASETS_TABLE"]},
+            "ApiKeysTableName": {"Value": tables["EVALSVC_API_KEYS_TABLE"]},
+            "DatasetsTableName": {"Value": tables["EVALSVC_DATASETS_TABLE"]},
         },
     }
     boto3.client("cloudformation").create_stack(
@@ -28,7 +28,7 @@ def stack(tables: dict[str, str]) -> str:
 def test_keys_create_with_stack_name_prints_a_working_key_last(
     stack: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("API_KEYS_TABLE", "not-this-one")
+    monkeypatch.setenv("EVALSVC_API_KEYS_TABLE", "not-this-one")
 
     code = main(
         [
@@ -58,9 +58,9 @@ def test_keys_list_and_revoke_with_table_flags(
 ) -> None:
     flags = [
         "--api-keys-table",
-        tables["API_KEYS_TABLE"],
+        tables["EVALSVC_API_KEYS_TABLE"],
         "--datasets-table",
-        tables["DATASETS_TABLE"],
+        tables["EVALSVC_DATASETS_TABLE"],
     ]
     assert (
         main(
@@ -190,9 +190,9 @@ def test_tenants_usage_by_stack_name_holds_the_tenant_to_the_stacks_default(
     # Given a stack deployed with a default monthly limit (or without: no output), and a CLI
     # whose own environment says otherwise
     outputs = {
-        "ApiKeysTableName": {"Value": tables["API_KEYS_TABLE"]},
-        "DatasetsTableName": {"Value": tables["DATASETS_TABLE"]},
-        "UsageTableName": {"Value": tables["USAGE_TABLE"]},
+        "ApiKeysTableName": {"Value": tables["EVALSVC_API_KEYS_TABLE"]},
+        "DatasetsTableName": {"Value": tables["EVALSVC_DATASETS_TABLE"]},
+        "UsageTableName": {"Value": tables["EVALSVC_USAGE_TABLE"]},
     }
     if output is not None:
         outputs["DefaultMonthlyLimitUsd"] = {"Value": output}

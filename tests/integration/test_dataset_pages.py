@@ -255,7 +255,7 @@ def test_a_header_without_a_size_is_read_within_the_budget(
     for name in ("old", "small"):
         key = {"pk": {"S": dataset_pk("acme", DatasetKind.SEED, name)}, "sk": {"S": "dataset"}}
         client.update_item(
-            TableName=tables["DATASETS_TABLE"], Key=key, UpdateExpression="REMOVE bytes"
+            TableName=tables["EVALSVC_DATASETS_TABLE"], Key=key, UpdateExpression="REMOVE bytes"
         )
     plain = {**acme.headers, "Accept-Encoding": "identity"}
 

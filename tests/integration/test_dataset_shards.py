@@ -95,7 +95,7 @@ def test_a_small_write_takes_one_shard_and_its_appends_spread_over_their_own(
     # Then the written pairs are under the version's own key, and each appended pair in the
     # append shard its id hashes to, with that shard's counter; every append shard is used
     version_key = keys.version_pk("acme", SEED, "ds", written.version)
-    by_pk = _items_by_pk(tables["DATASETS_TABLE"], version_key)
+    by_pk = _items_by_pk(tables["EVALSVC_DATASETS_TABLE"], version_key)
     assert _pair_ids(by_pk.pop(version_key)) == {f"p{i}" for i in range(200)}
     spread = get_settings().dataset_shards
     assert set(by_pk) == {keys.append_pk(version_key, k) for k in range(spread)}
@@ -121,7 +121,7 @@ def test_a_larger_write_takes_a_shard_per_thousand_write_units(
     assert header.append_shards == get_settings().dataset_shards
 
     version_key = keys.version_pk("acme", SEED, "ds", header.version)
-    by_pk = _items_by_pk(tables["DATASETS_TABLE"], version_key)
+    by_pk = _items_by_pk(tables["EVALSVC_DATASETS_TABLE"], version_key)
     assert set(by_pk) == {keys.shard_pk(version_key, 4, k) for k in range(4)}
     for pk, items in by_pk.items():
         assert {keys.shard_pk(version_key, 4, keys.shard_of(i, 4)) for i in _pair_ids(items)} == {
@@ -146,7 +146,7 @@ def test_a_write_of_the_most_shards_takes_its_appends_in_them_as_before(
         store.add_pair("acme", SEED, "ds", _pair("p7"))
 
     version_key = keys.version_pk("acme", SEED, "ds", header.version)
-    by_pk = _items_by_pk(tables["DATASETS_TABLE"], version_key)
+    by_pk = _items_by_pk(tables["EVALSVC_DATASETS_TABLE"], version_key)
     assert set(by_pk) == {keys.shard_pk(version_key, spread, k) for k in range(spread)}
     late = keys.shard_pk(version_key, spread, keys.shard_of("late", spread))
     assert "late" in _pair_ids(by_pk[late])
@@ -167,7 +167,7 @@ def test_an_empty_dataset_has_no_written_shard_and_appends_spread(
     assert header is not None and header.shards == 0 and header.pair_count == 48
 
     version_key = keys.version_pk("acme", SEED, dataset_id, header.version)
-    by_pk = _items_by_pk(tables["DATASETS_TABLE"], version_key)
+    by_pk = _items_by_pk(tables["EVALSVC_DATASETS_TABLE"], version_key)
     assert version_key not in by_pk
     assert len(by_pk) == get_settings().dataset_shards  # no counter or pair in only one
     assert sum(len(_pair_ids(items)) for items in by_pk.values()) == 48
@@ -371,7 +371,7 @@ def test_an_overwrite_records_pairs_appended_after_it_read_the_header_and_the_pu
     # And when its retention ends, the purge removes it whole, its append shards too
     dataset_stream.expire_all("acme", "ds")
     old_key = keys.version_pk("acme", SEED, "ds", old.version)
-    assert _items_by_pk(tables["DATASETS_TABLE"], old_key) == {}
+    assert _items_by_pk(tables["EVALSVC_DATASETS_TABLE"], old_key) == {}
     _, pairs = store.read_dataset("acme", SEED, "ds", 10**9)
     assert [p.id for p in pairs] == ["new"]
 
@@ -390,14 +390,14 @@ def test_an_overwrite_of_an_appended_version_keeps_both_parts_until_the_purge(
     header, pairs = store.read_dataset("acme", SEED, "ds", 10**9)
     assert pairs == [] and header.pair_count == 0
     old_key = keys.version_pk("acme", SEED, "ds", old.version)
-    kept = _items_by_pk(tables["DATASETS_TABLE"], old_key)
+    kept = _items_by_pk(tables["EVALSVC_DATASETS_TABLE"], old_key)
     assert sum(len(_pair_ids(items)) for items in kept.values()) == 25
     (record,) = dataset_stream.records("acme", "ds")
     assert (record.pairs, record.append_shards) == (25, old.append_shards)
 
     dataset_stream.expire_all("acme", "ds")
 
-    assert _items_by_pk(tables["DATASETS_TABLE"], old_key) == {}
+    assert _items_by_pk(tables["EVALSVC_DATASETS_TABLE"], old_key) == {}
 
 
 # ---- what was stored before ---------------------------------------------------------------------
@@ -458,7 +458,7 @@ def _store_spread_version(table: str) -> str:
 def test_a_version_spread_before_versions_were_sized_reads_and_takes_appends_as_before(
     acme: Tenant, tables: dict[str, str]
 ) -> None:
-    version = _store_spread_version(tables["DATASETS_TABLE"])
+    version = _store_spread_version(tables["EVALSVC_DATASETS_TABLE"])
 
     header = store.get_header("acme", SEED, "old")
     assert header is not None and (header.shards, header.append_shards) == (16, 0)
@@ -472,7 +472,7 @@ def test_a_version_spread_before_versions_were_sized_reads_and_takes_appends_as_
         store.add_pair("acme", SEED, "old", _pair("a0"))
     version_key = keys.version_pk("acme", SEED, "old", version)
     a2 = keys.shard_pk(version_key, 16, keys.shard_of("a2", 16))
-    assert "a2" in _pair_ids(_items_by_pk(tables["DATASETS_TABLE"], a2)[a2])
+    assert "a2" in _pair_ids(_items_by_pk(tables["EVALSVC_DATASETS_TABLE"], a2)[a2])
     header = store.get_header("acme", SEED, "old")
     assert header is not None and header.pair_count == 5
 
@@ -487,7 +487,7 @@ def test_a_version_spread_before_versions_were_sized_reads_and_takes_appends_as_
     kept = store.read_range("acme", SEED, "old", history.stored(record), "0", "~", None)
     assert sorted(p.id for p in kept) == ["a0", "a1", "a2", "w0", "w1"]
     dataset_stream.expire_all("acme", "old")
-    assert _items_by_pk(tables["DATASETS_TABLE"], version_key) == {}
+    assert _items_by_pk(tables["EVALSVC_DATASETS_TABLE"], version_key) == {}
     assert [p["id"] for p in acme.get("/data/seed/old").json()["data"]] == ["n"]
 
 
@@ -495,7 +495,7 @@ def test_a_chunk_of_a_job_started_before_versions_were_sized_reads_its_pairs(
     acme: Tenant, tables: dict[str, str]
 ) -> None:
     # Given a job whose params name the version and its shards alone, as jobs did
-    version = _store_spread_version(tables["DATASETS_TABLE"])
+    version = _store_spread_version(tables["EVALSVC_DATASETS_TABLE"])
     selected = store.select_pairs("acme", SEED, "old", keys_only=True)
     [chunk] = jobs.cut(evaluation.EVALUATION, "acme", "ev_old", selected.ords, 10)
     job = Job(

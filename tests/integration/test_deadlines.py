@@ -32,8 +32,8 @@ def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
         point_service_at(
             {
                 **service_env(fake),
-                "JUDGE_RETRY_BASE_SECONDS": "0.01",
-                "JUDGE_CONCURRENCY": "4",
+                "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
+                "EVALSVC_JUDGE_CONCURRENCY": "4",
                 "EVALSVC_REQUEST_SECONDS": "6",
             },
             monkeypatch,

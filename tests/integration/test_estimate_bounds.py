@@ -53,7 +53,9 @@ def worst_judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
     fake.usage = byte_usage
     with fake.running():
         point_service_at(
-            judge_env(fake, JUDGE_MAX_ATTEMPTS=str(ATTEMPTS), JUDGE_RETRY_BASE_SECONDS="0"),
+            judge_env(
+                fake, EVALSVC_JUDGE_MAX_ATTEMPTS=str(ATTEMPTS), EVALSVC_JUDGE_RETRY_BASE_SECONDS="0"
+            ),
             monkeypatch,
         )
         yield fake

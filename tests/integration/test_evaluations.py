@@ -288,7 +288,7 @@ def test_a_failure_while_storing_leaves_no_result(
 
     monkeypatch.setattr(dynamo, "call", failing)
     assert acme.post("/evaluate", {"seed_data_id": "ds"}).status_code == 503
-    assert boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"] == []
+    assert boto3.client("dynamodb").scan(TableName=tables["EVALSVC_RESULTS_TABLE"])["Items"] == []
 
 
 @pytest.mark.parametrize(
@@ -386,7 +386,7 @@ def test_a_result_stored_before_histograms_were_kept_has_null_histograms(
     metrics(acme)
     results_id = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["eval_results_id"]
     boto3.client("dynamodb").update_item(
-        TableName=tables["RESULTS_TABLE"],
+        TableName=tables["EVALSVC_RESULTS_TABLE"],
         Key={"pk": {"S": f"T#acme#R#{results_id}"}, "sk": {"S": "result"}},
         UpdateExpression="REMOVE histograms",
     )

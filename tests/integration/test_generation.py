@@ -26,8 +26,8 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
         point_service_at(
             {
                 "EVALSVC_LLM": "openai:fake-llm",
-                "OPENAI_BASE_URL": fake.base_url,
-                "JUDGE_RETRY_BASE_SECONDS": "0.01",
+                "EVALSVC_OPENAI_BASE_URL": fake.base_url,
+                "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
             },
             monkeypatch,
         )

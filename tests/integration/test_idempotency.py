@@ -25,7 +25,7 @@ def test_a_retried_create_returns_the_first_answer_and_creates_once(
     assert first.json() == second.json()
     assert "idempotent-replay" not in first.headers
     assert second.headers["idempotent-replay"] == "true"
-    items = boto3.client("dynamodb").scan(TableName=tables["DATASETS_TABLE"])["Items"]
+    items = boto3.client("dynamodb").scan(TableName=tables["EVALSVC_DATASETS_TABLE"])["Items"]
     assert sum(1 for i in items if i["sk"]["S"] == "dataset") == 1
 
 
@@ -143,7 +143,7 @@ def test_an_answer_too_large_for_a_record_is_kept_apart_and_replayed_exactly(
     assert again.content == first.content
     assert again.headers["idempotent-replay"] == "true"
     assert len(llm.requests) == 1
-    items = boto3.client("dynamodb").scan(TableName=tables["IDEMPOTENCY_TABLE"])["Items"]
+    items = boto3.client("dynamodb").scan(TableName=tables["EVALSVC_IDEMPOTENCY_TABLE"])["Items"]
     records = [i for i in items if not i["id"]["S"].startswith("body#")]
     parts = [i for i in items if i["id"]["S"].startswith("body#")]
     assert len(records) == 1
@@ -171,9 +171,9 @@ def test_a_large_evaluation_answer_is_kept_as_its_result_and_rendered_again(
     assert len(first.content) > SAVED_BODY_BYTES
     assert again.json() == first.json()
     assert again.headers["idempotent-replay"] == "true"
-    items = boto3.client("dynamodb").scan(TableName=tables["IDEMPOTENCY_TABLE"])["Items"]
+    items = boto3.client("dynamodb").scan(TableName=tables["EVALSVC_IDEMPOTENCY_TABLE"])["Items"]
     records = [i for i in items if i["id"]["S"].startswith("evalsvc")]
     assert max(item_size(record) for record in records) < 4096
     assert not [i for i in items if i["id"]["S"].startswith("body#")]
-    results = boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"]
+    results = boto3.client("dynamodb").scan(TableName=tables["EVALSVC_RESULTS_TABLE"])["Items"]
     assert sum(1 for i in results if i["sk"]["S"] == "result") == 1

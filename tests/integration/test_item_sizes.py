@@ -179,24 +179,24 @@ def test_every_item_is_under_the_limit_with_every_field_at_its_limit(
     over = {kind: size for kind, size in sizes.items() if size > ITEM_LIMIT}
     assert not over, over
     # Every chunk count rewrites the job item: it stays small whatever the job's inputs.
-    assert sizes["JOBS_TABLE", "job"] < 2048
+    assert sizes["EVALSVC_JOBS_TABLE", "job"] < 2048
     # The items that hold the texts at their limits were all written (and measured).
     kinds = set(sizes)
     for expected in [
-        ("JOBS_TABLE", "job"),
-        ("JOBS_TABLE", "chunk"),
-        ("JOBS_TABLE", "part"),
-        ("DATASETS_TABLE", "dataset"),
-        ("DATASETS_TABLE", "p"),
-        ("DATASETS_TABLE", "x"),
-        ("DATASETS_TABLE", "part"),
-        ("METRICS_TABLE", "m"),
-        ("METRICS_TABLE", "part"),
-        ("RESULTS_TABLE", "result"),
-        ("RESULTS_TABLE", "p"),
-        ("RESULTS_TABLE", "part"),
-        ("CRITIQUES_TABLE", "c"),
-        ("IDEMPOTENCY_TABLE", "record"),
+        ("EVALSVC_JOBS_TABLE", "job"),
+        ("EVALSVC_JOBS_TABLE", "chunk"),
+        ("EVALSVC_JOBS_TABLE", "part"),
+        ("EVALSVC_DATASETS_TABLE", "dataset"),
+        ("EVALSVC_DATASETS_TABLE", "p"),
+        ("EVALSVC_DATASETS_TABLE", "x"),
+        ("EVALSVC_DATASETS_TABLE", "part"),
+        ("EVALSVC_METRICS_TABLE", "m"),
+        ("EVALSVC_METRICS_TABLE", "part"),
+        ("EVALSVC_RESULTS_TABLE", "result"),
+        ("EVALSVC_RESULTS_TABLE", "p"),
+        ("EVALSVC_RESULTS_TABLE", "part"),
+        ("EVALSVC_CRITIQUES_TABLE", "c"),
+        ("EVALSVC_IDEMPOTENCY_TABLE", "record"),
     ]:
         assert expected in kinds, (expected, sorted(kinds))
 
@@ -242,7 +242,7 @@ def test_a_scored_pair_judged_five_times_on_every_metric_stays_under_the_limit(
     scored_items = [
         item_size(item)
         for setting, kind, item in stored_items(tables)
-        if setting == "RESULTS_TABLE" and kind == "p"
+        if setting == "EVALSVC_RESULTS_TABLE" and kind == "p"
     ]
     assert len(scored_items) == 2
     assert max(scored_items) > MAX_DEFINITIONS * MAX_REASON_CHARS * 4  # the reasons are kept
@@ -255,7 +255,7 @@ def test_a_long_text_is_kept_apart_once_and_read_back_whole(tables: dict[str, st
     from evalsvc.core.errors import StorageUnavailable
     from evalsvc.storage import texts
 
-    table = tables["RESULTS_TABLE"]
+    table = tables["EVALSVC_RESULTS_TABLE"]
     short, long = "short prompt", wide(MAX_TEXT_CHARS)
     assert texts.text_field(table, "acme", "prompt", short) == {"prompt": {"S": short}}
     first = texts.text_field(table, "acme", "prompt", long)
@@ -284,7 +284,7 @@ def test_a_text_read_once_is_not_read_again_by_the_same_process(
 ) -> None:
     from evalsvc.storage import dynamo, texts
 
-    table = tables["DATASETS_TABLE"]
+    table = tables["EVALSVC_DATASETS_TABLE"]
     prompt = wide(5_000)  # over a dataset header's inline bytes, under the cache's share
     field = texts.text_field(table, "acme", "system_prompt", prompt, inline_bytes=2048)
     assert texts.read_text(table, "acme", field, "system_prompt") == prompt
@@ -311,7 +311,7 @@ def test_a_dataset_header_stays_one_read_unit_at_the_field_limits(
         write_dataset("t" * 64, DatasetKind.SEED, dataset_id, [], prompt)
         add_pair("t" * 64, DatasetKind.SEED, dataset_id, Pair(id="p", input="i", output="o"))
         header = dynamo.get_item(
-            table=tables["DATASETS_TABLE"],
+            table=tables["EVALSVC_DATASETS_TABLE"],
             key={
                 "pk": {"S": dataset_pk("t" * 64, DatasetKind.SEED, dataset_id)},
                 "sk": {"S": "dataset"},
@@ -358,6 +358,6 @@ def test_the_selection_of_the_most_pairs_at_the_field_limits_is_kept_under_the_l
     # Then the selection is kept apart from the header, in parts each under the item limit,
     # and read back whole
     sizes = largest(tables)
-    assert sizes["RESULTS_TABLE", "part"] < ITEM_LIMIT
-    assert sizes["RESULTS_TABLE", "result"] < 4096
+    assert sizes["EVALSVC_RESULTS_TABLE", "part"] < ITEM_LIMIT
+    assert sizes["EVALSVC_RESULTS_TABLE", "result"] < 4096
     assert results_store.selection(tenant, longest) == pieces

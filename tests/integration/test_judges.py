@@ -53,10 +53,10 @@ def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
         point_service_at(
             {
                 "EVALSVC_LLM": "openai:fake-judge",
-                "OPENAI_BASE_URL": fake.base_url,
-                "OPENAI_API_KEY": "sk-test-not-a-real-key",
-                "JUDGE_RETRY_BASE_SECONDS": "0.01",
-                "JUDGE_TIMEOUT_SECONDS": "30",
+                "EVALSVC_OPENAI_BASE_URL": fake.base_url,
+                "EVALSVC_OPENAI_API_KEY": "sk-test-not-a-real-key",
+                "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
+                "EVALSVC_JUDGE_TIMEOUT_SECONDS": "30",
             },
             monkeypatch,
         )
@@ -151,13 +151,13 @@ def test_garbage_forever_is_502_and_stores_nothing(
         and "nothing was stored" in error
     )
     assert "pair 'a'" in error or "pair 'b'" in error or "pair 'c'" in error
-    assert boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"] == []
+    assert boto3.client("dynamodb").scan(TableName=tables["EVALSVC_RESULTS_TABLE"])["Items"] == []
 
 
 def test_slow_judge_within_limits_with_bounded_concurrency(
     acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("JUDGE_CONCURRENCY", "3")
+    monkeypatch.setenv("EVALSVC_JUDGE_CONCURRENCY", "3")
     point_service_at({}, monkeypatch)
     judge.latency = 0.3
     data = [{"id": f"p{i}", "input": "i", "output": "please" if i % 2 else "no"} for i in range(9)]
@@ -178,7 +178,7 @@ def test_judge_refusing_credentials_is_503(acme: Tenant, judge: FakeJudge) -> No
     response = acme.post("/evaluate", {"seed_data_id": "ds"})
 
     assert response.status_code == 503
-    assert "OPENAI_API_KEY" in response.json()["error"]
+    assert "EVALSVC_OPENAI_API_KEY" in response.json()["error"]
     assert "sk-test-not-a-real-key" not in response.text
 
 
@@ -232,8 +232,8 @@ def test_bedrock_judge_with_a_forced_tool(acme: Tenant, monkeypatch: pytest.Monk
     point_service_at(
         {
             "EVALSVC_LLM": "bedrock:anthropic.claude-3-haiku",
-            "JUDGE_CONCURRENCY": "1",
-            "JUDGE_RETRY_BASE_SECONDS": "0.01",
+            "EVALSVC_JUDGE_CONCURRENCY": "1",
+            "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
         },
         monkeypatch,
     )
@@ -269,7 +269,10 @@ def test_bedrock_usage_is_priced_from_the_built_in_table(
         stubber.add_response("converse", _converse_response(f"scored {score}", score))
     monkeypatch.setattr(bedrock, "_bedrock_client", lambda region, read_timeout: client)
     point_service_at(
-        {"EVALSVC_LLM": "bedrock:anthropic.claude-3-haiku-20240307-v1:0", "JUDGE_CONCURRENCY": "1"},
+        {
+            "EVALSVC_LLM": "bedrock:anthropic.claude-3-haiku-20240307-v1:0",
+            "EVALSVC_JUDGE_CONCURRENCY": "1",
+        },
         monkeypatch,
     )
 
@@ -293,7 +296,7 @@ def test_bedrock_tool_input_outside_the_schema_is_a_failed_attempt(
         stubber.add_response("converse", _converse_response("Very polite.", 9))
     monkeypatch.setattr(bedrock, "_bedrock_client", lambda region, read_timeout: client)
     point_service_at(
-        {"EVALSVC_LLM": "bedrock:model-x", "JUDGE_RETRY_BASE_SECONDS": "0.01"}, monkeypatch
+        {"EVALSVC_LLM": "bedrock:model-x", "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01"}, monkeypatch
     )
 
     with stubber:
@@ -303,7 +306,7 @@ def test_bedrock_tool_input_outside_the_schema_is_a_failed_attempt(
     assert "after 4 attempts" in response.json()["error"]
     assert "$.score: 9 is not one of [1, 2, 3, 4, 5]" in response.json()["error"]
     stubber.assert_no_pending_responses()
-    assert boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"] == []
+    assert boto3.client("dynamodb").scan(TableName=tables["EVALSVC_RESULTS_TABLE"])["Items"] == []
 
 
 def test_bedrock_request_shape(acme: Tenant, monkeypatch: pytest.MonkeyPatch) -> None:

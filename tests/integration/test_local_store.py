@@ -33,7 +33,7 @@ def scan_all(store: EmbeddedDynamoDB) -> dict[str, list[str]]:
 
 def test_every_kind_of_write_is_there_after_a_restart(data_dir: Path) -> None:
     with EmbeddedDynamoDB(data_dir, port=0) as store:
-        client, table = store.client(), store.tables["DATASETS_TABLE"]
+        client, table = store.client(), store.tables["EVALSVC_DATASETS_TABLE"]
         key = {"pk": {"S": "p"}, "sk": {"S": "a"}}
         client.put_item(TableName=table, Item={**key, "ord": {"S": "1"}, "b": {"B": b"\x00\x01"}})
         client.update_item(
@@ -74,16 +74,20 @@ def test_every_kind_of_write_is_there_after_a_restart(data_dir: Path) -> None:
 
     with EmbeddedDynamoDB(data_dir, port=0) as store:
         assert scan_all(store) == before
-        item = store.client().get_item(TableName=store.tables["DATASETS_TABLE"], Key=key)["Item"]
+        item = store.client().get_item(TableName=store.tables["EVALSVC_DATASETS_TABLE"], Key=key)[
+            "Item"
+        ]
         assert item["b"] == {"B": b"\x00\x01"} and item["n"] == {"N": "1"}
-        assert "t" in repr(before) and "'sk': {'S': '2'}" not in repr(before["DATASETS_TABLE"])
+        assert "t" in repr(before) and "'sk': {'S': '2'}" not in repr(
+            before["EVALSVC_DATASETS_TABLE"]
+        )
 
 
 def test_a_journal_that_cannot_be_written_refuses_the_write_and_keeps_reads(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with EmbeddedDynamoDB(data_dir, port=0) as store:
-        client, table = store.client(), store.tables["DATASETS_TABLE"]
+        client, table = store.client(), store.tables["EVALSVC_DATASETS_TABLE"]
         kept = {"pk": {"S": "p"}, "sk": {"S": "kept"}}
         client.put_item(TableName=table, Item=kept)
 
@@ -114,7 +118,7 @@ def test_a_journal_that_cannot_be_written_refuses_the_write_and_keeps_reads(
     with EmbeddedDynamoDB(data_dir, port=0) as store:
         client = store.client()
         found = client.query(
-            TableName=store.tables["DATASETS_TABLE"],
+            TableName=store.tables["EVALSVC_DATASETS_TABLE"],
             KeyConditionExpression="pk = :p",
             ExpressionAttributeValues={":p": {"S": "p"}},
         )["Items"]
@@ -148,7 +152,7 @@ def test_calls_made_in_process_answer_as_calls_over_http(data_dir: Path) -> None
                 aws_access_key_id="local",
                 aws_secret_access_key="local",
             )
-            table = store.tables["DATASETS_TABLE"]
+            table = store.tables["EVALSVC_DATASETS_TABLE"]
             for k in range(30):
                 direct.put_item(
                     TableName=table,
@@ -237,7 +241,7 @@ def test_a_journal_that_outgrows_its_snapshot_is_compacted_while_writes_go_on(
 
     monkeypatch.setattr(store_module, "COMPACT_MIN_BYTES", 20_000)
     with EmbeddedDynamoDB(data_dir, port=0) as store:
-        client, table = store.client(), store.tables["DATASETS_TABLE"]
+        client, table = store.client(), store.tables["EVALSVC_DATASETS_TABLE"]
 
         def put(k: int) -> None:
             item = {"pk": {"S": "p"}, "sk": {"S": f"{k:04d}"}, "v": {"S": "v" * 200}}
@@ -260,8 +264,8 @@ def test_a_journal_that_outgrows_its_snapshot_is_compacted_while_writes_go_on(
     assert len(segments(data_dir)) == 1  # the one written after the snapshot
     with EmbeddedDynamoDB(data_dir, port=0) as store:
         assert scan_all(store) == before
-        assert 0 < store.replay.items < len(before["DATASETS_TABLE"]) + 1
-        keys = [k for k in before["DATASETS_TABLE"] if "'0000'" in k]
+        assert 0 < store.replay.items < len(before["EVALSVC_DATASETS_TABLE"]) + 1
+        keys = [k for k in before["EVALSVC_DATASETS_TABLE"] if "'0000'" in k]
         assert keys == []
 
 
@@ -271,7 +275,7 @@ def test_4_byte_text_is_kept_and_a_put_moto_refuses_leaves_nothing_behind(
     item = {"pk": {"S": "p"}, "sk": {"S": "\U0001f600"}, "v": {"S": "\U0001f600" * 90_000}}
     refused = {"pk": {"S": "p"}, "sk": {"S": "lone \ud800"}}  # not UTF-8: moto cannot store it
     with EmbeddedDynamoDB(data_dir, port=0) as store:
-        client, table = store.client(), store.tables["DATASETS_TABLE"]
+        client, table = store.client(), store.tables["EVALSVC_DATASETS_TABLE"]
         client.put_item(TableName=table, Item=item)
         with pytest.raises(ClientError):
             client.put_item(TableName=table, Item=refused)
@@ -279,4 +283,4 @@ def test_4_byte_text_is_kept_and_a_put_moto_refuses_leaves_nothing_behind(
 
     with EmbeddedDynamoDB(data_dir, port=0) as store:
         assert scan_all(store) == before
-        assert before["DATASETS_TABLE"] == [repr(item)]
+        assert before["EVALSVC_DATASETS_TABLE"] == [repr(item)]

@@ -65,7 +65,7 @@ def stored(tables: dict[str, str], sk: str) -> dict[str, Any]:
     """The item as moto keeps it."""
     client = boto3.client("dynamodb", region_name="us-east-1")
     found = client.get_item(
-        TableName=tables["MONITORS_TABLE"],
+        TableName=tables["EVALSVC_MONITORS_TABLE"],
         Key={"pk": {"S": store.tenant_pk(LONGEST_TENANT)}, "sk": {"S": sk}},
         ConsistentRead=True,
     )

@@ -288,7 +288,7 @@ def test_a_throttled_judge_delays_a_run_and_does_not_fail_it(
     put_pairs(acme, steady(5))
     answer = acme.post("/specify_questions", {"metrics": ["Is the answer polite?"]})
     assert answer.status_code == 200, answer.text
-    throttled = {"left": 6}  # more than one delivery's attempts (JUDGE_MAX_ATTEMPTS: 4)
+    throttled = {"left": 6}  # more than one delivery's attempts (EVALSVC_JUDGE_MAX_ATTEMPTS: 4)
     real = priced_judge.answer
 
     def busy_then_real(request: dict[str, Any]) -> Any:

@@ -88,13 +88,13 @@ def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
 
 
 def use_secret(judge: FakeJudge, monkeypatch: pytest.MonkeyPatch, secret: str) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("EVALSVC_OPENAI_API_KEY", raising=False)
     point_service_at(
         {
             "EVALSVC_LLM": "openai:fake-judge",
-            "OPENAI_BASE_URL": judge.base_url,
-            "OPENAI_API_KEY_SECRET_ARN": secret,
-            "JUDGE_RETRY_BASE_SECONDS": "0.01",
+            "EVALSVC_OPENAI_BASE_URL": judge.base_url,
+            "EVALSVC_OPENAI_API_KEY_SECRET_ARN": secret,
+            "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
         },
         monkeypatch,
     )
@@ -209,7 +209,7 @@ def test_a_secret_that_cannot_be_read_or_holds_no_key_is_a_503_that_says_so(
 
     assert response.status_code == 503, response.text
     error = response.json()["error"]
-    assert "OPENAI_API_KEY_SECRET_ARN" in error
+    assert "EVALSVC_OPENAI_API_KEY_SECRET_ARN" in error
     assert KEY not in error
     assert judge.requests == []
     if stored is None:
@@ -236,7 +236,7 @@ def test_the_key_never_reaches_the_logs(
     refused = acme.post("/questions", {"system_prompt": "Always say please."})
 
     assert refused.status_code == 503
-    assert "OPENAI_API_KEY_SECRET_ARN" in refused.json()["error"]
+    assert "EVALSVC_OPENAI_API_KEY_SECRET_ARN" in refused.json()["error"]
     assert log_lines
     assert KEY not in "\n".join(log_lines)
     assert KEY not in refused.text
@@ -245,12 +245,12 @@ def test_the_key_never_reaches_the_logs(
 def test_without_a_secret_the_environments_key_is_used(
     acme: Tenant, judge: FakeJudge, reads: _Reads, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY_SECRET_ARN", raising=False)
+    monkeypatch.delenv("EVALSVC_OPENAI_API_KEY_SECRET_ARN", raising=False)
     point_service_at(
         {
             "EVALSVC_LLM": "openai:fake-judge",
-            "OPENAI_BASE_URL": judge.base_url,
-            "OPENAI_API_KEY": PLAIN,
+            "EVALSVC_OPENAI_BASE_URL": judge.base_url,
+            "EVALSVC_OPENAI_API_KEY": PLAIN,
         },
         monkeypatch,
     )
@@ -279,7 +279,9 @@ def test_no_function_imports_the_parameters_utility_before_a_call() -> None:
         "PATH": "/usr/bin:/bin",
         "AWS_DEFAULT_REGION": "us-east-1",
         "EVALSVC_LLM": "openai:fake-judge",
-        "OPENAI_API_KEY_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:k",
+        "EVALSVC_OPENAI_API_KEY_SECRET_ARN": (
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:k"
+        ),
     }
     subprocess.run([sys.executable, "-c", program], check=True, env=env, cwd=ROOT)
 
@@ -288,7 +290,7 @@ def test_a_key_refused_after_a_rotation_is_read_again_at_once(
     acme: Tenant, judge: FakeJudge, secret: str, reads: _Reads, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     use_secret(judge, monkeypatch, secret)
-    point_service_at({"JUDGE_CONCURRENCY": "1"}, monkeypatch)
+    point_service_at({"EVALSVC_JUDGE_CONCURRENCY": "1"}, monkeypatch)
     seed(acme)
     ok(acme.post("/questions", {"system_prompt": "Always say please."}))
     # Rotated, and the old key revoked, well within the cache's age.
@@ -325,7 +327,7 @@ def test_a_refused_key_the_secret_still_holds_is_a_503_after_one_fresh_read(
     response = acme.post("/evaluate", {"seed_data_id": "ds"})
 
     assert response.status_code == 503
-    assert "OPENAI_API_KEY_SECRET_ARN" in response.json()["error"]
+    assert "EVALSVC_OPENAI_API_KEY_SECRET_ARN" in response.json()["error"]
     assert set(judge.authorizations) == {f"Bearer {KEY}"}
     assert reads.secrets == [secret, secret]
 

@@ -324,7 +324,7 @@ def test_every_pairwise_item_stays_under_400_kb_at_the_field_limits(
     pk = store.run_pk("acme", run.pairwise_id)
     items = list(
         dynamo.query_pages(
-            TableName=tables["RESULTS_TABLE"],
+            TableName=tables["EVALSVC_RESULTS_TABLE"],
             KeyConditionExpression="pk = :pk",
             ExpressionAttributeValues={":pk": {"S": pk}},
         )
@@ -387,7 +387,7 @@ def test_a_judge_too_slow_for_the_request_hands_over_and_keeps_its_answers(
     fake = FakeJudge(latency=1.0)
     with fake.running():
         point_service_at(
-            {**service_env(fake), "JUDGE_CONCURRENCY": "2", "EVALSVC_REQUEST_SECONDS": "6"},
+            {**service_env(fake), "EVALSVC_JUDGE_CONCURRENCY": "2", "EVALSVC_REQUEST_SECONDS": "6"},
             monkeypatch,
         )
         ids = runs(acme)

@@ -131,7 +131,8 @@ def test_bedrock_answers_through_the_forced_tool(
         )
     monkeypatch.setattr(bedrock, "_bedrock_client", lambda region, read_timeout: client)
     point_service_at(
-        {"EVALSVC_LLM": "bedrock:anthropic.claude-3-haiku", "JUDGE_CONCURRENCY": "1"}, monkeypatch
+        {"EVALSVC_LLM": "bedrock:anthropic.claude-3-haiku", "EVALSVC_JUDGE_CONCURRENCY": "1"},
+        monkeypatch,
     )
 
     with stubber:

@@ -25,8 +25,8 @@ def llm(work: Work, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
         point_service_at(
             {
                 **service_env(fake),
-                "JUDGE_RETRY_BASE_SECONDS": "0.001",
-                "JUDGE_MAX_ATTEMPTS": "2",
+                "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.001",
+                "EVALSVC_JUDGE_MAX_ATTEMPTS": "2",
                 # More than 4 seed pairs is queued, 3 seeds a chunk
                 "EVALSVC_INLINE_MAX_GENERATION_CALLS": "4",
                 "EVALSVC_CHUNK_GENERATION_CALLS": "3",
@@ -64,7 +64,7 @@ def augment_async(tenant: Tenant, multiple: int = 2) -> str:
 
 def stored_pairs(dataset_id: str) -> int:
     """Pair items stored under any version of synthetic dataset `dataset_id`."""
-    table = f"test-{table_env_vars()['DATASETS_TABLE']}"
+    table = f"test-{table_env_vars()['EVALSVC_DATASETS_TABLE']}"
     return sum(
         1 for item in dynamo.scan_all(table) if f"#synthetic#{dataset_id}#v#" in item["pk"]["S"]
     )

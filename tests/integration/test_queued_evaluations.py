@@ -81,7 +81,7 @@ def read(tenant: Tenant, results_id: str, all_scores: bool = False) -> dict[str,
 
 def inline_twin(tenant: Tenant, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """The same evaluation scored inside the request (no queue configured)."""
-    monkeypatch.delenv("WORK_QUEUE_URL")
+    monkeypatch.delenv("EVALSVC_WORK_QUEUE_URL")
     point_service_at({}, monkeypatch)
     response = tenant.post("/evaluate", {"seed_data_id": "big"})
     assert response.status_code == 200, response.text
@@ -373,8 +373,8 @@ def judge(work: Work, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
         point_service_at(
             {
                 **service_env(fake),
-                "JUDGE_RETRY_BASE_SECONDS": "0.001",
-                "JUDGE_MAX_ATTEMPTS": "2",
+                "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.001",
+                "EVALSVC_JUDGE_MAX_ATTEMPTS": "2",
                 "EVALSVC_INLINE_MAX_JUDGE_CALLS": "10",
                 "EVALSVC_CHUNK_JUDGE_CALLS": "40",
             },
@@ -469,7 +469,7 @@ def test_a_worker_short_of_time_keeps_its_verdicts_and_the_chunk_goes_on(
 ) -> None:
     # Given a slow judge, two calls at a time, and a worker with 13 s left (10 s of margin)
     judge.latency = 0.5
-    point_service_at({"JUDGE_CONCURRENCY": "2"}, monkeypatch)
+    point_service_at({"EVALSVC_JUDGE_CONCURRENCY": "2"}, monkeypatch)
     data = [{"id": f"q{i}", "input": "hi", "output": f"please {i}"} for i in range(12)]
     assert acme.post("/data/seed/judged", {"data": data}).status_code == 200
     assert acme.post("/specify_questions", {"metrics": ["Is it polite?"]}).status_code == 200
@@ -523,7 +523,7 @@ def test_a_worker_short_of_time_keeps_the_pairs_it_checked_and_the_chunk_goes_on
     done = read(acme, results_id, all_scores=True)
     assert (done["status"], done["pairs_done"]) == ("complete", 10)
     assert [p["pair_id"] for p in done["all_scored_pairs"][0]] == [f"s{i}" for i in range(10)]
-    monkeypatch.delenv("WORK_QUEUE_URL")
+    monkeypatch.delenv("EVALSVC_WORK_QUEUE_URL")
     point_service_at({}, monkeypatch)
     inline = acme.post("/evaluate", {"seed_data_id": "slow"})
     assert inline.status_code == 200, inline.text

@@ -154,7 +154,7 @@ def expire(tenant: str, record: VersionRecord, at_ms: int, dataset_id: str = "ds
 
 
 def results_in(tables: dict[str, str]) -> int:
-    items = boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"]
+    items = boto3.client("dynamodb").scan(TableName=tables["EVALSVC_RESULTS_TABLE"])["Items"]
     return sum(1 for item in items if item["sk"]["S"] == HEADER_SK)
 
 
@@ -520,9 +520,9 @@ def test_a_rerun_is_held_to_its_cap_as_post_evaluate_is(
     metrics_id = metrics(acme, ["Is the answer polite?"])
     original = evaluate(acme, metrics_id)
     client = boto3.client("dynamodb")
-    for item in client.scan(TableName=tables["JUDGE_CACHE_TABLE"])["Items"]:
+    for item in client.scan(TableName=tables["EVALSVC_JUDGE_CACHE_TABLE"])["Items"]:
         key = {name: item[name] for name in ("pk", "sk") if name in item}
-        client.delete_item(TableName=tables["JUDGE_CACHE_TABLE"], Key=key)
+        client.delete_item(TableName=tables["EVALSVC_JUDGE_CACHE_TABLE"], Key=key)
     asked = len(fake_judge.requests)
     cap = {"max_cost_usd": 0.01}
 
@@ -767,7 +767,7 @@ def test_a_result_stored_before_results_kept_their_inputs_is_410_saying_evaluate
     write(acme, pairs_of(2))
     original = evaluate(acme, metrics(acme))
     boto3.client("dynamodb").update_item(
-        TableName=tables["RESULTS_TABLE"],
+        TableName=tables["EVALSVC_RESULTS_TABLE"],
         Key={
             "pk": {"S": result_pk("acme", original["results_id"])},
             "sk": {"S": HEADER_SK},

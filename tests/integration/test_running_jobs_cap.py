@@ -52,7 +52,10 @@ def evaluate_async(tenant: Tenant, headers: dict[str, str] | None = None):  # ty
 def stored_jobs(tenant: str) -> int:
     """Job items (and running results) of the tenant in storage."""
     names = table_env_vars()
-    jobs_table, results_table = f"test-{names['JOBS_TABLE']}", f"test-{names['RESULTS_TABLE']}"
+    jobs_table, results_table = (
+        f"test-{names['EVALSVC_JOBS_TABLE']}",
+        f"test-{names['EVALSVC_RESULTS_TABLE']}",
+    )
     found = sum(
         1
         for item in dynamo.scan_all(jobs_table)
@@ -255,7 +258,7 @@ def test_an_evaluation_handed_over_mid_request_is_not_refused_at_the_cap(
     fake = FakeJudge(latency=1.0)
     with fake.running():
         point_service_at(
-            {**service_env(fake), "JUDGE_CONCURRENCY": "2", "EVALSVC_REQUEST_SECONDS": "6"},
+            {**service_env(fake), "EVALSVC_JUDGE_CONCURRENCY": "2", "EVALSVC_REQUEST_SECONDS": "6"},
             monkeypatch,
         )
         data = [{"id": f"p{i}", "input": f"q{i}", "output": f"please {i}"} for i in range(10)]

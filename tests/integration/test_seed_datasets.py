@@ -226,7 +226,7 @@ def test_overwrite_keeps_the_replaced_pairs_until_their_retention_ends(
     import boto3
 
     def pair_items() -> list[dict[str, object]]:
-        items = boto3.client("dynamodb").scan(TableName=tables["DATASETS_TABLE"])["Items"]
+        items = boto3.client("dynamodb").scan(TableName=tables["EVALSVC_DATASETS_TABLE"])["Items"]
         return [i for i in items if i["sk"]["S"].startswith(("p#", "x#"))]
 
     ok(acme.post("/data/seed/ds", {"data": pairs(30)}))

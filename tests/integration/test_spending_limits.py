@@ -73,7 +73,7 @@ def test_a_retried_delivery_counts_what_each_delivery_spent(
     # One call at a time, and a judge that fails the third pair's every attempt once: the
     # chunk's first delivery spends verdicts and 4 failed attempts, then is requeued; its next
     # delivery finds those verdicts cached.
-    point_service_at({"JUDGE_CONCURRENCY": "1"}, monkeypatch)
+    point_service_at({"EVALSVC_JUDGE_CONCURRENCY": "1"}, monkeypatch)
     seed(acme, pairs=4)
     priced_judge.answer = sequence(
         (200, VERDICT), (200, VERDICT), (500, "{}"), (500, "{}"), (500, "{}"), (500, "{}"),

@@ -198,7 +198,7 @@ def test_an_overwrite_whose_commit_succeeded_unanswered_keeps_the_new_dataset(
     ]
 
     def pair_keys() -> list[str]:
-        items = boto3.client("dynamodb").scan(TableName=tables["DATASETS_TABLE"])["Items"]
+        items = boto3.client("dynamodb").scan(TableName=tables["EVALSVC_DATASETS_TABLE"])["Items"]
         return sorted(i["sk"]["S"] for i in items if i["sk"]["S"].startswith("p#"))
 
     assert pair_keys() == [f"p#new{i}" for i in range(4)] + [f"p#old{i}" for i in range(3)]

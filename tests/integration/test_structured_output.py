@@ -39,9 +39,9 @@ def start(monkeypatch: pytest.MonkeyPatch) -> Iterator[Start]:
             point_service_at(
                 {
                     "EVALSVC_LLM": "openai:fake-llm",
-                    "OPENAI_BASE_URL": fake.base_url,
-                    "OPENAI_API_KEY": "sk-test-not-a-real-key",
-                    "JUDGE_RETRY_BASE_SECONDS": "0.01",
+                    "EVALSVC_OPENAI_BASE_URL": fake.base_url,
+                    "EVALSVC_OPENAI_API_KEY": "sk-test-not-a-real-key",
+                    "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
                     **env,
                 },
                 monkeypatch,
@@ -99,7 +99,7 @@ def test_the_judge_works_with_each_family_and_keeps_the_mode(
 
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_each_refused_mode_is_sent_once(acme: Tenant, start: Start, family: str) -> None:
-    fake = start(family, JUDGE_CONCURRENCY="1")
+    fake = start(family, EVALSVC_JUDGE_CONCURRENCY="1")
     seed(acme)
 
     usage = ok(acme.post("/evaluate", {"seed_data_id": "ds"})).json()["usage"]
@@ -192,7 +192,7 @@ def test_a_pinned_mode_the_server_refuses_is_503_naming_the_setting(
     assert "sk-test-not-a-real-key" not in response.text
     # Not asked again: neither retried nor sent in another mode.
     assert fake.modes() == ["json_schema"]
-    assert boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"] == []
+    assert boto3.client("dynamodb").scan(TableName=tables["EVALSVC_RESULTS_TABLE"])["Items"] == []
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
@@ -212,7 +212,7 @@ def test_an_answer_outside_the_schema_is_a_failed_attempt_in_every_mode(
     # The refusals spent some of the four attempts; the rest were answers in the settled mode.
     refused = refused_modes(family)
     assert fake.modes() == [*refused] + [FAMILIES[family].mode] * (4 - len(refused))
-    assert boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"] == []
+    assert boto3.client("dynamodb").scan(TableName=tables["EVALSVC_RESULTS_TABLE"])["Items"] == []
 
 
 def test_the_settled_mode_is_logged_once_without_the_endpoint_or_key(
@@ -247,7 +247,7 @@ def test_a_server_refusing_every_mode_is_503_after_one_request_in_each(
         'prompt); in the last it answered HTTP 400: {"error": {"message": "bad request"}}'
     )
     assert fake.modes() == list(MODES)
-    assert boto3.client("dynamodb").scan(TableName=tables["RESULTS_TABLE"])["Items"] == []
+    assert boto3.client("dynamodb").scan(TableName=tables["EVALSVC_RESULTS_TABLE"])["Items"] == []
 
 
 def test_a_queued_evaluation_negotiates_in_its_worker(

@@ -25,9 +25,9 @@ PRICES = json.dumps({"openai:fake-judge": {"input": 1.5, "output": 6}})
 def judge_env(fake: FakeJudge, **extra: str) -> dict[str, str]:
     return {
         "EVALSVC_LLM": "openai:fake-judge",
-        "OPENAI_BASE_URL": fake.base_url,
-        "OPENAI_API_KEY": "sk-test-not-a-real-key",
-        "JUDGE_RETRY_BASE_SECONDS": "0.01",
+        "EVALSVC_OPENAI_BASE_URL": fake.base_url,
+        "EVALSVC_OPENAI_API_KEY": "sk-test-not-a-real-key",
+        "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
         "EVALSVC_PRICES": PRICES,
         **extra,
     }
@@ -119,7 +119,7 @@ def test_an_answer_without_counts_is_counted_at_its_bound(
 
     usage = acme.post("/evaluate", {"seed_data_id": "ds"}).json()["usage"]
 
-    attempts = 4  # JUDGE_MAX_ATTEMPTS
+    attempts = 4  # EVALSVC_JUDGE_MAX_ATTEMPTS
     assert usage["output_tokens"] == VERDICT_MAX_TOKENS
     assert usage["input_tokens"] == estimate["input_tokens_max"] // attempts
 

@@ -37,7 +37,7 @@ def test_a_delivery_killed_mid_chunk_is_charged_what_it_kept_and_its_calls_in_fl
 
     # Given a chunk of 4 calls, one at a time, whose first delivery is killed once the judge
     # served its second call, before its usage was kept anywhere (the first call's was)
-    point_service_at({"JUDGE_CONCURRENCY": "1"}, monkeypatch)
+    point_service_at({"EVALSVC_JUDGE_CONCURRENCY": "1"}, monkeypatch)
     seed(acme, pairs=4)
     results_id = queued(acme, {"seed_data_id": "ds"})
     real_add, real_settle = jobs_store.add_spent, ledger.settle
@@ -92,7 +92,7 @@ def test_usage_is_kept_as_calls_end_not_when_the_work_ends(
     acme: Tenant, priced_judge: FakeJudge, chunked: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given one call at a time on a chunk of 4 calls
-    point_service_at({"JUDGE_CONCURRENCY": "1"}, monkeypatch)
+    point_service_at({"EVALSVC_JUDGE_CONCURRENCY": "1"}, monkeypatch)
     seed(acme, pairs=4)
     results_id = queued(acme, {"seed_data_id": "ds"})
     seen: list[tuple[int, int, int]] = []

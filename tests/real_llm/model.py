@@ -121,8 +121,8 @@ def local_service(
         log_path=log_path,
         extra_env={
             "EVALSVC_LLM": f"openai:{MODEL_ALIAS}",
-            "OPENAI_BASE_URL": model,
-            "JUDGE_CONCURRENCY": "1",
+            "EVALSVC_OPENAI_BASE_URL": model,
+            "EVALSVC_JUDGE_CONCURRENCY": "1",
             "POWERTOOLS_LOG_LEVEL": "DEBUG",
             "EVALSVC_LLM_STRUCTURED": structured,
         },

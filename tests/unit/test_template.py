@@ -229,16 +229,16 @@ def test_tables_come_from_the_template() -> None:
     [due] = definitions["MonitorsTable"]["GlobalSecondaryIndexes"]
     assert due["IndexName"] == "due"
     assert table_env_vars() == {
-        "DATASETS_TABLE": "DatasetsTable",
-        "API_KEYS_TABLE": "ApiKeysTable",
-        "METRICS_TABLE": "MetricsTable",
-        "RESULTS_TABLE": "ResultsTable",
-        "JOBS_TABLE": "JobsTable",
-        "CRITIQUES_TABLE": "CritiquesTable",
-        "JUDGE_CACHE_TABLE": "JudgeCacheTable",
-        "IDEMPOTENCY_TABLE": "IdempotencyTable",
-        "USAGE_TABLE": "UsageTable",
-        "MONITORS_TABLE": "MonitorsTable",
+        "EVALSVC_DATASETS_TABLE": "DatasetsTable",
+        "EVALSVC_API_KEYS_TABLE": "ApiKeysTable",
+        "EVALSVC_METRICS_TABLE": "MetricsTable",
+        "EVALSVC_RESULTS_TABLE": "ResultsTable",
+        "EVALSVC_JOBS_TABLE": "JobsTable",
+        "EVALSVC_CRITIQUES_TABLE": "CritiquesTable",
+        "EVALSVC_JUDGE_CACHE_TABLE": "JudgeCacheTable",
+        "EVALSVC_IDEMPOTENCY_TABLE": "IdempotencyTable",
+        "EVALSVC_USAGE_TABLE": "UsageTable",
+        "EVALSVC_MONITORS_TABLE": "MonitorsTable",
     }
 
 

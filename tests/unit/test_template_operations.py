@@ -134,16 +134,36 @@ def _environments(template: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
+# AWS's own variables, which the template may set as AWS names them (Powertools reads its own).
+AWS_OWN = re.compile(r"^(AWS_|POWERTOOLS_|_X_AMZN_|_HANDLER$|LAMBDA_)")
+
+
+def test_every_variable_the_template_sets_is_evalsvc_prefixed_but_awss_own() -> None:
+    from evalsvc.core.settings import Settings, variable
+
+    settings = {variable(field) for field in Settings.model_fields}
+    found = 0
+    for where, variables in _environments(load_template()):
+        for name in variables:
+            found += 1
+            if AWS_OWN.match(name):
+                continue
+            assert name.startswith("EVALSVC_"), (where, name)
+            # And it is a setting the service reads (not a misspelt one, read by nothing).
+            assert name in settings, (where, name)
+    assert found > 0
+
+
 def test_no_environment_holds_a_secret_only_the_secrets_arn() -> None:
     template = load_template()
     assert "OpenAIApiKey" not in template["Parameters"]
     for parameter in template["Parameters"].values():
         assert not parameter.get("NoEcho"), "a secret passed as a parameter"
     for where, variables in _environments(template):
-        assert "OPENAI_API_KEY" not in variables, where
+        assert "EVALSVC_OPENAI_API_KEY" not in variables, where
         for name, value in variables.items():
             if SECRET_NAMES.search(name):
-                assert name == "OPENAI_API_KEY_SECRET_ARN", (where, name)
+                assert name == "EVALSVC_OPENAI_API_KEY_SECRET_ARN", (where, name)
                 assert value == {
                     "Fn::If": [
                         "JudgeIsOpenAI",
@@ -435,7 +455,7 @@ def test_every_function_that_asks_an_openai_compatible_judge_gets_the_structured
     asking = []
     for name, resource in functions(template).items():
         variables = resource["Properties"].get("Environment", {}).get("Variables", {})
-        if "OPENAI_BASE_URL" in variables:
+        if "EVALSVC_OPENAI_BASE_URL" in variables:
             asking.append(name)
             assert variables["EVALSVC_LLM_STRUCTURED"] == {"Ref": "JudgeStructuredOutput"}, name
         else:

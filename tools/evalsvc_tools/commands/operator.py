@@ -62,7 +62,9 @@ def _target(args: argparse.Namespace) -> Iterator[None]:
 
             endpoint = (args.data_dir / "endpoint").read_text().strip()
             tables = {var: f"{TABLE_PREFIX}-{lid}" for var, lid in table_env_vars().items()}
-            apply_environment({**LOCAL_CREDENTIALS, **tables, "DYNAMODB_ENDPOINT_URL": endpoint})
+            apply_environment(
+                {**LOCAL_CREDENTIALS, **tables, "EVALSVC_DYNAMODB_ENDPOINT_URL": endpoint}
+            )
             yield
             return
         try:
@@ -76,11 +78,11 @@ def _target(args: argparse.Namespace) -> Iterator[None]:
     if args.stack_name:
         env.update(_stack_environment(args.stack_name, args.region))
     if args.api_keys_table:
-        env["API_KEYS_TABLE"] = args.api_keys_table
+        env["EVALSVC_API_KEYS_TABLE"] = args.api_keys_table
     if args.datasets_table:
-        env["DATASETS_TABLE"] = args.datasets_table
+        env["EVALSVC_DATASETS_TABLE"] = args.datasets_table
     if args.usage_table:
-        env["USAGE_TABLE"] = args.usage_table
+        env["EVALSVC_USAGE_TABLE"] = args.usage_table
     apply_environment(env)
     yield
 
@@ -95,11 +97,11 @@ def _stack_environment(stack_name: str, region: str | None) -> dict[str, str]:
     )
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks["Stacks"][0].get("Outputs", [])}
     tables = {
-        "API_KEYS_TABLE": outputs["ApiKeysTableName"],
-        "DATASETS_TABLE": outputs["DatasetsTableName"],
+        "EVALSVC_API_KEYS_TABLE": outputs["ApiKeysTableName"],
+        "EVALSVC_DATASETS_TABLE": outputs["DatasetsTableName"],
     }
     if "UsageTableName" in outputs:
-        tables["USAGE_TABLE"] = outputs["UsageTableName"]
+        tables["EVALSVC_USAGE_TABLE"] = outputs["UsageTableName"]
     tables["EVALSVC_DEFAULT_MONTHLY_LIMIT_USD"] = outputs.get("DefaultMonthlyLimitUsd", "")
     return tables
 

@@ -214,8 +214,8 @@ class EmbeddedDynamoDB:
             **LOCAL_CREDENTIALS,
             **self.tables,
             **queue_vars,
-            "DYNAMODB_ENDPOINT_URL": self.endpoint,
-            "SQS_ENDPOINT_URL": self.endpoint,
+            "EVALSVC_DYNAMODB_ENDPOINT_URL": self.endpoint,
+            "EVALSVC_SQS_ENDPOINT_URL": self.endpoint,
         }
         (self.data_dir / "endpoint").write_text(self.endpoint)
         return self.env

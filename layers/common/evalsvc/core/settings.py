@@ -1,17 +1,80 @@
-"""Runtime settings, read from the environment on first use (never at import time)."""
+"""Runtime settings, read from the environment on first use (never at import time).
 
-import os
+Every variable the service reads is EVALSVC_ and the field's name in capitals, read by
+pydantic-settings; only AWS's own (AWS_REGION, AWS_DEFAULT_REGION) are read as AWS sets them. A
+value that is empty is unset (the default), and a malformed one refuses the settings with
+pydantic's ValidationError naming the field. pydantic-settings is imported when the settings are
+first read, not with this module: about 11 ms of CPU, which what imports this module without
+reading the settings does not pay (docs/performance.md, "Settings read by pydantic-settings").
+
+The names read before every variable carried the prefix (DATASETS_TABLE, JUDGE_CONCURRENCY,
+OPENAI_BASE_URL…: the field's name in capitals) are still read for one release, each with a
+warning in the log naming it and its new name; when both are set, the new name wins.
+"""
+
+from __future__ import annotations
+
 from decimal import Decimal
 from functools import cache
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
+
+if TYPE_CHECKING:
+    from pydantic.fields import FieldInfo
+
+ENV_PREFIX = "EVALSVC_"
+
+# The fields read until now from their name in capitals, without the prefix (issue 42): read so
+# for one more release, with a warning. Remove with the release after.
+UNPREFIXED_UNTIL_NOW = frozenset(
+    {
+        "datasets_table",
+        "api_keys_table",
+        "metrics_table",
+        "results_table",
+        "jobs_table",
+        "critiques_table",
+        "usage_table",
+        "monitors_table",
+        "dynamodb_endpoint_url",
+        "auth_cache_seconds",
+        "judge_cache_table",
+        "idempotency_table",
+        "idempotency_ttl_seconds",
+        "openai_base_url",
+        "openai_api_key",
+        "openai_api_key_secret_arn",
+        "judge_concurrency",
+        "judge_max_attempts",
+        "judge_timeout_seconds",
+        "judge_retry_base_seconds",
+        "judge_cache_days",
+        "work_queue_url",
+        "sqs_endpoint_url",
+    }
+)
+
+
+def variable(field: str) -> str:
+    """The environment variable a field is read from."""
+    return ENV_PREFIX + field.upper()
+
+
+def old_variable(field: str) -> str | None:
+    """The name a field was read from before it had the prefix, if it had another."""
+    return field.upper() if field in UNPREFIXED_UNTIL_NOW else None
 
 
 class Settings(BaseModel):
+    """Every field is read from EVALSVC_<FIELD> (EVALSVC_JUDGE_CONCURRENCY for
+    judge_concurrency), but the region, which is AWS's own AWS_REGION (or AWS_DEFAULT_REGION)."""
+
     model_config = ConfigDict(frozen=True)
 
-    region: str = "us-east-1"
+    region: str = Field(
+        default="us-east-1", validation_alias=AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION")
+    )
     datasets_table: str = "evalsvc-datasets"
     api_keys_table: str = "evalsvc-api-keys"
     metrics_table: str = "evalsvc-metrics"
@@ -30,7 +93,7 @@ class Settings(BaseModel):
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: SecretStr = SecretStr("")
     # The Secrets Manager secret (ARN or name) holding the OpenAI key, deployed; when set, the
-    # key is read from it (scoring/llm/credentials.py) and OPENAI_API_KEY is not used.
+    # key is read from it (scoring/llm/credentials.py) and EVALSVC_OPENAI_API_KEY is not used.
     openai_api_key_secret_arn: str = ""
     # How an OpenAI-compatible server is asked for structured output: "auto" finds the first
     # mode it takes (scoring/llm/structured.py) and remembers it; a mode's name pins that mode.
@@ -104,63 +167,79 @@ class Settings(BaseModel):
     monitor_poll_seconds: int = Field(default=30, ge=0, le=900)
 
     @classmethod
-    def from_environ(cls) -> "Settings":
-        env = os.environ
-        values: dict[str, object] = {
-            "region": env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
-        }
-        for field, var in (
-            ("datasets_table", "DATASETS_TABLE"),
-            ("api_keys_table", "API_KEYS_TABLE"),
-            ("metrics_table", "METRICS_TABLE"),
-            ("results_table", "RESULTS_TABLE"),
-            ("jobs_table", "JOBS_TABLE"),
-            ("critiques_table", "CRITIQUES_TABLE"),
-            ("usage_table", "USAGE_TABLE"),
-            ("monitors_table", "MONITORS_TABLE"),
-            ("dynamodb_endpoint_url", "DYNAMODB_ENDPOINT_URL"),
-            ("auth_cache_seconds", "AUTH_CACHE_SECONDS"),
-            ("judge_cache_table", "JUDGE_CACHE_TABLE"),
-            ("idempotency_table", "IDEMPOTENCY_TABLE"),
-            ("idempotency_ttl_seconds", "IDEMPOTENCY_TTL_SECONDS"),
-            ("llm", "EVALSVC_LLM"),
-            ("openai_base_url", "OPENAI_BASE_URL"),
-            ("openai_api_key", "OPENAI_API_KEY"),
-            ("openai_api_key_secret_arn", "OPENAI_API_KEY_SECRET_ARN"),
-            ("llm_structured", "EVALSVC_LLM_STRUCTURED"),
-            ("judge_concurrency", "JUDGE_CONCURRENCY"),
-            ("judge_max_attempts", "JUDGE_MAX_ATTEMPTS"),
-            ("judge_timeout_seconds", "JUDGE_TIMEOUT_SECONDS"),
-            ("judge_retry_base_seconds", "JUDGE_RETRY_BASE_SECONDS"),
-            ("judge_cache_days", "JUDGE_CACHE_DAYS"),
-            ("prices", "EVALSVC_PRICES"),
-            ("default_monthly_limit_usd", "EVALSVC_DEFAULT_MONTHLY_LIMIT_USD"),
-            ("work_queue_url", "WORK_QUEUE_URL"),
-            ("sqs_endpoint_url", "SQS_ENDPOINT_URL"),
-            ("dataset_shards", "EVALSVC_DATASET_SHARDS"),
-            ("write_threads", "EVALSVC_WRITE_THREADS"),
-            ("version_retention_days", "EVALSVC_VERSION_RETENTION_DAYS"),
-            ("chunk_checks", "EVALSVC_CHUNK_CHECKS"),
-            ("chunk_judge_calls", "EVALSVC_CHUNK_JUDGE_CALLS"),
-            ("inline_max_checks", "EVALSVC_INLINE_MAX_CHECKS"),
-            ("inline_max_judge_calls", "EVALSVC_INLINE_MAX_JUDGE_CALLS"),
-            ("inline_max_bytes", "EVALSVC_INLINE_MAX_BYTES"),
-            ("chunk_max_bytes", "EVALSVC_CHUNK_MAX_BYTES"),
-            ("sync_wait_seconds", "EVALSVC_SYNC_WAIT_SECONDS"),
-            ("request_seconds", "EVALSVC_REQUEST_SECONDS"),
-            ("inline_max_generation_calls", "EVALSVC_INLINE_MAX_GENERATION_CALLS"),
-            ("inline_max_synthetic_pairs", "EVALSVC_INLINE_MAX_SYNTHETIC_PAIRS"),
-            ("chunk_generation_calls", "EVALSVC_CHUNK_GENERATION_CALLS"),
-            ("job_stall_seconds", "EVALSVC_JOB_STALL_SECONDS"),
-            ("chunk_retry_base_seconds", "EVALSVC_CHUNK_RETRY_BASE_SECONDS"),
-            ("max_running_jobs_per_tenant", "EVALSVC_MAX_RUNNING_JOBS_PER_TENANT"),
-            ("allow_local_webhooks", "EVALSVC_ALLOW_LOCAL_WEBHOOKS"),
-            ("monitor_history_days", "EVALSVC_MONITOR_HISTORY_DAYS"),
-            ("monitor_poll_seconds", "EVALSVC_MONITOR_POLL_SECONDS"),
-        ):
-            if env.get(var):
-                values[field] = env[var]
-        return cls.model_validate(values)
+    def from_environ(cls) -> Settings:
+        """The settings the environment gives now (ValidationError when a value is malformed)."""
+        return _reader()()
+
+
+def _warn_old_name(message: str, old: str, new: str) -> None:
+    # Imported only when an old name is found: reading the settings needs no logger otherwise.
+    from evalsvc.core.observability import logger
+
+    logger.warning(message, extra={"deprecated_variable": old, "variable": new})
+
+
+@cache
+def _reader() -> type[Settings]:
+    """Settings as pydantic-settings reads them from the environment: the class is made, and
+    pydantic-settings imported, when the settings are first read."""
+    import os
+
+    from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+    class OldNames(PydanticBaseSettingsSource):
+        """The names without the prefix, for the fields the prefixed names left unset."""
+
+        def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+            old = old_variable(field_name)
+            return (os.environ.get(old) if old else None) or None, field_name, False
+
+        def __call__(self) -> dict[str, Any]:
+            values: dict[str, Any] = {}
+            for field in sorted(UNPREFIXED_UNTIL_NOW):
+                old, new = field.upper(), variable(field)
+                value = os.environ.get(old)
+                if not value:
+                    continue
+                if field in self.current_state:
+                    _warn_old_name(
+                        f"{old} is deprecated and ignored: {new} is set too, and wins; unset {old}",
+                        old,
+                        new,
+                    )
+                    continue
+                _warn_old_name(
+                    f"{old} is deprecated: set {new} instead ({old} is read for one more release)",
+                    old,
+                    new,
+                )
+                values[field] = value
+            return values
+
+    class EnvironmentSettings(BaseSettings, Settings):
+        model_config = SettingsConfigDict(
+            # ValidationError's title, as before pydantic-settings read the environment.
+            title="Settings",
+            env_prefix=ENV_PREFIX,
+            # An empty variable is unset (the default), as before.
+            env_ignore_empty=True,
+            frozen=True,
+        )
+
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            # The environment alone (no .env file, no secrets directory); the old names after
+            # the new, so that a new name set wins.
+            return init_settings, env_settings, OldNames(settings_cls)
+
+    return EnvironmentSettings
 
 
 @cache

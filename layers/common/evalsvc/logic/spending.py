@@ -14,10 +14,10 @@
                                 happened; LLM metrics by route
 
 Work killed before it leaves (a process killed mid-call) settles nothing: its reservation (the
-rooms of the attempts in flight or not yet added, at most JUDGE_CONCURRENCY of them) is charged
-in full once it expires, at most its `seconds` plus RESERVATION_GRACE_SECONDS later, or when its
-job completes (storage.ledger): no call the provider served goes unrecorded, and at most the
-attempts in flight at the kill are charged without having been served.
+rooms of the attempts in flight or not yet added, at most EVALSVC_JUDGE_CONCURRENCY of them) is
+charged in full once it expires, at most its `seconds` plus RESERVATION_GRACE_SECONDS later, or
+when its job completes (storage.ledger): no call the provider served goes unrecorded, and at most
+the attempts in flight at the kill are charged without having been served.
 """
 
 from __future__ import annotations

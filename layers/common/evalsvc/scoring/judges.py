@@ -1,5 +1,5 @@
 """The LLM judge: asks the configured LLM (scoring.llm) each question about each pair, with one
-pool of at most JUDGE_CONCURRENCY calls across every (question, pair), and keeps verdicts in
+pool of at most EVALSVC_JUDGE_CONCURRENCY calls across every (question, pair), and keeps verdicts in
 the per-tenant cache.
 
 Judging is planned (`plan`: the cache read, and the bound of the calls left), the plan shown to
@@ -104,7 +104,7 @@ class Answers:
 
 class AskRun:
     """The answers to every ask of one plan: cached ones read at once, the others asked of the
-    LLM in one pool of at most JUDGE_CONCURRENCY calls, in the plan's order (so that whole
+    LLM in one pool of at most EVALSVC_JUDGE_CONCURRENCY calls, in the plan's order (so that whole
     pairs finish first). Every answer given is cached, whatever happens to the others: a
     failure, or the deadline, leaves the answers already paid for where the next attempt finds
     them."""

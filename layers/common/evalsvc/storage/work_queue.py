@@ -170,7 +170,7 @@ def send(chunks: Sequence[Chunk], *, delay_seconds: int = 0, workers: int = 8) -
     tenant's message group, retrying entries SQS reports as failed."""
     url = queue_url()
     if url is None:
-        raise StorageUnavailable("no work queue is configured (WORK_QUEUE_URL)")
+        raise StorageUnavailable("no work queue is configured (EVALSVC_WORK_QUEUE_URL)")
     groups = [message_group(chunk.tenant) for chunk in chunks]
     batches = batched([encode(chunk) for chunk in chunks])
     if not batches:

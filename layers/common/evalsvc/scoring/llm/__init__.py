@@ -4,9 +4,9 @@ retries and failure rules for every caller (the judge, prompt improvement, quest
 augmentation).
 
 `EVALSVC_LLM` chooses the provider: `bedrock:<model-id>` or `openai:<model>` (with
-`OPENAI_BASE_URL` and `OPENAI_API_KEY`; OpenAI, vLLM, Ollama, llama.cpp and llama-cpp-python
-all speak it, each taking structured output its own way). Unset, there is no LLM and callers
-take their deterministic paths.
+`EVALSVC_OPENAI_BASE_URL` and `EVALSVC_OPENAI_API_KEY`; OpenAI, vLLM, Ollama, llama.cpp and
+llama-cpp-python all speak it, each taking structured output its own way). Unset, there is no
+LLM and callers take their deterministic paths.
 
     client.py    LLM: asking a provider against a deadline, with retries, metered, every
                  answer checked against its schema; configured_llm, LLMFailed, LLMOutOfTime

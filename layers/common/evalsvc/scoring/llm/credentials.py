@@ -1,6 +1,6 @@
 """The OpenAI-compatible transport's API key: from AWS Secrets Manager when
-`OPENAI_API_KEY_SECRET_ARN` names a secret (deployed), from `OPENAI_API_KEY` otherwise (`make
-run`, tests).
+`EVALSVC_OPENAI_API_KEY_SECRET_ARN` names a secret (deployed), from `EVALSVC_OPENAI_API_KEY`
+otherwise (`make run`, tests).
 
 The secret is read through Powertools' parameters utility, cached for SECRET_MAX_AGE_SECONDS
 (a rotated key is picked up within that time), and only when a call is about to be made: never
@@ -23,8 +23,8 @@ from evalsvc.core.errors import ProviderUnavailable
 from evalsvc.core.observability import logger
 from evalsvc.core.settings import Settings
 
-SECRET_SETTING = "OPENAI_API_KEY_SECRET_ARN"  # noqa: S105 - the setting's name
-PLAIN_SETTING = "OPENAI_API_KEY"
+SECRET_SETTING = "EVALSVC_OPENAI_API_KEY_SECRET_ARN"  # noqa: S105 - the setting's name
+PLAIN_SETTING = "EVALSVC_OPENAI_API_KEY"
 # How long a key read from the secret is used before it is read again.
 SECRET_MAX_AGE_SECONDS = 300
 # The JSON field holding the key, when the secret is a JSON object.
@@ -49,7 +49,7 @@ class KeySource:
 
 
 class PlainKey(KeySource):
-    """A key given as it is (OPENAI_API_KEY, tests)."""
+    """A key given as it is (EVALSVC_OPENAI_API_KEY, tests)."""
 
     def __init__(self, key: str) -> None:
         self._key = key
@@ -59,8 +59,8 @@ class PlainKey(KeySource):
 
 
 def key_source(settings: Settings) -> KeySource:
-    """What gives the OpenAI key when a call is made: the secret OPENAI_API_KEY_SECRET_ARN
-    names, or OPENAI_API_KEY."""
+    """What gives the OpenAI key when a call is made: the secret EVALSVC_OPENAI_API_KEY_SECRET_ARN
+    names, or EVALSVC_OPENAI_API_KEY."""
     secret = settings.openai_api_key_secret_arn.strip()
     if secret:
         return SecretKey(secret, settings.region)

@@ -1,7 +1,8 @@
 """The OpenAI-compatible transport: chat completions over http.client (OpenAI, vLLM, Ollama,
-llama.cpp and llama-cpp-python all speak it), with `OPENAI_BASE_URL` and the key credentials.py
-gives (`OPENAI_API_KEY`, or the secret `OPENAI_API_KEY_SECRET_ARN` names), read as each call is
-made. Structured output is asked for in the mode the endpoint takes (structured.py)."""
+llama.cpp and llama-cpp-python all speak it), with `EVALSVC_OPENAI_BASE_URL` and the key
+credentials.py gives (`EVALSVC_OPENAI_API_KEY`, or the secret `EVALSVC_OPENAI_API_KEY_SECRET_ARN`
+names), read as each call is made. Structured output is asked for in the mode the endpoint
+takes (structured.py)."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ class OpenAIProvider:
         self._base_url = base_url.rstrip("/")
         parts = urlsplit(base_url.rstrip("/"))
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ProviderUnavailable(f"OPENAI_BASE_URL {base_url!r} is not an http(s) URL")
+            raise ProviderUnavailable(f"EVALSVC_OPENAI_BASE_URL {base_url!r} is not an http(s) URL")
         self._scheme = parts.scheme
         self._host = parts.hostname
         self._port = parts.port
