@@ -41,12 +41,19 @@ from evalsvc.core.observability import logger, metrics
 from evalsvc.core.settings import get_settings
 from evalsvc.logic import datasets as datasets_logic
 from evalsvc.logic import metric_sets, monitor_alerts
-from evalsvc.logic.kinds import monitor_run
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.jobs import Status
 from evalsvc.models.metric_sets import is_check
-from evalsvc.models.monitors import PREVIOUS, Due, MonitorIn, Run, StoredMonitor, run_id
+from evalsvc.models.monitors import (
+    HOLD_MS,
+    PREVIOUS,
+    Due,
+    MonitorIn,
+    Run,
+    StoredMonitor,
+    run_id,
+)
 from evalsvc.monitoring import schedules, webhook_targets
 from evalsvc.spending.prices import price_of
 from evalsvc.storage import monitors as store
@@ -170,7 +177,7 @@ Start = Callable[[str, str, int, int | None, int | None], bool]
 
 def dispatch(
     at_ms: int,
-    start: Start = monitor_run.start,
+    start: Start | None = None,
     has_time: Callable[[], bool] = lambda: True,
 ) -> Dispatched:
     """Claim the run of every monitor due at `at_ms` and start it (`start`: the run's job, in
@@ -178,6 +185,8 @@ def dispatch(
     what it did. A run claimed by another dispatch (or an earlier delivery of this one) is not
     claimed again; a tenant running as many jobs as it may has its run claimed at a later
     dispatch. Stops taking work when `has_time()` says no (the rest is due at the next)."""
+    if start is None:
+        start = _start_run()
     report = Dispatched()
     # Tenants found running as many jobs as they may: their other monitors wait for the next
     # dispatch without being tried (each try is reads, and a refusal).
@@ -249,6 +258,15 @@ def _claim(due: Due, at_ms: int, start: Start, report: Dispatched) -> Claimed | 
     return Claimed(due.tenant, due.monitor_id, due.at_ms)
 
 
+def _start_run() -> Start:
+    # Imported here, not with this module: a run's evaluation (scoring, the judge, the job
+    # engine) is what only the dispatcher and POST /monitors/{id}/run start; the other monitor
+    # routes' cold start would pay for it.
+    from evalsvc.logic.kinds import monitor_run
+
+    return monitor_run.start
+
+
 def _running(stored: StoredMonitor, at_ms: int) -> Run | None:
     """The run of the monitor that is running at `at_ms`, if one is: the last it claimed (for
     a monitor that has named none, its newest run), while its record says claimed or running
@@ -260,7 +278,7 @@ def _running(stored: StoredMonitor, at_ms: int) -> Run | None:
         last = next(store.runs(tenant, monitor_id, limit=1), None)
     if last is None or last.status in store.ENDED:
         return None
-    return None if at_ms - last.scheduled_ms > monitor_run.HOLD_MS else last
+    return None if at_ms - last.scheduled_ms > HOLD_MS else last
 
 
 # ---- the API's other uses ----------------------------------------------------------------------
@@ -322,7 +340,7 @@ def run_now(identity: Identity, monitor_id: str) -> str:
         at += 1
     _refuse_while_running(stored, at)
     try:
-        started = monitor_run.start(identity.tenant, monitor_id, at, None, stored.last_run_ms)
+        started = _start_run()(identity.tenant, monitor_id, at, None, stored.last_run_ms)
     except (StorageUnavailable, TooManyJobs):
         # The monitor changed since it was read: another run was claimed (the 409 names it:
         # it is refused whatever room the tenant has), or it was deleted (a 404).
