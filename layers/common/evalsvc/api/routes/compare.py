@@ -11,7 +11,7 @@ from evalsvc.logic import comparisons
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.comparisons import CompareIn, CompareOut, Comparison, PairChange
-from evalsvc.models.evaluations import clustered_out
+from evalsvc.models.evaluation_out import clustered_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 
