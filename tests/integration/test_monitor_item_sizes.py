@@ -19,8 +19,7 @@ import pytest
 from evalsvc.core.identifiers import new_id
 from evalsvc.logic import api_keys, evaluations, metric_sets, monitors
 from evalsvc.logic.pairs_digest import definitions_sha256
-from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS
-from evalsvc.models.evaluations import MAX_LAST_N_SECONDS
+from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_LAST_N_SECONDS, MAX_PAIRS
 from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
 from evalsvc.models.monitors import MAX_NAME_CHARS, MAX_SECRET_CHARS, Run, RunMetric
 from evalsvc.monitoring.schedules import MAX_SCHEDULE_CHARS

@@ -175,6 +175,24 @@ class PairWithPromptIn(PairIn):
     system_prompt_template: Text
 
 
+# The most seconds a pair query's last_n_seconds reaches back.
+MAX_LAST_N_SECONDS = 10 * 366 * 24 * 3600
+
+
+class PairQuery(BaseModel):
+    """Which pairs to evaluate; the filters combine with AND. Here, with the dataset shapes,
+    rather than with the evaluation models: a route that reads pairs by query (a monitor's,
+    augmentation's, logic.datasets') need not build those."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    latest_n_pairs: int | None = Field(default=None, ge=1, le=MAX_PAIRS)
+    pair_labels: list[Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]] | None = (
+        Field(default=None, max_length=MAX_LABELS)
+    )
+    last_n_seconds: int | None = Field(default=None, ge=1, le=MAX_LAST_N_SECONDS)
+
+
 # ---- responses ---------------------------------------------------------------------------------
 
 

@@ -4,15 +4,13 @@ are models.evaluation_out's (only the routes that answer with them build them)."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalsvc.models.datasets import (
-    MAX_LABEL_CHARS,
-    MAX_LABELS,
-    MAX_PAIRS,
     DatasetKind,
+    PairQuery,
     text_bytes,
 )
 from evalsvc.models.jobs import Status
@@ -36,22 +34,9 @@ CLUSTER_BY_DESCRIPTION = (
 )
 MAX_REASON_CHARS = 1_000
 MAX_COMMENT_CHARS = 4_000
-MAX_LAST_N_SECONDS = 10 * 366 * 24 * 3600
 
 
 # ---- requests ----------------------------------------------------------------------------------
-
-
-class PairQuery(BaseModel):
-    """Which pairs to evaluate; the filters combine with AND."""
-
-    model_config = ConfigDict(strict=True, extra="ignore")
-
-    latest_n_pairs: int | None = Field(default=None, ge=1, le=MAX_PAIRS)
-    pair_labels: list[Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]] | None = (
-        Field(default=None, max_length=MAX_LABELS)
-    )
-    last_n_seconds: int | None = Field(default=None, ge=1, le=MAX_LAST_N_SECONDS)
 
 
 class RerunIn(BaseModel):

@@ -23,7 +23,7 @@ from evalsvc.core.controls import first_control
 from evalsvc.core.errors import InvalidInput
 from evalsvc.core.identifiers import CLIENT_ID_PATTERN
 from evalsvc.models.common import MIN_ALPHA, ListNextCursor
-from evalsvc.models.evaluations import PairQuery
+from evalsvc.models.datasets import PairQuery
 from evalsvc.models.usage import max_cost_usd_field
 from evalsvc.monitoring import schedules
 from evalsvc.monitoring.webhook_targets import MAX_URL_CHARS
