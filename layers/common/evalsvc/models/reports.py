@@ -107,7 +107,7 @@ def same_pairs(baseline: EvaluationResult, candidate: EvaluationResult) -> bool 
 @dataclass(frozen=True, slots=True)
 class MonitorReport:
     """A monitor (E8) as asked for and as stored (its next run), and its newest runs (at most
-    logic.monitors.MAX_HISTORY), newest first, each with the metric definitions its indexes
+    logic.monitor_history.MAX_HISTORY), newest first, each with the metric definitions its indexes
     name ([] when its result is gone); `more` when it has older runs than those."""
 
     monitor: MonitorIn
