@@ -1,21 +1,19 @@
-"""The v1 shapes of an evaluation's answers (POST /evaluate, GET /evaluation/{id}, its pairs, the
-list, a vote), and the pieces other answers share (a metric's clustered figures, what produced
-a result). Apart from models.evaluations so that a route answering none of them does not build
-these models at its start."""
+"""The v1 shapes of an evaluation result's answers (POST /evaluate, GET /evaluation/{id}), and the
+pieces other answers share (a metric's clustered figures, what produced a result). Apart from
+models.evaluations so that a route answering none of them does not build these models at its
+start (the list, a result's pairs and a vote are models.evaluation_lists')."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
 
-from evalsvc.core.identifiers import format_ms
-from evalsvc.models.common import ListNextCursor
 from evalsvc.models.evaluations import ClusterBy
 from evalsvc.models.usage import UsageOut
 
 if TYPE_CHECKING:
-    from evalsvc.models.evaluations import EvaluationResult, ListedResult
+    from evalsvc.models.evaluations import EvaluationResult
     from evalsvc.statistics.error_bars import ClusteredMean
 
 # ---- responses ---------------------------------------------------------------------------------
@@ -278,70 +276,3 @@ class EvaluationPageOut(BaseModel):
         description="This page's critiques (pages follow metric, pair, user order)"
     )
     next_cursor: str | None = Field(description="The cursor of the next page; null on the last")
-
-
-class ListedEvaluationOut(BaseModel):
-    eval_results_id: str = Field(description="The evaluation result's id (GET /evaluation/{id})")
-    dataset_id: str = Field(description="The dataset it evaluated, seed or synthetic")
-    metrics_id: str = Field(description="The metrics set it was scored with")
-    status: Literal["running", "complete", "failed"] = Field(
-        description="As it stands now: running until every pair is scored, then complete "
-        "(or failed)"
-    )
-    pair_count: int = Field(description="Pairs the evaluation scores")
-    created_at: str = Field(
-        description="When it started: ISO 8601 UTC with milliseconds, as GET /evaluation/{id} "
-        "gives it"
-    )
-
-
-class EvaluationListOut(BaseModel):
-    """A page of the caller's evaluation results."""
-
-    evaluations: list[ListedEvaluationOut] = Field(
-        description="Newest first (evaluations started in the same millisecond by "
-        "eval_results_id, the greater first)"
-    )
-    next_cursor: ListNextCursor
-
-
-def listed_evaluation_out(listed: ListedResult) -> dict[str, object]:
-    return {
-        "eval_results_id": listed.results_id,
-        "dataset_id": listed.dataset_id,
-        "metrics_id": listed.metrics_id,
-        "status": listed.status.value,
-        "pair_count": listed.pair_count,
-        "created_at": format_ms(listed.created_ms),
-    }
-
-
-class ResultPairOut(BaseModel):
-    """A pair an evaluation result scored, as it was when scored."""
-
-    pair_id: str
-    input: str
-    output: str
-    labels: list[str]
-    input_media: str | None = Field(
-        default=None, description="Only when the pair was written with input_media"
-    )
-    system_prompt_template: str | None = Field(
-        default=None, description="Only when the pair was written with a system_prompt_template"
-    )
-
-
-class ResultPairsOut(BaseModel):
-    """A page of the pairs an evaluation result scored (E7)."""
-
-    pairs: list[ResultPairOut] = Field(
-        description="In dataset order, as they were when the result scored them, whatever "
-        "happened to the dataset since (pairs appended later are not among them)"
-    )
-    next_cursor: ListNextCursor
-
-
-class VoteOut(BaseModel):
-    success: bool
-    results_id: str
-    pair_id: str
