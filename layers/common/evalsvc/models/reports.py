@@ -5,13 +5,17 @@ monitor with its newest runs. The pages in `reports` render these and read nothi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from evalsvc.models.comparisons import Comparison
 from evalsvc.models.evaluations import Critique, EvaluationResult
-from evalsvc.models.monitors import MonitorIn, Run, StoredMonitor
 from evalsvc.statistics.agreement import Agreement
 from evalsvc.statistics.error_bars import ClusteredMean
 from evalsvc.statistics.scores import Summary
+
+if TYPE_CHECKING:
+    # Only named in annotations: the reports of one kind need not build the others' models.
+    from evalsvc.models.comparisons import Comparison
+    from evalsvc.models.monitors import MonitorIn, Run, StoredMonitor
 
 
 @dataclass(frozen=True, slots=True)
