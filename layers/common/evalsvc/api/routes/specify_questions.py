@@ -6,7 +6,7 @@ from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.logic import metric_sets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.metric_sets import MetricsCreated, SpecifyQuestionsIn
+from evalsvc.models.metric_set_shapes import MetricsCreated, SpecifyQuestionsIn
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])
 
