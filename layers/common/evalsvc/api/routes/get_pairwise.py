@@ -11,7 +11,8 @@ from evalsvc.api.responses import json_response
 from evalsvc.logic import pairwise
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.pairwise import DEFAULT_VERDICTS_PAGE, MAX_VERDICTS_PAGE, PairwiseOut
+from evalsvc.models.pairwise import DEFAULT_VERDICTS_PAGE, MAX_VERDICTS_PAGE
+from evalsvc.models.pairwise_out import PairwiseOut
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["pairwise"])
 

@@ -13,12 +13,8 @@ from evalsvc.logic import pairwise
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.jobs import Status
-from evalsvc.models.pairwise import (
-    DEFAULT_VERDICTS_PAGE,
-    PairwiseIn,
-    PairwiseOut,
-    PairwiseQueuedOut,
-)
+from evalsvc.models.pairwise import DEFAULT_VERDICTS_PAGE, PairwiseIn
+from evalsvc.models.pairwise_out import PairwiseOut, PairwiseQueuedOut
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["pairwise"])
 
