@@ -179,10 +179,10 @@ class PairWithPromptIn(PairIn):
 MAX_LAST_N_SECONDS = 10 * 366 * 24 * 3600
 
 
+# Here, with the dataset shapes, rather than with the evaluation models: what reads pairs by
+# query (logic.datasets, a monitor, an augmentation) need not build those.
 class PairQuery(BaseModel):
-    """Which pairs to evaluate; the filters combine with AND. Here, with the dataset shapes,
-    rather than with the evaluation models: a route that reads pairs by query (a monitor's,
-    augmentation's, logic.datasets') need not build those."""
+    """Which pairs to evaluate; the filters combine with AND."""
 
     model_config = ConfigDict(strict=True, extra="ignore")
 
