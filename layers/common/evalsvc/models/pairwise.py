@@ -3,6 +3,7 @@ answers are models.pairwise_out's)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -12,6 +13,8 @@ from evalsvc.models.jobs import Status
 from evalsvc.models.usage import max_cost_usd_field
 from evalsvc.spending.meter import Usage
 
+# The job kind of a pairwise run (logic.kinds.pairwise), by which its job is read.
+PAIRWISE = "pairwise"
 MIN_RUNS, MAX_RUNS = 2, 8
 MAX_QUESTION_CHARS = 2_000
 MAX_PAIRS = 100_000
@@ -137,3 +140,34 @@ class Vote:
     winner: str  # "a" | "b" | "tie"
     comment: str
     time_ms: int
+
+
+@dataclass(slots=True)
+class Counts:
+    """What the statistics are computed from, added up over pairs (and chunks): per matchup
+    (i, j, outcome) how many comparisons; per comparison its (order 1, order 2 or "-")
+    judgements. Kept as JSON in the run and in each chunk's tally."""
+
+    outcomes: Counter[str] = field(default_factory=Counter)
+    orders: Counter[str] = field(default_factory=Counter)
+
+    def add(self, verdict: Verdict) -> None:
+        self.outcomes[f"{verdict.a}|{verdict.b}|{verdict.winner}"] += 1
+        if verdict.first_order is not None:
+            second = verdict.second_order.winner if verdict.second_order else "-"
+            self.orders[f"{verdict.first_order.winner}|{second}"] += 1
+
+    def merge(self, other: Counts) -> None:
+        self.outcomes.update(other.outcomes)
+        self.orders.update(other.orders)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"outcomes": dict(self.outcomes), "orders": dict(self.orders)}
+
+    @classmethod
+    def from_json(cls, value: Any) -> Counts:
+        value = value if isinstance(value, dict) else {}
+        return cls(
+            Counter({str(k): int(v) for k, v in dict(value.get("outcomes", {})).items()}),
+            Counter({str(k): int(v) for k, v in dict(value.get("orders", {})).items()}),
+        )
