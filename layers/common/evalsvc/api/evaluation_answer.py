@@ -11,13 +11,13 @@ from evalsvc.api.prefer import QueueOptions
 from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import results
 from evalsvc.models.api_keys import Identity
+from evalsvc.models.clustered import clustered_out
 from evalsvc.models.evaluation_inputs import inputs_out
 from evalsvc.models.evaluation_out import (
     EvaluateOut,
     LowestScoringPair,
     MetricScoreOut,
     QueuedOut,
-    clustered_out,
 )
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.models.jobs import Status

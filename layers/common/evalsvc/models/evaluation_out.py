@@ -5,16 +5,23 @@ start (the list, a result's pairs and a vote are models.evaluation_lists')."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from evalsvc.models.clustered import (
+    CiHighClustered,
+    CiLowClustered,
+    ClusteredOut,
+    Clusters,
+    SeClustered,
+)
 from evalsvc.models.evaluation_inputs import InputsOut
 from evalsvc.models.evaluations import ClusterBy
 from evalsvc.models.usage import UsageOut
 
 if TYPE_CHECKING:
-    from evalsvc.statistics.error_bars import ClusteredMean
+    pass
 
 # ---- responses ---------------------------------------------------------------------------------
 
@@ -23,50 +30,6 @@ class LowestScoringPair(BaseModel):
     pair_id: str
     score_reason: str
     score: float
-
-
-# A metric's clustered figures (E6): with cluster_by, and null without.
-Clusters = Annotated[
-    int | None, Field(description="G, the number of clusters (null without cluster_by)")
-]
-SeClustered = Annotated[
-    float | None,
-    Field(
-        description="sqrt(sum over clusters of (sum in the cluster of (s_i - mean))^2) / n; "
-        "null without cluster_by or with fewer than 2 clusters"
-    ),
-]
-CiLowClustered = Annotated[
-    float | None,
-    Field(
-        description="mean - t.ppf(0.975, G - 1) * se_clustered (not clipped to 1-5); null when "
-        "se_clustered is"
-    ),
-]
-CiHighClustered = Annotated[
-    float | None, Field(description="mean + t.ppf(0.975, G - 1) * se_clustered")
-]
-
-
-class ClusteredOut(BaseModel):
-    """A metric's clustered figures (E6): with cluster_by, and null without."""
-
-    clusters: Clusters = None
-    se_clustered: SeClustered = None
-    ci_low_clustered: CiLowClustered = None
-    ci_high_clustered: CiHighClustered = None
-
-
-def clustered_out(clustered: ClusteredMean | None) -> ClusteredOut:
-    """One metric's clustered figures (all null without cluster_by)."""
-    if clustered is None:
-        return ClusteredOut()
-    return ClusteredOut(
-        clusters=clustered.clusters,
-        se_clustered=clustered.se_clustered,
-        ci_low_clustered=clustered.ci_low_clustered,
-        ci_high_clustered=clustered.ci_high_clustered,
-    )
 
 
 JUDGE_NOISE_DESCRIPTION = (
