@@ -24,7 +24,6 @@ from evalsvc.models.monitors import PREVIOUS, MonitorIn, StoredMonitor
 from evalsvc.monitoring import schedules, webhook_targets
 from evalsvc.spending.prices import price_of
 from evalsvc.storage import monitors as store
-from evalsvc.storage import results as results_store
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +48,11 @@ def create(identity: Identity, body: MonitorIn, *, at_ms: int | None = None) -> 
     if not all(is_check(d) for d in metrics_set.definitions):
         _check_judged(metrics_set.metrics_id, body)
     if body.baseline != PREVIOUS:
+        # Imported on first use: only a monitor with a fixed baseline reads a result (the
+        # default baseline, the previous run, reads none); the stored results and their models
+        # would otherwise be part of every start.
+        from evalsvc.storage import results as results_store
+
         baseline = results_store.get(tenant, body.baseline)
         if baseline is None:
             raise NotFound(f"no evaluation result with id {body.baseline!r} to be the baseline")
