@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from evalsvc.logic import monitor_alerts, monitor_history, monitors
+from evalsvc.logic import monitor_alerts, monitor_create, monitor_history, monitors
 from evalsvc.logic.kinds import monitor_run
 from evalsvc.logic.kinds.evaluation import EVALUATION
 from evalsvc.models.api_keys import Identity
@@ -76,7 +76,7 @@ def create(tenant: Tenant, hook: Receiver | None, **fields: Any) -> str:
     }
     if hook is not None:
         body |= {"webhook_url": hook.url, "webhook_secret": SECRET}
-    return monitors.create(ACME, MonitorIn.model_validate(body | fields)).monitor_id
+    return monitor_create.create(ACME, MonitorIn.model_validate(body | fields)).monitor_id
 
 
 def run(monitor_id: str, work: Work) -> Run:
