@@ -17,10 +17,9 @@ from typing import Any
 import boto3
 import pytest
 from evalsvc.core.identifiers import new_id
-from evalsvc.logic import api_keys, evaluations, metric_sets, monitors
+from evalsvc.logic import api_keys, evaluations, metric_set_create, monitor_create
 from evalsvc.logic.pairs_digest import definitions_sha256
-from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS
-from evalsvc.models.evaluations import MAX_LAST_N_SECONDS
+from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_LAST_N_SECONDS, MAX_PAIRS
 from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
 from evalsvc.models.monitors import MAX_NAME_CHARS, MAX_SECRET_CHARS, Run, RunMetric
 from evalsvc.monitoring.schedules import MAX_SCHEDULE_CHARS
@@ -47,7 +46,7 @@ def longest_id(prefix: str = "") -> str:
 def widest(http: TestClient, monkeypatch: pytest.MonkeyPatch) -> Tenant:
     """A client of the longest tenant, whose monitors, metrics sets and results get ids of 128
     characters, and whose webhooks may be local."""
-    for module in (monitors, metric_sets, evaluations):
+    for module in (monitor_create, metric_set_create, evaluations):
         monkeypatch.setattr(module, "new_id", longest_id)
     point_service_at({"EVALSVC_ALLOW_LOCAL_WEBHOOKS": "1"}, monkeypatch)
     key, _ = api_keys.create_key(LONGEST_TENANT, "ann", "ann@acme.test")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from evalsvc.core.errors import InvalidInput, NotFound
 from evalsvc.core.settings import reset_settings
-from evalsvc.logic import monitors
+from evalsvc.logic import monitor_create, monitors
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.monitors import MonitorIn
 from evalsvc.storage import monitors as monitor_store
@@ -42,7 +42,7 @@ def metric_sets(acme: Tenant) -> None:
 
 
 def test_a_monitor_is_scheduled_from_its_creation(metric_sets: None) -> None:
-    created = monitors.create(ACME, body(schedule="rate(15 minutes)"), at_ms=T0 + 7 * MINUTE)
+    created = monitor_create.create(ACME, body(schedule="rate(15 minutes)"), at_ms=T0 + 7 * MINUTE)
     assert created.next_run_ms == T0 + 22 * MINUTE
     asked, stored = monitors.get(ACME, created.monitor_id)
     assert asked.schedule == "rate(15 minutes)" and asked.pair_query.latest_n_pairs == 200
@@ -55,41 +55,41 @@ def test_a_judged_metrics_set_needs_a_cap_and_a_priced_judge(
     metric_sets: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with pytest.raises(InvalidInput) as caught:
-        monitors.create(ACME, body(metrics_id="asks"), at_ms=T0)
+        monitor_create.create(ACME, body(metrics_id="asks"), at_ms=T0)
     assert "max_cost_usd is required" in caught.value.message
     capped = body(metrics_id="asks", max_cost_usd=0.5)
     point_service_at({"EVALSVC_LLM": ""}, monkeypatch)
     with pytest.raises(InvalidInput) as caught:
-        monitors.create(ACME, capped, at_ms=T0)
+        monitor_create.create(ACME, capped, at_ms=T0)
     assert "no judge is configured" in caught.value.message
     point_service_at({"EVALSVC_LLM": "openai:unpriced-model"}, monkeypatch)
     with pytest.raises(InvalidInput) as caught:
-        monitors.create(ACME, capped, at_ms=T0)
+        monitor_create.create(ACME, capped, at_ms=T0)
     assert "'openai:unpriced-model' has no price" in caught.value.message
     prices = '{"openai:unpriced-model": {"input": 1, "output": 2}}'
     point_service_at({"EVALSVC_PRICES": prices}, monkeypatch)
-    assert monitors.create(ACME, capped, at_ms=T0)
+    assert monitor_create.create(ACME, capped, at_ms=T0)
     # checks alone need neither
     point_service_at({"EVALSVC_LLM": ""}, monkeypatch)
-    assert monitors.create(ACME, body(metrics_id="checks"), at_ms=T0)
+    assert monitor_create.create(ACME, body(metrics_id="checks"), at_ms=T0)
 
 
 def test_a_fixed_baseline_must_be_a_result_of_the_tenant(metric_sets: None) -> None:
     with pytest.raises(NotFound):
-        monitors.create(ACME, body(baseline="ev_missing"), at_ms=T0)
+        monitor_create.create(ACME, body(baseline="ev_missing"), at_ms=T0)
     with pytest.raises(NotFound):
-        monitors.create(ACME, body(metrics_id="nope"), at_ms=T0)
+        monitor_create.create(ACME, body(metrics_id="nope"), at_ms=T0)
 
 
 def test_a_monitor_of_no_dataset_is_refused_and_of_the_latest_one_kept(
     metric_sets: None,
 ) -> None:
     with pytest.raises(NotFound) as caught:
-        monitors.create(ACME, body(seed_data_id="ds_nope"), at_ms=T0)
+        monitor_create.create(ACME, body(seed_data_id="ds_nope"), at_ms=T0)
     assert caught.value.message == "no seed dataset with id 'ds_nope'"
     assert monitor_store.list_monitors("acme") == []
     # "latest" names the tenant's newest seed dataset at each run: one exists
-    assert monitors.create(ACME, body(seed_data_id="latest"), at_ms=T0)
+    assert monitor_create.create(ACME, body(seed_data_id="latest"), at_ms=T0)
 
 
 def test_a_monitor_of_the_latest_dataset_needs_one(acme: Tenant) -> None:
@@ -99,7 +99,7 @@ def test_a_monitor_of_the_latest_dataset_needs_one(acme: Tenant) -> None:
         update={"metrics_id": checks.json()["metrics_id"]}
     )
     with pytest.raises(NotFound) as caught:
-        monitors.create(ACME, sent, at_ms=T0)
+        monitor_create.create(ACME, sent, at_ms=T0)
     assert caught.value.message == "there is no seed dataset yet"
 
 
@@ -108,11 +108,11 @@ def test_a_webhook_to_this_machine_needs_local_webhooks_allowed(
 ) -> None:
     hook = {"webhook_url": "http://127.0.0.1:9/hook", "webhook_secret": "0123456789abcdef"}
     with pytest.raises(InvalidInput) as caught:
-        monitors.create(ACME, body(**hook), at_ms=T0)
+        monitor_create.create(ACME, body(**hook), at_ms=T0)
     assert "only https" in caught.value.message
     monkeypatch.setenv("EVALSVC_ALLOW_LOCAL_WEBHOOKS", "1")
     reset_settings()
-    assert monitors.create(ACME, body(**hook), at_ms=T0)
+    assert monitor_create.create(ACME, body(**hook), at_ms=T0)
 
 
 class Starts:
@@ -132,7 +132,7 @@ class Starts:
 
 
 def test_a_dispatch_delivered_twice_starts_each_run_once(metric_sets: None) -> None:
-    first = monitors.create(ACME, body(schedule="rate(1 hour)"), at_ms=T0)
+    first = monitor_create.create(ACME, body(schedule="rate(1 hour)"), at_ms=T0)
     started = Starts()
 
     assert monitors.dispatch(T0 + 30 * MINUTE, started).claimed == []  # not due yet
@@ -145,7 +145,7 @@ def test_a_dispatch_delivered_twice_starts_each_run_once(metric_sets: None) -> N
 
 
 def test_runs_missed_in_an_outage_are_not_made_up(metric_sets: None) -> None:
-    created = monitors.create(ACME, body(schedule="rate(1 hour)"), at_ms=T0)
+    created = monitor_create.create(ACME, body(schedule="rate(1 hour)"), at_ms=T0)
     started = Starts()
     # Nothing dispatched for 5 hours: one run, for the time it was due, then the next hour
     monitors.dispatch(T0 + 5 * 60 * MINUTE + 30_000, started)

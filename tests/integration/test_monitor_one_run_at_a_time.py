@@ -2,7 +2,7 @@
 naming it; a run asked for while any run of the monitor runs is a 409 naming that run; a
 scheduled run due meanwhile is skipped, its schedule moved on. What holds the monitor is the
 run's record: its own end, or the job engine failing it, frees the monitor; so does a run
-whose end was lost, once it is past monitor_run.HOLD_MS."""
+whose end was lost, once it is past models.monitors.HOLD_MS."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from evalsvc.core.identifiers import now_ms
 from evalsvc.core.settings import get_settings
 from evalsvc.logic import jobs, monitors
 from evalsvc.logic.kinds import monitor_run
-from evalsvc.models.monitors import Run
+from evalsvc.models.monitors import HOLD_MS, Run
 from evalsvc.models.monitors import run_id as run_id_of
 from evalsvc.storage import jobs as jobs_store
 from evalsvc.storage import monitors as store
@@ -220,7 +220,7 @@ def test_a_run_whose_end_was_lost_holds_its_monitor_no_longer_than_hold_ms(
     assert work.lose_visible() == 1
     parsed = monitor_run.parse_run_id(lost)
     assert parsed is not None
-    held_until = parsed[1] + monitor_run.HOLD_MS
+    held_until = parsed[1] + HOLD_MS
 
     # When a run is asked for before HOLD_MS has passed, it is refused
     monkeypatch.setattr(monitors, "now_ms", lambda: held_until)

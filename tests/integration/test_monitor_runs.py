@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from evalsvc.logic import monitor_alerts, monitors
+from evalsvc.logic import monitor_alerts, monitor_create, monitor_history, monitors
 from evalsvc.logic.kinds import monitor_run
 from evalsvc.logic.kinds.evaluation import EVALUATION
 from evalsvc.models.api_keys import Identity
@@ -76,7 +76,7 @@ def create(tenant: Tenant, hook: Receiver | None, **fields: Any) -> str:
     }
     if hook is not None:
         body |= {"webhook_url": hook.url, "webhook_secret": SECRET}
-    return monitors.create(ACME, MonitorIn.model_validate(body | fields)).monitor_id
+    return monitor_create.create(ACME, MonitorIn.model_validate(body | fields)).monitor_id
 
 
 def run(monitor_id: str, work: Work) -> Run:
@@ -325,7 +325,7 @@ def test_an_alert_no_receiver_answered_is_kept_and_the_next_run_goes_on(
         None,
     )
     # its record reads back, in the history and as the next run's baseline
-    page = monitors.history(ACME, monitor_id, 10, None)
+    page = monitor_history.history(ACME, monitor_id, 10, None)
     assert page.runs[0][0].scheduled_ms == regressed.scheduled_ms
     following = run(monitor_id, work)
     assert following.status == "complete" and following.baseline_id == regressed.result_id

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from evalsvc.logic.pairwise_judging import (
-    Counts,
     Texts,
     calls_per_pair,
     counts_of,
@@ -17,6 +16,7 @@ from evalsvc.logic.pairwise_judging import (
     matchups_of,
     sample,
 )
+from evalsvc.models.pairwise import Counts
 from evalsvc.scoring.judges import Answers, Comparison
 from hypothesis import given
 from hypothesis import strategies as st

@@ -11,15 +11,15 @@ from evalsvc.api.prefer import QueueOptions
 from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import results
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.evaluations import (
+from evalsvc.models.clustered import clustered_out
+from evalsvc.models.evaluation_inputs import inputs_out
+from evalsvc.models.evaluation_out import (
     EvaluateOut,
-    EvaluationResult,
     LowestScoringPair,
     MetricScoreOut,
     QueuedOut,
-    clustered_out,
-    inputs_out,
 )
+from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.models.jobs import Status
 from evalsvc.models.usage import usage_out
 from evalsvc.statistics.error_bars import ClusteredMean

@@ -16,10 +16,10 @@ from evalsvc.models.datasets import (
     PageCursor,
     Pair,
     PairIn,
+    PairQuery,
     SeedDatasetIn,
     VersionRecord,
 )
-from evalsvc.models.evaluations import PairQuery
 from evalsvc.storage import datasets as store
 from evalsvc.storage.datasets import history
 

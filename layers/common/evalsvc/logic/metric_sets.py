@@ -1,49 +1,19 @@
-"""Metrics sets: creation (every definition validated), reading, and "the latest metrics"."""
+"""Metrics sets: reading, and "the latest metrics" (creation, which validates every definition,
+is logic.metric_set_create's)."""
 
 from __future__ import annotations
 
-from evalsvc.core.errors import InvalidInput, NotFound, PayloadTooLarge
-from evalsvc.core.identifiers import check_client_id, new_id, now_ms
+from evalsvc.core.errors import NotFound, PayloadTooLarge
+from evalsvc.core.identifiers import check_client_id
 from evalsvc.logic.datasets import DEFAULT_PAGE_SIZE, PAGE_MAX_BYTES
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.metric_sets import MetricsSet
-from evalsvc.scoring import checks
 from evalsvc.storage import metric_sets as store
 
 NO_METRICS_HINT = (
     "there is no metrics set yet: create one with POST /specify_questions "
     '{"metrics": ["Is the answer polite?", "check:non_empty"]}'
 )
-
-
-def validate_definitions(definitions: list[str]) -> list[str]:
-    """Each definition must be a question or a valid `check:`; the first problem is a 400."""
-    cleaned: list[str] = []
-    for index, definition in enumerate(definitions):
-        text = definition.strip()
-        if not text:
-            raise InvalidInput(f"metrics[{index}] is empty: write a question or a check:<name>")
-        if checks.is_check(text):
-            try:
-                checks.parse(text)
-            except checks.CheckError as exc:
-                raise InvalidInput(f"metrics[{index}]: {exc}") from exc
-        cleaned.append(text)
-    return cleaned
-
-
-def create_metrics_set(
-    identity: Identity, definitions: list[str], system_prompt: str = ""
-) -> MetricsSet:
-    metrics = MetricsSet(
-        tenant=identity.tenant,
-        metrics_id=new_id("m_"),
-        definitions=validate_definitions(definitions),
-        system_prompt=system_prompt,
-        created_ms=now_ms(),
-    )
-    store.put(metrics)
-    return metrics
 
 
 def get_metrics_set(identity: Identity, metrics_id: str | None) -> MetricsSet:

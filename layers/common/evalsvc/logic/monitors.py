@@ -1,14 +1,11 @@
 """Monitors (E8): evaluation that runs on its own.
 
-    create     POST /monitors: every field checked (models.monitors), then what needs a read:
-               the metrics set (a question the judge answers requires max_cost_usd), the
-               seed dataset, a fixed baseline (a complete result of the tenant's), the
-               webhook's addresses
+    create     POST /monitors (logic.monitor_create)
     dispatch   each minute (an EventBridge schedule; the local server's clock): every due
                monitor's run claimed once and started as a job (logic.kinds.monitor_run), and
                the alerts a dead worker left pending delivered (logic.monitor_alerts)
     run_now    POST /monitors/{id}/run: a run now, outside the schedule
-    history    GET /monitors/{id}/history: the runs, newest first
+    history    GET /monitors/{id}/history: the runs, newest first (logic.monitor_history)
 
 Runs missed while nothing dispatched (an outage) are not made up: the claim moves the next
 run to the first scheduled time after now, so a monitor never runs in a burst.
@@ -36,101 +33,24 @@ from evalsvc.core.errors import (
     StorageUnavailable,
     TooManyJobs,
 )
-from evalsvc.core.identifiers import check_client_id, format_ms, is_client_id, new_id, now_ms
+from evalsvc.core.identifiers import check_client_id, format_ms, is_client_id, now_ms
 from evalsvc.core.observability import logger, metrics
-from evalsvc.core.settings import get_settings
-from evalsvc.logic import datasets as datasets_logic
-from evalsvc.logic import metric_sets, monitor_alerts
-from evalsvc.logic.kinds import monitor_run
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.datasets import DatasetKind
-from evalsvc.models.jobs import Status
-from evalsvc.models.metric_sets import is_check
-from evalsvc.models.monitors import PREVIOUS, Due, MonitorIn, Run, StoredMonitor, run_id
-from evalsvc.monitoring import schedules, webhook_targets
-from evalsvc.spending.prices import price_of
+from evalsvc.models.monitors import (
+    HOLD_MS,
+    PREVIOUS,
+    Due,
+    MonitorIn,
+    Run,
+    StoredMonitor,
+    run_id,
+)
+from evalsvc.monitoring import schedules
 from evalsvc.storage import monitors as store
-from evalsvc.storage import results as results_store
 
 PREVIOUS = PREVIOUS
 # The most monitors a tenant keeps (each runs at most every 5 minutes).
 MAX_MONITORS = 100
-
-
-@dataclass(frozen=True, slots=True)
-class Created:
-    monitor_id: str
-    next_run_ms: int
-
-
-def create(identity: Identity, body: MonitorIn, *, at_ms: int | None = None) -> Created:
-    """Store the monitor `body` asks for, scheduled from now (`at_ms`); its id and first run."""
-    tenant = identity.tenant
-    if len(store.list_monitors(tenant)) >= MAX_MONITORS:
-        raise Conflict(
-            f"this tenant has {MAX_MONITORS} monitors, as many as it may keep: delete one "
-            "(DELETE /monitors/{id}) before creating another"
-        )
-    metrics_set = metric_sets.get_metrics_set(identity, body.metrics_id)
-    # A dataset that is not there is a 404 now, as an unknown metrics set is, rather than a
-    # monitor whose every run fails.
-    dataset_id = datasets_logic.resolve_dataset_id(identity, DatasetKind.SEED, body.seed_data_id)
-    datasets_logic.ensure_exists(identity, DatasetKind.SEED, dataset_id)
-    if not all(is_check(d) for d in metrics_set.definitions):
-        _check_judged(metrics_set.metrics_id, body)
-    if body.baseline != PREVIOUS:
-        baseline = results_store.get(tenant, body.baseline)
-        if baseline is None:
-            raise NotFound(f"no evaluation result with id {body.baseline!r} to be the baseline")
-        if baseline.status is not Status.COMPLETE:
-            raise Conflict(
-                f"evaluation {body.baseline!r} is {baseline.status.value}: a baseline must be "
-                "complete"
-            )
-    if body.webhook_url is not None:
-        webhook_targets.check(body.webhook_url, allow_local=get_settings().allow_local_webhooks)
-    schedule = schedules.parse(body.schedule)
-    created = now_ms() if at_ms is None else at_ms
-    first = schedules.next_after(schedule, created, created)
-    assert first is not None  # parse refuses a schedule with no run
-    monitor_id = new_id("mon_")
-    stored = StoredMonitor(
-        tenant,
-        monitor_id,
-        json.dumps(
-            body.model_dump(mode="json", exclude_none=True),
-            separators=(",", ":"),
-            ensure_ascii=False,
-        ),
-        created,
-        first,
-    )
-    if not store.put_monitor(stored):
-        raise Conflict(f"monitor id {monitor_id!r} is taken; send the request again")
-    logger.info("monitor created", extra={"monitor_id": monitor_id, "next_run_ms": first})
-    return Created(monitor_id, first)
-
-
-def _check_judged(metrics_id: str, body: MonitorIn) -> None:
-    """A monitor of questions the judge answers runs only with a cap, and a judge whose price
-    bounds each run by it: refused now rather than failing every run."""
-    if body.max_cost_usd is None:
-        raise InvalidInput(
-            f"max_cost_usd is required: metrics set {metrics_id!r} has a question the judge "
-            "answers, and every run spends on it (POST /evaluate/estimate gives a run's bound)"
-        )
-    model = get_settings().llm.strip()
-    if not model:
-        raise InvalidInput(
-            f"metrics set {metrics_id!r} has a question the judge answers, and no judge is "
-            "configured (EVALSVC_LLM): watch a metrics set of checks only, or ask the operator "
-            "to configure one"
-        )
-    if price_of(model) is None:
-        raise InvalidInput(
-            f"the judge {model!r} has no price, so no run can be held to max_cost_usd: ask the "
-            "operator to price the model (EVALSVC_PRICES), or watch a metrics set of checks only"
-        )
 
 
 def get(identity: Identity, monitor_id: str) -> tuple[MonitorIn, StoredMonitor]:
@@ -170,7 +90,7 @@ Start = Callable[[str, str, int, int | None, int | None], bool]
 
 def dispatch(
     at_ms: int,
-    start: Start = monitor_run.start,
+    start: Start | None = None,
     has_time: Callable[[], bool] = lambda: True,
 ) -> Dispatched:
     """Claim the run of every monitor due at `at_ms` and start it (`start`: the run's job, in
@@ -178,6 +98,13 @@ def dispatch(
     what it did. A run claimed by another dispatch (or an earlier delivery of this one) is not
     claimed again; a tenant running as many jobs as it may has its run claimed at a later
     dispatch. Stops taking work when `has_time()` says no (the rest is due at the next)."""
+    # Imported here, not with this module: alerts (webhooks, the results they report) are the
+    # dispatcher's work, whose function imports them with the job engine anyway; the monitor
+    # routes' cold start would pay for them.
+    from evalsvc.logic import monitor_alerts
+
+    if start is None:
+        start = _start_run()
     report = Dispatched()
     # Tenants found running as many jobs as they may: their other monitors wait for the next
     # dispatch without being tried (each try is reads, and a refusal).
@@ -249,6 +176,15 @@ def _claim(due: Due, at_ms: int, start: Start, report: Dispatched) -> Claimed | 
     return Claimed(due.tenant, due.monitor_id, due.at_ms)
 
 
+def _start_run() -> Start:
+    # Imported here, not with this module: a run's evaluation (scoring, the judge, the job
+    # engine) is what only the dispatcher and POST /monitors/{id}/run start; the other monitor
+    # routes' cold start would pay for it.
+    from evalsvc.logic.kinds import monitor_run
+
+    return monitor_run.start
+
+
 def _running(stored: StoredMonitor, at_ms: int) -> Run | None:
     """The run of the monitor that is running at `at_ms`, if one is: the last it claimed (for
     a monitor that has named none, its newest run), while its record says claimed or running
@@ -260,7 +196,7 @@ def _running(stored: StoredMonitor, at_ms: int) -> Run | None:
         last = next(store.runs(tenant, monitor_id, limit=1), None)
     if last is None or last.status in store.ENDED:
         return None
-    return None if at_ms - last.scheduled_ms > monitor_run.HOLD_MS else last
+    return None if at_ms - last.scheduled_ms > HOLD_MS else last
 
 
 # ---- the API's other uses ----------------------------------------------------------------------
@@ -322,7 +258,7 @@ def run_now(identity: Identity, monitor_id: str) -> str:
         at += 1
     _refuse_while_running(stored, at)
     try:
-        started = monitor_run.start(identity.tenant, monitor_id, at, None, stored.last_run_ms)
+        started = _start_run()(identity.tenant, monitor_id, at, None, stored.last_run_ms)
     except (StorageUnavailable, TooManyJobs):
         # The monitor changed since it was read: another run was claimed (the 409 names it:
         # it is refused whatever room the tenant has), or it was deleted (a 404).
@@ -348,87 +284,3 @@ def _refuse_while_running(stored: StoredMonitor, at_ms: int) -> None:
         "run_id",
         rid,
     )
-
-
-DEFAULT_HISTORY = 20
-MAX_HISTORY = 100
-# The most text a history page holds (as GET /evaluation/{id}/pairs's pages).
-HISTORY_PAGE_BYTES = 2_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryPage:
-    """Runs, newest first, each with the metric definitions its indexes name ([] when its
-    result is gone); next_cursor when more follow."""
-
-    runs: list[tuple[Run, list[str]]]
-    next_cursor: str | None
-
-
-def history(
-    identity: Identity,
-    monitor_id: str,
-    limit: int,
-    cursor: str | None,
-    *,
-    max_bytes: int | None = HISTORY_PAGE_BYTES,
-) -> HistoryPage:
-    """The monitor's runs, newest first, `limit` at most and `max_bytes` of text (None: no
-    bound, for a caller that bounds what it renders itself, the trend report), after `cursor`
-    (a page's next_cursor: the time of its last run)."""
-    get(identity, monitor_id)
-    before = None
-    if cursor is not None:
-        if not (cursor.isdigit() and len(cursor) <= 13):
-            raise InvalidInput(
-                "cursor is not one this monitor's history gave: pass next_cursor as it was returned"
-            )
-        before = int(cursor)
-    found = list(store.runs(identity.tenant, monitor_id, before_ms=before, limit=limit + 1))
-    page, more = found[:limit], len(found) > limit
-    named = list(zip(page, _definitions(identity, page), strict=True))
-    # At most HISTORY_PAGE_BYTES of text a page (each run names its metrics in full): the
-    # rest follows from next_cursor.
-    kept, total = 0, 0
-    for run, definitions in named:
-        total += _text_bytes(run, definitions)
-        if kept and max_bytes is not None and total > max_bytes:
-            more = True
-            break
-        kept += 1
-    named = named[:kept]
-    return HistoryPage(named, str(named[-1][0].scheduled_ms) if more and named else None)
-
-
-def _text_bytes(run: Run, definitions: list[str]) -> int:
-    """What a run's entry in a history page takes, about: its metrics' names, its failure,
-    and its figures."""
-    names = sum(
-        len(definitions[m.index].encode("utf-8", "surrogatepass"))
-        for m in run.metrics
-        if m.index < len(definitions)
-    )
-    return (
-        names
-        + len((run.failure or "").encode("utf-8", "surrogatepass"))
-        + 200 * (len(run.metrics) + 3)
-    )
-
-
-def _definitions(identity: Identity, runs: list[Run]) -> list[list[str]]:
-    """Each run's metric definitions, read from one result for each set of them."""
-    known: dict[str, list[str]] = {}
-    out: list[list[str]] = []
-    for run in runs:
-        sha = run.definitions_sha256
-        if sha is None or run.result_id is None:
-            out.append([])
-            continue
-        if sha not in known:
-            result = results_store.get(identity.tenant, run.result_id)
-            if result is None:  # gone: another run with the same definitions may say them
-                out.append([])
-                continue
-            known[sha] = result.definitions
-        out.append(known[sha])
-    return out

@@ -8,16 +8,15 @@ from __future__ import annotations
 import hashlib
 import heapq
 import itertools
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 from evalsvc.core.errors import InvalidInput
 from evalsvc.logic import reproduce
 from evalsvc.models.datasets import Pair
 from evalsvc.models.evaluations import EvaluationResult
-from evalsvc.models.pairwise import OrderVerdict, Verdict
+from evalsvc.models.pairwise import Counts, OrderVerdict, Verdict
 from evalsvc.scoring import preferences
 from evalsvc.scoring.judges import CachedJudge, Comparison
 from evalsvc.statistics import pairwise as pairwise_stats
@@ -121,37 +120,6 @@ def read_texts(
 
 
 # ---- judging -----------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Counts:
-    """What the statistics are computed from, added up over pairs (and chunks): per matchup
-    (i, j, outcome) how many comparisons; per comparison its (order 1, order 2 or "-")
-    judgements. Kept as JSON in the run and in each chunk's tally."""
-
-    outcomes: Counter[str] = field(default_factory=Counter)
-    orders: Counter[str] = field(default_factory=Counter)
-
-    def add(self, verdict: Verdict) -> None:
-        self.outcomes[f"{verdict.a}|{verdict.b}|{verdict.winner}"] += 1
-        if verdict.first_order is not None:
-            second = verdict.second_order.winner if verdict.second_order else "-"
-            self.orders[f"{verdict.first_order.winner}|{second}"] += 1
-
-    def merge(self, other: Counts) -> None:
-        self.outcomes.update(other.outcomes)
-        self.orders.update(other.orders)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"outcomes": dict(self.outcomes), "orders": dict(self.orders)}
-
-    @classmethod
-    def from_json(cls, value: Any) -> Counts:
-        value = value if isinstance(value, dict) else {}
-        return cls(
-            Counter({str(k): int(v) for k, v in dict(value.get("outcomes", {})).items()}),
-            Counter({str(k): int(v) for k, v in dict(value.get("orders", {})).items()}),
-        )
 
 
 @dataclass(slots=True)

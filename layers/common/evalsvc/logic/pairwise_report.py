@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import cast
 
 from evalsvc.core.deadlines import Deadline
-from evalsvc.logic.pairwise import existing_run, run_body
 from evalsvc.logic.pairwise_judging import Texts, read_texts
+from evalsvc.logic.pairwise_runs import existing_run, run_body
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.models.jobs import Status

@@ -12,7 +12,7 @@ from evalsvc.core.deadlines import Deadline
 from evalsvc.core.errors import GenerationFailed, InvalidInput, OutOfTime
 from evalsvc.core.observability import logger
 from evalsvc.logic import spending
-from evalsvc.logic.metric_sets import create_metrics_set
+from evalsvc.logic.metric_set_create import create_metrics_set
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS, MetricsSet
 from evalsvc.scoring.llm import LLM, InvalidAnswer, LLMFailed, LLMOutOfTime, configured_llm

@@ -229,10 +229,13 @@ def comparison_report(identity: Identity, body: CompareIn, deadline: Deadline) -
 def monitor_report(identity: Identity, monitor_id: str) -> MonitorReport:
     """The monitor's page: 404 when the tenant has no such monitor, 400 for a malformed id."""
     # Imported here, not with this module: the other report routes do without the monitors'
-    # modules (the monitor report's route imports them at its own start).
-    from evalsvc.logic import monitors
+    # modules (the monitor report's route imports logic.monitors at its own start; the history
+    # adds only its own few lines to what this module imports).
+    from evalsvc.logic import monitor_history, monitors
 
     monitor, stored = monitors.get(identity, monitor_id)
     # The page bounds what it draws itself (pages.render: texts cut until it fits).
-    page = monitors.history(identity, monitor_id, monitors.MAX_HISTORY, None, max_bytes=None)
+    page = monitor_history.history(
+        identity, monitor_id, monitor_history.MAX_HISTORY, None, max_bytes=None
+    )
     return MonitorReport(monitor, stored, page.runs, page.next_cursor is not None)

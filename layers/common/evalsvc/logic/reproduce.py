@@ -15,22 +15,24 @@ import base64
 import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import evalsvc
 from evalsvc.core.errors import Gone, InvalidInput, NotFound
 from evalsvc.core.identifiers import check_client_id, format_ms, now_ms
-from evalsvc.logic import jobs
 from evalsvc.logic.pairs_digest import definitions_sha256
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader, Pair, pair_bytes
 from evalsvc.models.evaluations import EvaluationResult, ResultInputs
 from evalsvc.models.jobs import Piece
-from evalsvc.scoring import checks, verdicts
-from evalsvc.scoring.judges import CachedJudge
+from evalsvc.models.metric_sets import is_check
 from evalsvc.spending import prices as pricing
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
 from evalsvc.storage.datasets import history
+
+if TYPE_CHECKING:
+    from evalsvc.scoring.judges import CachedJudge
 
 # Pairs per piece of a pinned selection: 32 KB of fingerprints.
 PIECE_PAIRS = 4_096
@@ -43,6 +45,10 @@ PAGE_BYTES = 2 * 1024 * 1024
 
 def cut_pieces(ords: Sequence[str]) -> list[Piece]:
     """The pieces that name the pairs of `ords` (in dataset order), PIECE_PAIRS at a time."""
+    # Imported here, not with this module: only what stores a result cuts pieces, and it has
+    # imported the job engine already; the routes that read results need none of it.
+    from evalsvc.logic import jobs
+
     return jobs.pieces(ords, PIECE_PAIRS)
 
 
@@ -51,8 +57,12 @@ def inputs_for(
 ) -> ResultInputs:
     """What a result scored with `definitions` over the version `header` was read at, judged
     by `judge`, is produced by (its pairs_digest comes once its pairs are scored)."""
+    # Imported here, not with this module: only what scores (and so has imported the judge)
+    # asks what produces a result; the routes that read results need no scoring module.
+    from evalsvc.scoring import verdicts
+
     stored = datasets_store.stored_as_read(header)
-    judged = judge is not None and any(not checks.is_check(d) for d in definitions)
+    judged = judge is not None and any(not is_check(d) for d in definitions)
     return ResultInputs(
         dataset_version=stored.version,
         version_ms=header.updated_ms,

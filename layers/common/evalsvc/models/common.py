@@ -13,6 +13,12 @@ LAMBDA_EVENT_BYTES = 6 * 1024 * 1024
 EVENT_ENVELOPE_BYTES = 64 * 1024
 MAX_BODY_BYTES = (LAMBDA_EVENT_BYTES - EVENT_ENVELOPE_BYTES) * 3 // 4
 
+# The smallest alpha (POST /compare, /plan, a monitor's): below it the interval of two pairs (a
+# t quantile with 1 degree of freedom, about 1 / (pi * alpha / 2)) passes 1e100 and leaves
+# double precision's reach. Here rather than in models.comparisons, whose models (and the
+# evaluation models they use) the routes that only check an alpha need not build.
+MIN_ALPHA = 1e-100
+
 
 # The next_cursor of a list read in pages.
 ListNextCursor = Annotated[

@@ -8,14 +8,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalsvc.models.common import MIN_ALPHA
 from evalsvc.models.evaluations import ClusterBy
 from evalsvc.statistics.error_bars import ClusteredMean
 from evalsvc.statistics.scores import Paired
 
 MAX_CHANGES = 200
-# The smallest alpha: below it the interval of two pairs (a t quantile with 1 degree of
-# freedom, about 1 / (pi * alpha / 2)) passes 1e100 and leaves double precision's reach.
-MIN_ALPHA = 1e-100
 
 
 class CompareIn(BaseModel):

@@ -1,17 +1,17 @@
-"""Datasets and pairs: the domain types, and the request/response models of the dataset routes."""
+"""Datasets and pairs: the domain types, and the request models of the dataset routes (their
+answers' shapes are models.dataset_out's)."""
 
 from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from evalsvc.core.errors import InvalidInput
 from evalsvc.core.identifiers import CLIENT_ID_RULE, is_client_id
-from evalsvc.models.common import ListNextCursor
 
 MAX_TEXT_CHARS = 100_000
 # The most bytes a pair's texts take: input and output at the limit, 4-byte UTF-8 each.
@@ -175,94 +175,22 @@ class PairWithPromptIn(PairIn):
     system_prompt_template: Text
 
 
-# ---- responses ---------------------------------------------------------------------------------
+# The most seconds a pair query's last_n_seconds reaches back.
+MAX_LAST_N_SECONDS = 10 * 366 * 24 * 3600
 
 
-class DatasetWritten(BaseModel):
-    id: str
+# Here, with the dataset shapes, rather than with the evaluation models: what reads pairs by
+# query (logic.datasets, a monitor, an augmentation) need not build those.
+class PairQuery(BaseModel):
+    """Which pairs to evaluate; the filters combine with AND."""
 
+    model_config = ConfigDict(strict=True, extra="ignore")
 
-class PairAdded(BaseModel):
-    dataset_id: str
-    pair_id: str
-
-
-class PairMetadata(BaseModel):
-    created_at: str
-    labels: list[str]
-
-
-NextCursor = Annotated[
-    str | None,
-    Field(
-        description="Only with `limit` or `cursor`: the cursor of the next page, null on the last"
-    ),
-]
-
-
-class SeedPairOut(BaseModel):
-    id: str
-    input: str
-    output: str
-    metadata: PairMetadata
-    input_media: str | None = None
-    system_prompt_template: str | None = None
-
-
-class SeedDatasetOut(BaseModel):
-    id: str
-    data: list[SeedPairOut]
-    system_prompt: str
-    created_at: str
-    next_cursor: NextCursor = None
-
-
-class SyntheticPairOut(BaseModel):
-    id: str
-    input: str
-    output: str
-
-
-class SyntheticDatasetOut(BaseModel):
-    id: str
-    data: list[SyntheticPairOut]
-    system_prompt: str
-    created_at: str
-    next_cursor: NextCursor = None
-
-
-class DatasetVersionOut(BaseModel):
-    """One version of a dataset (E7)."""
-
-    version: str = Field(
-        description="The version's id, as an evaluation's inputs.dataset_version names it"
+    latest_n_pairs: int | None = Field(default=None, ge=1, le=MAX_PAIRS)
+    pair_labels: list[Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]] | None = (
+        Field(default=None, max_length=MAX_LABELS)
     )
-    created_at: str = Field(description="When it was written: ISO 8601 UTC with milliseconds")
-    kind: Literal["create", "overwrite"] = Field(
-        description="How it was written: the dataset's first write, or an overwrite of it"
-    )
-    pairs: int = Field(
-        description="Its pairs: the current version's now (appended ones included), a replaced "
-        "one's when it was replaced"
-    )
-    replaced_at: str | None = Field(
-        description="When an overwrite replaced it; null for the current version"
-    )
-    expires_at: str | None = Field(
-        description="When its retention (EVALSVC_VERSION_RETENTION_DAYS after it was replaced) "
-        "ends: then the results that scored it can no longer list their pairs or be run again; "
-        "null for the current version"
-    )
-
-
-class DatasetVersionsOut(BaseModel):
-    """A page of a dataset's versions."""
-
-    versions: list[DatasetVersionOut] = Field(
-        description="Newest first: the current version (first on the first page), then those "
-        "overwrites replaced, while they are kept"
-    )
-    next_cursor: ListNextCursor
+    last_n_seconds: int | None = Field(default=None, ge=1, le=MAX_LAST_N_SECONDS)
 
 
 class VersionKind(StrEnum):

@@ -6,8 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from evalsvc.models.datasets import MAX_TEXT_CHARS
-from evalsvc.models.evaluations import PairQuery
+from evalsvc.models.datasets import MAX_TEXT_CHARS, PairQuery
 from evalsvc.models.metric_sets import MAX_DEFINITIONS
 from evalsvc.models.usage import UsageOut
 

@@ -1,4 +1,5 @@
-"""Metrics sets: an ordered list of definitions (judge questions or `check:` definitions)."""
+"""Metrics sets: an ordered list of definitions (judge questions or `check:` definitions). The
+metrics-set routes' request and answers are models.metric_set_shapes'."""
 
 from __future__ import annotations
 
@@ -6,10 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from evalsvc.core.identifiers import format_ms
-from evalsvc.models.usage import UsageOut
+from pydantic import Field
 
 MAX_DEFINITIONS = 50
 MAX_DEFINITION_CHARS = 2_000
@@ -38,46 +36,3 @@ class MetricsSet:
     definitions: list[str]
     system_prompt: str
     created_ms: int
-
-
-class SpecifyQuestionsIn(BaseModel):
-    model_config = ConfigDict(strict=True, extra="ignore")
-
-    metrics: list[Definition] = Field(min_length=1, max_length=MAX_DEFINITIONS)
-
-
-class MetricsCreated(BaseModel):
-    metrics_id: str
-    definitions: list[str]
-
-
-class QuestionsOut(MetricsCreated):
-    usage: UsageOut
-
-
-class MetricsSetOut(BaseModel):
-    metrics_id: str
-    definitions: list[str]
-    system_prompt: str
-    metric_count: int
-    created_at: str
-
-
-class MetricsListOut(BaseModel):
-    metrics: dict[str, MetricsSetOut]
-    total_count: int = Field(description="Sets in this response (in this page, when paged)")
-    next_cursor: str | None = Field(
-        default=None,
-        description="Only with `limit` or `cursor`: the cursor of the next page (sets in id "
-        "order), null on the last",
-    )
-
-
-def metrics_set_out(metrics: MetricsSet) -> MetricsSetOut:
-    return MetricsSetOut(
-        metrics_id=metrics.metrics_id,
-        definitions=metrics.definitions,
-        system_prompt=metrics.system_prompt,
-        metric_count=len(metrics.definitions),
-        created_at=format_ms(metrics.created_ms),
-    )

@@ -22,9 +22,8 @@ from pydantic import (
 from evalsvc.core.controls import first_control
 from evalsvc.core.errors import InvalidInput
 from evalsvc.core.identifiers import CLIENT_ID_PATTERN
-from evalsvc.models.common import ListNextCursor
-from evalsvc.models.comparisons import MIN_ALPHA
-from evalsvc.models.evaluations import PairQuery
+from evalsvc.models.common import MIN_ALPHA, ListNextCursor
+from evalsvc.models.datasets import PairQuery
 from evalsvc.models.usage import max_cost_usd_field
 from evalsvc.monitoring import schedules
 from evalsvc.monitoring.webhook_targets import MAX_URL_CHARS
@@ -285,6 +284,14 @@ class Alert:
     leases: int = 0
     # While pending: when it may be tried (now, or when its lease ends).
     due_ms: int | None = None
+
+
+# A run waits on its evaluation at most this long (the evaluation's own job ends long before:
+# the sweeper fails a stalled one), then fails (logic.kinds.monitor_run).
+MAX_WAIT_MS = 24 * 3_600_000
+# A run not ended this long after its time is taken for dead (its end was lost): it no longer
+# holds its monitor, whose other runs may start (logic.monitors).
+HOLD_MS = MAX_WAIT_MS + 3_600_000
 
 
 @dataclass(slots=True)

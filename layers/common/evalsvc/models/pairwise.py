@@ -1,16 +1,20 @@
-"""Pairwise judging (E5): the request, and the shapes of its answers."""
+"""Pairwise judging (E5): the request, the run as stored, and the vote's answer (the run's
+answers are models.pairwise_out's)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalsvc.models.jobs import Status
-from evalsvc.models.usage import UsageOut, max_cost_usd_field
+from evalsvc.models.usage import max_cost_usd_field
 from evalsvc.spending.meter import Usage
 
+# The job kind of a pairwise run (logic.kinds.pairwise), by which its job is read.
+PAIRWISE = "pairwise"
 MIN_RUNS, MAX_RUNS = 2, 8
 MAX_QUESTION_CHARS = 2_000
 MAX_PAIRS = 100_000
@@ -79,98 +83,6 @@ class PairwiseVoteIn(BaseModel):
     comment: str | None = Field(default=None, max_length=4_000, description="Optional")
 
 
-class PairwiseQueuedOut(BaseModel):
-    pairwise_id: str
-    status: Literal["running"]
-
-
-class ProgressOut(BaseModel):
-    done: int = Field(description="Pairs whose comparisons (every matchup, each order) are judged")
-    total: int = Field(description="Pairs to judge")
-
-
-class PositionOut(BaseModel):
-    judgements: int = Field(description="Judgements made, each order of each comparison one")
-    first_chosen: int
-    second_chosen: int
-    ties: int
-    consistency: float | None = Field(
-        description="Share of comparisons whose two orders chose the same run (a tie in both "
-        "counts as the same); null without both_orders"
-    )
-
-
-class MatchupOut(BaseModel):
-    a: str
-    b: str
-    a_wins: int
-    b_wins: int
-    ties: int
-    win_rate: float | None = Field(description="a_wins / (a_wins + b_wins)")
-    ci_low: float | None = Field(description="Wilson 95 % interval of win_rate")
-    ci_high: float | None
-    p_value: float | None = Field(description="Exact two-sided binomial test at 1/2")
-    p_adjusted: float | None = Field(description="Holm over the matchups")
-    verdict: Literal["a_better", "b_better", "no_significant_difference"]
-
-
-class LeaderboardOut(BaseModel):
-    result_id: str
-    rank: int = Field(description="1 is best")
-    strength: float = Field(description="Bradley-Terry strength, natural log scale, mean 0")
-    ci_low: float
-    ci_high: float
-    wins: int
-    losses: int
-    ties: int
-
-
-class OrderOut(BaseModel):
-    winner: Literal["first", "second", "tie"]
-    reason: str
-
-
-class VerdictOut(BaseModel):
-    pair_id: str
-    a: str
-    b: str
-    winner: Literal["a", "b", "tie"]
-    first_order: OrderOut | None = Field(
-        description="The judge's verdict with a's output shown first; null when the outputs "
-        "were byte-equal (a tie without a call)"
-    )
-    second_order: OrderOut | None = Field(
-        description="With b's output shown first; null with one order or equal outputs"
-    )
-
-
-class JudgeHumanOut(BaseModel):
-    votes: int
-    agreement: float | None
-    ci_low: float | None
-    ci_high: float | None
-    kappa: float | None
-
-
-class PairwiseOut(BaseModel):
-    pairwise_id: str
-    status: Literal["running", "complete", "failed"]
-    progress: ProgressOut
-    failure: str | None
-    question: str
-    result_ids: list[str]
-    pairs_used: int
-    both_orders: bool
-    alpha: float
-    usage: UsageOut
-    position: PositionOut | None = Field(description="Null until the run is complete")
-    matchups: list[MatchupOut]
-    leaderboard: list[LeaderboardOut]
-    verdicts: list[VerdictOut] = Field(description="This page's verdicts, in pair id order")
-    next_cursor: str | None
-    judge_human: JudgeHumanOut
-
-
 class PairwiseVoteOut(BaseModel):
     success: bool
     pairwise_id: str
@@ -228,3 +140,34 @@ class Vote:
     winner: str  # "a" | "b" | "tie"
     comment: str
     time_ms: int
+
+
+@dataclass(slots=True)
+class Counts:
+    """What the statistics are computed from, added up over pairs (and chunks): per matchup
+    (i, j, outcome) how many comparisons; per comparison its (order 1, order 2 or "-")
+    judgements. Kept as JSON in the run and in each chunk's tally."""
+
+    outcomes: Counter[str] = field(default_factory=Counter)
+    orders: Counter[str] = field(default_factory=Counter)
+
+    def add(self, verdict: Verdict) -> None:
+        self.outcomes[f"{verdict.a}|{verdict.b}|{verdict.winner}"] += 1
+        if verdict.first_order is not None:
+            second = verdict.second_order.winner if verdict.second_order else "-"
+            self.orders[f"{verdict.first_order.winner}|{second}"] += 1
+
+    def merge(self, other: Counts) -> None:
+        self.outcomes.update(other.outcomes)
+        self.orders.update(other.orders)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"outcomes": dict(self.outcomes), "orders": dict(self.orders)}
+
+    @classmethod
+    def from_json(cls, value: Any) -> Counts:
+        value = value if isinstance(value, dict) else {}
+        return cls(
+            Counter({str(k): int(v) for k, v in dict(value.get("outcomes", {})).items()}),
+            Counter({str(k): int(v) for k, v in dict(value.get("orders", {})).items()}),
+        )

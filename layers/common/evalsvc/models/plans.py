@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalsvc.models.comparisons import MIN_ALPHA
+from evalsvc.models.common import MIN_ALPHA
 from evalsvc.statistics.error_bars import DEFAULT_POWER
 
 

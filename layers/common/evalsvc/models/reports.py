@@ -5,13 +5,17 @@ monitor with its newest runs. The pages in `reports` render these and read nothi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from evalsvc.models.comparisons import Comparison
 from evalsvc.models.evaluations import Critique, EvaluationResult
-from evalsvc.models.monitors import MonitorIn, Run, StoredMonitor
 from evalsvc.statistics.agreement import Agreement
 from evalsvc.statistics.error_bars import ClusteredMean
 from evalsvc.statistics.scores import Summary
+
+if TYPE_CHECKING:
+    # Only named in annotations: the reports of one kind need not build the others' models.
+    from evalsvc.models.comparisons import Comparison
+    from evalsvc.models.monitors import MonitorIn, Run, StoredMonitor
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +111,7 @@ def same_pairs(baseline: EvaluationResult, candidate: EvaluationResult) -> bool 
 @dataclass(frozen=True, slots=True)
 class MonitorReport:
     """A monitor (E8) as asked for and as stored (its next run), and its newest runs (at most
-    logic.monitors.MAX_HISTORY), newest first, each with the metric definitions its indexes
+    logic.monitor_history.MAX_HISTORY), newest first, each with the metric definitions its indexes
     name ([] when its result is gone); `more` when it has older runs than those."""
 
     monitor: MonitorIn

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from evalsvc.models.comparisons import Comparison
-from evalsvc.models.evaluations import inputs_out
+from evalsvc.models.evaluation_inputs import inputs_out
 from evalsvc.models.reports import ComparisonReport, PairText
 from evalsvc.reports import charts
 from evalsvc.reports.limits import Limits

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalsvc.models.evaluations import inputs_out
+from evalsvc.models.evaluation_inputs import inputs_out
 from evalsvc.models.reports import EvaluationReport
 from evalsvc.reports import charts
 from evalsvc.reports.limits import Limits

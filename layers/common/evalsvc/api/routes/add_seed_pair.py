@@ -7,7 +7,8 @@ from evalsvc.api.params import DatasetIdParam
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.datasets import PairAdded, PairIn
+from evalsvc.models.dataset_out import PairAdded
+from evalsvc.models.datasets import PairIn
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["seed datasets"])
 

@@ -7,7 +7,8 @@ from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.datasets import PairAdded, PairWithPromptIn
+from evalsvc.models.dataset_out import PairAdded
+from evalsvc.models.datasets import PairWithPromptIn
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["seed datasets"])
 

@@ -9,9 +9,9 @@ from evalsvc.api.request_deadline import request_deadline
 from evalsvc.api.responses import json_response
 from evalsvc.logic import comparisons
 from evalsvc.models.api_keys import Identity
+from evalsvc.models.clustered import clustered_out
 from evalsvc.models.common import error_responses
 from evalsvc.models.comparisons import CompareIn, CompareOut, Comparison, PairChange
-from evalsvc.models.evaluations import clustered_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 

@@ -6,7 +6,7 @@ from fastapi.responses import JSONResponse
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.core.identifiers import format_ms
-from evalsvc.logic import monitors
+from evalsvc.logic import monitor_create
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.monitors import MonitorCreated, MonitorIn
@@ -21,7 +21,7 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["monitors"])
     responses=error_responses(400, 404, 409, 413),
 )
 def create_monitor(body: MonitorIn, identity: Identity = Depends(current_identity)) -> JSONResponse:
-    created = monitors.create(identity, body)
+    created = monitor_create.create(identity, body)
     answer = MonitorCreated(
         monitor_id=created.monitor_id, next_run_at=format_ms(created.next_run_ms)
     )

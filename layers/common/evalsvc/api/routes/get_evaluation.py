@@ -14,16 +14,14 @@ from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import results
 from evalsvc.logic.datasets import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from evalsvc.models.api_keys import Identity
+from evalsvc.models.clustered import clustered_out
 from evalsvc.models.common import error_responses
-from evalsvc.models.evaluations import (
-    Critique,
+from evalsvc.models.evaluation_inputs import inputs_out
+from evalsvc.models.evaluation_out import (
     EvaluationOut,
     EvaluationPageOut,
-    EvaluationResult,
-    ScoredPair,
-    clustered_out,
-    inputs_out,
 )
+from evalsvc.models.evaluations import Critique, EvaluationResult, ScoredPair
 from evalsvc.models.jobs import Status
 from evalsvc.models.usage import usage_out
 

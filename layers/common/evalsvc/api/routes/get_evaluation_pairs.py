@@ -12,7 +12,7 @@ from evalsvc.logic import reproduce
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.datasets import Pair
-from evalsvc.models.evaluations import ResultPairsOut
+from evalsvc.models.evaluation_lists import ResultPairsOut
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 

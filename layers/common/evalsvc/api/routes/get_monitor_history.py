@@ -10,7 +10,7 @@ from evalsvc.api.monitor_views import run_out
 from evalsvc.api.params import PageCursorParam, list_limit
 from evalsvc.api.responses import json_response
 from evalsvc.api.routes.get_monitor import MonitorIdParam
-from evalsvc.logic import monitors
+from evalsvc.logic import monitor_history
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.monitors import RunsOut
@@ -25,12 +25,12 @@ def get_monitor_history(
     request: Request,
     monitor_id: MonitorIdParam,
     limit: Annotated[
-        int, list_limit(monitors.MAX_HISTORY, monitors.DEFAULT_HISTORY, "runs")
-    ] = monitors.DEFAULT_HISTORY,
+        int, list_limit(monitor_history.MAX_HISTORY, monitor_history.DEFAULT_HISTORY, "runs")
+    ] = monitor_history.DEFAULT_HISTORY,
     cursor: PageCursorParam = None,
     identity: Identity = Depends(current_identity),
 ) -> Response:
-    page = monitors.history(identity, monitor_id, limit, cursor)
+    page = monitor_history.history(identity, monitor_id, limit, cursor)
     content = {
         "runs": [run_out(run, names).model_dump() for run, names in page.runs],
         "next_cursor": page.next_cursor,

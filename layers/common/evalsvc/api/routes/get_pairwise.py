@@ -8,10 +8,11 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.responses import json_response
-from evalsvc.logic import pairwise
+from evalsvc.logic import pairwise_runs
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.pairwise import DEFAULT_VERDICTS_PAGE, MAX_VERDICTS_PAGE, PairwiseOut
+from evalsvc.models.pairwise import DEFAULT_VERDICTS_PAGE, MAX_VERDICTS_PAGE
+from evalsvc.models.pairwise_out import PairwiseOut
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["pairwise"])
 
@@ -33,8 +34,8 @@ def get_pairwise(
     ] = None,
     identity: Identity = Depends(current_identity),
 ) -> Response:
-    run = pairwise.existing_run(identity, pairwise_id)
-    content = pairwise.run_body(identity, run, limit, cursor)
+    run = pairwise_runs.existing_run(identity, pairwise_id)
+    content = pairwise_runs.run_body(identity, run, limit, cursor)
     return json_response(
         request, content, too_large="this page is too large: ask for a smaller limit"
     )

@@ -8,7 +8,7 @@ from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.logic import metric_sets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.metric_sets import MetricsSetOut, metrics_set_out
+from evalsvc.models.metric_set_shapes import MetricsSetOut, metrics_set_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])
 

@@ -9,7 +9,8 @@ from evalsvc.api.responses import dataset_response, readable_bytes
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.datasets import DatasetKind, SyntheticDatasetOut
+from evalsvc.models.dataset_out import SyntheticDatasetOut
+from evalsvc.models.datasets import DatasetKind
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["synthetic datasets"])
 

@@ -11,7 +11,7 @@ from evalsvc.api.responses import json_response
 from evalsvc.logic import results
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.evaluations import EvaluationListOut, listed_evaluation_out
+from evalsvc.models.evaluation_lists import EvaluationListOut, listed_evaluation_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 

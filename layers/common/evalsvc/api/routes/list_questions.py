@@ -10,7 +10,7 @@ from evalsvc.logic import metric_sets
 from evalsvc.logic.datasets import DEFAULT_PAGE_SIZE
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.metric_sets import MetricsListOut, metrics_set_out
+from evalsvc.models.metric_set_shapes import MetricsListOut, metrics_set_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])
 

@@ -12,7 +12,8 @@ from evalsvc.core.identifiers import format_ms
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.datasets import DatasetKind, DatasetVersionsOut, VersionRecord
+from evalsvc.models.dataset_out import DatasetVersionsOut
+from evalsvc.models.datasets import DatasetKind, VersionRecord
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["seed datasets"])
 

@@ -9,16 +9,12 @@ from evalsvc.api import queued_work
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.prefer import PreferHeader, queue_options
 from evalsvc.api.responses import json_response
-from evalsvc.logic import pairwise
+from evalsvc.logic import pairwise, pairwise_runs
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.jobs import Status
-from evalsvc.models.pairwise import (
-    DEFAULT_VERDICTS_PAGE,
-    PairwiseIn,
-    PairwiseOut,
-    PairwiseQueuedOut,
-)
+from evalsvc.models.pairwise import DEFAULT_VERDICTS_PAGE, PairwiseIn
+from evalsvc.models.pairwise_out import PairwiseOut, PairwiseQueuedOut
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["pairwise"])
 
@@ -54,7 +50,7 @@ def post_pairwise(
         queued=lambda: PairwiseQueuedOut(pairwise_id=run.pairwise_id, status="running"),
         done=lambda: json_response(
             request,
-            pairwise.run_body(identity, run, DEFAULT_VERDICTS_PAGE, None),
+            pairwise_runs.run_body(identity, run, DEFAULT_VERDICTS_PAGE, None),
             too_large="this answer is too large: read it with GET /pairwise/{id}",
         ),
         # A run found complete by a retry is answered in full, respond-async or not.

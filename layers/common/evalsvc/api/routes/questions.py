@@ -8,7 +8,7 @@ from evalsvc.logic import questions
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.generation import QuestionsIn
-from evalsvc.models.metric_sets import QuestionsOut
+from evalsvc.models.metric_set_shapes import QuestionsOut
 from evalsvc.models.usage import usage_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])

@@ -4,7 +4,7 @@ from fastapi import APIRouter
 
 from evalsvc.api.auth import AuthenticatedRoute
 from evalsvc.api.routes.write_seed_dataset import RESPONSES, write_seed_dataset
-from evalsvc.models.datasets import DatasetWritten
+from evalsvc.models.dataset_out import DatasetWritten
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["seed datasets"])
 router.put(

@@ -15,7 +15,8 @@ from evalsvc.api.prefer import PreferHeader, queue_options
 from evalsvc.logic import evaluations
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.evaluations import EvaluateOut, RerunIn
+from evalsvc.models.evaluation_out import EvaluateOut
+from evalsvc.models.evaluations import RerunIn
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 

@@ -3,10 +3,10 @@
 from fastapi import APIRouter, Depends
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.logic import metric_sets
+from evalsvc.logic import metric_set_create
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.metric_sets import MetricsCreated, SpecifyQuestionsIn
+from evalsvc.models.metric_set_shapes import MetricsCreated, SpecifyQuestionsIn
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])
 
@@ -17,5 +17,5 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])
 def specify_questions(
     body: SpecifyQuestionsIn, identity: Identity = Depends(current_identity)
 ) -> MetricsCreated:
-    created = metric_sets.create_metrics_set(identity, body.metrics)
+    created = metric_set_create.create_metrics_set(identity, body.metrics)
     return MetricsCreated(metrics_id=created.metrics_id, definitions=created.definitions)

@@ -8,7 +8,8 @@ from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.logic import votes
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.evaluations import VoteIn, VoteOut
+from evalsvc.models.evaluation_lists import VoteOut
+from evalsvc.models.evaluations import VoteIn
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
 

@@ -6,7 +6,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
-from evalsvc.logic import pairwise
+from evalsvc.logic import pairwise_runs
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.pairwise import PairwiseVoteIn, PairwiseVoteOut
@@ -24,5 +24,5 @@ def vote_pairwise(
     body: PairwiseVoteIn,
     identity: Identity = Depends(current_identity),
 ) -> PairwiseVoteOut:
-    pairwise.vote(identity, pairwise_id, body)
+    pairwise_runs.vote(identity, pairwise_id, body)
     return PairwiseVoteOut(success=True, pairwise_id=pairwise_id, pair_id=body.pair_id)

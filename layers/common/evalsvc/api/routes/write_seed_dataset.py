@@ -7,7 +7,8 @@ from evalsvc.api.params import DatasetIdParam
 from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.datasets import DatasetWritten, SeedDatasetIn
+from evalsvc.models.dataset_out import DatasetWritten
+from evalsvc.models.datasets import SeedDatasetIn
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["seed datasets"])
 RESPONSES = error_responses(400, 413)

@@ -42,7 +42,14 @@ from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import CompareIn
 from evalsvc.models.evaluations import EvaluateIn, EvaluationResult
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
-from evalsvc.models.monitors import PREVIOUS, MonitorIn, Run, RunMetric, run_id
+from evalsvc.models.monitors import (
+    MAX_WAIT_MS,
+    PREVIOUS,
+    MonitorIn,
+    Run,
+    RunMetric,
+    run_id,
+)
 from evalsvc.spending.meter import Usage
 from evalsvc.storage import monitors as store
 from evalsvc.storage import results as results_store
@@ -51,12 +58,8 @@ from evalsvc.storage.writes import NONE, Writes, commit
 # The kind's name (a job of it is one run of a monitor; its id, the run's).
 MONITOR_RUN = "monitor"
 ROUTE = "monitor run"
-# A run waits on its evaluation at most this long (the evaluation's own job ends long before:
-# the sweeper fails a stalled one), then fails.
-MAX_WAIT_MS = 24 * 3_600_000
-# A run not ended this long after its time is taken for dead (its end was lost): it no longer
-# holds its monitor, whose other runs may start (logic.monitors).
-HOLD_MS = MAX_WAIT_MS + 3_600_000
+# How long a run waits on its evaluation (MAX_WAIT_MS) and holds its monitor (HOLD_MS) are
+# models.monitors' (the monitor routes read HOLD_MS without importing this module).
 # Of a worker's time, at most this many seconds (and no more than a plain request waits,
 # EVALSVC_SYNC_WAIT_SECONDS) are spent waiting on a queued evaluation inside the chunk before
 # it is put back on the queue to look again later.

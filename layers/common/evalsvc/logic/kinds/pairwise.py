@@ -22,7 +22,6 @@ from evalsvc.core.observability import metrics
 from evalsvc.core.settings import get_settings
 from evalsvc.logic import chunks, jobs
 from evalsvc.logic.pairwise_judging import (
-    Counts,
     calls_per_pair,
     counts_of,
     judge_pairs,
@@ -30,7 +29,7 @@ from evalsvc.logic.pairwise_judging import (
 )
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
-from evalsvc.models.pairwise import PairwiseRun, Verdict
+from evalsvc.models.pairwise import PAIRWISE, Counts, PairwiseRun, Verdict
 from evalsvc.scoring.judges import configured_judge
 from evalsvc.spending.meter import Usage
 from evalsvc.storage import judge_cache
@@ -38,7 +37,6 @@ from evalsvc.storage import pairwise as store
 from evalsvc.storage import results as results_store
 from evalsvc.storage.writes import Writes
 
-PAIRWISE = "pairwise"
 # The most pairs in a chunk, whatever EVALSVC_CHUNK_JUDGE_CALLS allows: its item of pair ids
 # (128 ASCII characters each at most) stays under 300 KB, within DynamoDB's 400 KB.
 MAX_CHUNK_PAIRS = 2_000
