@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from evalsvc.api import queued_work, replays
 from evalsvc.api.prefer import QueueOptions
 from evalsvc.core.identifiers import format_ms
-from evalsvc.logic import results
+from evalsvc.logic import evaluations, results
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.clustered import clustered_out
 from evalsvc.models.evaluation_inputs import inputs_out
@@ -81,7 +81,7 @@ def answer(
         request,
         options,
         running=result.status is Status.RUNNING,
-        location=f"evaluation/{result.results_id}",
+        location=evaluations.SUBJECT.where(result.results_id),
         queued=lambda: QueuedOut(
             eval_results_id=result.results_id,
             status=result.status.value,

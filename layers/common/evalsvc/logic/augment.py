@@ -117,10 +117,14 @@ def augment(
         return outcome.made(lambda job: work.of_job(job, spend))
 
 
+# What a caller is told of an augmentation that did not end in the request, and where to follow it.
+SUBJECT = augmentation_kind.SUBJECT
+
+
 class _Augmenting:
     """One POST /augment as dispatch runs it."""
 
-    subject = augmentation_kind.SUBJECT
+    subject = SUBJECT
 
     def __init__(self, identity: Identity, body: AugmentIn, key: str | None) -> None:
         self.identity = identity

@@ -85,20 +85,22 @@ class Subject:
     failed: str
     out_of_time: str
 
-    def where(self, job: Job) -> str:
-        return self.location.format(id=job.job_id)
+    def where(self, work_id: str) -> str:
+        """Where the work `work_id` (its job's id, or what it made inside the request) is
+        followed, relative to the API's base."""
+        return self.location.format(id=work_id)
 
     def running(self, job: Job, *, located: bool = True) -> StillRunning:
         """`located`: with where to follow it (not for a reader already there)."""
         message = self.still_running.format(
             id=job.job_id, done=job.pairs_done, total=job.pairs_total
         )
-        location = self.where(job) if located else None
+        location = self.where(job.job_id) if located else None
         return StillRunning(message, retry_after_seconds=10, location=location)
 
     def moved(self, job: Job, why: str) -> StillRunning:
         message = self.handed_over.format(id=job.job_id, why=why)
-        return StillRunning(message, retry_after_seconds=10, location=self.where(job))
+        return StillRunning(message, retry_after_seconds=10, location=self.where(job.job_id))
 
     def failure(self, job: Job) -> DomainError:
         failure = job.failure or Failure("no reason was kept")

@@ -48,7 +48,7 @@ def augment(
         request,
         options,
         running=done.header is None,
-        location=f"data/synthetic/{_made_id(done)}",
+        location=augmentation.SUBJECT.where(_made_id(done)),
         queued=lambda: _queued(done),
         done=lambda: _full(done),
     )

@@ -46,7 +46,7 @@ def post_pairwise(
         request,
         options,
         running=run.status is Status.RUNNING,
-        location=f"pairwise/{run.pairwise_id}",
+        location=pairwise.SUBJECT.where(run.pairwise_id),
         queued=lambda: PairwiseQueuedOut(pairwise_id=run.pairwise_id, status="running"),
         done=lambda: json_response(
             request,
