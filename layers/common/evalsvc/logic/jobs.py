@@ -376,10 +376,14 @@ def finish(tenant: str, kind: str, job_id: str) -> None:
     except Unrecoverable as exc:
         fail(tenant, kind, job_id, Failure(exc.message))
         return
+    # Every chunk is counted, so a hold still standing is a killed delivery's: charged in the
+    # month before the job is seen complete, so that a caller who reads the month once it is
+    # sees it charged (charging a reservation twice finds it gone: a finisher that loses the
+    # race below charges nothing more).
+    spending.charge_lost_work(tenant, spent.holds)
     if commit(jobs_store.completing(job, now_ms()) + made):
         metrics.add_metric(name=work.completed_metric, unit="Count", value=1)
         logger.info("job complete", extra={"kind": kind, "job": job_id, "pairs": job.pairs_done})
-        spending.charge_lost_work(tenant, spent.holds)
 
 
 def fail(tenant: str, kind: str, job_id: str, failure: Failure) -> bool:
