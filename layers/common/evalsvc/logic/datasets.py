@@ -48,6 +48,8 @@ def to_pair(item: PairIn) -> Pair:
         labels=list(item.labels or []),
         input_media=item.input_media,
         system_prompt_template=item.system_prompt_template,
+        reference=item.reference,
+        contexts=list(item.contexts) if item.contexts is not None else None,
     )
 
 

@@ -59,6 +59,13 @@ def placeholders(prompt: str) -> set[str]:
 
 def requirement_for(definition: str) -> str:
     """A definition restated as an instruction to the assistant."""
+    known = {
+        "rag:faithfulness": "Say only what the retrieved documents support.",
+        "rag:context_recall": "Use everything the retrieved documents say that the answer needs.",
+        "embed:similarity": "Answer as close in meaning to the expected answer as you can.",
+    }
+    if definition in known:
+        return known[definition]
     if not checks.is_check(definition):
         return f'Make sure the answer to this question is clearly yes: "{definition}"'
     name, _, argument = definition[len(checks.PREFIX) :].partition(":")
@@ -76,6 +83,10 @@ def requirement_for(definition: str) -> str:
         "no_pii": "Never include email addresses, phone numbers or payment card numbers.",
         "input_overlap": "Stay close to the user's wording: reuse the key terms of their message.",
         "readability": "Write plainly: short sentences and common words.",
+        "exact_match": "Give exactly the expected answer, nothing more.",
+        "token_f1": "Use the words of the expected answer, and few others.",
+        "rouge_l": "Follow the expected answer's wording, in its order.",
+        "chrf": "Stay close to the expected answer's wording and spelling.",
     }
     return phrases.get(name, f"Satisfy the check {definition}.")
 

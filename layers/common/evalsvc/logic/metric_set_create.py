@@ -7,25 +7,48 @@ from __future__ import annotations
 from evalsvc.core.errors import InvalidInput
 from evalsvc.core.identifiers import new_id, now_ms
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.metric_sets import MetricsSet
+from evalsvc.core.settings import get_settings
+from evalsvc.models.metric_sets import EMBED_METRICS, RAG_METRICS, MetricsSet, kind_of
 from evalsvc.scoring import checks
 from evalsvc.storage import metric_sets as store
 
 
 def validate_definitions(definitions: list[str]) -> list[str]:
-    """Each definition must be a question or a valid `check:`; the first problem is a 400."""
+    """Each definition must be a question, a valid `check:`, one of the rag: metrics, or one of
+    the embed: metrics with an embeddings model configured; the first problem is a 400."""
     cleaned: list[str] = []
     for index, definition in enumerate(definitions):
         text = definition.strip()
         if not text:
             raise InvalidInput(f"metrics[{index}] is empty: write a question or a check:<name>")
-        if checks.is_check(text):
+        kind = kind_of(text)
+        if kind == "check":
             try:
-                checks.parse(text)
+                checks.parse_for_pairs(text)
             except checks.CheckError as exc:
                 raise InvalidInput(f"metrics[{index}]: {exc}") from exc
+        elif kind == "rag" and text not in RAG_METRICS:
+            raise InvalidInput(
+                f"metrics[{index}]: unknown rag: metric {_preview(text)!r}; known: "
+                + ", ".join(RAG_METRICS)
+            )
+        elif kind == "embed":
+            if text not in EMBED_METRICS:
+                raise InvalidInput(
+                    f"metrics[{index}]: unknown embed: metric {_preview(text)!r}; known: "
+                    + ", ".join(EMBED_METRICS)
+                )
+            if not get_settings().embeddings:
+                raise InvalidInput(
+                    f"metrics[{index}]: {text} needs an embeddings model, and none is "
+                    "configured: set EVALSVC_EMBEDDINGS to bedrock:<model-id> or openai:<model>"
+                )
         cleaned.append(text)
     return cleaned
+
+
+def _preview(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def create_metrics_set(

@@ -20,6 +20,10 @@ MAX_PAIRS = 100_000
 MAX_LABELS = 32
 MAX_LABEL_CHARS = 128
 MAX_INPUT_MEDIA_CHARS = 256 * 1024
+# E10: the answer a pair should give, and what the app retrieved to answer (in rank order).
+MAX_REFERENCE_CHARS = 100_000
+MAX_CONTEXTS = 20
+MAX_CONTEXT_CHARS = 20_000
 
 
 class DatasetKind(StrEnum):
@@ -36,6 +40,10 @@ class Pair:
     input_media: str | None = None
     system_prompt_template: str | None = None
     created_ms: int = 0
+    # E10: absent (None) on a pair written without them; a metric that needs one is then not
+    # applicable to the pair (models.metric_sets.missing).
+    reference: str | None = None
+    contexts: list[str] | None = None
 
 
 def text_bytes(text: str) -> int:
@@ -44,10 +52,12 @@ def text_bytes(text: str) -> int:
 
 
 def pair_bytes(pair: Pair) -> int:
-    """What a pair's texts take: id, input, output, labels, media, template, in UTF-8. Stored
-    on dataset headers, so a reader knows how large a dataset is before reading it."""
-    texts = [pair.id, pair.input, pair.output, *pair.labels]
-    texts += [t for t in (pair.input_media, pair.system_prompt_template) if t is not None]
+    """What a pair's texts take: id, input, output, labels, media, template, reference and
+    contexts, in UTF-8. Stored on dataset headers, so a reader knows how large a dataset is
+    before reading it."""
+    texts = [pair.id, pair.input, pair.output, *pair.labels, *(pair.contexts or ())]
+    optional = (pair.input_media, pair.system_prompt_template, pair.reference)
+    texts += [t for t in optional if t is not None]
     return sum(text_bytes(t) for t in texts)
 
 
@@ -147,6 +157,20 @@ class PairIn(BaseModel):
     labels: list[Label] | None = Field(default=None, max_length=MAX_LABELS)
     input_media: Annotated[str, Field(max_length=MAX_INPUT_MEDIA_CHARS)] | None = None
     system_prompt_template: Text | None = None
+    reference: Annotated[str, Field(max_length=MAX_REFERENCE_CHARS)] | None = Field(
+        default=None,
+        description="The answer the pair should give (at most 100,000 characters): what "
+        "check:exact_match, token_f1, rouge_l, chrf, embed:similarity and rag:context_recall "
+        "compare with",
+    )
+    contexts: (
+        list[Annotated[str, Field(min_length=1, max_length=MAX_CONTEXT_CHARS)]] | None
+    ) = Field(
+        default=None,
+        max_length=MAX_CONTEXTS,
+        description="What the app retrieved to answer, in rank order (at most 20 texts of "
+        "1-20,000 characters): what rag:faithfulness and rag:context_recall check against",
+    )
 
 
 class SeedDatasetIn(BaseModel):

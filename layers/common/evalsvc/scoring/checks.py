@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evalsvc.core.observability import logger
+from evalsvc.models.datasets import Pair
 from evalsvc.models.metric_sets import CHECK_PREFIX
 from evalsvc.models.metric_sets import is_check as is_check
 from evalsvc.scoring import bounded_json
@@ -300,17 +301,54 @@ CHECKS: dict[str, Callable[[str | None], Scorer]] = {
 }
 
 
-def parse(definition: str) -> Scorer:
-    """The scorer of a `check:` definition; CheckError naming what is wrong otherwise."""
+# E10: checks of the output against the pair's reference (scoring.reference), each scored only
+# on pairs that have one (models.metric_sets.NEEDS).
+REFERENCE_CHECKS = ("exact_match", "token_f1", "rouge_l", "chrf")
+
+# A check of one pair, whatever it reads of it (input, output, reference).
+PairScorer = Callable[[Pair], Score]
+
+
+def _name_and_argument(definition: str) -> tuple[str, str | None]:
     body = definition[len(PREFIX) :]
     name, separator, argument = body.partition(":")
-    factory = CHECKS.get(name)
-    if factory is None:
-        known = ", ".join(sorted(CHECKS))
+    if name not in CHECKS and name not in REFERENCE_CHECKS:
+        known = ", ".join(sorted((*CHECKS, *REFERENCE_CHECKS)))
         raise CheckError(
             f"unknown check {name!r} in {_preview(definition, 60)!r}; known checks: {known}"
         )
-    return total(name, factory(argument if separator else None))
+    return name, argument if separator else None
+
+
+def parse(definition: str) -> Scorer:
+    """The scorer of a `check:` definition of the input and output; CheckError naming what is
+    wrong otherwise (a reference check is parse_for_pairs')."""
+    name, argument = _name_and_argument(definition)
+    if name in REFERENCE_CHECKS:
+        raise CheckError(f"check:{name} compares with a reference: score it on whole pairs")
+    return total(name, CHECKS[name](argument))
+
+
+def parse_for_pairs(definition: str) -> PairScorer:
+    """The scorer of any `check:` definition, given whole pairs; CheckError naming what is wrong
+    otherwise. A reference check is called only for pairs with a reference."""
+    name, argument = _name_and_argument(definition)
+    if name in REFERENCE_CHECKS:
+        _no_argument(name, argument)
+        from evalsvc.scoring import reference
+
+        compare = total(name, getattr(reference, name))
+
+        def against_reference(pair: Pair) -> Score:
+            return compare(pair.output, pair.reference or "")
+
+        return against_reference
+    scorer = total(name, CHECKS[name](argument))
+
+    def of_pair(pair: Pair) -> Score:
+        return scorer(pair.input, pair.output)
+
+    return of_pair
 
 
 def total(name: str, scorer: Scorer) -> Scorer:
