@@ -105,6 +105,10 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
         table.add_column(f"judge sd (k={samples})", justify="right")
     table.add_column("median", justify="right")
     table.add_column("n", justify="right")
+    # E10: pairs a metric could not score (they lack its reference or contexts), beside n.
+    not_applicable = result.get("score_not_applicable")
+    if isinstance(not_applicable, list):
+        table.add_column("not applicable", justify="right")
     table.add_column("lowest pairs (score)")
     definitions = result.get("metrics_definitions")
     for index, definition in enumerate(definitions if isinstance(definitions, list) else []):
@@ -124,6 +128,14 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
             extra.append(Text(field(figures.get("clusters"))))
         if sampled:
             extra.append(format_figure(at(noise, index)))
+        scored: list[str | Text] = [Text(pairs)]
+        if isinstance(not_applicable, list):
+            skipped = at(not_applicable, index)
+            total = result.get("pair_count", result.get("pairs_total"))
+            if isinstance(skipped, int) and isinstance(total, int):
+                scored = [Text(str(total - skipped)), Text(str(skipped))]
+            else:
+                scored.append(Text(field(skipped)))
         # Text, not markup: the service's text is shown as it is, never read as rich markup
         # (which could make a link) or emoji codes.
         table.add_row(
@@ -133,7 +145,7 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
             f"[{format_figure(low)}, {format_figure(high)}]",
             *extra,
             format_figure(at(result.get("score_medians"), index)),
-            Text(pairs),
+            *scored,
             Text(_lowest(at(result.get("min_scoring_pairs"), index))),
         )
     console.print(table)

@@ -23,6 +23,7 @@ from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.models.jobs import Status
 from evalsvc.models.usage import usage_out
 from evalsvc.statistics.error_bars import ClusteredMean
+from evalsvc.statistics.scores import CONFIDENCE
 
 # The OpenAPI entry of the queued answer.
 QUEUED_RESPONSE: dict[int | str, dict[str, object]] = {
@@ -43,23 +44,31 @@ def v1_body(result: EvaluationResult) -> EvaluateOut:
         scores=[
             MetricScoreOut(
                 metric=definition,
-                mean_score=summary.mean,
-                std_dev=summary.std_dev,
-                ci_low=summary.ci_low,
-                ci_high=summary.ci_high,
-                ci_confidence=summary.ci_confidence,
-                median_score=summary.median,
-                min_score=summary.min,
-                max_score=summary.max,
+                mean_score=summary.mean if summary else None,
+                std_dev=summary.std_dev if summary else None,
+                ci_low=summary.ci_low if summary else None,
+                ci_high=summary.ci_high if summary else None,
+                ci_confidence=summary.ci_confidence if summary else CONFIDENCE,
+                median_score=summary.median if summary else None,
+                min_score=summary.min if summary else None,
+                max_score=summary.max if summary else None,
                 lowest_scoring_pairs=[
                     LowestScoringPair(pair_id=low.pair_id, score_reason=low.reason, score=low.score)
                     for low in lowest
                 ],
                 judge_noise_sd=noise_sd,
+                not_applicable=result.not_applicable_count(m),
                 **clustered_out(cluster).model_dump(),
             )
-            for definition, summary, lowest, cluster, noise_sd in zip(
-                result.definitions, result.summaries, result.lowest, clustered, noise, strict=True
+            for m, (definition, summary, lowest, cluster, noise_sd) in enumerate(
+                zip(
+                    result.definitions,
+                    result.summaries,
+                    result.lowest,
+                    clustered,
+                    noise,
+                    strict=True,
+                )
             )
         ],
         usage=usage_out(result.usage),

@@ -94,9 +94,10 @@ def audit_sample(
         nonlocal unvoted
         for page in results_store.score_pages(identity.tenant, results_id):
             for pair_id, scores in page:
-                if pair_id not in voted:
+                # A pair the metric is not applicable to is never drawn (E10).
+                if pair_id not in voted and (score := scores[metric_idx]) is not None:
                     unvoted += 1
-                    yield pair_id, scores[metric_idx]
+                    yield pair_id, score
 
     key = _ranking(order, results_id, metric_idx, identity.user)
     chosen = [pair_id for pair_id, _ in heapq.nsmallest(n, candidates(), key=key)]
@@ -124,12 +125,15 @@ def audit_sample(
     for pid in chosen:
         pair = pairs.get(pid)
         scores = scored[pid]
+        score = scores.scores[metric_idx]
+        if score is None:  # drawn only among the pairs the metric applies to
+            continue
         sample.append(
             AuditPair(
                 pair_id=pid,
                 input=pair.input if pair else None,
                 output=pair.output if pair else None,
-                score=scores.scores[metric_idx],
+                score=score,
                 reason=scores.reasons[metric_idx],
             )
         )

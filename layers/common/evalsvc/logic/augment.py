@@ -81,8 +81,14 @@ def target_metric(identity: Identity, body: AugmentIn, seed_id: str) -> str | No
                 f"{results_id!r} has {len(definitions)} metrics"
             )
         return definitions[body.target_metric_idx]
-    means = [s.mean for s in result.summaries]
-    return definitions[min(range(len(means)), key=lambda i: (means[i], i))]
+    # The lowest mean among the metrics that scored any pair (E10: one that applied to none
+    # has no mean, and is not a target).
+    means = {i: s.mean for i, s in enumerate(result.summaries) if s is not None}
+    if not means:
+        raise InvalidInput(
+            f"result {results_id!r} has no metric that applied to any pair: give target_metric_idx"
+        )
+    return definitions[min(means, key=lambda i: (means[i], i))]
 
 
 def _check_size(seed_count: int, multiple: int) -> None:

@@ -69,7 +69,7 @@ MAX_PAIR_ID_BYTES = 128
 RETRY_AFTER_SECONDS = 10
 
 T = TypeVar("T")
-ScoredIds = tuple[str, list[float]]
+ScoredIds = tuple[str, list[float | None]]
 
 
 def compare(identity: Identity, body: CompareIn, deadline: Deadline) -> Comparison:
@@ -317,6 +317,8 @@ class Tally:
         self.baseline_scores: list[Counter[float]] = [Counter() for _ in matched]
         self.candidate_scores: list[Counter[float]] = [Counter() for _ in matched]
         self.clusters = ClusterSums(len(self.matched))
+        # Per matched metric, the matched pairs one of the results could not score (E10).
+        self.not_applicable = [0] * len(self.matched)
         # (sort key, change): most negative first for regressions, largest first for
         # improvements; then metric order, then pair id.
         self.regressions: list[tuple[tuple[float, int, str], PairChange]] = []
@@ -333,20 +335,26 @@ class Tally:
     def add(
         self,
         pair_id: str,
-        baseline: Sequence[float],
-        candidate: Sequence[float],
+        baseline: Sequence[float | None],
+        candidate: Sequence[float | None],
         label_cluster: str | None = None,
         input_cluster: str | None = None,
     ) -> None:
         """One matched pair; with cluster_by, the baseline pair's stored clusters (every pair
-        stored with clusters has an input cluster: one without predates them)."""
+        stored with clusters has an input cluster: one without predates them). A metric counts
+        the pair only where both results scored it (E10: not applicable in either, it is left
+        out of that metric's figures and counted apart)."""
         if self.cluster_by is not None and input_cluster is None:
             raise StoredWithoutClusters(pair_id)
         self.pairs_matched += 1
-        diffs = []
+        diffs: list[float | None] = []
         for pos, metric in enumerate(self.matched):
             before = baseline[metric.baseline_idx]
             after = candidate[metric.candidate_idx]
+            if before is None or after is None:
+                self.not_applicable[pos] += 1
+                diffs.append(None)
+                continue
             d = after - before
             diffs.append(d)
             self.diffs[pos][d] += 1
@@ -411,6 +419,7 @@ class Tally:
                     pairs_regressed=sum(
                         count for d, count in self.diffs[pos].items() if d <= -self.reach
                     ),
+                    not_applicable=self.not_applicable[pos],
                 )
             )
         return Comparison(

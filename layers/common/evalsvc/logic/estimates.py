@@ -21,7 +21,7 @@ from evalsvc.logic.datasets import Selection
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIR_TEXT_BYTES
 from evalsvc.models.evaluations import EvaluateIn
-from evalsvc.scoring import checks
+from evalsvc.models.metric_sets import is_judged
 from evalsvc.scoring.judges import CachedJudge, configured_judge
 from evalsvc.scoring.metric import Metrics, scorers_for
 from evalsvc.spending.meter import Bound
@@ -68,7 +68,7 @@ def estimate(identity: Identity, body: EvaluateIn) -> tuple[int, Bound]:
     kind, reference = body.dataset
     dataset_id = dataset_logic.resolve_dataset_id(identity, kind, reference)
     definitions = metric_sets.get_metrics_set(identity, body.metrics_id).definitions
-    needs_judge = any(not checks.is_check(d) for d in definitions)
+    needs_judge = any(is_judged(d) for d in definitions)
     judge = configured_judge(identity.tenant, judge_cache) if needs_judge else None
     metrics = scorers_for(definitions, judge, body.judge_samples)
     header = dataset_logic.get_header(identity, kind, dataset_id)

@@ -28,7 +28,7 @@ from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader
 from evalsvc.models.evaluations import EvaluateIn, EvaluationResult, RerunIn
 from evalsvc.models.jobs import Job, Status
-from evalsvc.models.metric_sets import judge_calls
+from evalsvc.models.metric_sets import is_judged, judge_calls
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import configured_judge
 from evalsvc.scoring.metric import scorers_for
@@ -160,7 +160,7 @@ class _Evaluation:
 
     def _configure(self, deadline: Deadline) -> None:
         result = self.result
-        needs_judge = any(not checks.is_check(d) for d in result.definitions)
+        needs_judge = any(is_judged(d) for d in result.definitions)
         self.judge = configured_judge(result.tenant, judge_cache, deadline) if needs_judge else None
         # A question with no judge configured is a 400 before any pair is read.
         self.metrics = scorers_for(result.definitions, self.judge, result.judge_samples)

@@ -35,13 +35,16 @@ _PLACEHOLDER = re.compile(r"\{\{?\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}?\}")
 class CandidateView:
     index: int
     prompt: str
-    means: list[float]
+    # Per metric; None for a metric that applied to no pair (E10).
+    means: list[float | None]
     lowest: list[list[LowScore]] = field(default_factory=list)
     critiques: list[Critique] = field(default_factory=list)
 
     @property
     def score(self) -> float:
-        return sum(self.means) / len(self.means)
+        """The mean of the metrics' means that exist (0 when none does)."""
+        means = [m for m in self.means if m is not None]
+        return sum(means) / len(means) if means else 0.0
 
 
 @dataclass(slots=True)
@@ -134,7 +137,7 @@ def gather(
                 CandidateView(
                     index,
                     candidate.prompt,
-                    [s.mean for s in stored.result.summaries],
+                    [s.mean if s else None for s in stored.result.summaries],
                     stored.result.lowest,
                     stored.critiques,
                 )
@@ -154,11 +157,13 @@ def best_candidate(views: list[CandidateView]) -> CandidateView:
     return max(views, key=lambda v: (v.score, -v.index))
 
 
-def weak_metrics(means: list[float]) -> list[int]:
-    """Metrics below WEAK_BELOW, and always the lowest one unless it is perfect; lowest first."""
-    order = sorted(range(len(means)), key=lambda i: (means[i], i))
-    weak = [i for i in order if means[i] < WEAK_BELOW]
-    if not weak and means[order[0]] < 5.0:
+def weak_metrics(means: list[float | None]) -> list[int]:
+    """Metrics below WEAK_BELOW, and always the lowest one unless it is perfect; lowest first.
+    A metric without a mean (it applied to no pair) is never weak."""
+    known = {i: m for i, m in enumerate(means) if m is not None}
+    order = sorted(known, key=lambda i: (known[i], i))
+    weak = [i for i in order if known[i] < WEAK_BELOW]
+    if not weak and order and known[order[0]] < 5.0:
         weak = [order[0]]
     return weak
 
@@ -186,7 +191,9 @@ def deterministic_improvement(definitions: list[str], views: list[CandidateView]
     lines = []
     for i in weak_metrics(best.means):
         requirement = requirement_for(definitions[i])
-        lines.append(f"- {requirement} (metric: {definitions[i]}; mean {best.means[i]:.2f} of 5)")
+        lines.append(
+            f"- {requirement} (metric: {definitions[i]}; mean {best.means[i] or 0:.2f} of 5)"
+        )
         for reason in failure_reasons(best, i)[:EXAMPLES_PER_METRIC]:
             lines.append(f"  - a past answer failed because: {reason}")
     comments = negative_comments(views)
@@ -218,7 +225,7 @@ def meta_prompt(original: str, definitions: list[str], views: list[CandidateView
     parts += [f"{i}. {d}" for i, d in enumerate(definitions)]
     parts.append("</metrics>")
     for view in sorted(views, key=lambda v: (v.score, -v.index)):
-        means = ", ".join(f"{m:.2f}" for m in view.means)
+        means = ", ".join("n/a" if m is None else f"{m:.2f}" for m in view.means)
         parts.append(
             f'<candidate score="{view.score:.2f}" means="{means}">\n{view.prompt}\n</candidate>'
         )

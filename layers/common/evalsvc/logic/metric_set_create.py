@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from evalsvc.core.errors import InvalidInput
 from evalsvc.core.identifiers import new_id, now_ms
-from evalsvc.models.api_keys import Identity
 from evalsvc.core.settings import get_settings
+from evalsvc.models.api_keys import Identity
 from evalsvc.models.metric_sets import EMBED_METRICS, RAG_METRICS, MetricsSet, kind_of
 from evalsvc.scoring import checks
 from evalsvc.storage import metric_sets as store

@@ -32,6 +32,7 @@ from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import CompareIn
 from evalsvc.models.evaluations import Critique, EvaluationResult, VoteObservation
 from evalsvc.models.jobs import Status
+from evalsvc.models.metric_sets import NEEDS
 from evalsvc.models.reports import (
     ChangeTexts,
     ComparisonReport,
@@ -117,6 +118,8 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
                 agreement=agreement.get(idx),
                 clustered=_at(result.clustered, idx),
                 judge_noise=_at(result.judge_noise, idx),
+                not_applicable=result.not_applicable_count(idx),
+                needs=" and ".join(NEEDS.get(definition, ())),
             )
         )
     return EvaluationReport(
@@ -166,7 +169,8 @@ def _count_histograms(tenant: str, result: EvaluationResult, deadline: Deadline)
         pages = results_store.score_pages(tenant, result.results_id)
         for _, scores in comparisons.prefetched(pages, pool, deadline):
             for metric, score in zip(counts, scores, strict=False):
-                metric[score] += 1
+                if score is not None:
+                    metric[score] += 1
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return [histogram(metric) for metric in counts]

@@ -25,7 +25,7 @@ from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader, Pair, pair_bytes
 from evalsvc.models.evaluations import EvaluationResult, ResultInputs
 from evalsvc.models.jobs import Piece
-from evalsvc.models.metric_sets import is_check
+from evalsvc.models.metric_sets import is_judged
 from evalsvc.spending import prices as pricing
 from evalsvc.storage import datasets as datasets_store
 from evalsvc.storage import results as results_store
@@ -62,7 +62,7 @@ def inputs_for(
     from evalsvc.scoring import verdicts
 
     stored = datasets_store.stored_as_read(header)
-    judged = judge is not None and any(not is_check(d) for d in definitions)
+    judged = judge is not None and any(is_judged(d) for d in definitions)
     return ResultInputs(
         dataset_version=stored.version,
         version_ms=header.updated_ms,

@@ -17,16 +17,16 @@ from evalsvc.models.evaluations import (
     LowScore,
     ScoredPair,
 )
-from evalsvc.scoring import checks
+from evalsvc.models.metric_sets import is_judged, missing, not_applicable_reason
 from evalsvc.scoring.checks import Score
-from evalsvc.scoring.metric import Metrics, Verdicts
+from evalsvc.scoring.metric import Metrics, PendingScores, Verdicts
 from evalsvc.statistics.error_bars import (
     ClusterSums,
     cluster_digest,
     judge_noise_from,
     noise_numerator,
 )
-from evalsvc.statistics.scores import histogram, summarize_counts
+from evalsvc.statistics.scores import Summary, histogram, summarize_counts
 
 
 def _reason(text: str) -> str:
@@ -34,26 +34,54 @@ def _reason(text: str) -> str:
     return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 3] + "..."
 
 
-def _lowest(scored: Sequence[ScoredPair], metric: int) -> list[ScoredPair]:
-    """The LOWEST_PER_METRIC pairs lowest on a metric, lowest first, ties in dataset order."""
-    return sorted(scored, key=lambda p: (p.scores[metric], p.index))[:LOWEST_PER_METRIC]
+def _lowest(scored: Sequence[ScoredPair], metric: int) -> list[tuple[ScoredPair, float]]:
+    """The LOWEST_PER_METRIC pairs lowest on a metric, with their score, lowest first, ties in
+    dataset order; pairs the metric is not applicable to are not among them."""
+    applicable = [(p, score) for p in scored if (score := p.scores[metric]) is not None]
+    return sorted(applicable, key=lambda ps: (ps[1], ps[0].index))[:LOWEST_PER_METRIC]
 
 
 def lowest_scoring(scored: Sequence[ScoredPair], metric: int) -> list[LowScore]:
     """The LOWEST_PER_METRIC lowest scores of a metric, lowest first, ties in dataset order."""
-    return [
-        LowScore(p.pair_id, p.scores[metric], p.reasons[metric]) for p in _lowest(scored, metric)
-    ]
+    return [LowScore(p.pair_id, score, p.reasons[metric]) for p, score in _lowest(scored, metric)]
+
+
+def score_counts(
+    scored: Iterable[Sequence[float | None]], metric_count: int
+) -> list[Counter[float]]:
+    """Per metric, how many times each score occurs among the pairs it applies to."""
+    counts: list[Counter[float]] = [Counter() for _ in range(metric_count)]
+    for scores in scored:
+        for m, score in enumerate(scores):
+            if score is not None:
+                counts[m][score] += 1
+    return counts
+
+
+def not_applicable_counts(scored: Iterable[Sequence[float | None]], metric_count: int) -> list[int]:
+    """Per metric, how many pairs it is not applicable to (E10)."""
+    counts = [0] * metric_count
+    for scores in scored:
+        for m, score in enumerate(scores):
+            if score is None:
+                counts[m] += 1
+    return counts
+
+
+def summary_of(counts: Counter[float]) -> Summary | None:
+    """The statistics of a metric's scores; None when the metric applied to no pair."""
+    return summarize_counts(counts) if counts else None
 
 
 def summarize_result(result: EvaluationResult, scored: Sequence[ScoredPair]) -> None:
-    """Fill the statistics, score histograms, lowest pairs and error bars (E6) of `result` from
-    its scored pairs (dataset order)."""
+    """Fill the statistics, score histograms, lowest pairs, not-applicable counts and error bars
+    (E6) of `result` from its scored pairs (dataset order)."""
     count = len(result.definitions)
-    counts = [Counter(p.scores[m] for p in scored) for m in range(count)]
-    result.summaries = [summarize_counts(c) for c in counts]
+    counts = score_counts((p.scores for p in scored), count)
+    result.summaries = [summary_of(c) for c in counts]
     result.histograms = [histogram(c) for c in counts]
     result.lowest = [lowest_scoring(scored, m) for m in range(count)]
+    result.not_applicable = not_applicable_counts((p.scores for p in scored), count)
     errors = ErrorBarTotals(count)
     errors.add(_error_bar_totals(scored, count, result.cluster_by))
     errors.fill(result)
@@ -66,16 +94,18 @@ def totals(
     reasons: per metric, how many times each score occurs (enough for the exact mean, spread
     and median) and its LOWEST_PER_METRIC lowest pairs (id, score, position); with
     `cluster_by`, each cluster's size and score sums, and with repeated judging the judge's
-    noise (_error_bar_totals)."""
-    counts = [Counter(p.scores[m] for p in scored) for m in range(metric_count)]
+    noise (_error_bar_totals); and per metric the pairs it is not applicable to (E10)."""
+    counts = score_counts((p.scores for p in scored), metric_count)
     lowest = [_lowest(scored, m) for m in range(metric_count)]
-    return {
+    part: dict[str, Any] = {
         "counts": [sorted(c.items()) for c in counts],
-        "lowest": [
-            [[p.pair_id, p.scores[m], p.index] for p in metric] for m, metric in enumerate(lowest)
-        ],
+        "lowest": [[[p.pair_id, score, p.index] for p, score in metric] for metric in lowest],
         **_error_bar_totals(scored, metric_count, cluster_by),
     }
+    not_applicable = not_applicable_counts((p.scores for p in scored), metric_count)
+    if any(not_applicable):
+        part["not_applicable"] = not_applicable
+    return part
 
 
 def _cluster_of(pair: ScoredPair, cluster_by: str) -> str | None:
@@ -120,12 +150,15 @@ class ErrorBarTotals:
         self.noise = [[0, 0] for _ in range(metric_count)]
         self.clustered = False
         self.sampled = False
+        self.not_applicable = [0] * metric_count
 
     def add(self, part: dict[str, Any]) -> None:
         clusters = part.get("clusters")
         if clusters is not None:
             self.clustered = True
             self.clusters.merge(clusters)
+        for m, times in enumerate(part.get("not_applicable", ())):
+            self.not_applicable[m] += int(times)
         noise = part.get("noise")
         if noise is not None:
             self.sampled = True
@@ -134,17 +167,19 @@ class ErrorBarTotals:
                 self.noise[m][1] += int(pairs)
 
     def fill(self, result: EvaluationResult) -> None:
-        """result.clustered (with cluster_by), around each metric's exact mean, and
-        result.judge_noise (judge_samples > 1, None for a check)."""
+        """result.clustered (with cluster_by), around each metric's exact mean (None for a
+        metric no pair applies to), result.judge_noise (judge_samples > 1, None for a metric the
+        judge does not score) and result.not_applicable."""
+        result.not_applicable = list(self.not_applicable)
         if result.cluster_by is not None:
             result.clustered = [
-                self.clusters.clustered(m, summary.mean)
+                None if summary is None else self.clusters.clustered(m, summary.mean)
                 for m, summary in enumerate(result.summaries)
             ]
         if result.judge_samples > 1:
             result.judge_noise = [
                 None
-                if checks.is_check(definition)
+                if not is_judged(definition)
                 else judge_noise_from(numerator, pairs, result.judge_samples)
                 for definition, (numerator, pairs) in zip(
                     result.definitions, self.noise, strict=True
@@ -170,7 +205,7 @@ def summarize_totals(result: EvaluationResult, parts: Iterable[dict[str, Any]]) 
             candidates[m].sort(key=lambda c: (c[0], c[1]))
             del candidates[m][LOWEST_PER_METRIC:]
         errors.add(part)
-    result.summaries = [summarize_counts(c) for c in counts]
+    result.summaries = [summary_of(c) for c in counts]
     result.histograms = [histogram(c) for c in counts]
     result.lowest = [
         [LowScore(pid, score) for score, _, pid in metric[:LOWEST_PER_METRIC]]
@@ -196,53 +231,97 @@ def score_pairs(
     deadline: Deadline | None = None,
 ) -> Scoring:
     """Every pair scored on every metric; `positions` are the pairs' positions in the dataset
-    (0, 1, 2… by default). The judge's calls are in flight while the checks are scored here;
-    checks stop at `deadline`, the judge's calls at the deadline its LLM was given."""
+    (0, 1, 2… by default). The judge's and the embeddings model's calls are in flight while the
+    checks are scored here; checks stop at `deadline`, the models' calls at the deadline their
+    clients were given. A metric a pair lacks what it needs for (models.metric_sets.missing)
+    is not applicable to it: its score is None, with a reason that says so, and no scorer is
+    asked."""
     if positions is None:
         positions = range(len(pairs))
+    definitions = metrics.definitions
     judging = None
-    if metrics.questions:
-        assert metrics.judge is not None
-        questions = [question for _, question in metrics.questions]
-        judging = metrics.judge.begin(questions, pairs, system_prompt, metrics.judge_samples)
+    similarities: PendingScores | None = None
+    embedded: list[int] = []
     try:
-        checked: list[list[Score]] = []
+        if metrics.questions:
+            assert metrics.judge is not None
+            questions = [question for _, question in metrics.questions]
+            judging = metrics.judge.begin(questions, pairs, system_prompt, metrics.judge_samples)
+        if metrics.embedded:
+            assert metrics.embeddings is not None
+            embedded = [i for i, pair in enumerate(pairs) if pair.reference is not None]
+            similarities = metrics.embeddings.begin(
+                [(pairs[i].output, pairs[i].reference or "") for i in embedded]
+            )
+        checked: list[dict[int, Score | None]] = []
         for pair in pairs:
             if deadline is not None and deadline.passed():
                 break
-            checked.append([score(pair.input, pair.output) for _, score in metrics.checks])
+            checked.append(
+                {
+                    m: None if missing(definitions[m], pair) else score(pair)
+                    for m, score in metrics.checks
+                }
+            )
         verdicts = judging.result() if judging else Verdicts({}, complete=True)
+        similar = similarities.result() if similarities else {}
     finally:
         if judging:
             judging.close()
+        if similarities:
+            similarities.close()
+    by_pair = {i: similar[k] for k, i in enumerate(embedded) if k in similar}
     scored = []
-    for offset, check_scores in enumerate(checked):
-        by_metric: dict[int, Score] = {
-            m: s for (m, _), s in zip(metrics.checks, check_scores, strict=True)
-        }
-        for q, (m, _) in enumerate(metrics.questions):
-            verdict = verdicts.scores.get((q, offset))
-            if verdict is not None:
+    for offset, by_metric in enumerate(checked):
+        pair = pairs[offset]
+        for q, (m, definition) in enumerate(metrics.questions):
+            if missing(definition, pair):
+                by_metric[m] = None
+            elif (verdict := verdicts.scores.get((q, offset))) is not None:
                 by_metric[m] = verdict
+        for m in metrics.embedded:
+            if pair.reference is None:
+                by_metric[m] = None
+            elif offset in by_pair:
+                by_metric[m] = by_pair[offset]
         if len(by_metric) < metrics.count:
             continue  # a verdict is missing: the deadline came first
-        pair = pairs[offset]
-        samples = None
-        if metrics.judge_samples > 1:
-            by_question = {
-                m: verdicts.samples.get((q, offset), [])
-                for q, (m, _) in enumerate(metrics.questions)
-            }
-            samples = [by_question.get(m, []) for m in range(metrics.count)]
-        scored.append(
-            ScoredPair(
-                pair_id=pair.id,
-                index=positions[offset],
-                scores=[by_metric[m].value for m in range(metrics.count)],
-                reasons=[_reason(by_metric[m].reason) for m in range(metrics.count)],
-                label_cluster=cluster_digest(pair.labels[0]) if pair.labels else None,
-                input_cluster=cluster_digest(pair.input),
-                samples=samples,
-            )
-        )
+        scored.append(_scored(metrics, pair, positions[offset], offset, by_metric, verdicts))
     return Scoring(scored, complete=len(scored) == len(pairs))
+
+
+def _scored(
+    metrics: Metrics,
+    pair: Pair,
+    position: int,
+    offset: int,
+    by_metric: dict[int, Score | None],
+    verdicts: Verdicts,
+) -> ScoredPair:
+    """The scored pair of `by_metric` (a Score per metric, None where not applicable)."""
+    samples = None
+    if metrics.judge_samples > 1:
+        by_question = {
+            m: verdicts.samples.get((q, offset), []) for q, (m, _) in enumerate(metrics.questions)
+        }
+        samples = [by_question.get(m, []) for m in range(metrics.count)]
+    scores: list[float | None] = []
+    reasons: list[str] = []
+    for m in range(metrics.count):
+        score = by_metric[m]
+        if score is None:
+            need = missing(metrics.definitions[m], pair)
+            scores.append(None)
+            reasons.append(not_applicable_reason(metrics.definitions[m], need or "reference"))
+        else:
+            scores.append(score.value)
+            reasons.append(_reason(score.reason))
+    return ScoredPair(
+        pair_id=pair.id,
+        index=position,
+        scores=scores,
+        reasons=reasons,
+        label_cluster=cluster_digest(pair.labels[0]) if pair.labels else None,
+        input_cluster=cluster_digest(pair.input),
+        samples=samples,
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalsvc.core.errors import NotFound
+from evalsvc.core.errors import InvalidInput, NotFound
 from evalsvc.core.identifiers import new_id, now_ms
 from evalsvc.core.observability import metrics
 from evalsvc.logic.results import check_metric_idx, existing_result
@@ -19,6 +19,12 @@ def vote(identity: Identity, results_id: str, body: VoteIn) -> Critique:
     scored = results_store.get_scored(identity.tenant, results_id, [body.pair_id])
     if body.pair_id not in scored:
         raise NotFound(f"pair {body.pair_id!r} was not scored in evaluation result {results_id!r}")
+    score = scored[body.pair_id].scores[body.metric_idx]
+    if score is None:
+        raise InvalidInput(
+            f"metric {body.metric_idx} is not applicable to pair {body.pair_id!r} (the pair lacks "
+            "what the metric needs), so it has no score to vote on: vote on a pair it scored"
+        )
     critique = Critique(
         id=new_id("cr_"),
         pair_id=body.pair_id,
@@ -29,7 +35,7 @@ def vote(identity: Identity, results_id: str, body: VoteIn) -> Critique:
         user_email=identity.user_email,
         time_ms=now_ms(),
         source=body.source,
-        score=scored[body.pair_id].scores[body.metric_idx],
+        score=score,
     )
     stored = critiques_store.upsert(identity.tenant, results_id, result.metrics_id, critique)
     metrics.add_metric(name="Votes", unit="Count", value=1)

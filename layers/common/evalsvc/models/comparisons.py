@@ -98,6 +98,8 @@ class MetricComparison:
     clustered: ClusteredMean | None = None
     # Matched pairs whose score fell by at least the regression threshold.
     pairs_regressed: int = 0
+    # Matched pairs left out because one result could not score them on the metric (E10).
+    not_applicable: int = 0
 
 
 @dataclass(slots=True)
@@ -123,7 +125,12 @@ MDE_DESCRIPTION = (
 
 class MetricComparisonOut(BaseModel):
     metric: str = Field(description="The definition both results were scored on")
-    n: int = Field(description="Matched pairs")
+    n: int = Field(description="Matched pairs both results scored on the metric")
+    not_applicable: int = Field(
+        default=0,
+        description="Matched pairs left out of the metric's figures because one result or "
+        "both could not score them on it (the pair lacks what the metric needs)",
+    )
     baseline_mean: float | None
     candidate_mean: float | None
     mean_diff: float | None = Field(description="Mean of d = candidate - baseline")

@@ -163,13 +163,13 @@ class PairIn(BaseModel):
         "check:exact_match, token_f1, rouge_l, chrf, embed:similarity and rag:context_recall "
         "compare with",
     )
-    contexts: (
-        list[Annotated[str, Field(min_length=1, max_length=MAX_CONTEXT_CHARS)]] | None
-    ) = Field(
-        default=None,
-        max_length=MAX_CONTEXTS,
-        description="What the app retrieved to answer, in rank order (at most 20 texts of "
-        "1-20,000 characters): what rag:faithfulness and rag:context_recall check against",
+    contexts: list[Annotated[str, Field(min_length=1, max_length=MAX_CONTEXT_CHARS)]] | None = (
+        Field(
+            default=None,
+            max_length=MAX_CONTEXTS,
+            description="What the app retrieved to answer, in rank order (at most 20 texts of "
+            "1-20,000 characters): what rag:faithfulness and rag:context_recall check against",
+        )
     )
 
 

@@ -38,22 +38,30 @@ JUDGE_NOISE_DESCRIPTION = (
 )
 
 
+NOT_APPLICABLE_DESCRIPTION = (
+    "Pairs the metric is not applicable to: they lack what it needs (a reference, contexts), so "
+    "they are left out of its statistics and scored pairs, never scored 1. When it applies to "
+    "no pair, its statistics are null"
+)
+
+
 class MetricScoreOut(BaseModel):
     metric: str
-    mean_score: float
-    std_dev: float
-    ci_low: float
-    ci_high: float
+    mean_score: float | None
+    std_dev: float | None
+    ci_low: float | None
+    ci_high: float | None
     ci_confidence: float
-    median_score: float
-    min_score: float
-    max_score: float
+    median_score: float | None
+    min_score: float | None
+    max_score: float | None
     lowest_scoring_pairs: list[LowestScoringPair]
     clusters: Clusters = None
     se_clustered: SeClustered = None
     ci_low_clustered: CiLowClustered = None
     ci_high_clustered: CiHighClustered = None
     judge_noise_sd: float | None = Field(default=None, description=JUDGE_NOISE_DESCRIPTION)
+    not_applicable: int = Field(default=0, description=NOT_APPLICABLE_DESCRIPTION)
 
 
 # Progress counted in judge calls: with judge_samples k, a pair is k calls a judged metric, so
@@ -137,12 +145,16 @@ class EvaluationOut(BaseModel):
     metrics_definitions: list[str]
     pair_count: int
     system_prompt: str
-    score_means: list[float]
-    score_medians: list[float]
-    score_mins: list[float]
-    score_maxes: list[float]
-    score_std_devs: list[float]
-    score_confidence_intervals: list[ConfidenceIntervalOut]
+    score_means: list[float | None]
+    score_medians: list[float | None]
+    score_mins: list[float | None]
+    score_maxes: list[float | None]
+    score_std_devs: list[float | None]
+    score_confidence_intervals: list[ConfidenceIntervalOut | None]
+    score_not_applicable: list[int] = Field(
+        default_factory=list,
+        description="Per metric: " + NOT_APPLICABLE_DESCRIPTION + " (null there, in each list)",
+    )
     min_scoring_pairs: list[list[ScoredPairOut]]
     cluster_by: ClusterBy | None = Field(
         default=None, description="How the pairs were clustered (POST /evaluate's cluster_by)"

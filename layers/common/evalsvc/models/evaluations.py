@@ -109,7 +109,7 @@ class ScoredPair:
 
     pair_id: str
     index: int
-    scores: list[float]
+    scores: list[float | None]
     reasons: list[str]
     label_cluster: str | None = None
     input_cluster: str | None = None
@@ -165,7 +165,8 @@ class EvaluationResult:
     definitions: list[str]
     system_prompt: str
     pair_count: int
-    summaries: list[Summary]
+    # Per metric; None for a metric no pair applied to (E10).
+    summaries: list[Summary | None]
     lowest: list[list[LowScore]] = field(default_factory=list)
     status: Status = Status.COMPLETE
     pairs_done: int = 0
@@ -187,13 +188,19 @@ class EvaluationResult:
     judge_samples: int = 1
     # Per metric, with cluster_by, the clustered standard error and interval (counted when the
     # result completed; None before, and without cluster_by).
-    clustered: list[ClusteredMean] | None = None
+    clustered: list[ClusteredMean | None] | None = None
     # Per metric, the judge's own noise with judge_samples > 1 (None for a check metric); None
     # before the result completed and with judge_samples 1.
     judge_noise: list[float | None] | None = None
 
     # E7: what produced the result (None for a result stored before it was kept).
     inputs: ResultInputs | None = None
+    # E10: per metric, the pairs it was not applicable to (they lack what it needs); None when
+    # it applied to every pair, and for a result stored before it was kept.
+    not_applicable: list[int] | None = None
+
+    def not_applicable_count(self, metric: int) -> int:
+        return self.not_applicable[metric] if self.not_applicable else 0
 
     def judge_calls(self, pairs: int) -> int:
         """The judge calls scoring `pairs` of its pairs asks for (progress in calls: with
@@ -243,4 +250,5 @@ class VoteObservation:
 
 # A scored pair's id, scores, and its label and input clusters (ScoredPair.label_cluster and
 # input_cluster: None when unlabelled, and both None for a pair stored before they were kept).
-ClusteredScores = tuple[str, list[float], str | None, str | None]
+# A score is None where the metric is not applicable to the pair (E10).
+ClusteredScores = tuple[str, list[float | None], str | None, str | None]

@@ -64,6 +64,10 @@ class MetricSection:
     # E6: with cluster_by, the clustered interval; with judge_samples > 1, the judge's noise.
     clustered: ClusteredMean | None = None
     judge_noise: float | None = None
+    # E10: the pairs the metric was not applicable to, and what it needs of a pair ("" when
+    # it needs only the input and output).
+    not_applicable: int = 0
+    needs: str = ""
 
 
 @dataclass(slots=True)

@@ -77,7 +77,9 @@ class Metrics:
 
 def _no_model(index: int, definition: str, what: str, setting: str) -> InvalidInput:
     preview = definition if len(definition) <= 60 else definition[:57] + "..."
-    return InvalidInput(f"metric {index} ({preview!r}) is {what}, and none is configured: {setting}")
+    return InvalidInput(
+        f"metric {index} ({preview!r}) is {what}, and none is configured: {setting}"
+    )
 
 
 def scorers_for(

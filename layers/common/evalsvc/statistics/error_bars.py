@@ -246,47 +246,58 @@ class ClusterSums:
 
     def __init__(self, metrics: int) -> None:
         self.metrics = metrics
-        self.named: dict[str, array[float]] = {}  # name: [n_c, S_c of each metric]
+        # name: [n_c of each metric, S_c of each metric]: a metric not applicable to an item
+        # (E10) counts neither its size nor its value there.
+        self.named: dict[str, array[float]] = {}
         self.singles: list[Counter[float]] = [Counter() for _ in range(metrics)]
 
-    def add(self, name: str | None, values: Sequence[float]) -> None:
+    def add(self, name: str | None, values: Sequence[float | None]) -> None:
         """One item of the cluster `name` (None: a cluster of its own) with a value per
-        metric."""
+        metric (None where the metric does not apply to it)."""
         if name is None:
             for single, value in zip(self.singles, values, strict=True):
-                single[value] += 1
+                if value is not None:
+                    single[value] += 1
         else:
-            self._add_to(name, 1, values)
+            sizes = [0.0 if value is None else 1.0 for value in values]
+            self._add_to(name, sizes, [0.0 if value is None else value for value in values])
 
-    def _add_to(self, name: str, size: float, sums: Sequence[float]) -> None:
-        if len(sums) != self.metrics:
+    def _add_to(self, name: str, sizes: Sequence[float], sums: Sequence[float]) -> None:
+        if len(sums) != self.metrics or len(sizes) != self.metrics:
             raise ValueError("cluster sums do not match the metrics")
         entry = self.named.get(name)
         if entry is None:
-            self.named[name] = array("d", [size, *sums])
+            self.named[name] = array("d", [*sizes, *sums])
             return
-        entry[0] += size
-        for m, value in enumerate(sums, 1):
+        for m, value in enumerate((*sizes, *sums)):
             entry[m] += value
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "sums": [[name, int(entry[0]), list(entry[1:])] for name, entry in self.named.items()],
-            "singles": [sorted(c.items()) for c in self.singles],
-        }
+        """`sums`: per cluster [name, n_c, [S_c per metric]], n_c one number when every metric
+        applied to each of its items, else a list of one per metric."""
+        sums = []
+        for name, entry in self.named.items():
+            sizes = [int(x) for x in entry[: self.metrics]]
+            size: int | list[int] = sizes[0] if len(set(sizes)) == 1 else sizes
+            sums.append([name, size, list(entry[self.metrics :])])
+        return {"sums": sums, "singles": [sorted(c.items()) for c in self.singles]}
 
     def merge(self, part: dict[str, Any]) -> None:
         """Add what another ClusterSums' as_json holds (a cluster met in both is one)."""
         for name, size, sums in part["sums"]:
-            self._add_to(str(name), int(size), [float(x) for x in sums])
+            sizes = (
+                [float(x) for x in size] if isinstance(size, list) else [float(size)] * self.metrics
+            )
+            self._add_to(str(name), sizes, [float(x) for x in sums])
         for single, counts in zip(self.singles, part["singles"], strict=True):
             for value, times in counts:
                 single[float(value)] += int(times)
 
     def sizes_and_sums(self, m: int) -> Iterator[tuple[int, float]]:
-        """(n_c, S_c) of metric m for every cluster, each single its own."""
+        """(n_c, S_c) of metric m for every cluster it applies to, each single its own."""
         for entry in self.named.values():
-            yield int(entry[0]), entry[m + 1]
+            if entry[m] > 0:
+                yield int(entry[m]), entry[self.metrics + m]
         for value, times in self.singles[m].items():
             for _ in range(times):
                 yield 1, value

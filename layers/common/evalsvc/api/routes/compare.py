@@ -44,6 +44,7 @@ def content_of(comparison: Comparison) -> dict[str, object]:
             {
                 "metric": m.metric.definition,
                 "n": m.stats.n,
+                "not_applicable": m.not_applicable,
                 "baseline_mean": m.baseline_mean,
                 "candidate_mean": m.candidate_mean,
                 "mean_diff": m.stats.mean_diff,

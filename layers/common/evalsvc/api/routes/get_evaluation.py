@@ -71,7 +71,8 @@ def _critique(c: Critique) -> dict[str, object]:
 
 
 def _all_scored(scored: list[ScoredPair], metrics: int) -> list[list[dict[str, object]]]:
-    return [[_scored_out(p, m) for p in scored] for m in range(metrics)]
+    """Per metric, the pairs it scored (a pair it is not applicable to is not listed, E10)."""
+    return [[_scored_out(p, m) for p in scored if p.scores[m] is not None] for m in range(metrics)]
 
 
 def _scored_out(pair: ScoredPair, metric: int) -> dict[str, object]:
@@ -147,14 +148,19 @@ def get_evaluation(
         "metrics_definitions": result.definitions,
         "pair_count": result.pair_count,
         "system_prompt": result.system_prompt,
-        "score_means": [s.mean for s in result.summaries],
-        "score_medians": [s.median for s in result.summaries],
-        "score_mins": [s.min for s in result.summaries],
-        "score_maxes": [s.max for s in result.summaries],
-        "score_std_devs": [s.std_dev for s in result.summaries],
+        "score_means": [s.mean if s else None for s in result.summaries],
+        "score_medians": [s.median if s else None for s in result.summaries],
+        "score_mins": [s.min if s else None for s in result.summaries],
+        "score_maxes": [s.max if s else None for s in result.summaries],
+        "score_std_devs": [s.std_dev if s else None for s in result.summaries],
         "score_confidence_intervals": [
             {"ci_low": s.ci_low, "ci_high": s.ci_high, "ci_confidence": s.ci_confidence}
+            if s
+            else None
             for s in result.summaries
+        ],
+        "score_not_applicable": [
+            result.not_applicable_count(m) for m in range(len(result.definitions))
         ],
         "min_scoring_pairs": [
             [{"reason": low.reason, "pair_id": low.pair_id, "score": low.score} for low in metric]

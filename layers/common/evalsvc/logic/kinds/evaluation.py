@@ -27,7 +27,7 @@ from evalsvc.logic.scored_pairs import score_pairs, summarize_totals, totals
 from evalsvc.models.datasets import DatasetHeader, Pair
 from evalsvc.models.evaluations import EVALUATION_JOBS, EvaluationResult, ScoredPair
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
-from evalsvc.models.metric_sets import judge_calls
+from evalsvc.models.metric_sets import is_judged, judge_calls
 from evalsvc.scoring import checks
 from evalsvc.scoring.judges import configured_judge
 from evalsvc.scoring.metric import scorers_for
@@ -122,7 +122,7 @@ class Evaluations:
             stored = results_store.get_scored(chunk.tenant, chunk.job_id, [p.id for p in pairs])
             todo = [k for k, pair in enumerate(pairs) if pair.id not in stored]
             pairs, positions = [pairs[k] for k in todo], [positions[k] for k in todo]
-        needs_judge = any(not checks.is_check(d) for d in result.definitions)
+        needs_judge = any(is_judged(d) for d in result.definitions)
         judge = configured_judge(chunk.tenant, judge_cache, deadline) if needs_judge else None
         metrics_of_set = scorers_for(result.definitions, judge, result.judge_samples)
         scoring = score_pairs(metrics_of_set, pairs, result.system_prompt, positions, deadline)

@@ -262,6 +262,7 @@ class MonitorRuns:
                 fell.get(k),
             )
             for k, s in enumerate(result.summaries)
+            if s is not None  # a metric no pair applied to has no figures to watch (E10)
         ]
         self._end(run, monitor, result)
 

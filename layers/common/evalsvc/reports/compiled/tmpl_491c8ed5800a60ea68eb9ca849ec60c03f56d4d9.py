@@ -385,6 +385,19 @@ def block_main(context, missing=missing):
                 yield '<dt>Median</dt><dd>'
                 yield escape(environment.finalize(t_6(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median'))))
                 yield '</dd>\n'
+            if environment.getattr(l_1_m, 'not_applicable'):
+                pass
+                yield '<dt>Not applicable</dt><dd>'
+                yield escape(environment.finalize(environment.getattr(l_1_m, 'not_applicable')))
+                yield ' pair'
+                yield escape(environment.finalize(('' if (environment.getattr(l_1_m, 'not_applicable') == 1) else 's')))
+                yield ' without what this metric needs ('
+                yield escape(environment.finalize(environment.getattr(l_1_m, 'needs')))
+                yield '): left out of its figures, never scored 1'
+                if (not environment.getattr(l_1_m, 'summary')):
+                    pass
+                    yield '; no pair had it, so there are no figures'
+                yield '</dd>\n'
             if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques_more'):
                 pass
                 yield '<dt>Votes</dt><dd>more than one report reads: GET /evaluation/'
@@ -540,4 +553,4 @@ def block_main(context, missing=missing):
     yield '</section>\n'
 
 blocks = {'title': block_title, 'header': block_header, 'main': block_main}
-debug_info = '1=13&2=16&3=25&4=34&5=42&6=55&8=65&10=72&11=148&14=151&15=161&17=169&20=172&21=174&28=179&29=183&30=187&31=189&32=194&33=200&34=202&35=204&36=208&37=212&38=214&39=217&46=220&49=222&52=225&53=227&54=230&57=233&58=244&60=251&61=260&68=314&71=317&72=322&73=330&74=332&75=338&77=344&79=348&80=351&81=357&82=360&84=378&85=381&87=386&89=388&90=391&92=396&94=404&95=406&96=409&97=417&98=426&99=438&103=441&105=444&106=450&107=452&109=456&110=458&111=460&112=463&114=465&115=470&117=483&130=495&131=497&132=500&134=509&139=518&140=523'
+debug_info = '1=13&2=16&3=25&4=34&5=42&6=55&8=65&10=72&11=148&14=151&15=161&17=169&20=172&21=174&28=179&29=183&30=187&31=189&32=194&33=200&34=202&35=204&36=208&37=212&38=214&39=217&46=220&49=222&52=225&53=227&54=230&57=233&58=244&60=251&61=260&68=314&71=317&72=322&73=330&74=332&75=338&77=344&79=348&80=351&81=357&82=360&84=378&85=381&87=386&89=388&90=391&92=401&93=404&95=409&97=417&98=419&99=422&100=430&101=439&102=451&106=454&108=457&109=463&110=465&112=469&113=471&114=473&115=476&117=478&118=483&120=496&133=508&134=510&135=513&137=522&142=531&143=536'

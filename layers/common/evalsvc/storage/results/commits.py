@@ -97,7 +97,12 @@ def completing(result: EvaluationResult) -> Writes:
         values[":histograms"] = histograms["histograms"]
     figures = {**error_bars_fields(result), **inputs_field(result)}
     names = {"#status": "status", "#usage": "usage"}
-    for name in ("clustered", "judge_noise", "inputs"):  # "clustered" is a reserved word
+    for name in (
+        "clustered",
+        "judge_noise",
+        "inputs",
+        "not_applicable",
+    ):  # "clustered" is a reserved word
         if name in figures:
             expression += f", #{name} = :{name}"
             names[f"#{name}"] = name

@@ -108,7 +108,10 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         definitions=texts.read_list(table(), tenant, item, "definitions"),
         system_prompt=texts.read_text(table(), tenant, item, "system_prompt"),
         pair_count=get_n(item, "pair_count"),
-        summaries=[Summary(*values) for values in json.loads(get_s(item, "summaries") or "[]")],
+        summaries=[
+            None if values is None else Summary(*values)
+            for values in json.loads(get_s(item, "summaries") or "[]")
+        ],
         lowest=[
             [LowScore(pair_id, score) for pair_id, score in metric]
             for metric in json.loads(get_s(item, "lowest") or "[]")
@@ -127,6 +130,7 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
             json.loads(get_s(item, "judge_noise") or "null") if "judge_noise" in item else None
         ),
         inputs=_inputs_from_item(item),
+        not_applicable=_not_applicable_from_item(item),
     )
 
 
@@ -134,6 +138,8 @@ def summaries_json(result: EvaluationResult) -> str:
     return json.dumps(
         [
             [x.mean, x.median, x.min, x.max, x.std_dev, x.ci_low, x.ci_high, x.ci_confidence]
+            if x is not None
+            else None
             for x in result.summaries
         ]
     )
@@ -176,10 +182,14 @@ def error_bars_fields(result: EvaluationResult) -> Item:
         )
     if result.judge_noise is not None:
         item["judge_noise"] = s(json.dumps(result.judge_noise, separators=(",", ":")))
+    if result.not_applicable is not None and any(result.not_applicable):
+        item["not_applicable"] = s(json.dumps(result.not_applicable, separators=(",", ":")))
     return item
 
 
-def _clustered_row(c: ClusteredMean) -> list[float | int | None]:
+def _clustered_row(c: ClusteredMean | None) -> list[float | int | None] | None:
+    if c is None:
+        return None
     return [
         c.n,
         c.clusters,
@@ -191,14 +201,20 @@ def _clustered_row(c: ClusteredMean) -> list[float | int | None]:
     ]
 
 
-def _clustered_from_item(item: Item) -> list[ClusteredMean] | None:
+def _clustered_from_item(item: Item) -> list[ClusteredMean | None] | None:
     stored = get_s(item, "clustered")
     if stored is None:
         return None
     return [
-        ClusteredMean(int(n_), int(g), mean, se, low, high, confidence)
-        for n_, g, mean, se, low, high, confidence in json.loads(stored)
+        None if row is None else ClusteredMean(int(row[0]), int(row[1]), *row[2:7])
+        for row in json.loads(stored)
     ]
+
+
+def _not_applicable_from_item(item: Item) -> list[int] | None:
+    """Per metric the pairs it was not applicable to; None when none was (or stored before)."""
+    stored = get_s(item, "not_applicable")
+    return None if stored is None else [int(count) for count in json.loads(stored)]
 
 
 def inputs_field(result: EvaluationResult) -> Item:

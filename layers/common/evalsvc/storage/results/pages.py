@@ -11,7 +11,7 @@ from evalsvc.models.evaluations import ClusteredScores, ScoredPair
 from evalsvc.storage import dynamo
 from evalsvc.storage.dynamo import Item, get_s, s
 from evalsvc.storage.results.keys import result_pk, table
-from evalsvc.storage.results.scored import scored_from_item
+from evalsvc.storage.results.scored import score_values, scored_from_item
 
 # What listing a scored pair under one metric adds to its reason and id: keys, quotes, score.
 LISTED_SCORE_BYTES = 40
@@ -43,7 +43,7 @@ def list_scored(tenant: str, results_id: str, *, with_reasons: bool = True) -> l
 @overload
 def score_pages(
     tenant: str, results_id: str, *, clusters: Literal[False] = False
-) -> Iterator[list[tuple[str, list[float]]]]: ...
+) -> Iterator[list[tuple[str, list[float | None]]]]: ...
 
 
 @overload
@@ -54,7 +54,7 @@ def score_pages(
 
 def score_pages(
     tenant: str, results_id: str, *, clusters: bool = False
-) -> Iterator[list[tuple[str, list[float]]]] | Iterator[list[ClusteredScores]]:
+) -> Iterator[list[tuple[str, list[float | None]]]] | Iterator[list[ClusteredScores]]:
     """The scored pairs of the result as (pair id, scores), one DynamoDB page at a time, in pair
     id order (by UTF-8 bytes, which is code point order); with `clusters`, as (pair id, scores,
     label cluster, input cluster) (ClusteredScores). Reasons are not read: a page costs the
@@ -64,7 +64,7 @@ def score_pages(
     if not clusters:
         query["ProjectionExpression"] = "sk, scores"
         return (
-            [(item["sk"]["S"][2:], [float(v["N"]) for v in item["scores"]["L"]]) for item in page]
+            [(item["sk"]["S"][2:], score_values(item)) for item in page]
             for page in dynamo.query_pages(**query)
         )
     query["ProjectionExpression"] = "sk, scores, lc, ic"
@@ -72,7 +72,7 @@ def score_pages(
         [
             (
                 item["sk"]["S"][2:],
-                [float(v["N"]) for v in item["scores"]["L"]],
+                score_values(item),
                 get_s(item, "lc"),
                 get_s(item, "ic"),
             )

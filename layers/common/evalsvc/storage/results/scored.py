@@ -15,6 +15,16 @@ from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 from evalsvc.storage.results.keys import result_pk, table
 
 
+def score_values(item: Item) -> list[float | None]:
+    """A stored scored pair's scores: a number per metric, NULL where the metric is not
+    applicable to the pair (E10)."""
+    return [None if "NULL" in v else float(v["N"]) for v in item["scores"]["L"]]
+
+
+def _score_value(score: float | None) -> Item:
+    return {"NULL": True} if score is None else {"N": repr(score)}
+
+
 def scored_item(pk: str, pair: ScoredPair) -> Item:
     """A scored pair: `lc` and `ic` its label and input clusters (16 characters each; no `lc`
     for an unlabelled pair), `samples` the judge's k scores per metric as compact JSON (at
@@ -23,7 +33,7 @@ def scored_item(pk: str, pair: ScoredPair) -> Item:
         "pk": s(pk),
         "sk": s(f"p#{pair.pair_id}"),
         "idx": n(pair.index),
-        "scores": {"L": [{"N": repr(v)} for v in pair.scores]},
+        "scores": {"L": [_score_value(v) for v in pair.scores]},
         "reasons": dynamo.ss_list(pair.reasons),
     }
     if pair.label_cluster is not None:
@@ -40,7 +50,7 @@ def scored_from_item(item: Item) -> ScoredPair:
     return ScoredPair(
         pair_id=item["sk"]["S"][2:],
         index=get_n(item, "idx"),
-        scores=[float(v["N"]) for v in item["scores"]["L"]],
+        scores=score_values(item),
         reasons=get_list(item, "reasons") if "reasons" in item else [""] * len(item["scores"]["L"]),
         label_cluster=get_s(item, "lc"),
         input_cluster=get_s(item, "ic"),
