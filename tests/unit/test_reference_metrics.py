@@ -231,18 +231,19 @@ MIXED = st.lists(st.one_of(st.sampled_from("xyz"), st.sampled_from("abcdefghij")
 @given(st.one_of(SMALL, MIXED), st.one_of(SMALL, MIXED))
 def test_lcs_agrees_with_the_dynamic_programme(first: list[str], second: list[str]) -> None:
     # Lists of up to 80 from 3 words reach the kept masks (16 occurrences or more), the mixed
-    # ones the masks rebuilt from positions.
+    # ones the masks rebuilt from positions (by shifts under 8 occurrences, from bytes above).
     assert lcs_length(first, second) == dp_lcs(first, second)
     assert lcs_length(second, first) == lcs_length(first, second)
 
 
-@pytest.mark.parametrize("frequent", [1, 2, 10**9])
+@pytest.mark.parametrize(("frequent", "few"), [(1, 1), (2, 2), (10**9, 2), (10**9, 10**9)])
 @given(first=st.lists(st.integers(0, 4), max_size=40), second=st.lists(st.integers(0, 4)))
-def test_lcs_is_the_same_whichever_masks_are_kept(
-    frequent: int, first: list[int], second: list[int]
+def test_lcs_is_the_same_whichever_masks_are_kept_or_rebuilt(
+    frequent: int, few: int, first: list[int], second: list[int]
 ) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(reference, "FREQUENT", frequent)
+        patch.setattr(reference, "FEW", few)
         assert lcs_length(first, second) == dp_lcs(first, second)
 
 

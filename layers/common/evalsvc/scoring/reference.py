@@ -185,12 +185,14 @@ def token_f1(output: str, reference: str) -> Score:
 
 # ---- ROUGE-L ------------------------------------------------------------------------------------
 
-# A word of the shorter text occurring at least this often gets its bit mask built once and
-# kept; a rarer one is kept as its positions, its mask rebuilt at each step where it is needed
-# (one shift per occurrence). Kept masks take at most (m / FREQUENT) * m bits for m words (a
-# fixed mask per distinct word would take up to m * m / 2 bits when every word differs: about
-# 160 MiB at 50,000 words); a rebuilt mask costs at most FREQUENT - 1 shifts per step.
+# A word of the shorter text occurring at least FREQUENT times gets its bit mask built once and
+# kept; a rarer one is kept as its positions, its mask rebuilt at each step where it is needed.
+# Kept masks take at most (m / FREQUENT) * m bits for m words, where a mask kept for every
+# distinct word would take up to m * m / 2 bits when the words all differ (about 160 MiB at
+# 50,000 words). A rebuilt mask costs one shift per occurrence, or from FEW occurrences on (where
+# that is slower) a pass over the positions and one conversion from bytes.
 FREQUENT = 16
+FEW = 8
 
 
 def lcs_length(first: Sequence[Hashable], second: Sequence[Hashable]) -> int:
@@ -211,6 +213,7 @@ def lcs_length(first: Sequence[Hashable], second: Sequence[Hashable]) -> int:
     masks = {item: sum(map(one, at)) for item, at in positions.items() if len(at) >= FREQUENT}
     rare = {item: at for item, at in positions.items() if len(at) < FREQUENT}
     del positions
+    scratch = bytearray((m + 7) // 8)
     width = (1 << m) - 1
     v = width
     for item in long:
@@ -219,7 +222,16 @@ def lcs_length(first: Sequence[Hashable], second: Sequence[Hashable]) -> int:
             at = rare.get(item)
             if at is None:
                 continue
-            mask = one(at[0]) if len(at) == 1 else sum(map(one, at))
+            if len(at) == 1:
+                mask = one(at[0])
+            elif len(at) < FEW:
+                mask = sum(map(one, at))
+            else:
+                for index in at:
+                    scratch[index >> 3] |= 1 << (index & 7)
+                mask = int.from_bytes(scratch, "little")
+                for index in at:
+                    scratch[index >> 3] = 0
         u = v & mask
         if u:
             v = ((v + u) | (v - u)) & width
