@@ -15,9 +15,10 @@ it returns a score in [1, 5] with a non-empty reason that can be stored, and nev
 
 Time and memory are linear in the texts, except ROUGE-L's subsequence, which is bit-parallel:
 one big-integer step per word of the longer text, each step as wide as the shorter text in
-bits. So that no text makes ROUGE-L or chrF slow, they read at most the first MAX_TEXT_CHARS
-characters of each text (the limit of a dataset's fields, so only a text from elsewhere is ever
-cut) and say so in the reason. bench/checks.py measures the worst cases.
+bits, and masks of at most m * m / 16 bits for m words (FREQUENT says why). So that no text
+makes ROUGE-L or chrF slow, they read at most the first MAX_TEXT_CHARS characters of each text
+(the limit of a dataset's fields, so only a text from elsewhere is ever cut) and say so in the
+reason. bench/checks.py measures the worst cases.
 """
 
 from __future__ import annotations
@@ -73,8 +74,8 @@ def _shown(word: str) -> str:
 
 def _total(name: str) -> Callable[[Metric], Metric]:
     """The metric made total: a score in [1, 5] and a non-empty, storable reason whatever the
-    texts. A metric that raises (only running out of memory could) scores 1 and says so; the
-    error is logged without the texts."""
+    texts. A metric that raises (out of memory, or chrF without sacrebleu installed) scores 1
+    and says so; the error is logged without the texts."""
 
     def wrap(metric: Metric) -> Metric:
         @functools.wraps(metric)
@@ -114,7 +115,7 @@ def _bounded(output: str, reference: str) -> tuple[str, str, str]:
 
 def _f_measure(common: int, output_count: int, reference_count: int) -> tuple[float, float, float]:
     """(F1, precision, recall) of `common` items out of `output_count` and `reference_count`;
-    neither side non-empty: 1 (nothing to find, nothing found); one side empty: 0."""
+    both sides empty: 1 (nothing to find, nothing found); one side empty: 0."""
     if output_count == 0 and reference_count == 0:
         return 1.0, 1.0, 1.0
     if common == 0:
