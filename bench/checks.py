@@ -4,28 +4,44 @@
    the 100,000-character limit): the worst time per definition and the output that caused it.
 2. RE2 releases the GIL: a Python thread counting while a slow RE2 search runs, against the
    same thread counting alone for as long.
-3. The cold import of jsonschema (what the first schema metric of a process pays), and the
-   installed size of the packages the two engines add to the layer.
+3. The reference metrics (scoring/reference.py) on two texts of 100,000 characters each: time
+   and peak memory (tracemalloc) of each, on the inputs that cost them most, and what a plain
+   dynamic-programming subsequence would take instead of the bit-parallel one.
+4. The cold import of jsonschema (what the first schema metric of a process pays) and of
+   sacrebleu (the first chrF), and the installed size of the packages they add to the layer.
 
-    .venv/bin/python bench/checks.py [--repeat 3]
+    .venv/bin/python bench/checks.py [--repeat 3] [--only reference]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import random
 import statistics
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+import tracemalloc
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for tests.pathological
 
+from evalsvc.models.datasets import MAX_TEXT_CHARS  # noqa: E402
 from evalsvc.scoring.checks import parse  # noqa: E402
 from evalsvc.scoring.patterns import compile_pattern  # noqa: E402
+from evalsvc.scoring.reference import (  # noqa: E402
+    FREQUENT,
+    chrf,
+    exact_match,
+    lcs_length,
+    rouge_l,
+    token_f1,
+    tokens,
+)
 
 from tests.pathological import DEFINITIONS, outputs  # noqa: E402
 
@@ -40,6 +56,9 @@ ENGINE_PACKAGES = {
         "attrs",
         "attr",
     ],
+    # What chrF imports, and what sacrebleu requires but chrF never imports.
+    "sacrebleu": ["sacrebleu", "portalocker", "colorama", "tabulate", "lxml"],
+    "sacrebleu's numpy and regex": ["numpy", "numpy.libs", "regex"],
 }
 
 
@@ -96,7 +115,7 @@ def gil_released(repeat: int = 5) -> None:
         started = time.perf_counter()
         during = _count_while(lambda: pattern.search(text))
         took = time.perf_counter() - started
-        alone = _count_while(lambda took=took: time.sleep(took))
+        alone = _count_while(functools.partial(time.sleep, took))
         shares.append(during / alone)
         seconds.append(took)
     shares.sort()
@@ -105,6 +124,127 @@ def gil_released(repeat: int = 5) -> None:
         f"a thread counting during an RE2 search of {statistics.median(seconds) * 1000:.0f} ms "
         f"kept {shares[len(shares) // 2]:.0%} of its speed (median of {repeat}; "
         f"{shares[0]:.0%}-{shares[-1]:.0%})\n"
+    )
+
+
+# ---- the reference metrics ---------------------------------------------------------------------
+
+REFERENCE_METRICS = {
+    "exact_match": exact_match,
+    "token_f1": token_f1,
+    "rouge_l": rouge_l,
+    "chrf": chrf,
+}
+
+
+def _distinct_characters(count: int) -> list[str]:
+    """`count` different letters, each a word of its own after normalising: CJK ideographs
+    (no case, no punctuation), from the BMP then from plane 2."""
+    bmp = [chr(code) for code in range(0x4E00, 0xA000)]
+    return (bmp + [chr(code) for code in range(0x20000, 0x20000 + count)])[:count]
+
+
+def _words_text(words: Sequence[str]) -> str:
+    return " ".join(words)[:MAX_TEXT_CHARS]
+
+
+def reference_inputs() -> dict[str, tuple[str, str]]:
+    """Pairs of texts at the field limit, each the worst of something."""
+    rng = random.Random(7)
+    n = MAX_TEXT_CHARS // 2  # one-character words and a space: the most words a text holds
+    distinct = _distinct_characters(n)
+    rotated = distinct[1:] + distinct[:1]
+    few = [rng.choice("bc") for _ in range(n)], [rng.choice("bc") for _ in range(n)]
+    # Each word one time too few for a kept mask: every step of ROUGE-L rebuilds one, from the
+    # most positions a rebuilt mask has (its slowest input).
+    times = FREQUENT - 1
+    repeated = distinct[: n // times] * times
+    rng.shuffle(repeated)
+    other = repeated[:]
+    rng.shuffle(other)
+    # 4-byte characters from an alphabet of 42,720 and no spaces: nearly every character n-gram
+    # differs, chrF's most (its counters hold each distinct one).
+    plane2 = [chr(code) for code in range(0x20000, 0x2A6E0)]
+
+    def four_byte() -> str:
+        return "".join(rng.choice(plane2) for _ in range(MAX_TEXT_CHARS))
+
+    return {
+        "(a) 50,000 distinct words, one moved": (_words_text(distinct), _words_text(rotated)),
+        "(b) 50,000 words of 2 kinds, at random": (_words_text(few[0]), _words_text(few[1])),
+        f"(b') {n // times:,} words {times} times each, at random": (
+            _words_text(repeated),
+            _words_text(other),
+        ),
+        "(c) 100,000 4-byte characters at random, no space": (four_byte(), four_byte()),
+    }
+
+
+def _timed(work: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """(best seconds of `repeat` runs, peak bytes traced in one more run)."""
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - started)
+    tracemalloc.start()
+    try:
+        work()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return best, peak
+
+
+def reference_worst(repeat: int) -> None:
+    chrf("warm", "up")  # sacrebleu's import is the cold start's, measured below
+    print(f"## Reference metrics at the field limit (best of {repeat}; peak by tracemalloc)\n")
+    print("| input | metric | ms | peak MiB | score |")
+    print("|---|---|---|---|---|")
+    for name, (output, expected) in reference_inputs().items():
+        assert len(output) <= MAX_TEXT_CHARS and len(expected) <= MAX_TEXT_CHARS
+        words = f"{len(tokens(output)):,} and {len(tokens(expected)):,} words"
+        for metric_name, metric in REFERENCE_METRICS.items():
+            seconds, peak = _timed(functools.partial(metric, output, expected), repeat)
+            score = metric(output, expected).value
+            print(
+                f"| {name} ({words}) | {metric_name} | {seconds * 1000:.0f} | "
+                f"{peak / 2**20:.1f} | {score:g} |"
+            )
+    print()
+
+
+def _dp_lcs(first: Sequence[str], second: Sequence[str]) -> int:
+    """The plain O(n m) table, one row at a time (linear memory, quadratic time)."""
+    previous = [0] * (len(second) + 1)
+    for x in first:
+        row = [0]
+        for j, y in enumerate(second):
+            row.append(previous[j] + 1 if x == y else max(previous[j + 1], row[j]))
+        previous = row
+    return previous[-1]
+
+
+def lcs_against_the_table(words: int = 2_000, limit: int = MAX_TEXT_CHARS // 2) -> None:
+    rng = random.Random(11)
+    first = [rng.choice("bc") for _ in range(words)]
+    second = [rng.choice("bc") for _ in range(words)]
+    started = time.perf_counter()
+    table = _dp_lcs(first, second)
+    dp_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    assert lcs_length(first, second) == table
+    bit_seconds = time.perf_counter() - started
+    scale = (limit / words) ** 2
+    print("## Longest common subsequence: bit-parallel against the plain table\n")
+    print(
+        f"- {words:,} x {words:,} words of 2 kinds: table {dp_seconds * 1000:.0f} ms, "
+        f"bit-parallel {bit_seconds * 1000:.1f} ms"
+    )
+    print(
+        f"- {limit:,} x {limit:,} words: the table would take about {dp_seconds * scale:,.0f} s "
+        f"({scale:,.0f} x the cells; not run), and {limit * limit / 2**30 * 8:,.0f} GiB if "
+        "it were kept whole; the bit-parallel run is in the table above, input (b)\n"
     )
 
 
@@ -132,7 +272,37 @@ def import_cost() -> None:
     print(f"- checks without a schema metric: {without:.0f} ms")
     print(
         f"- the first schema metric (jsonschema imported, a validator compiled): "
-        f"{with_schema:.0f} ms, +{with_schema - without:.0f} ms\n"
+        f"{with_schema:.0f} ms, +{with_schema - without:.0f} ms"
+    )
+    reference_cost()
+
+
+def reference_cost() -> None:
+    """What the first chrF of a process pays: sacrebleu's import, and the packages it brings."""
+    timed = (
+        "import time; t = time.perf_counter(); "
+        "from evalsvc.scoring import reference; reference.{metric}('a', 'b'); "
+        "print(time.perf_counter() - t)"
+    )
+    brought = (
+        "import sys; from evalsvc.scoring import reference; "
+        "before = {name.split('.')[0] for name in sys.modules}; reference.chrf('a', 'b'); "
+        "print(' '.join(sorted({name.split('.')[0] for name in sys.modules} - before)))"
+    )
+
+    def fresh(snippet: str) -> float:
+        runs = [
+            float(subprocess.check_output([sys.executable, "-c", snippet], text=True))
+            for _ in range(9)
+        ]
+        return min(runs) * 1000
+
+    without, with_chrf = fresh(timed.format(metric="token_f1")), fresh(timed.format(metric="chrf"))
+    modules = subprocess.check_output([sys.executable, "-c", brought], text=True).split()
+    print(f"- reference metrics, the first token_f1: {without:.0f} ms")
+    print(
+        f"- the first chrF (sacrebleu imported): {with_chrf:.0f} ms, "
+        f"+{with_chrf - without:.0f} ms; it imports {', '.join(modules)}\n"
     )
 
 
@@ -169,9 +339,21 @@ def _size(path: Path) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--only", choices=["reference"], help="only the reference metrics' sections"
+    )
     options = parser.parse_args()
+    if options.only == "reference":
+        reference_worst(options.repeat)
+        lcs_against_the_table()
+        print("## Cold import (fresh interpreter, min of 9)\n")
+        reference_cost()
+        installed_size()
+        return
     worst_times(options.repeat)
     gil_released()
+    reference_worst(options.repeat)
+    lcs_against_the_table()
     import_cost()
     installed_size()
 
