@@ -197,7 +197,8 @@ bench: venv browser
 lock: venv
 	$(BIN)/uv pip compile --quiet pyproject.toml --extra dev --extra local --python-version 3.11 -o requirements/dev.txt
 	$(BIN)/uv pip compile --quiet pyproject.toml --python-version 3.13 --python-platform aarch64-manylinux_2_28 \
-		--no-header --no-annotate -o layers/common/requirements.txt
+		--no-header --no-annotate --no-emit-package numpy --no-emit-package regex \
+		-o layers/common/requirements.txt
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) $(REAL_LLM_VENV) .aws-sam .pytest_cache tests/browser/node_modules

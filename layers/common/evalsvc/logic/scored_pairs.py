@@ -169,8 +169,7 @@ class ErrorBarTotals:
     def fill(self, result: EvaluationResult) -> None:
         """result.clustered (with cluster_by), around each metric's exact mean (None for a
         metric no pair applies to), result.judge_noise (judge_samples > 1, None for a metric the
-        judge does not score) and result.not_applicable."""
-        result.not_applicable = list(self.not_applicable)
+        judge does not score)."""
         if result.cluster_by is not None:
             result.clustered = [
                 None if summary is None else self.clusters.clustered(m, summary.mean)
@@ -211,6 +210,7 @@ def summarize_totals(result: EvaluationResult, parts: Iterable[dict[str, Any]]) 
         [LowScore(pid, score) for score, _, pid in metric[:LOWEST_PER_METRIC]]
         for metric in candidates
     ]
+    result.not_applicable = list(errors.not_applicable)
     errors.fill(result)
 
 

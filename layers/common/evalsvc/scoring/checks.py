@@ -337,7 +337,7 @@ def parse_for_pairs(definition: str) -> PairScorer:
         _no_argument(name, argument)
         from evalsvc.scoring import reference
 
-        compare = total(name, getattr(reference, name))
+        compare = total(name, reference.BY_NAME[name])
 
         def against_reference(pair: Pair) -> Score:
             return compare(pair.output, pair.reference or "")

@@ -285,3 +285,12 @@ def chrf(output: str, reference: str) -> Score:
         verb = "have" if len(blank) == 2 else "has"
         shown += f": the {sides} {verb} no characters besides whitespace, which chrF scores 0"
     return Score(graded(value / 100.0), shown + note)
+
+
+# The reference checks by their name after `check:` (scoring.checks.REFERENCE_CHECKS).
+BY_NAME: dict[str, Metric] = {
+    "exact_match": exact_match,
+    "token_f1": token_f1,
+    "rouge_l": rouge_l,
+    "chrf": chrf,
+}
