@@ -22,7 +22,7 @@ from typing import Any, Protocol, cast
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.errors import JudgeFailed, OutOfTime
 from evalsvc.core.observability import LogContextPool, logger, metrics
-from evalsvc.models.datasets import Pair
+from evalsvc.models.datasets import MAX_CONTEXTS, Pair
 from evalsvc.scoring import preferences
 from evalsvc.scoring.checks import Score
 from evalsvc.scoring.llm import LLM, LLMFailed, LLMOutOfTime, configured_llm
@@ -46,9 +46,14 @@ def cache_key(
     """The judge cache's key of a verdict. `sample` j (0-based) of a pair asked k > 1 times
     (judge_samples) is an entry of its own, distinct from the single greedy verdict (None) and
     from the other samples, so that asking k times makes k answers, and asking k + 1 times
-    later reuses the first k."""
+    later reuses the first k. A pair's reference and contexts, which its prompt shows, are in
+    the key when it has them (only then: the key of a pair without them is what it was)."""
     fields: list[object] = [provider, PROMPT_VERSION, question, system_prompt, pair.input]
     fields.append(pair.output)
+    if pair.reference is not None:
+        fields += ["reference", pair.reference]
+    if pair.contexts:
+        fields += ["contexts", pair.contexts]
     if sample is not None:
         fields += ["sample", sample]
     return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
@@ -293,7 +298,14 @@ class CachedJudge:
                 what += f" (sample {cast(tuple[int, int, int], item)[2] + 1} of {samples})"
             return Ask(
                 SYSTEM,
-                user_message(question, system_prompt, pair.input, pair.output),
+                user_message(
+                    question,
+                    system_prompt,
+                    pair.input,
+                    pair.output,
+                    reference=pair.reference,
+                    contexts=pair.contexts,
+                ),
                 VERDICT_SCHEMA,
                 TOOL_NAME,
                 verdict_from_object,
@@ -389,20 +401,30 @@ class CachedJudge:
         samples: int = 1,
     ) -> Bound:
         """A bound of judging `pair_count` pairs whose texts, not read, take at most
-        `pair_bytes` together, on every question, `samples` times each; no cache read (all are
-        counted as calls)."""
+        `pair_bytes` together (reference and contexts included: models.datasets.pair_bytes), on
+        every question, `samples` times each; no cache read (all are counted as calls).
+
+        A question's prompt is counted as a pair with a reference and contexts has it (the
+        blocks of MAX_CONTEXTS contexts, every text neutralised: at most 1.5 times as large),
+        since the pairs, not read, may have them."""
         fixed = text_bytes(SYSTEM, json.dumps(VERDICT_SCHEMA), TOOL_NAME)
-        sent = samples * sum(
-            pair_count * (fixed + text_bytes(user_message(q, system_prompt, "", ""))) + pair_bytes
+        sent = sum(
+            pair_count * (fixed + _message_bytes_most(q, system_prompt))
+            + pair_bytes
+            + pair_bytes // 2
             for q in questions
         )
-        bound = calls_bound(
-            pair_count * len(questions) * samples,
+        one = calls_bound(
+            pair_count * len(questions),
             sent,
             VERDICT_MAX_TOKENS,
             self.llm.max_attempts,
             EXPECTED_VERDICT_TOKENS,
         )
+        # One sample's bound, k times: k samples are bounded (and expected) k times as high.
+        bound = Bound(model=self.llm.name)
+        for _ in range(samples):
+            bound += one
         bound.model = self.llm.name
         return bound
 
@@ -436,6 +458,16 @@ class CachedJudge:
         if not verdicts.complete:
             raise OutOfTime(f"{len(verdicts.scores)} of {len(pairs)} pairs judged in time")
         return [verdicts.scores[(0, i)] for i in range(len(pairs))]
+
+
+def _message_bytes_most(question: str, system_prompt: str) -> int:
+    """The most a question's message takes besides its pair's texts: with a reference and
+    MAX_CONTEXTS contexts shown (their blocks, DATA_NOTE), or without."""
+    plain = user_message(question, system_prompt, "", "")
+    shown = user_message(
+        question, system_prompt, "", "", reference="", contexts=[""] * MAX_CONTEXTS
+    )
+    return max(text_bytes(plain), text_bytes(shown))
 
 
 def configured_judge(
