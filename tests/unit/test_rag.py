@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from evalsvc.models.datasets import Pair
+from evalsvc.models.evaluations import MAX_REASON_CHARS
 from evalsvc.scoring import rag
 from evalsvc.scoring.checks import Score
 from evalsvc.scoring.llm import InvalidAnswer
@@ -158,6 +159,10 @@ def test_a_long_reason_is_cut_at_whole_claims_and_says_how_many_more() -> None:
     assert reason.endswith(f"; and {30 - shown} more")
     assert '"Claim number 0 is long is long' in reason and '..."' in reason
     assert reason == rag.reason_for(FAITHFULNESS, claims, [False] * 30)
+
+
+def test_a_reason_is_never_cut_when_stored() -> None:
+    assert rag.REASON_MAX_CHARS == MAX_REASON_CHARS
 
 
 @pytest.mark.parametrize("unsupported", range(31))

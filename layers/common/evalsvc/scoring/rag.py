@@ -67,7 +67,8 @@ CLAIMS_MAX_BYTES = 6_000
 EXTRACT_MAX_TOKENS = 2_048
 EXTRACT_EXPECTED_TOKENS = 300
 VERIFY_EXPECTED_TOKENS = 200
-# The reason stored with a score: at most this many characters, each claim quoted in at most
+# The reason stored with a score: at most what a stored reason holds (models.evaluations'
+# MAX_REASON_CHARS, not imported for its pydantic models), each claim quoted in at most
 # CLAIM_SHOWN_CHARS.
 REASON_MAX_CHARS = 1_000
 CLAIM_SHOWN_CHARS = 150
