@@ -1,6 +1,10 @@
 """A fake OpenAI-compatible judge on 127.0.0.1: `POST /v1/chat/completions`, answers scripted
 per test (status, content), with a fixed latency if asked, taking structured output the way one
-family of servers does (FAMILIES): what it refuses, and how its answer comes back."""
+family of servers does (FAMILIES): what it refuses, and how its answer comes back.
+
+The rag: metrics' two calls (scoring.rag) are answered so that a test can predict the score:
+the claims of a text are its sentences (`sentences`), and a claim is supported when each of its
+words is a word of the contexts (`supported_by`)."""
 
 from __future__ import annotations
 
@@ -96,6 +100,8 @@ _SCHEMA_NAMES = {
     "improved_prompt": "record_prompt",
     "score": "record_verdict",
     "winner": "record_preference",
+    "claims": "record_claims",
+    "verdicts": "record_support",
 }
 
 
@@ -109,6 +115,67 @@ def schema_name_of(request: dict[str, Any]) -> str:
         return str(request["tools"][0]["function"]["name"])
     properties = requested_schema(request).get("properties", {})
     return next((name for key, name in _SCHEMA_NAMES.items() if key in properties), "")
+
+
+def recovered(text: str) -> str:
+    """A block's text as the service wrote it before neutralising it (scoring.verdicts): one
+    backslash fewer between "<" and "/"."""
+    return re.sub(r"<(\\+)/", lambda match: "<" + match.group(1)[1:] + "/", text)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`: what ends with ".", "!" or "?" (or the text's end), stripped,
+    at most 30."""
+    found = [piece.strip() for piece in re.split(r"(?<=[.!?])\s+", text.strip())]
+    return [piece for piece in found if piece][:30]
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def supported_by(claim: str, contexts: list[str]) -> bool:
+    """Whether every word of the claim is a word of the contexts."""
+    known: set[str] = set().union(*(words(context) for context in contexts))
+    return words(claim) <= known
+
+
+def block(user: str, tag: str) -> str | None:
+    """The (recovered) text of the first <tag> block of a prompt; None when there is none."""
+    found = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", user, re.DOTALL)
+    return recovered(found.group(1)) if found else None
+
+
+def contexts_in(user: str) -> list[str]:
+    """The (recovered) contexts a prompt shows, in rank order."""
+    return [
+        recovered(text)
+        for text in re.findall(r'<context rank="\d+">\n(.*?)\n</context>', user, re.DOTALL)
+    ]
+
+
+def claims_in(user: str) -> list[tuple[int, str]]:
+    """(index, recovered claim) of every claim a verification prompt lists."""
+    listed = re.findall(r'<claim index="(\d+)">(.*?)</claim>', user, re.DOTALL)
+    return [(int(index), recovered(claim)) for index, claim in listed]
+
+
+def listing_claims(request: dict[str, Any]) -> Answer:
+    """The claims of the prompt's text: its sentences."""
+    text = block(request["messages"][-1]["content"], "text") or ""
+    return 200, json.dumps({"claims": sentences(text)})
+
+
+def checking_claims(request: dict[str, Any]) -> Answer:
+    """Each claim supported when all its words are in the contexts, the verdicts in reverse
+    order (each names its claim)."""
+    user = request["messages"][-1]["content"]
+    contexts = contexts_in(user)
+    verdicts = [
+        {"claim_index": index, "supported": supported_by(claim, contexts)}
+        for index, claim in reversed(claims_in(user))
+    ]
+    return 200, json.dumps({"verdicts": verdicts})
 
 
 def first_biased_preference(request: dict[str, Any]) -> Answer:
@@ -130,11 +197,15 @@ def first_biased_preference(request: dict[str, Any]) -> Answer:
 
 def fake_llm(request: dict[str, Any]) -> Answer:
     """Answers every structured request the service makes, by the schema it names: verdicts
-    (polite_judge), questions, variants, improved prompts and preferences
-    (first_biased_preference)."""
+    (polite_judge), questions, variants, improved prompts, preferences
+    (first_biased_preference), and the rag: metrics' claims (listing_claims, checking_claims)."""
     name = schema_name_of(request)
     if name == "record_preference":
         return first_biased_preference(request)
+    if name == "record_claims":
+        return listing_claims(request)
+    if name == "record_support":
+        return checking_claims(request)
     user = request["messages"][-1]["content"]
     if name == "record_questions":
         questions = ["Is the answer in English?", "Is the answer under 80 words?"]

@@ -11,13 +11,14 @@ import json
 from collections.abc import Callable
 
 import pytest
-from evalsvc.scoring import judges, preferences, verdicts
+from evalsvc.scoring import judges, preferences, rag, verdicts
 
 # Each version and the fingerprint of the prompt it names (see fingerprint()). A version, once
 # recorded, keeps its fingerprint for good: an old result says which prompt judged it.
 RECORDED = {
     "judge-v1": "6365adf83cc1d18d08bd36e7d756f26c4e919632c263768a7e2a85ff7d1cf113",
     "pairwise-v1": "8a7225db4b727f6c9da4bffca9530a2b522313273e0269d9d12a8d966eaaf817",
+    "rag-v1": "26ee7c83a73239f59d1edbf6161d9b6ba4891f327818fe97ef5275301c11248f",
 }
 
 
@@ -46,13 +47,28 @@ def preference_prompt() -> str:
     )
 
 
+def rag_prompts() -> str:
+    """Both calls of a rag: metric: the listing of the claims and their check."""
+    return fingerprint(
+        rag.EXTRACT_SYSTEM,
+        rag.CLAIMS_SCHEMA,
+        rag.EXTRACT_TOOL,
+        rag.extract_message("{input}", "{text}"),
+        rag.VERIFY_SYSTEM,
+        rag.verify_schema(2),
+        rag.VERIFY_TOOL,
+        rag.verify_message(["{context 1}", "{context 2}"], ["{claim 1}", "{claim 2}"]),
+    )
+
+
 @pytest.mark.parametrize(
     ("version", "current"),
     [
         (verdicts.PROMPT_VERSION, verdict_prompt),
         (preferences.PROMPT_VERSION, preference_prompt),
+        (rag.RAG_PROMPT_VERSION, rag_prompts),
     ],
-    ids=["verdict", "preference"],
+    ids=["verdict", "preference", "rag"],
 )
 def test_a_judge_prompt_changes_only_with_its_version(
     version: str, current: Callable[[], str]

@@ -7,6 +7,10 @@ the usage guard (which may refuse it before any call), started (`begin`) before 
 scores its checks, so calls are in flight while the checks run, and collected (`result`)
 after. Every verdict given is cached, whatever happens to the others: a failure, or the
 deadline, leaves the verdicts already paid for where the next attempt finds them.
+
+A question may be a rag: metric (scoring.rag): two calls an item, made in turn in one slot of
+the pool; a pair the metric does not apply to (models.metric_sets.missing) is not asked about,
+and has no verdict.
 """
 
 from __future__ import annotations
@@ -14,19 +18,22 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Hashable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Hashable, Mapping, Sequence, Set
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, cast
 
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.errors import JudgeFailed, OutOfTime
 from evalsvc.core.observability import LogContextPool, logger, metrics
-from evalsvc.models.datasets import Pair
-from evalsvc.scoring import preferences
+from evalsvc.models.datasets import MAX_CONTEXTS, Pair
+from evalsvc.models.metric_sets import RAG_CALLS_PER_PAIR, RAG_METRICS, missing
+from evalsvc.scoring import preferences, rag
 from evalsvc.scoring.checks import Score
 from evalsvc.scoring.llm import LLM, LLMFailed, LLMOutOfTime, configured_llm
 from evalsvc.scoring.metric import Verdicts
+from evalsvc.scoring.rag import RagAsk
 from evalsvc.scoring.verdicts import (
     PROMPT_VERSION,
     SYSTEM,
@@ -46,9 +53,14 @@ def cache_key(
     """The judge cache's key of a verdict. `sample` j (0-based) of a pair asked k > 1 times
     (judge_samples) is an entry of its own, distinct from the single greedy verdict (None) and
     from the other samples, so that asking k times makes k answers, and asking k + 1 times
-    later reuses the first k."""
+    later reuses the first k. A pair's reference and contexts, which its prompt shows, are in
+    the key when it has them (only then: the key of a pair without them is what it was)."""
     fields: list[object] = [provider, PROMPT_VERSION, question, system_prompt, pair.input]
     fields.append(pair.output)
+    if pair.reference is not None:
+        fields += ["reference", pair.reference]
+    if pair.contexts:
+        fields += ["contexts", pair.contexts]
     if sample is not None:
         fields += ["sample", sample]
     return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
@@ -80,11 +92,12 @@ class Ask:
 class AskPlan:
     """What one batch of judging takes: the cache key of every item asked about, the answers
     the cache holds, the calls left to make (one per distinct key: identical items are judged
-    once) and their bound."""
+    once; a rag: item is two calls, made in turn) and their bound. `hits`: the calls the
+    cache saves (a rag: answer found saves both of its calls, its claims found the first)."""
 
     keys: dict[Hashable, str]
     cached: dict[str, tuple[int, str]]
-    todo: dict[str, Ask]
+    todo: dict[str, Ask | RagAsk]
     hits: int
     bound: Bound
 
@@ -119,15 +132,26 @@ class AskRun:
         self._llm.meter.record(cache_hits=plan.hits)
         self._pool: ThreadPoolExecutor | None = None
         self._futures: dict[str, Future[tuple[int, str] | None]] = {}
+        # The claims rag: items listed, by cache key, cached with the answers.
+        self._claims: dict[str, tuple[int, str]] = {}
+        self._claims_lock = threading.Lock()
+        self._rag = {key for key, ask in plan.todo.items() if isinstance(ask, RagAsk)}
         if plan.todo:
             self._pool = LogContextPool(max_workers=min(self._llm.concurrency, len(plan.todo)))
             self._futures = {
                 key: self._pool.submit(self._ask, ask) for key, ask in plan.todo.items()
             }
 
-    def _ask(self, ask: Ask) -> tuple[int, str] | None:
-        """The answer; None when the deadline came first."""
+    def _keep_claims(self, key: str, claims: tuple[int, str]) -> None:
+        with self._claims_lock:
+            self._claims[key] = claims
+
+    def _ask(self, ask: Ask | RagAsk) -> tuple[int, str] | None:
+        """The answer; None when the deadline came first (a rag: item's two calls are made in
+        this one slot of the pool, in turn)."""
         try:
+            if isinstance(ask, RagAsk):
+                return ask.run(self._llm, self._keep_claims)
             return self._llm.ask(
                 ask.system,
                 ask.user,
@@ -163,15 +187,19 @@ class AskRun:
                 answer = future.result()
                 if answer is not None:
                     fresh[key] = answer
+        with self._claims_lock:
+            kept = {**self._claims, **fresh}
         if failure is not None:
             try:
-                self._judge.cache.put_many(self._judge.tenant, fresh)
+                self._judge.cache.put_many(self._judge.tenant, kept)
             except Exception:
                 logger.exception("could not keep the answers given before a judge failure")
             raise failure
-        self._judge.cache.put_many(self._judge.tenant, fresh)
+        self._judge.cache.put_many(self._judge.tenant, kept)
         self._answers.update(fresh)
-        calls = len(self._futures)
+        # A rag: item asks to list its claims (unless cached), then, if it has any, to check them.
+        calls = sum(1 for key in self._futures if key not in self._rag) + len(self._claims)
+        calls += sum(1 for key in self._rag & fresh.keys() if rag.claims_in(fresh[key]))
         metrics.add_metric(name="JudgeCacheHits", unit="Count", value=self._hits)
         metrics.add_metric(name="JudgeCalls", unit="Count", value=calls)
         metrics.add_metric(
@@ -195,38 +223,53 @@ class JudgeRun:
     """The verdicts on every (question, pair) of one scoring, as scores by (question index,
     pair index). Asked k > 1 times, a (question, pair) has a verdict when all k answers came:
     its score is their mean and its reason the one given with the median answer (the lower of
-    the two middle ones for an even k; the first asked among equals)."""
+    the two middle ones for an even k; the first asked among equals).
 
-    def __init__(self, judge: CachedJudge, plan: AskPlan, samples: int = 1) -> None:
+    A rag: metric's (`rag_questions`, by question index) verdict is scored from its answers'
+    fractions of claims supported (rag.verdict_of: with k > 1, the mean fraction on the 1..5
+    scale, the reason of the median). It has no `samples`: those are the judge's integer
+    scores, whose mean is the score and whose spread is the judge's noise (E6), and a rag:
+    sample's score is a fraction on the 1..5 scale (1 + 4 * 3/7), which an integer could hold
+    only rounded, away from the mean and with a noise that is the rounding's. A pair the metric
+    does not apply to was not asked about: it has no verdict, and `complete` does not wait for
+    one."""
+
+    def __init__(
+        self,
+        judge: CachedJudge,
+        plan: AskPlan,
+        samples: int = 1,
+        rag_questions: Set[int] = frozenset(),
+    ) -> None:
         self._run = AskRun(judge, plan)
         self._samples = samples
+        self._rag = rag_questions
 
     def result(self) -> Verdicts:
         """Every verdict obtained; `complete` unless the deadline came first. A judge failure
         is raised once the verdicts given are cached."""
         answers = self._run.answers()
-        if self._samples == 1:
-            scores = {
-                cast(tuple[int, int], item): Score(float(score), reason)
-                for item, (score, reason) in answers.by_item.items()
-            }
-            return Verdicts(scores, complete=answers.complete)
         given: dict[tuple[int, int], list[tuple[int, str] | None]] = {}
         for item, answer in answers.by_item.items():
-            q, i, j = cast(tuple[int, int, int], item)
-            given.setdefault((q, i), [None] * self._samples)[j] = answer
+            q, i, *sample = cast(tuple[int, ...], item)
+            given.setdefault((q, i), [None] * self._samples)[sample[0] if sample else 0] = answer
         verdicts: dict[tuple[int, int], Score] = {}
         samples: dict[tuple[int, int], list[int]] = {}
         for key, got in given.items():
-            if any(answer is None for answer in got):
-                continue  # the deadline came before all k
             complete = [answer for answer in got if answer is not None]
-            median = sorted(range(len(complete)), key=lambda j: (complete[j][0], j))[
-                (len(complete) - 1) // 2
-            ]
-            values = [score for score, _ in complete]
-            verdicts[key] = Score(math.fsum(values) / len(values), complete[median][1])
-            samples[key] = values
+            if len(complete) < len(got):
+                continue  # the deadline came before all k
+            if key[0] in self._rag:
+                verdicts[key] = rag.verdict_of(complete)
+            elif self._samples == 1:
+                verdicts[key] = Score(float(complete[0][0]), complete[0][1])
+            else:
+                median = sorted(range(len(complete)), key=lambda j: (complete[j][0], j))[
+                    (len(complete) - 1) // 2
+                ]
+                values = [score for score, _ in complete]
+                verdicts[key] = Score(math.fsum(values) / len(values), complete[median][1])
+                samples[key] = values
         return Verdicts(verdicts, complete=answers.complete, samples=samples)
 
     def close(self) -> None:
@@ -269,31 +312,41 @@ class CachedJudge:
     ) -> JudgePlan:
         """Read the cache for every (question, pair) and bound the calls left; no call. With
         `samples` k > 1 every (question, pair) is k items, (q, i, j) for j < k, each its own
-        cache entry, asked sampling."""
-        keys: dict[Hashable, str]
-        if samples == 1:
-            keys = {
-                (q, i): cache_key(self.llm.name, question, system_prompt, pair)
-                for i, pair in enumerate(pairs)
-                for q, question in enumerate(questions)
-            }
-        else:
-            keys = {
-                (q, i, j): cache_key(self.llm.name, question, system_prompt, pair, j)
-                for i, pair in enumerate(pairs)
-                for q, question in enumerate(questions)
-                for j in range(samples)
-            }
+        cache entry, asked sampling. A rag: metric's item is two calls (scoring.rag); a pair
+        the metric does not apply to is no item."""
+        keys: dict[Hashable, str] = {}
+        rag_keys: set[str] = set()
+        for i, pair in enumerate(pairs):
+            for q, question in enumerate(questions):
+                is_rag = question in RAG_METRICS
+                if is_rag and missing(question, pair) is not None:
+                    continue  # not applicable: not asked, no verdict
+                for j in range(samples) if samples > 1 else (None,):
+                    if is_rag:
+                        key = rag.answer_key(self.llm.name, question, pair, j)
+                        rag_keys.add(key)
+                    else:
+                        key = cache_key(self.llm.name, question, system_prompt, pair, j)
+                    keys[(q, i) if j is None else (q, i, j)] = key
 
-        def ask_of(item: Hashable) -> Ask:
-            q, i = cast(tuple[int, ...], item)[:2]
+        def ask_of(item: Hashable) -> Ask | RagAsk:
+            q, i, *sample = cast(tuple[int, ...], item)
             question, pair = questions[q], pairs[i]
             what = f"metric {_preview(question)!r} for pair {pair.id!r}"
-            if samples > 1:
-                what += f" (sample {cast(tuple[int, int, int], item)[2] + 1} of {samples})"
+            if sample:
+                what += f" (sample {sample[0] + 1} of {samples})"
+            if question in RAG_METRICS:
+                return RagAsk.of(self.llm, question, pair, what, sample[0] if sample else None)
             return Ask(
                 SYSTEM,
-                user_message(question, system_prompt, pair.input, pair.output),
+                user_message(
+                    question,
+                    system_prompt,
+                    pair.input,
+                    pair.output,
+                    reference=pair.reference,
+                    contexts=pair.contexts,
+                ),
                 VERDICT_SCHEMA,
                 TOOL_NAME,
                 verdict_from_object,
@@ -302,33 +355,59 @@ class CachedJudge:
                 sample=samples > 1,
             )
 
-        return self.plan_asks(keys, ask_of, EXPECTED_VERDICT_TOKENS)
+        return self.plan_asks(keys, ask_of, EXPECTED_VERDICT_TOKENS, rag_keys)
 
     def plan_asks(
         self,
         keys: dict[Hashable, str],
-        ask_of: Callable[[Hashable], Ask],
+        ask_of: Callable[[Hashable], Ask | RagAsk],
         expected_output: int,
+        rag_keys: Set[str] = frozenset(),
     ) -> AskPlan:
         """Read the cache for every item's key (`keys`: item -> cache key, in the order to ask)
         and bound the calls left; no call. `ask_of(item)`: the call for an item not cached (made
-        only for those); `expected_output`: the tokens an answer is expected to take."""
+        only for those); `expected_output`: the tokens an answer is expected to take.
+        `rag_keys`: the keys of rag: items, whose claims the cache may hold too."""
         cached = self.cache.get_many(self.tenant, list(keys.values()))
-        hits = sum(1 for key in keys.values() if key in cached)
-        todo: dict[str, Ask] = {}
-        bound = Bound(cached=hits, model=self.llm.name)
+        for key in rag_keys & cached.keys():
+            if not rag.is_answer(cached[key]):
+                del cached[key]  # not one this version wrote: asked again
+        hits = sum(
+            RAG_CALLS_PER_PAIR if key in rag_keys else 1 for key in keys.values() if key in cached
+        )
+        todo: dict[str, Ask | RagAsk] = {}
         for item, key in keys.items():
             if key not in cached and key not in todo:
-                ask = todo[key] = ask_of(item)
-                bound += self.llm.bound(
-                    ask.system,
-                    ask.user,
-                    ask.schema,
-                    ask.tool,
-                    ask.max_tokens,
-                    expected_output=expected_output,
-                )
+                todo[key] = ask_of(item)
+        hits += self._read_claims(todo)
+        bound = Bound(cached=hits, model=self.llm.name)
+        for ask in todo.values():
+            if isinstance(ask, RagAsk):
+                bound += ask.bound(self.llm)
+                continue
+            bound += self.llm.bound(
+                ask.system,
+                ask.user,
+                ask.schema,
+                ask.tool,
+                ask.max_tokens,
+                expected_output=expected_output,
+            )
         return AskPlan(keys, cached, todo, hits, bound)
+
+    def _read_claims(self, todo: dict[str, Ask | RagAsk]) -> int:
+        """Give the rag: items of `todo` the claims the cache holds for them; how many had."""
+        wanted = {key: ask for key, ask in todo.items() if isinstance(ask, RagAsk)}
+        if not wanted:
+            return 0
+        found = self.cache.get_many(self.tenant, [ask.claims_key for ask in wanted.values()])
+        read = 0
+        for key, ask in wanted.items():
+            claims = rag.decode_claims(found[ask.claims_key]) if ask.claims_key in found else None
+            if claims is not None:
+                todo[key] = replace(ask, claims=claims)
+                read += 1
+        return read
 
     def plan_preferences(self, question: str, comparisons: Sequence[Comparison]) -> AskPlan:
         """Read the cache for every comparison (each in the order given) under `question` and
@@ -389,20 +468,35 @@ class CachedJudge:
         samples: int = 1,
     ) -> Bound:
         """A bound of judging `pair_count` pairs whose texts, not read, take at most
-        `pair_bytes` together, on every question, `samples` times each; no cache read (all are
-        counted as calls)."""
+        `pair_bytes` together (reference and contexts included: models.datasets.pair_bytes), on
+        every question, `samples` times each; no cache read (all are counted as calls), every
+        pair counted as applicable to every rag: metric (two calls each, rag.bound_unread).
+
+        A question's prompt is counted as a pair with a reference and contexts has it (the
+        blocks of MAX_CONTEXTS contexts, every text neutralised: at most 1.5 times as large),
+        since the pairs, not read, may have them."""
+        asked = [q for q in questions if q not in RAG_METRICS]
         fixed = text_bytes(SYSTEM, json.dumps(VERDICT_SCHEMA), TOOL_NAME)
-        sent = samples * sum(
-            pair_count * (fixed + text_bytes(user_message(q, system_prompt, "", ""))) + pair_bytes
-            for q in questions
+        sent = sum(
+            pair_count * (fixed + _message_bytes_most(q, system_prompt))
+            + pair_bytes
+            + pair_bytes // 2
+            for q in asked
         )
-        bound = calls_bound(
-            pair_count * len(questions) * samples,
+        one = calls_bound(
+            pair_count * len(asked),
             sent,
             VERDICT_MAX_TOKENS,
             self.llm.max_attempts,
             EXPECTED_VERDICT_TOKENS,
         )
+        for metric in questions:
+            if metric in RAG_METRICS:
+                one += rag.bound_unread(self.llm, pair_count, pair_bytes)
+        # One sample's bound, k times: k samples are bounded (and expected) k times as high.
+        bound = Bound(model=self.llm.name)
+        for _ in range(samples):
+            bound += one
         bound.model = self.llm.name
         return bound
 
@@ -416,7 +510,8 @@ class CachedJudge:
         """Plan, show the plan to the usage guard (which may refuse it), and start the calls."""
         plan = self.plan(questions, pairs, system_prompt, samples)
         guard(plan.bound)
-        return JudgeRun(self, plan, samples)
+        rag_questions = {q for q, question in enumerate(questions) if question in RAG_METRICS}
+        return JudgeRun(self, plan, samples, rag_questions)
 
     def expected_seconds(self, calls: int) -> float | None:
         """How long `calls` judge calls are expected to take at this judge's concurrency, from
@@ -436,6 +531,16 @@ class CachedJudge:
         if not verdicts.complete:
             raise OutOfTime(f"{len(verdicts.scores)} of {len(pairs)} pairs judged in time")
         return [verdicts.scores[(0, i)] for i in range(len(pairs))]
+
+
+def _message_bytes_most(question: str, system_prompt: str) -> int:
+    """The most a question's message takes besides its pair's texts: with a reference and
+    MAX_CONTEXTS contexts shown (their blocks, DATA_NOTE), or without."""
+    plain = user_message(question, system_prompt, "", "")
+    shown = user_message(
+        question, system_prompt, "", "", reference="", contexts=[""] * MAX_CONTEXTS
+    )
+    return max(text_bytes(plain), text_bytes(shown))
 
 
 def configured_judge(
