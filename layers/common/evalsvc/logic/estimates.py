@@ -21,7 +21,7 @@ from evalsvc.logic.datasets import Selection
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIR_TEXT_BYTES
 from evalsvc.models.evaluations import EvaluateIn
-from evalsvc.models.metric_sets import is_judged
+from evalsvc.models.metric_sets import calls_per_pair, is_judged
 from evalsvc.scoring.judges import CachedJudge, configured_judge
 from evalsvc.scoring.metric import Metrics, scorers_for
 from evalsvc.spending.meter import Bound
@@ -34,11 +34,13 @@ EXACT_MAX_KEYS = 20_000
 def texts_worth_reading(metrics: Metrics, pair_count: int, pair_bytes: int | None) -> bool:
     """Whether a selection of that many pairs (and bytes: None, unknown) is bounded from its
     texts and the judge cache: small enough to read inside a request, and to look up (k cache
-    keys a judged (pair, metric) with judge_samples k)."""
+    keys a judged (pair, metric) with judge_samples k; a rag: metric reads two: its answer, then
+    its claims)."""
+    judge_keys = sum(calls_per_pair(question) for _, question in metrics.questions)
     return (
         pair_bytes is not None
         and pair_bytes <= get_settings().inline_max_bytes
-        and pair_count * len(metrics.questions) * metrics.judge_samples <= EXACT_MAX_KEYS
+        and pair_count * judge_keys * metrics.judge_samples <= EXACT_MAX_KEYS
     )
 
 
