@@ -28,6 +28,10 @@ def _pair_out(pair: Pair) -> dict[str, object]:
         out["input_media"] = pair.input_media
     if pair.system_prompt_template is not None:
         out["system_prompt_template"] = pair.system_prompt_template
+    if pair.reference is not None:
+        out["reference"] = pair.reference
+    if pair.contexts is not None:
+        out["contexts"] = pair.contexts
     return out
 
 
