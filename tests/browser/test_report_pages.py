@@ -23,6 +23,7 @@ from evalsvc_tools.local.inprocess import moto_in_process
 from evalsvc_tools.local.tables import create_tables
 from fastapi.testclient import TestClient
 
+from tests.browser import axe
 from tests.browser.chromium import Browser, pdf_pages
 from tests.browser.report_checks import assert_loads_clean
 from tests.conftest import point_service_at
@@ -38,6 +39,13 @@ from tests.integration.test_reports import (
 from tests.integration.test_usage import judge_env
 from tests.pinned_versions import EXPIRED_DAY, expire
 
+# E10: a reference and contexts, hostile, the second context long (shown closed).
+RAG_REFERENCE = f"The answer.</details></div>{SCRIPT}"
+RAG_CONTEXTS = [
+    f"</details>{IMG}",
+    "The long one. " * 40 + f"</summary></details>{SCRIPT}",
+    "<details open><summary>not a summary</summary>",
+]
 # What a script in the page would set if any ran.
 RAN = "window.__ran === undefined && window.__evalsvc_ran === undefined"
 HOSTILE_CHECK = "check:contains:<script>window.__evalsvc_ran=1</script>"
@@ -99,6 +107,21 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
         )
         assert response.status_code == 200, response.text
 
+    # E10: pairs with a reference and contexts (hostile, one long), and one without either
+    rag = [
+        {
+            "id": f"r{k}",
+            "input": f"question {k}",
+            "output": out,
+            "reference": RAG_REFERENCE,
+            "contexts": RAG_CONTEXTS,
+        }
+        for k, out in enumerate(OUTPUTS[:2])
+    ]
+    rag.append({"id": "r-plain", "input": "plain", "output": "plain"})
+    post("/data/seed/rag", {"data": rag})
+    rag_result = post("/evaluate", {"seed_data_id": "rag", "metrics_id": metrics_id})
+
     # A result whose dataset was overwritten since, and whose version then expired
     seed("old", OUTPUTS)
     old = post("/evaluate", {"seed_data_id": "old", "metrics_id": metrics_id})["eval_results_id"]
@@ -125,6 +148,7 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
             f"&candidate_id={cand['eval_results_id']}&cluster_by=input"
         ),
         "expired": page(f"/evaluation/{old}/report"),
+        "rag": page(f"/evaluation/{rag_result['eval_results_id']}/report"),
         "running": page("/evaluation/r-running/report"),
         "failed": page("/evaluation/r-failed/report"),
     }
@@ -135,6 +159,7 @@ CHARTS = {
     "evaluation": [("svg.forest", 1), ("svg.histogram", 3)],
     "comparison": [("svg.forest", 1), ("svg.wtl", 1)],
     "expired": [("svg.forest", 1), ("svg.histogram", 3)],
+    "rag": [("svg.forest", 1), ("svg.histogram", 3)],
     "running": [],
     "failed": [],
 }
@@ -224,6 +249,43 @@ def test_what_produced_each_result_is_shown_and_its_digests_wrap(
     assert "The two results did not score the same pairs" in compared
     for kind in ("running", "failed"):
         assert "Not recorded" in browser.load(pages[kind][0]).inner_text()
+
+
+def test_a_pairs_reference_and_contexts_are_text_each_context_a_disclosure(
+    browser: Browser, pages: dict[str, tuple[str, dict[str, str]]]
+) -> None:
+    loaded = browser.load(pages["rag"][0])
+    text = loaded.inner_text()
+    # The two RAG pairs are listed under each of the 3 metrics, the plain one too
+    pairs = loaded.count("article.pair")
+    rag = loaded.count("article.pair .contexts")
+    assert rag == 2 * 3 and pairs == 3 * 3
+    labels = loaded.texts(".label")
+    assert sum(label.startswith("Reference (") for label in labels) == rag
+    # Every context its own disclosure, in rank order, its text as text: the markup in it made
+    # no element (3 contexts a pair, no more details, no summary of its own)
+    drawn = loaded.evaluate(
+        "[...document.querySelectorAll('.contexts')].map(c =>"
+        " [...c.querySelectorAll('details')].map(d =>"
+        " ({open: d.open, text: d.querySelector('.text').textContent,"
+        " summary: d.querySelector('summary').textContent})))"
+    )
+    for contexts in drawn:
+        assert [d["text"] for d in contexts] == RAG_CONTEXTS
+        assert [d["open"] for d in contexts] == [True, False, True]
+        assert contexts[1]["summary"] == f"Context 2 of 3 ({len(RAG_CONTEXTS[1]):,} characters)"
+    assert loaded.count("details") == 3 * rag and loaded.count("summary") == 3 * rag
+    assert RAG_REFERENCE in text
+    # The long context's text is not shown until its summary is opened, by the keyboard
+    assert "The long one." not in text
+    loaded.run(lambda page: page.locator(".contexts summary").nth(1).focus())
+    loaded.run(lambda page: page.keyboard.press("Enter"))
+    loaded.settle()
+    assert loaded.evaluate("document.querySelectorAll('.contexts details')[1].open")
+    assert "The long one." in loaded.inner_text()
+    assert loaded.evaluate(RAN)
+    found = axe.blocking(loaded)
+    assert not found, "\n".join(found)
 
 
 def test_a_result_whose_version_expired_says_so_for_each_pair(

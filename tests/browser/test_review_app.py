@@ -28,6 +28,34 @@ CHECK = "check:contains:please"
 PAIRS = 14
 
 
+# E10: pairs with a reference and contexts, hostile too; one long context (collapsed).
+REFERENCE = "It opened in 1932.</details></pre><script>window.__ran = 'reference'</script>"
+LONG_CONTEXT = (
+    "The bridge took eight years to build. " * 20
+    + "</pre></details><img src=x onerror=\"window.__ran = 'context'\">"
+)
+RAG_PAIRS = [
+    {
+        "id": "r0",
+        "input": "When did the bridge open?",
+        "output": "Answer r0: in 1932, please.",
+        "reference": REFERENCE,
+        "contexts": [
+            "The bridge opened in <b>1932</b>.</details>",
+            LONG_CONTEXT,
+            "<script>window.__ran = 'short'</script>",
+        ],
+    },
+    {"id": "r1", "input": "And the tunnel?", "output": "Answer r1: please ask again."},
+    {
+        "id": "r2",
+        "input": "And the ferry?",
+        "output": "Answer r2: nothing, please.",
+        "contexts": [],
+    },
+]
+
+
 def hostile_note(output: str) -> str:
     """The fake judge's reason: unique to the output, and hostile too."""
     return judge_note(output) + " <img src=x onerror=\"window.__ran = 'reason'\">"
@@ -53,7 +81,7 @@ def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
         metrics_id = run.api("POST", "/specify_questions", {"metrics": [QUESTION, CHECK]})[
             "metrics_id"
         ]
-        ids = {}
+        ids = {"rag": run.api.evaluate("help-rag", RAG_PAIRS, metrics_id)}
         # "quiet" is never voted on (the pages that say there are no votes yet); then the
         # baseline (the blind review votes on its first metric) and the candidate.
         for version in ("quiet", "baseline", "candidate"):
@@ -284,6 +312,56 @@ def test_hostile_outputs_run_nothing(app: App, app_server: dict[str, str]) -> No
     for hostile in HOSTILE:
         assert hostile in shown
     assert app.page.count("main img, main script, main svg:not(.chart), main b, main i") == 0
+    app.nothing_ran()
+    app.own_origin_only()
+
+
+def test_a_pairs_reference_and_contexts_are_shown_as_text_long_ones_collapsed(
+    app: App, app_server: dict[str, str]
+) -> None:
+    app.sign_in()
+    app.wait_for("Evaluations")
+    app.run(lambda page: page.evaluate(f"location.hash = '#/review/{app_server['rag']}/0'"))
+    app.wait_for_pair()
+    by_output = {pair["output"]: pair for pair in RAG_PAIRS}
+    for turn in range(len(RAG_PAIRS)):
+        app.wait_until("document.querySelector('[aria-label=Output] pre')")
+        pair = by_output[app.page.texts("[aria-label=Output] pre")[0]]
+        contexts = pair.get("contexts")
+        # The reference as the text it is, only for a pair that has one
+        shown = app.page.evaluate(
+            "[...document.querySelectorAll('[aria-label=Reference] pre')].map(e => e.textContent)"
+        )
+        assert shown == ([pair["reference"]] if "reference" in pair else [])
+        # Each context in its own disclosure, in rank order, as text: the short ones open, the
+        # long one closed; none at all for a pair without them, a note for an empty list
+        drawn = app.page.evaluate(
+            "[...document.querySelectorAll('[aria-label=Contexts] details')].map(d => "
+            "({open: d.open, text: d.querySelector('pre').textContent,"
+            " summary: d.querySelector('summary').textContent}))"
+        )
+        assert app.page.count("[aria-label=Contexts]") == (contexts is not None)
+        assert [d["text"] for d in drawn] == (contexts or [])
+        assert [d["open"] for d in drawn] == [len(c) <= 300 for c in contexts or []]
+        if contexts == []:
+            assert "retrieved nothing" in app.text("[aria-label=Contexts]")
+        if contexts:
+            assert drawn[1]["summary"] == f"Context 2 of 3 · {len(LONG_CONTEXT):,} characters"
+            app.axe_clean("the review page with a reference and contexts")
+            # Keyboard: Tab to the closed context's summary, Enter opens it
+            app.tab_to("Context 2 of 3")
+            app.press("Enter")
+            app.wait_until("document.querySelectorAll('[aria-label=Contexts] details')[1].open")
+            assert LONG_CONTEXT.split(" <")[0][:40] in app.text("[aria-label=Contexts]")
+            app.axe_clean("the review page with a long context opened")
+        if turn + 1 < len(RAG_PAIRS):
+            app.press("n")
+            app.wait_until(
+                "(n) => document.querySelector('#review-progress')?.textContent"
+                ".includes('Pair ' + n)",
+                str(turn + 2),
+            )
+    assert app.page.count("main img, main script, main b") == 0
     app.nothing_ran()
     app.own_origin_only()
 

@@ -136,6 +136,37 @@ def test_push_writes_a_jsonl_file_then_a_csv_file_replaces_it(
     )
 
 
+def test_push_writes_reference_and_contexts_that_the_local_server_reads_back(
+    cli_server: LocalServer, tmp_path: Path
+) -> None:
+    # A CSV whose contexts are a JSON array in their cell, one pair long enough to be stored
+    # compressed in parts (300,000 bytes of texts), one with an empty list, one with neither
+    long = ["🔑" * 20_000] * 5
+    cell = '"[' + ",".join(f'""{c}""' for c in long) + ']"'
+    csv_file = tmp_path / "rag.csv"
+    csv_file.write_text(
+        "id,input,output,reference,contexts\n"
+        'r1,"When, exactly?",In 1932.,It opened in 1932.,'
+        '"[""Opened in 1932."", ""<b>8</b> years""]"\n'
+        f"r2,Long?,Yes.,{'🔑' * 100_000},{cell}\n"
+        "r3,None?,None.,,[]\n"
+        "r4,Plain?,Plain.,,\n",
+        "utf-8",
+    )
+
+    pushed = evalsvc(cli_server, "push", str(csv_file), "--seed", "cli-rag")
+
+    assert pushed.returncode == 0, pushed.stderr
+    data = dataset(cli_server, "cli-rag").json()["data"]
+    assert [(p["id"], p.get("reference"), p.get("contexts")) for p in data] == [
+        ("r1", "It opened in 1932.", ["Opened in 1932.", "<b>8</b> years"]),
+        ("r2", "🔑" * 100_000, long),
+        ("r3", None, []),
+        ("r4", None, None),
+    ]
+    assert "reference" not in data[3] and "contexts" not in data[3]
+
+
 def test_a_bad_file_writes_nothing_and_names_every_bad_line(
     cli_server: LocalServer, tmp_path: Path
 ) -> None:

@@ -164,3 +164,90 @@ def test_a_pair_is_inline_exactly_while_its_utf8_bytes_are_under_the_limit(
     restored = pair_from_item(items[0])
     if inline:
         assert (restored.input, restored.output) == (input_, output)
+
+
+# ---- E10: reference and contexts ---------------------------------------------------------------
+
+
+def test_a_pair_without_reference_or_contexts_is_stored_as_before_them() -> None:
+    pair = Pair(id="p1", input="in", output="out", labels=["a"], input_media="m")
+
+    (item,) = pair_items("pk", pair, make_ord(1, 0))
+
+    assert set(item) == {"pk", "sk", "ord", "b", "labels", "input", "output", "input_media"}
+    restored = pair_from_item(item)
+    assert restored.reference is None and restored.contexts is None
+
+
+@pytest.mark.parametrize("contexts", [None, [], ["first", "second <b>", "third"]])
+@pytest.mark.parametrize("reference", [None, "", "the answer"])
+def test_reference_and_contexts_are_kept_inline_as_written(
+    reference: str | None, contexts: list[str] | None
+) -> None:
+    pair = Pair(id="p1", input="in", output="out", reference=reference, contexts=contexts)
+
+    (item,) = pair_items("pk", pair, make_ord(1, 0))
+
+    # contexts are a list attribute, in rank order; [] is kept apart from absent
+    if contexts is not None:
+        assert item["contexts"] == {"L": [{"S": c} for c in contexts]}
+    assert ("contexts" in item) is (contexts is not None)
+    assert ("reference" in item) is (reference is not None)
+    restored = pair_from_item(item)
+    assert (restored.reference, restored.contexts) == (reference, contexts)
+
+
+def _split_body(items: list[dict[str, Any]]) -> dict[str, Any]:
+    head, *parts = items
+    assert int(head["parts"]["N"]) == len(parts) >= 1
+    for name in ("input", "output", "reference", "contexts"):
+        assert name not in head
+    loaded: dict[str, Any] = json.loads(zlib.decompress(b"".join(p["blob"]["B"] for p in parts)))
+    return loaded
+
+
+def test_a_pair_at_every_e10_limit_in_4_byte_text_is_split_into_parts_under_400_kb() -> None:
+    from evalsvc.models.datasets import (
+        MAX_CONTEXT_CHARS,
+        MAX_CONTEXTS,
+        MAX_REFERENCE_CHARS,
+        MAX_TEXT_CHARS,
+    )
+
+    text = "😀" * MAX_TEXT_CHARS
+    contexts = [f"{k:02d}" + "😀" * (MAX_CONTEXT_CHARS - 2) for k in range(MAX_CONTEXTS)]
+    pair = Pair(
+        id="big",
+        input=text,
+        output=text,
+        reference="😀" * MAX_REFERENCE_CHARS,
+        contexts=contexts,
+    )
+
+    items = pair_items("pk", pair, make_ord(1, 0))
+
+    assert all(_size_bound(item) < 400 * 1024 for item in items)
+    body = _split_body(items)
+    assert body["reference"] == pair.reference
+    assert body["contexts"] == contexts  # in rank order
+
+
+def test_empty_contexts_survive_the_split_into_parts() -> None:
+    pair = Pair(id="big", input="😀" * 100_000, output="", contexts=[])
+
+    assert _split_body(pair_items("pk", pair, make_ord(1, 0)))["contexts"] == []
+
+
+def test_reference_and_contexts_count_towards_the_inline_limit() -> None:
+    # Alone, input and output are small; the reference and contexts push the pair past it
+    under = Pair(id="p", input="i", output="o", reference="r" * (INLINE_LIMIT // 2))
+    over = Pair(
+        id="p",
+        input="i",
+        output="o",
+        reference="r" * (INLINE_LIMIT // 2),
+        contexts=["c" * 20_000] * 8,
+    )
+
+    assert len(pair_items("pk", under, make_ord(1, 0))) == 1
+    assert len(pair_items("pk", over, make_ord(1, 0))) > 1

@@ -18,7 +18,7 @@ from evalsvc.models.comparisons import (
     MetricComparison,
     PairChange,
 )
-from evalsvc.models.datasets import MAX_TEXT_CHARS, DatasetKind
+from evalsvc.models.datasets import MAX_CONTEXT_CHARS, MAX_CONTEXTS, MAX_TEXT_CHARS, DatasetKind
 from evalsvc.models.evaluations import (
     LOWEST_PER_METRIC,
     MAX_COMMENT_CHARS,
@@ -181,6 +181,18 @@ def comparison(definition: str, reason: str, pair_id: str, changes: int = 1) -> 
     )
 
 
+def test_a_moved_pair_shows_its_reference_and_contexts_on_both_sides() -> None:
+    report = comparison("q", "why", "p")
+    rag = PairText("in", "out", reference="<b>ref</b>", contexts=("c1", "</details>c2"))
+    report.texts["p"] = ChangeTexts(rag, rag)
+
+    html = render_comparison(report).decode()
+
+    words = "".join(assert_only_page_markup(html).text)
+    assert words.count("<b>ref</b>") == 2 and words.count("</details>c2") == 2
+    assert html.count('<details class="context" open>') == 4
+
+
 def test_long_texts_are_cut_with_their_length() -> None:
     assert str(cut("<" * 10, 3)) == (
         '&lt;&lt;&lt;<span class="cut">… cut: the first 3 of 10 characters</span>'
@@ -221,9 +233,51 @@ def test_the_forest_plot_places_means_and_intervals_on_the_axis() -> None:
     assert charts.difference_extent([float("nan")]) == 0.5
 
 
-def limits_report() -> EvaluationReport:
-    """Everything at its field limit, in the characters that take the most bytes escaped."""
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reference=st.none() | texts, contexts=st.none() | st.lists(texts, max_size=4))
+def test_any_reference_and_contexts_stay_text_each_context_a_disclosure(
+    reference: str | None, contexts: list[str] | None
+) -> None:
+    hostile = "</details></summary><script>x()</script>"
+    if contexts:
+        contexts = [*contexts, hostile + "y" * 300]  # and one long context, closed
+    kept = tuple(contexts) if contexts is not None else None
+    text = PairText("in", "out", reference=reference, contexts=kept)
+    section = MetricSection(
+        0, "q", summarize([1, 5]), None, [ShownPair("p1", 1.0, "r", text)], VoteCounts(), None
+    )
+    html = render_evaluation(EvaluationReport(result(["q"]), [section], [], False)).decode()
+
+    page = assert_only_page_markup(html)
+    words = "".join(page.text)
+    for value in [*([reference] if reference is not None else []), *(contexts or [])]:
+        assert shown(value) in words
+    assert ("Reference (" in words) is (reference is not None)
+    assert html.count("<details") == len(text.contexts or ())
+    assert ("Contexts (" in words) is (text.contexts is not None)
+    if text.contexts:
+        # Short contexts open, the long one closed
+        opened = re.findall(r'<details class="context"( open)?>', html)
+        assert [bool(o) for o in opened] == [len(c) <= 300 for c in text.contexts]
+    elif text.contexts == ():
+        assert "The app retrieved nothing for this pair." in words
+
+
+def test_a_pair_without_reference_or_contexts_is_drawn_as_before_them() -> None:
+    text = PairText("in", "out")
+    section = MetricSection(
+        0, "q", summarize([1, 5]), None, [ShownPair("p1", 1.0, "r", text)], VoteCounts(), None
+    )
+    html = render_evaluation(EvaluationReport(result(["q"]), [section], [], False)).decode()
+    assert "Reference" not in html and "Contexts" not in html and "<details" not in html
+
+
+def limits_report(e10: bool = False) -> EvaluationReport:
+    """Everything at its field limit, in the characters that take the most bytes escaped; with
+    `e10`, every listed pair with a reference and 20 contexts at their limits too."""
     worst = '😀"<&' * (MAX_TEXT_CHARS // 4)
+    reference = worst if e10 else None
+    contexts = tuple(worst[:MAX_CONTEXT_CHARS] for _ in range(MAX_CONTEXTS)) if e10 else None
     definitions = ['🧩"' * (MAX_DEFINITION_CHARS // 2) for _ in range(MAX_DEFINITIONS)]
     comments = [
         critique('💬"' * (MAX_COMMENT_CHARS // 2), "u" * 64, k % MAX_DEFINITIONS, f"p{k % 250}")
@@ -240,7 +294,7 @@ def limits_report() -> EvaluationReport:
                     f"p{m * LOWEST_PER_METRIC + k}",
                     1.0,
                     '🧾"' * (MAX_REASON_CHARS // 2),
-                    PairText(worst, worst),
+                    PairText(worst, worst, reference=reference, contexts=contexts),
                     [c for c in comments if c.metric_idx == m],
                 )
                 for k in range(LOWEST_PER_METRIC)
@@ -255,9 +309,10 @@ def limits_report() -> EvaluationReport:
     )
 
 
+@pytest.mark.parametrize("e10", [False, True], ids=["v1-pairs", "with-reference-and-contexts"])
 @pytest.mark.parametrize("compressed", [False, True])
 def test_a_page_at_the_field_limits_stays_under_5_mb_and_fits_a_response(
-    compressed: bool,
+    compressed: bool, e10: bool
 ) -> None:
     import gzip
 
@@ -265,7 +320,7 @@ def test_a_page_at_the_field_limits_stays_under_5_mb_and_fits_a_response(
         sent = gzip.compress(body) if compressed else body
         return _proxy_bytes(sent, compressed) <= MAX_RESPONSE_BYTES
 
-    html = render_evaluation(limits_report(), fits)
+    html = render_evaluation(limits_report(e10), fits)
     assert len(html) <= MAX_PAGE_BYTES
     assert fits(html)
     text = html.decode()

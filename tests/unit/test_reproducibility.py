@@ -29,6 +29,8 @@ pairs = st.builds(
     labels=st.lists(st.text(max_size=8), max_size=3),
     input_media=st.none() | texts,
     system_prompt_template=st.none() | texts,
+    reference=st.none() | texts,
+    contexts=st.none() | st.lists(st.text(min_size=1, max_size=8), max_size=3),
 )
 
 
@@ -137,3 +139,69 @@ def test_pieces_name_every_pair_once_in_order(seqs: list[int], size: int) -> Non
         assert piece.members == b"".join(fingerprint(o) for o in taken)
         start += piece.count
     assert all(a.last_ord < b.first_ord for a, b in itertools.pairwise(pieces))
+
+
+# ---- E10: reference and contexts ---------------------------------------------------------------
+
+
+def test_a_pair_without_reference_or_contexts_keeps_the_digest_it_had_before_them() -> None:
+    # Pinned: computed by the canonical form before E10 added its fields
+    pairs = [
+        Pair("q1", "What is 2+2?", "4", labels=["math", "easy"]),
+        Pair("p", "in", "out", input_media="data:x", system_prompt_template="T"),
+    ]
+    assert [pair_digest(p).hex() for p in pairs] == [
+        "90f3352cc5c60f177066233fbc463161dc9a911a2ad23745d578ee793713f38b",
+        "dad94f50c1e47d8c9a2fa8813bfaf749db4c47dbf09a7c43e27e3f45493857a8",
+    ]
+    assert digest_of(pairs) == "df5c97e2fe24fd9289fd2ecc617b0f817f34a000c08773667581ab6ffaed63b0"
+
+
+def test_a_reference_or_contexts_change_the_digest_and_cannot_be_confused() -> None:
+    plain = Pair("p1", "x", "y")
+    distinct = [
+        plain,
+        dataclasses.replace(plain, reference=""),
+        dataclasses.replace(plain, reference="the answer"),
+        dataclasses.replace(plain, reference="the answer "),
+        dataclasses.replace(plain, contexts=[]),
+        dataclasses.replace(plain, contexts=["ab", "c"]),
+        dataclasses.replace(plain, contexts=["a", "bc"]),  # boundaries matter
+        dataclasses.replace(plain, contexts=["c", "ab"]),  # rank order matters
+        dataclasses.replace(plain, contexts=["abc"]),
+        dataclasses.replace(plain, contexts=["the answer"]),  # not the same as a reference
+        dataclasses.replace(plain, reference="the answer", contexts=["the answer"]),
+        dataclasses.replace(plain, reference="the answer", contexts=[]),
+        # Nor is a template's text a reference's
+        dataclasses.replace(plain, system_prompt_template="the answer"),
+    ]
+    assert len({pair_digest(p) for p in distinct}) == len(distinct)
+
+
+@settings(max_examples=200)
+@given(pairs, st.text(min_size=1, max_size=3))
+def test_any_change_to_a_reference_or_a_context_changes_the_digest(pair: Pair, extra: str) -> None:
+    with_reference = dataclasses.replace(pair, reference=(pair.reference or "") + extra)
+    assert digest_of([with_reference]) != digest_of([pair])
+    contexts = [*(pair.contexts or []), extra]
+    assert digest_of([dataclasses.replace(pair, contexts=contexts)]) != digest_of([pair])
+
+
+def test_the_documented_form_of_reference_and_contexts_by_hand() -> None:
+    pair = Pair("p", "in", "out", reference="ref", contexts=["c1", "c2"])
+    field = lambda t: len(t.encode()).to_bytes(8, "big") + t.encode()  # noqa: E731
+    expected = hashlib.sha256(
+        b"evalsvc-pair-v1\x00"
+        + field("p")
+        + field("in")
+        + field("out")
+        + (0).to_bytes(4, "big")
+        + b"\x00\x00"
+        + field("reference")
+        + field("ref")
+        + field("contexts")
+        + (2).to_bytes(4, "big")
+        + field("c1")
+        + field("c2")
+    ).digest()
+    assert pair_digest(pair) == expected

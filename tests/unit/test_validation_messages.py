@@ -58,3 +58,59 @@ def test_json_errors_explain_the_syntax_problem() -> None:
         400,
         "request body is not valid JSON (Expecting value)",
     )
+
+
+@pytest.mark.parametrize(
+    ("fields", "status", "message"),
+    [
+        (
+            {"reference": "r" * 100_001},
+            413,
+            "data[0].reference: String should have at most 100000 characters",
+        ),
+        ({"reference": 7}, 400, "data[0].reference: Input should be a valid string"),
+        (
+            {"contexts": ["c"] * 21},
+            413,
+            "data[0].contexts: List should have at most 20 items after validation, not 21",
+        ),
+        (
+            {"contexts": ["c", ""]},
+            400,
+            "data[0].contexts[1]: String should have at least 1 character",
+        ),
+        (
+            {"contexts": ["c" * 20_001]},
+            413,
+            "data[0].contexts[0]: String should have at most 20000 characters",
+        ),
+        ({"contexts": "c"}, 400, "data[0].contexts: Input should be a valid list"),
+        ({"contexts": ["c", 2]}, 400, "data[0].contexts[1]: Input should be a valid string"),
+    ],
+    ids=[
+        "reference-too-long",
+        "reference-not-text",
+        "21-contexts",
+        "empty-context",
+        "context-too-long",
+        "contexts-not-a-list",
+        "context-not-text",
+    ],
+)
+def test_reference_and_contexts_limits_name_the_field_and_the_limit(
+    fields: dict[str, object], status: int, message: str
+) -> None:
+    data = {"data": [{"input": "i", "output": "o", **fields}]}
+    assert describe_validation_errors(errors_of(SeedDatasetIn, data)) == (status, message)
+
+
+def test_reference_and_contexts_at_their_limits_are_accepted() -> None:
+    pair = PairIn.model_validate(
+        {"input": "i", "output": "o", "reference": "r" * 100_000, "contexts": ["c" * 20_000] * 20}
+    )
+    assert pair.reference is not None and pair.contexts is not None
+    assert len(pair.contexts) == 20
+    # Absent, null and an empty list: the first two are no contexts, the last is kept as []
+    assert PairIn.model_validate({"input": "i", "output": "o"}).contexts is None
+    assert PairIn.model_validate({"input": "i", "output": "o", "contexts": None}).contexts is None
+    assert PairIn.model_validate({"input": "i", "output": "o", "contexts": []}).contexts == []

@@ -1,6 +1,11 @@
 """The files of pairs `evalsvc push` sends: JSON Lines (.jsonl, .ndjson, .json; or a .json
 holding one array) or CSV, read and checked against the service's limits before anything is
-sent, every bad row reported as `file:line: what`."""
+sent, every bad row reported as `file:line: what`.
+
+A pair is its input and output, and optionally its id, labels, reference (the answer it should
+give) and contexts (what the app retrieved, in rank order). In CSV, `labels` is a JSON list or
+texts separated by `;`, `contexts` a JSON array of strings in its cell; an empty cell of id,
+labels, reference or contexts leaves the field out."""
 
 from __future__ import annotations
 
@@ -13,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from evalsvc.core.identifiers import CLIENT_ID_RULE, is_client_id
-from evalsvc.models.datasets import MAX_LABEL_CHARS, MAX_LABELS, MAX_PAIRS, MAX_TEXT_CHARS
+from evalsvc.models.datasets import (
+    MAX_CONTEXT_CHARS,
+    MAX_CONTEXTS,
+    MAX_LABEL_CHARS,
+    MAX_LABELS,
+    MAX_PAIRS,
+    MAX_REFERENCE_CHARS,
+    MAX_TEXT_CHARS,
+)
 from evalsvc.scoring import bounded_json
 
 from evalsvc_tools.client import EXIT_USAGE, ClientError
@@ -36,11 +49,13 @@ class BadFile(ClientError):
 
 @dataclass(slots=True)
 class Row:
-    """One record of the file as read, before it is checked; `labels_text` is a CSV cell."""
+    """One record of the file as read, before it is checked; `labels_text` and
+    `contexts_text` are CSV cells."""
 
     line: int
     record: Any
     labels_text: str | None = None
+    contexts_text: str | None = None
 
 
 # What is wrong with the record that starts on a line.
@@ -106,7 +121,7 @@ def _json_array(text: str) -> Iterator[Row | Problem]:
         yield Row(line, record)
 
 
-CSV_COLUMNS = "the columns: input, output, and optionally id and labels"
+CSV_COLUMNS = "the columns: input, output, and optionally id, labels, reference and contexts"
 
 
 def _csv_rows(text: str) -> Iterator[Row | Problem]:
@@ -142,9 +157,12 @@ def _csv_rows(text: str) -> Iterator[Row | Problem]:
                 continue
             record = {name: cell for name, cell in zip(header, cells, strict=False) if name}
             labels = record.pop("labels", None)
-            if record.get("id") == "":
-                del record["id"]
-            yield Row(line, record, labels_text=labels)
+            contexts = record.pop("contexts", None)
+            for optional in ("id", "reference"):
+                if record.get(optional) == "":
+                    del record[optional]
+            contexts = contexts if contexts and contexts.strip() else None
+            yield Row(line, record, labels_text=labels, contexts_text=contexts)
     except csv.Error as exc:
         yield reader.line_num, f"not valid CSV ({exc})"
     if header is None:
@@ -167,11 +185,45 @@ def _csv_labels(cell: str) -> Any:
     return [label.strip() for label in cell.split(LABEL_SEPARATOR) if label.strip()]
 
 
-def _check_text(name: str, value: Any, wrong: list[str]) -> None:
+def _csv_contexts(cell: str) -> Any:
+    """Contexts from a CSV cell: a JSON array of strings."""
+    try:
+        contexts = bounded_json.loads(cell)
+    except bounded_json.NotJson as exc:
+        cause = exc.__cause__
+        detail = cause.msg if isinstance(cause, json.JSONDecodeError) else str(exc)
+        raise ValueError(
+            f'contexts must be a JSON array of strings in its cell, like ["first", "second"] '
+            f"(not valid JSON: {detail})"
+        ) from None
+    if not isinstance(contexts, list):
+        raise ValueError(
+            'contexts must be a JSON array of strings in its cell, like ["first", "second"]'
+        )
+    return contexts
+
+
+def _check_text(name: str, value: Any, wrong: list[str], limit: int = MAX_TEXT_CHARS) -> None:
     if not isinstance(value, str):
         wrong.append(f"{name} is missing" if value is None else f"{name} must be a string")
-    elif len(value) > MAX_TEXT_CHARS:
-        wrong.append(f"{name} has {len(value):,} characters, over the limit of {MAX_TEXT_CHARS:,}")
+    elif len(value) > limit:
+        wrong.append(f"{name} has {len(value):,} characters, over the limit of {limit:,}")
+
+
+def _check_contexts(contexts: Any, wrong: list[str]) -> None:
+    if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
+        wrong.append("contexts must be a list of strings")
+        return
+    if len(contexts) > MAX_CONTEXTS:
+        wrong.append(f"{len(contexts)} contexts, over the limit of {MAX_CONTEXTS}")
+    for number, context in enumerate(contexts, start=1):
+        if not context:
+            wrong.append(f"context {number} is empty")
+        elif len(context) > MAX_CONTEXT_CHARS:
+            wrong.append(
+                f"context {number} has {len(context):,} characters, over the limit of "
+                f"{MAX_CONTEXT_CHARS:,}"
+            )
 
 
 def _check_labels(labels: Any, wrong: list[str]) -> None:
@@ -218,7 +270,26 @@ def _pair(row: Row, wrong: list[str]) -> dict[str, Any]:
         _check_labels(labels, wrong)
         if labels:
             pair["labels"] = labels
+    _e10_fields(row, pair, wrong)
     return pair
+
+
+def _e10_fields(row: Row, pair: dict[str, Any], wrong: list[str]) -> None:
+    """The row's reference and contexts, into `pair` when it has them."""
+    reference = row.record.get("reference")
+    if reference is not None:
+        _check_text("reference", reference, wrong, MAX_REFERENCE_CHARS)
+        pair["reference"] = reference
+    contexts: Any = row.record.get("contexts")
+    if row.contexts_text is not None:
+        try:
+            contexts = _csv_contexts(row.contexts_text)
+        except ValueError as exc:
+            wrong.append(str(exc))
+            return
+    if contexts is not None:
+        _check_contexts(contexts, wrong)
+        pair["contexts"] = contexts
 
 
 def read_pairs(path: Path) -> list[dict[str, Any]]:
@@ -229,7 +300,7 @@ def read_pairs(path: Path) -> list[dict[str, Any]]:
         raise ClientError(
             f"{path}: cannot tell the format from the extension {path.suffix or '(none)'!r}: "
             "name the file .jsonl (one JSON object a line) or .csv (a header row: input, "
-            "output, id, labels)",
+            "output, id, labels, reference, contexts)",
             EXIT_USAGE,
         )
     raw = read_bytes(path)

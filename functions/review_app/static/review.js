@@ -16,6 +16,8 @@ import {agreementBlock} from "./evaluations.js";
 import {announce, empty, heading, isAbort, loading} from "./ui.js";
 
 const BATCH = 10;
+// Contexts up to this many characters are shown open; longer ones closed.
+const SHORT_CONTEXT = 300;
 const VOTES = [
   {value: 1, key: "+", label: "Meets (+1)", said: "meets"},
   {value: -1, key: "-", label: "Does not meet (−1)", said: "does not meet"},
@@ -35,7 +37,7 @@ export function reviewPage(context) {
   const blind = queueName === "audit";
   heading(main, "Review");
   const state = {
-    items: [], // {pair_id, input, output, score, reason, vote, comment}
+    items: [], // {pair_id, input, output, reference?, contexts?, score, reason, vote, comment}
     index: 0,
     unvoted: null, // pairs not voted on by this person, when the queue was last read
     votedNow: 0, // votes cast on this page that were the pair's first
@@ -159,6 +161,8 @@ export function reviewPage(context) {
       slot,
       h("section", {class: "text", "aria-label": "Input"}, h("h2", {}, "Input"), textBlock(item.input)),
       h("section", {class: "text", "aria-label": "Output"}, h("h2", {}, "Output"), textBlock(item.output)),
+      referenceBlock(item.reference),
+      contextsBlock(item.contexts),
       h("div", {class: "votes", role: "group", "aria-label": "Your vote"}, ...voteButtons),
       h("p", {class: "help keys"}, "Keys: + meets, - does not meet, 0 unsure, n next pair, p previous pair."),
       h("div", {class: "comment"}, h("label", {for: "comment"}, "Comment"), comment),
@@ -177,6 +181,38 @@ export function reviewPage(context) {
       return h("p", {class: "muted"}, "This pair is no longer in the dataset.");
     }
     return h("pre", {tabindex: "0"}, text);
+  }
+
+  // The answer the pair should give, when it was written with one (E10).
+  function referenceBlock(reference) {
+    if (typeof reference !== "string") return null;
+    return h("section", {class: "text", "aria-label": "Reference"}, h("h2", {}, "Reference"), textBlock(reference));
+  }
+
+  // What the app retrieved to answer, in rank order, when the pair was written with it (E10):
+  // one disclosure per context, a long one closed until it is opened (Enter or Space on its
+  // summary), so that twenty long contexts do not push the vote off the screen.
+  function contextsBlock(contexts) {
+    if (!Array.isArray(contexts)) return null;
+    const count = contexts.length;
+    const said = count === 1 ? "1 context" : `${num(count, 0)} contexts`;
+    const section = h("section", {class: "text contexts", "aria-label": "Contexts"}, h("h2", {}, `Contexts (${said}, in rank order)`));
+    if (!count) {
+      section.append(h("p", {class: "muted"}, "The app retrieved nothing for this pair."));
+      return section;
+    }
+    contexts.forEach((context, index) => {
+      const text = String(context);
+      section.append(
+        h(
+          "details",
+          {class: "context", open: text.length <= SHORT_CONTEXT},
+          h("summary", {}, `Context ${index + 1} of ${count} · ${num(text.length, 0)} characters`),
+          h("pre", {tabindex: "0"}, text),
+        ),
+      );
+    });
+    return section;
   }
 
   async function vote(value) {

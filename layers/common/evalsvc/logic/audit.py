@@ -45,6 +45,9 @@ class AuditPair:
     output: str | None
     score: float
     reason: str
+    # E10: the pair's, when it was written with them (and is still there).
+    reference: str | None = None
+    contexts: list[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,8 @@ def audit_sample(
                 output=pair.output if pair else None,
                 score=score,
                 reason=scores.reasons[metric_idx],
+                reference=pair.reference if pair else None,
+                contexts=pair.contexts if pair else None,
             )
         )
     return AuditSample(results_id, metric_idx, result.definitions[metric_idx], unvoted, sample)

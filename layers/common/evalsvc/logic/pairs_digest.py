@@ -10,14 +10,22 @@ The canonical form, version 1:
     pair_digest(p) = SHA-256(b"evalsvc-pair-v1\\x00" + field(id) + field(input) + field(output)
                              + len(labels) as 4 bytes big-endian + field(label) for each label,
                              in order + optional(input_media)
-                             + optional(system_prompt_template))
+                             + optional(system_prompt_template)
+                             + field("reference") + field(reference), only when it has one
+                             + field("contexts") + len(contexts) as 4 bytes big-endian
+                               + field(context) for each context, in order, only when it has
+                               them)
     pairs_digest   = hex SHA-256(b"evalsvc-pairs-v1\\x00" + n as 8 bytes big-endian
                                  + the n pair digests sorted bytewise, concatenated)
 
 Every text is length-prefixed, so no two different pairs share an encoding ("ab" + "c" is not
-"a" + "bc"); an absent text is not an empty one. The pair digests are sorted, so the order the
-pairs were read or chunked in does not matter: each chunk of a queued evaluation keeps its
-pairs' 32-byte digests, and the finish sorts them all (3.2 MB for 100,000 pairs).
+"a" + "bc", nor are contexts ["ab", "c"] contexts ["a", "bc"]); an absent text is not an empty
+one, and absent contexts are not an empty list. E10's fields (reference, contexts) come after
+the rest, each named, and only when the pair has them: a pair without them has the digest it
+had before they existed, and a result's pairs_digest stays what it was. The pair digests are
+sorted, so the order the pairs were read or chunked in does not matter: each chunk of a queued
+evaluation keeps its pairs' 32-byte digests, and the finish sorts them all (3.2 MB for 100,000
+pairs).
 """
 
 from __future__ import annotations
@@ -52,6 +60,13 @@ def pair_digest(pair: Pair) -> bytes:
         h.update(_field(label))
     h.update(_optional(pair.input_media))
     h.update(_optional(pair.system_prompt_template))
+    # E10: named and only when present, so a pair without them keeps its digest.
+    if pair.reference is not None:
+        h.update(_field("reference") + _field(pair.reference))
+    if pair.contexts is not None:
+        h.update(_field("contexts") + len(pair.contexts).to_bytes(4, "big"))
+        for context in pair.contexts:
+            h.update(_field(context))
     return h.digest()
 
 

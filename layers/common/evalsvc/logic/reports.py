@@ -205,7 +205,10 @@ def _pair_texts(
             unread = pid in scored.unread
             texts[pid] = PairText(missing=not unread, unread=unread)
         else:
-            texts[pid] = PairText(pair.input, pair.output)
+            contexts = tuple(pair.contexts) if pair.contexts is not None else None
+            texts[pid] = PairText(
+                pair.input, pair.output, reference=pair.reference, contexts=contexts
+            )
     return texts
 
 

@@ -100,6 +100,15 @@ class AuditPairOut(BaseModel):
     output: str | None
     score: float = Field(description="The judge's score on the metric")
     reason: str
+    reference: str | None = Field(
+        default=None,
+        description="Only when the pair was written with a reference: the answer it should give",
+    )
+    contexts: list[str] | None = Field(
+        default=None,
+        description="Only when the pair was written with contexts: what the app retrieved to "
+        "answer, in rank order",
+    )
 
 
 class AuditSampleOut(BaseModel):

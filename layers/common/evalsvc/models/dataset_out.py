@@ -35,6 +35,21 @@ NextCursor = Annotated[
 ]
 
 
+# E10's fields, in a pair's answer only when the pair has them (absent, not null, otherwise: a
+# pair written without them reads as before they existed).
+Reference = Annotated[
+    str | None,
+    Field(description="Only when the pair was written with a reference: the answer it should give"),
+]
+Contexts = Annotated[
+    list[str] | None,
+    Field(
+        description="Only when the pair was written with contexts: what the app retrieved to "
+        "answer, in rank order"
+    ),
+]
+
+
 class SeedPairOut(BaseModel):
     id: str
     input: str
@@ -42,6 +57,8 @@ class SeedPairOut(BaseModel):
     metadata: PairMetadata
     input_media: str | None = None
     system_prompt_template: str | None = None
+    reference: Reference = None
+    contexts: Contexts = None
 
 
 class SeedDatasetOut(BaseModel):
@@ -56,6 +73,8 @@ class SyntheticPairOut(BaseModel):
     id: str
     input: str
     output: str
+    reference: Reference = None
+    contexts: Contexts = None
 
 
 class SyntheticDatasetOut(BaseModel):

@@ -64,6 +64,15 @@ class ResultPairOut(BaseModel):
     system_prompt_template: str | None = Field(
         default=None, description="Only when the pair was written with a system_prompt_template"
     )
+    reference: str | None = Field(
+        default=None,
+        description="Only when the pair was written with a reference: the answer it should give",
+    )
+    contexts: list[str] | None = Field(
+        default=None,
+        description="Only when the pair was written with contexts: what the app retrieved to "
+        "answer, in rank order",
+    )
 
 
 class ResultPairsOut(BaseModel):

@@ -24,7 +24,8 @@ class PairText:
     in the dataset, `changed` when it was written again after the evaluation (its text now is
     not what was scored: only for a result stored before it pinned its dataset version),
     `unread` when reading it would have passed what one report reads, or its time; `expired`
-    (the reason, naming the day) when the version the result scored is past its retention."""
+    (the reason, naming the day) when the version the result scored is past its retention.
+    `reference` and `contexts` (E10) only when the pair was written with them."""
 
     input: str = ""
     output: str = ""
@@ -32,6 +33,14 @@ class PairText:
     changed: bool = False
     unread: bool = False
     expired: str = ""
+    reference: str | None = None
+    contexts: tuple[str, ...] | None = None
+
+    @property
+    def shown_texts(self) -> int:
+        """How many texts a page shows of the pair: input, output, and its reference and each
+        context when it has them (what the page's text limits are shared among)."""
+        return 2 + (self.reference is not None) + len(self.contexts or ())
 
 
 @dataclass(slots=True)

@@ -84,7 +84,11 @@ def render_comparison(
     """The comparison page, as UTF-8 HTML that `fits` accepts (and within MAX_PAGE_BYTES)."""
     comparison = report.comparison
     changes = comparison.regressions + comparison.improvements
-    limits = Limits.for_counts(texts=4 * len(changes), reasons=2 * len(changes), comments=0)
+    texts = 0
+    for change in changes:
+        moved = report.texts.get(change.pair_id)
+        texts += moved.baseline.shown_texts + moved.candidate.shown_texts if moved else 4
+    limits = Limits.for_counts(texts=texts, reasons=2 * len(changes), comments=0)
     wtl = charts.wins_ties_losses(
         [
             (f"{i + 1}. {m.metric.definition}", m.stats.wins, m.stats.ties, m.stats.losses)

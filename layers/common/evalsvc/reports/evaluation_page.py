@@ -24,7 +24,8 @@ def _limits(report: EvaluationReport) -> Limits:
     comments = sum(
         min(len(p.critiques), CRITIQUES_PER_PAIR) for m in report.metrics for p in m.lowest
     )
-    return Limits.for_counts(texts=2 * shown, reasons=shown, comments=comments + LISTED_CRITIQUES)
+    texts = sum(p.text.shown_texts for m in report.metrics for p in m.lowest)
+    return Limits.for_counts(texts=texts, reasons=shown, comments=comments + LISTED_CRITIQUES)
 
 
 def _forest(report: EvaluationReport) -> charts.Forest | None:

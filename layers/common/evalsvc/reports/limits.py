@@ -13,6 +13,9 @@ PAIR_TEXT_BUDGET = 2_000_000
 REASON_BUDGET = 700_000
 COMMENT_BUDGET = 500_000
 WORST_BYTES_PER_CHAR = 6
+# A pair's context (E10) of at most this many characters is shown open; a longer one is a
+# closed disclosure, so that twenty long contexts do not bury the page.
+SHORT_CONTEXT_CHARS = 300
 
 
 class Limits(NamedTuple):

@@ -23,7 +23,7 @@ from markupsafe import Markup
 
 from evalsvc.core.identifiers import format_ms
 from evalsvc.reports import charts, filters
-from evalsvc.reports.limits import MAX_PAGE_BYTES, Limits
+from evalsvc.reports.limits import MAX_PAGE_BYTES, SHORT_CONTEXT_CHARS, Limits
 
 _TEMPLATES = Path(__file__).parent / "templates"
 COMPILED = Path(__file__).parent / "compiled"
@@ -54,6 +54,8 @@ def _environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
         when=format_ms,
     )
     env.globals["short"] = charts.short
+    # A context of at most this many characters is shown open, a longer one closed.
+    env.globals["short_context"] = SHORT_CONTEXT_CHARS
     return env
 
 

@@ -16,6 +16,21 @@ from evalsvc.models.common import error_responses
 router = APIRouter(route_class=AuthenticatedRoute, tags=["agreement"])
 
 
+def _pair_out(pair: audit.AuditPair) -> dict[str, object]:
+    out: dict[str, object] = {
+        "pair_id": pair.pair_id,
+        "input": pair.input,
+        "output": pair.output,
+        "score": pair.score,
+        "reason": pair.reason,
+    }
+    if pair.reference is not None:
+        out["reference"] = pair.reference
+    if pair.contexts is not None:
+        out["contexts"] = pair.contexts
+    return out
+
+
 @router.get(
     "/evaluation/{id}/audit_sample",
     response_model=AuditSampleOut,
@@ -45,16 +60,7 @@ def get_audit_sample(
         "metric_idx": sample.metric_idx,
         "metric": sample.metric,
         "unvoted": sample.unvoted,
-        "pairs": [
-            {
-                "pair_id": p.pair_id,
-                "input": p.input,
-                "output": p.output,
-                "score": p.score,
-                "reason": p.reason,
-            }
-            for p in sample.pairs
-        ],
+        "pairs": [_pair_out(p) for p in sample.pairs],
     }
     return json_response(
         request,

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 
 from evalsvc.api.auth import AuthenticatedRoute, current_identity
 from evalsvc.api.params import PageCursorParam, list_limit
-from evalsvc.api.responses import json_response
+from evalsvc.api.responses import json_response, or_gzip
 from evalsvc.logic import reproduce
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
@@ -28,6 +28,10 @@ def _pair_out(pair: Pair) -> dict[str, object]:
         out["input_media"] = pair.input_media
     if pair.system_prompt_template is not None:
         out["system_prompt_template"] = pair.system_prompt_template
+    if pair.reference is not None:
+        out["reference"] = pair.reference
+    if pair.contexts is not None:
+        out["contexts"] = pair.contexts
     return out
 
 
@@ -53,6 +57,5 @@ def get_evaluation_pairs(
 ) -> Response:
     page = reproduce.pairs_page(identity, results_id, limit, cursor)
     content = {"pairs": [_pair_out(pair) for pair in page.pairs], "next_cursor": page.next_cursor}
-    return json_response(
-        request, content, too_large="this page is too large: ask for a smaller limit"
-    )
+    too_large = or_gzip(request, "this page is too large: ask for a smaller limit")
+    return json_response(request, content, too_large=too_large)

@@ -46,5 +46,9 @@ def get_seed_dataset(
             item["input_media"] = pair.input_media
         if pair.system_prompt_template is not None:
             item["system_prompt_template"] = pair.system_prompt_template
+        if pair.reference is not None:
+            item["reference"] = pair.reference
+        if pair.contexts is not None:
+            item["contexts"] = pair.contexts
         data.append(item)
     return dataset_response(request, dataset, data, paged=limit is not None or cursor is not None)

@@ -10,9 +10,18 @@ from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.dataset_out import SyntheticDatasetOut
-from evalsvc.models.datasets import DatasetKind
+from evalsvc.models.datasets import DatasetKind, Pair
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["synthetic datasets"])
+
+
+def _pair_out(pair: Pair) -> dict[str, object]:
+    out: dict[str, object] = {"id": pair.id, "input": pair.input, "output": pair.output}
+    if pair.reference is not None:
+        out["reference"] = pair.reference
+    if pair.contexts is not None:
+        out["contexts"] = pair.contexts
+    return out
 
 
 @router.get(
@@ -35,5 +44,5 @@ def get_synthetic_dataset(
         limit=limit,
         cursor=cursor,
     )
-    data = [{"id": p.id, "input": p.input, "output": p.output} for p in dataset.pairs]
+    data = [_pair_out(pair) for pair in dataset.pairs]
     return dataset_response(request, dataset, data, paged=limit is not None or cursor is not None)

@@ -1,11 +1,18 @@
 """How dataset headers and pairs are stored as items: a pair too large for one item is a
-head item plus compressed parts; a long system prompt is kept apart (storage.texts)."""
+head item plus compressed parts; a long system prompt is kept apart (storage.texts).
+
+A pair's head item holds its key, order, size and labels, and, while they are small enough
+(INLINE_LIMIT), its texts as attributes: `input`, `output`, and when the pair has them
+`input_media`, `system_prompt_template`, `reference` (a string) and `contexts` (a list of
+strings, kept in order). Past the limit those texts are one JSON object, compressed and cut
+into part items. A field the pair does not have is absent from both forms, so a pair written
+without the E10 fields is stored exactly as before them; `contexts: []` is kept (an empty list
+attribute, or `[]` in the JSON) and read back as [], not as absent."""
 
 from __future__ import annotations
 
 import json
 import zlib
-from typing import Any
 
 from evalsvc.models.datasets import (
     DatasetHeader,
@@ -80,13 +87,25 @@ def header_item(header: DatasetHeader, prompt: Item | None = None) -> Item:
     return item
 
 
-def _pair_body(pair: Pair) -> dict[str, Any]:
-    body: dict[str, Any] = {"input": pair.input, "output": pair.output}
+def _pair_body(pair: Pair) -> dict[str, str | list[str]]:
+    body: dict[str, str | list[str]] = {"input": pair.input, "output": pair.output}
     if pair.input_media is not None:
         body["input_media"] = pair.input_media
     if pair.system_prompt_template is not None:
         body["system_prompt_template"] = pair.system_prompt_template
+    if pair.reference is not None:
+        body["reference"] = pair.reference
+    if pair.contexts is not None:
+        body["contexts"] = list(pair.contexts)
     return body
+
+
+def _texts(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else value
+
+
+def _attribute(value: str | list[str]) -> Item:
+    return s(value) if isinstance(value, str) else dynamo.ss_list(value)
 
 
 def pair_items(pk: str, pair: Pair, ord_: str) -> list[Item]:
@@ -95,12 +114,13 @@ def pair_items(pk: str, pair: Pair, ord_: str) -> list[Item]:
     if pair.labels:
         head["labels"] = dynamo.ss_list(pair.labels)
     body = _pair_body(pair)
+    texts = [text for value in body.values() for text in _texts(value)]
     # Characters are at most 4 bytes of UTF-8: count exactly only when that bound is too big.
-    size = sum(len(v) for v in body.values()) * 4
+    size = sum(len(v) for v in texts) * 4
     if size >= INLINE_LIMIT:
-        size = sum(len(v.encode()) for v in body.values())
+        size = sum(len(v.encode()) for v in texts)
     if size < INLINE_LIMIT:
-        head.update({k: s(v) for k, v in body.items()})
+        head.update({k: _attribute(v) for k, v in body.items()})
         return [head]
     blob = zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 6)
     parts = [blob[i : i + PART_BYTES] for i in range(0, len(blob), PART_BYTES)]
@@ -133,6 +153,8 @@ def pair_from_item(item: Item) -> Pair:
         input_media=get_s(item, "input_media"),
         system_prompt_template=get_s(item, "system_prompt_template"),
         created_ms=ord_ms(item["ord"]["S"]),
+        reference=get_s(item, "reference"),
+        contexts=get_list(item, "contexts") if "contexts" in item else None,
     )
 
 
@@ -154,6 +176,8 @@ def load_parts(pk: str, pair: Pair, part_count: int) -> None:
     pair.output = body["output"]
     pair.input_media = body.get("input_media")
     pair.system_prompt_template = body.get("system_prompt_template")
+    pair.reference = body.get("reference")
+    pair.contexts = body.get("contexts")
 
 
 class TornRead(Exception):
