@@ -1,0 +1,204 @@
+"""E10 end to end through the routes: pairs with a reference and contexts scored on the reference
+checks, the rag: metrics and a question (the OpenAI-compatible fake judge on 127.0.0.1: a claim
+is a sentence, supported when all its words are in the contexts); pairs without what a metric
+needs are not applicable, everywhere the scores are read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import point_service_at
+from tests.fake_judge import FakeJudge
+from tests.integration.conftest import Tenant, ok
+
+CONTEXTS = ["Paris is a city in France.", "The Seine runs through Paris and Rouen."]
+METRICS = [
+    "check:exact_match",
+    "check:token_f1",
+    "check:rouge_l",
+    "check:chrf",
+    "rag:faithfulness",
+    "rag:context_recall",
+    "Does the output say please?",
+]
+TOKEN_F1, FAITHFULNESS, RECALL, QUESTION = 1, 4, 5, 6
+
+
+@pytest.fixture
+def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    fake = FakeJudge()
+    with fake.running():
+        point_service_at(
+            {
+                "EVALSVC_LLM": "openai:fake-judge",
+                "EVALSVC_OPENAI_BASE_URL": fake.base_url,
+                "EVALSVC_OPENAI_API_KEY": "sk-test-not-a-real-key",
+                "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
+            },
+            monkeypatch,
+        )
+        yield fake
+
+
+def seed(tenant: Tenant, dataset: str = "docs") -> None:
+    data = [
+        {
+            "id": "a",
+            "input": "Tell me about Paris.",
+            "output": "Paris is in France. The Seine runs through Paris.",
+            "reference": "Paris is in France.",
+            "contexts": CONTEXTS,
+        },
+        {
+            "id": "b",
+            "input": "Tell me about Paris.",
+            "output": "Paris is in France. Paris has ten million cats.",
+            "reference": "Paris is a city in France.",
+            "contexts": CONTEXTS,
+        },
+        {"id": "c", "input": "hi", "output": "Please sit."},  # neither field
+        {"id": "d", "input": "hi", "output": "Paris is in France.", "contexts": CONTEXTS},
+    ]
+    ok(tenant.post(f"/data/seed/{dataset}", {"data": data}))
+
+
+def test_not_applicable_pairs_are_counted_apart_everywhere_the_scores_are_read(
+    acme: Tenant, judge: FakeJudge
+) -> None:
+    seed(acme)
+    metrics_id = ok(acme.post("/specify_questions", {"metrics": METRICS})).json()["metrics_id"]
+
+    answer = ok(acme.post("/evaluate", {"seed_data_id": "docs", "metrics_id": metrics_id})).json()
+
+    scores = answer["scores"]
+    # a, b have a reference; c, d do not. a, b, d have contexts. Every pair meets a question.
+    assert [s["not_applicable"] for s in scores] == [2, 2, 2, 2, 1, 2, 0]
+    # Faithfulness: a's two claims are supported; b's second is not; d's one is.
+    faithfulness = scores[FAITHFULNESS]
+    assert faithfulness["min_score"] == 3.0 and faithfulness["max_score"] == 5.0
+    assert faithfulness["mean_score"] == pytest.approx((5 + 3 + 5) / 3)
+    lowest = faithfulness["lowest_scoring_pairs"]
+    assert [p["pair_id"] for p in lowest] == ["b", "a", "d"]
+    assert "1 of 2 claims" in lowest[0]["score_reason"]
+    assert "Paris has ten million cats" in lowest[0]["score_reason"]
+    # A metric's lowest pairs are only those it scored.
+    assert {p["pair_id"] for p in scores[TOKEN_F1]["lowest_scoring_pairs"]} == {"a", "b"}
+    # At most two judge calls a pair and rag: metric (c is asked nothing for them).
+    # 4 questions; faithfulness lists and checks the claims of a, b and d (3 x 2), context
+    # recall of a and b (2 x 2): exactly two calls a pair and rag: metric, none for c.
+    assert len(judge.requests) == 4 + 3 * 2 + 2 * 2
+
+    results_id = answer["eval_results_id"]
+    stored = ok(acme.get(f"/evaluation/{results_id}?includeAllScores=true")).json()
+    assert stored["score_not_applicable"] == [2, 2, 2, 2, 1, 2, 0]
+    assert [len(metric) for metric in stored["all_scored_pairs"]] == [2, 2, 2, 2, 3, 2, 4]
+    assert {p["pair_id"] for p in stored["all_scored_pairs"][RECALL]} == {"a", "b"}
+    assert stored["score_means"][FAITHFULNESS] == pytest.approx((5 + 3 + 5) / 3)
+    assert sum(stored["score_histograms"][FAITHFULNESS]) == 3
+
+    # No audit draw and no vote on a pair a metric does not apply to.
+    sample = ok(
+        acme.get(f"/evaluation/{results_id}/audit_sample?metric_idx={TOKEN_F1}&n=10")
+    ).json()
+    assert {p["pair_id"] for p in sample["pairs"]} == {"a", "b"}
+    refused = acme.put(
+        f"/vote_eval_pair/{results_id}", {"pair_id": "c", "metric_idx": TOKEN_F1, "vote": 1}
+    )
+    assert refused.status_code == 400
+    assert "not applicable" in refused.json()["error"]
+
+    # The report says how many pairs each metric left out.
+    report = acme.get(f"/evaluation/{results_id}/report")
+    assert report.status_code == 200
+    assert "Not applicable" in report.text
+
+
+def test_a_metric_no_pair_applies_to_has_null_statistics(acme: Tenant, judge: FakeJudge) -> None:
+    ok(acme.post("/data/seed/bare", {"data": [{"id": "x", "input": "q", "output": "a"}]}))
+    metrics_id = ok(
+        acme.post("/specify_questions", {"metrics": ["check:non_empty", "check:rouge_l"]})
+    ).json()["metrics_id"]
+
+    answer = ok(acme.post("/evaluate", {"seed_data_id": "bare", "metrics_id": metrics_id})).json()
+
+    rouge = answer["scores"][1]
+    assert rouge["not_applicable"] == 1
+    assert rouge["mean_score"] is None and rouge["ci_low"] is None
+    assert rouge["lowest_scoring_pairs"] == []
+    stored = ok(acme.get(f"/evaluation/{answer['eval_results_id']}")).json()
+    assert stored["score_means"] == [5.0, None]
+    assert stored["score_confidence_intervals"][1] is None
+    assert stored["score_not_applicable"] == [0, 1]
+
+
+def test_a_comparison_counts_a_pair_only_where_both_runs_scored_it(
+    acme: Tenant, judge: FakeJudge
+) -> None:
+    seed(acme, "before")
+    metrics_id = ok(acme.post("/specify_questions", {"metrics": ["check:token_f1"]})).json()[
+        "metrics_id"
+    ]
+    before = ok(acme.post("/evaluate", {"seed_data_id": "before", "metrics_id": metrics_id})).json()
+    # The candidate gains a reference for c, and a better answer for b.
+    after = [
+        {
+            "id": "a",
+            "input": "q",
+            "output": "Paris is in France.",
+            "reference": "Paris is in France.",
+        },
+        {
+            "id": "b",
+            "input": "q",
+            "output": "Paris is a city in France.",
+            "reference": "Paris is a city in France.",
+        },
+        {"id": "c", "input": "q", "output": "Please sit.", "reference": "Please sit."},
+        {"id": "d", "input": "q", "output": "Paris."},
+    ]
+    ok(acme.post("/data/seed/after", {"data": after}))
+    candidate = ok(
+        acme.post("/evaluate", {"seed_data_id": "after", "metrics_id": metrics_id})
+    ).json()
+
+    compared = ok(
+        acme.post(
+            "/compare",
+            {
+                "baseline_id": before["eval_results_id"],
+                "candidate_id": candidate["eval_results_id"],
+            },
+        )
+    ).json()
+
+    metric = compared["metrics"][0]
+    assert compared["pairs_matched"] == 4
+    assert metric["n"] == 2  # a and b: c and d were not scored by both
+    assert metric["not_applicable"] == 2
+
+
+def test_metric_sets_refuse_unknown_and_unconfigured_document_metrics(acme: Tenant) -> None:
+    for definition, expected in (
+        ("rag:faithfullness", "unknown rag: metric"),
+        ("embed:cosine", "unknown embed: metric"),
+        ("embed:similarity", "EVALSVC_EMBEDDINGS"),
+        ("check:token_f1:3", "takes no argument"),
+    ):
+        response = acme.post("/specify_questions", {"metrics": [definition]})
+        assert response.status_code == 400, definition
+        assert expected in response.json()["error"], response.json()
+
+
+def test_questions_see_the_reference_and_contexts_as_data(acme: Tenant, judge: FakeJudge) -> None:
+    seed(acme)
+    metrics_id = ok(acme.post("/specify_questions", {"metrics": [METRICS[QUESTION]]})).json()[
+        "metrics_id"
+    ]
+    ok(acme.post("/evaluate", {"seed_data_id": "docs", "metrics_id": metrics_id}))
+    prompts = [r["messages"][-1]["content"] for r in judge.requests]
+    with_documents = [p for p in prompts if "<contexts>" in p]
+    assert len(with_documents) == 3  # a, b and d have contexts; c is asked as before
+    bare = [p for p in prompts if "<contexts>" not in p and "<reference>" not in p]
+    assert len(bare) == 1 and "Please sit." in bare[0]
