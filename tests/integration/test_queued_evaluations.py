@@ -21,7 +21,7 @@ from evalsvc_tools.local.workers import QueueConsumer, drain
 from tests import dataset_stream, pathological
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge, service_env
-from tests.integration.conftest import Tenant
+from tests.integration.conftest import Tenant, ok
 from tests.lambda_support import handler_of
 from tests.work_queue import MAX_RECEIVES, FailsFirst, Work
 
@@ -594,3 +594,38 @@ def test_a_count_that_committed_but_lost_its_answer_is_not_counted_twice(
     assert lost and lost[0] is not None  # the first count committed
     done = read(acme, results_id)
     assert (done["status"], done["pairs_done"], done["pair_count"]) == ("complete", 1000, 1000)
+
+
+def test_not_applicable_pairs_count_the_same_through_the_queue_as_inline(
+    acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given 1,200 pairs, every third without a reference, scored on two reference checks and
+    # a check of every pair, 100 pairs a chunk, clustered by input
+    point_service_at({"EVALSVC_CHUNK_CHECKS": "300"}, monkeypatch)
+    data = seeded_pairs(1200)
+    for i, pair in enumerate(data):
+        if i % 3:
+            pair["reference"] = " ".join(reversed(pair["output"].split()))
+    ok(acme.post("/data/seed/big", {"data": data}))
+    definitions = ["check:token_f1", "check:rouge_l", "check:max_words:6"]
+    metrics_id = ok(acme.post("/specify_questions", {"metrics": definitions})).json()["metrics_id"]
+    body = {"seed_data_id": "big", "metrics_id": metrics_id, "cluster_by": "input"}
+
+    results_id = queue_async(acme, body)
+    work.drain()
+
+    done = read(acme, results_id, all_scores=True)
+    assert done["status"] == "complete"
+    assert done["score_not_applicable"] == [400, 400, 0]
+    assert [len(m) for m in done["all_scored_pairs"]] == [800, 800, 1200]
+    # …and exactly the figures of the same evaluation inside one request
+    monkeypatch.delenv("EVALSVC_WORK_QUEUE_URL")
+    point_service_at({}, monkeypatch)
+    inline = read(
+        acme,
+        ok(acme.post("/evaluate", body)).json()["eval_results_id"],
+        all_scores=True,
+    )
+    assert_same_statistics(done, inline)
+    assert done["score_not_applicable"] == inline["score_not_applicable"]
+    assert done["score_clustered"] == inline["score_clustered"]
