@@ -35,6 +35,9 @@ CALL_OVERHEAD_TOKENS = 512
 EXPECTED_VERDICT_TOKENS = 150
 # Bytes of text a token is expected to cover (a token covers at least one: the bound).
 EXPECTED_BYTES_PER_TOKEN = 4
+# What an embeddings model may add to each text it embeds, in tokens (its start and end
+# markers, a task's prefix), besides CALL_OVERHEAD_TOKENS a call.
+EMBEDDING_TEXT_OVERHEAD_TOKENS = 16
 
 
 @dataclass(slots=True)
@@ -193,8 +196,9 @@ class Bound:
         )
 
     def attempt_most(self) -> Usage:
-        """The room to hold for one attempt of the calls."""
-        known = self.attempt_input_max and self.attempt_output_max
+        """The room to hold for one attempt of the calls (an embeddings model's attempt
+        asks for no output: its room's is 0)."""
+        known = self.attempt_input_max > 0
         return Usage(
             1,
             0,
@@ -242,6 +246,21 @@ def calls_bound(
         attempt_input_max=largest + CALL_OVERHEAD_TOKENS if calls else 0,
         attempt_output_max=max_tokens if calls else 0,
     )
+
+
+def embeddings_bound(
+    texts: int,
+    calls: int,
+    sent_bytes: int,
+    attempts: int,
+    largest_call_bytes: int | None = None,
+) -> Bound:
+    """The bound of `calls` planned calls of an embeddings model that embed `texts` texts of
+    `sent_bytes` in all, each call perhaps made `attempts` times: input tokens only, one token
+    a byte, with each text's markers (EMBEDDING_TEXT_OVERHEAD_TOKENS) and each call's overhead
+    on top. `largest_call_bytes`, when known: the largest call's bytes and its texts' markers."""
+    sent = sent_bytes + texts * EMBEDDING_TEXT_OVERHEAD_TOKENS
+    return calls_bound(calls, sent, 0, attempts, 0, largest_call_bytes)
 
 
 class Keeper(Protocol):

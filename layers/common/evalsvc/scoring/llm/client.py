@@ -100,6 +100,8 @@ class Calls:
 
     def __init__(self, name: str, settings: Settings, deadline: Deadline | None = None) -> None:
         self.name = name
+        # What the recent latency of its calls is kept under (LATENCY).
+        self.latency_key = name
         self.max_attempts = max(1, settings.judge_max_attempts)
         self.base_delay = settings.judge_retry_base_seconds
         self.concurrency = max(1, settings.judge_concurrency)
@@ -114,7 +116,7 @@ class Calls:
 
     def expected_call_seconds(self) -> float | None:
         """How long a call is expected to take, from this process's recent calls."""
-        return LATENCY.expected(self.name)
+        return LATENCY.expected(self.latency_key)
 
     def _timeout(self, problem: str, attempt: int, retry_after: float | None) -> float:
         """The timeout of the next call; LLMOutOfTime when it could not finish in time."""
