@@ -334,3 +334,18 @@ def test_titan_vectors_of_other_dimensions_than_asked_are_unusable(titan: Stubbe
         JudgeFailed, match="vectors of 1024 dimensions, where this model's have 256"
     ):
         run([("z", "z")])
+
+
+def test_a_5xx_saying_a_text_is_too_large_is_not_asked_again(server: FakeJudge) -> None:
+    # llama-server's answer to a text longer than its batch
+    too_large = "input (900 tokens) is too large to process. increase the physical batch size"
+    server.embeddings = lambda request: (
+        500,
+        json.dumps({"error": {"code": 500, "message": too_large, "type": "server_error"}}),
+    )
+
+    with pytest.raises(JudgeFailed) as raised:
+        run([("a", "b")])
+
+    assert f"after 1 attempts: it refused the texts (HTTP 500: {too_large})" in str(raised.value)
+    assert len(server.embedding_requests) == 1

@@ -411,6 +411,7 @@ def test_a_refused_text_is_not_asked_again_and_is_named() -> None:
         (lambda texts: Embedded([[1.0, 2.0], [1.0]], 3), "not all of the same dimensions"),
         (lambda texts: Embedded([[1.0, "2"], [1.0, 2.0]], 3), "other than numbers"),
         (lambda texts: Embedded([[], []], 3), "not a list"),
+        (lambda texts: Embedded([[[1.0], [2.0]], [[1.0]]], 3), "a vector for each token"),
     ],
 )
 def test_an_unusable_answer_is_retried_then_fails(answer: Any, problem: str) -> None:

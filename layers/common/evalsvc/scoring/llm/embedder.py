@@ -80,6 +80,12 @@ def read_vectors(values: Any, count: int) -> list[list[float]]:
         raise InvalidAnswer(f"{given} vectors for {count} texts")
     vectors: list[list[float]] = []
     for vector in values:
+        if isinstance(vector, list) and vector and isinstance(vector[0], list):
+            # llama.cpp's servers answer so for a model without pooling (a chat model).
+            raise InvalidAnswer(
+                "a vector for each token of a text, not one for the text: the model pools "
+                "nothing (an embeddings model, or llama-server's --pooling mean, gives one)"
+            )
         if not isinstance(vector, list) or not vector or len(vector) > MAX_DIMENSIONS:
             raise InvalidAnswer("an embedding is not a list of at most 65,536 numbers")
         if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in vector):

@@ -7,6 +7,7 @@ OpenAI, vLLM, Ollama, llama.cpp's llama-server (`--embeddings`) and llama-cpp-py
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,9 @@ from evalsvc.scoring.llm.provider import InvalidAnswer, RetryableError, reported
 
 # Statuses that refuse what the request carries (a text too long, an input not taken).
 REFUSALS = frozenset({400, 413, 422})
+# A 5xx that says a text is too large for the model: llama-server answers 500 "input (N tokens)
+# is too large to process" for a text longer than its batch. Asked again, it would be again.
+TOO_LARGE = re.compile(r"too (large|long)|exceeds|larger than", re.IGNORECASE)
 
 
 class OpenAIEmbeddings:
@@ -45,10 +49,10 @@ class OpenAIEmbeddings:
         status, raw, wait = self._http.post("embeddings", payload, timeout)
         if status in (401, 403):
             raise self._http.refused_credentials(status)
+        if status in REFUSALS or (status >= 500 and TOO_LARGE.search(_detail(raw))):
+            raise EmbeddingRefused(f"HTTP {status}: {_detail(raw)}")
         if status == 429 or (status >= 500 and status != 501):
             raise RetryableError(f"the embeddings model answered HTTP {status}", retry_after=wait)
-        if status in REFUSALS:
-            raise EmbeddingRefused(f"HTTP {status}: {_detail(raw)}")
         if status != 200:
             # No such model or route (404), not served (llama-server without --embeddings
             # answers 501): asking again cannot help.
