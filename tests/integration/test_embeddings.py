@@ -322,7 +322,8 @@ def test_titan_refusing_a_text_names_its_item(titan: Stubber) -> None:
 
     assert str(raised.value) == (
         f"the embeddings model bedrock:{TITAN} failed on item 0's output after 1 attempts: it "
-        "refused the texts (Bedrock answered ValidationException); nothing was stored"
+        "refused the texts (Bedrock answered ValidationException: Too many input tokens); "
+        "nothing was stored"
     )
 
 

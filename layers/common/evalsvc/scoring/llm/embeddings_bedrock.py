@@ -67,7 +67,8 @@ class BedrockEmbeddings:
             if code == "ValidationException":
                 # What the call carries: a text too long (over 50,000 characters, or 8,192
                 # tokens), an empty one, dimensions the model does not make.
-                raise EmbeddingRefused(f"Bedrock answered {code}") from exc
+                said = str(exc.response.get("Error", {}).get("Message", ""))[:200]
+                raise EmbeddingRefused(f"Bedrock answered {code}: {said}") from exc
             raise ProviderUnavailable(
                 f"Bedrock refused the call ({code}); check EVALSVC_EMBEDDINGS and model access"
             ) from exc
