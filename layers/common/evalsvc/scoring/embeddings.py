@@ -218,7 +218,7 @@ class SimilarityRun:
         self._embedder = embeddings.embedder
         self._plan = plan
         self._result: dict[int, Score] | None = None
-        self._embedder.meter.record(cache_hits=plan.hits)
+        self._embedder.meter.record(cache_hits=plan.hits, model=self._embedder.name)
         self._pool: ThreadPoolExecutor | None = None
         self._futures: list[Future[list[array[float]] | None]] = []
         if plan.calls:
