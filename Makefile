@@ -19,7 +19,7 @@ help:
 	@echo "make axe    install axe-core (npm ci, pinned by tests/browser/package-lock.json) for the browser tests"
 	@echo "make screenshots  redraw the review app's screenshots in docs/screenshots (the README shows them)"
 	@echo "make bench  print the DynamoDB call counts, cold import and queued-work figures"
-	@echo "make test-real-llm  the whole loop against a real model (llama-cpp-python's server, SmolLM2-135M)"
+	@echo "make test-real-llm  the whole loop against a real model (llama-cpp-python's server and llama-server, SmolLM2-135M), and its embeddings"
 	@echo "make fuzz   a longer, randomised schemathesis run (make test runs a fixed-seed one)"
 	@echo "make openapi regenerate docs/openapi.json"
 	@echo "make templates compile the report templates into layers/common/evalsvc/reports/compiled"
@@ -173,7 +173,9 @@ $(REAL_LLM_LLAMA_SERVER): | $(REAL_LLM_VENV)/.installed
 	mkdir -p "$(REAL_LLM_WHEELS)"; cp "$$work/build/bin/llama-server" "$@.tmp"; mv "$@.tmp" "$@"
 
 # The loop of tests/real_llm through the local server, against each real server, with the
-# per-feature figures printed.
+# per-feature figures printed; and the embeddings client against each server serving
+# /v1/embeddings from the same model (tests/real_llm/test_embeddings.py: llama-server with
+# --embeddings --pooling mean, llama-cpp-python's with --embedding true, mean-pooled).
 test-real-llm: venv $(REAL_LLM_VENV)/.installed $(REAL_LLM_LLAMA_SERVER)
 	EVALSVC_REAL_LLM_PYTHON=$(REAL_LLM_VENV)/bin/python EVALSVC_REAL_LLAMA_SERVER=$(REAL_LLM_LLAMA_SERVER) \
 		$(BIN)/pytest tests/real_llm -q -s -p no:xdist

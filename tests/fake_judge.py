@@ -1,6 +1,8 @@
 """A fake OpenAI-compatible judge on 127.0.0.1: `POST /v1/chat/completions`, answers scripted
 per test (status, content), with a fixed latency if asked, taking structured output the way one
-family of servers does (FAMILIES): what it refuses, and how its answer comes back.
+family of servers does (FAMILIES): what it refuses, and how its answer comes back. It serves
+`POST /v1/embeddings` too: by default a hashed bag of words (`hashed_embeddings`: texts sharing
+words have close vectors), or answers scripted per test like the judge's.
 
 The rag: metrics' two calls (scoring.rag) are answered so that a test can predict the score:
 the claims of a text are its sentences (`sentences`), and a claim is supported when each of its
@@ -261,6 +263,89 @@ def byte_usage(request: dict[str, Any], content: str) -> dict[str, int]:
     }
 
 
+# The dimensions of the fake's vectors.
+EMBEDDING_DIMENSIONS = 64
+
+
+def bag_of_words(text: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[float]:
+    """A deterministic vector of `text`: each word (lower-cased) adds ±1 at a place its hash
+    picks, so texts sharing words are alike and texts sharing none are nearly orthogonal; a
+    text without words is the zero vector."""
+    vector = [0.0] * dimensions
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.sha256(word.encode("utf-8", "surrogatepass")).digest()
+        place = int.from_bytes(digest[:4], "big") % dimensions
+        vector[place] += 1.0 if digest[4] & 1 else -1.0
+    return vector
+
+
+def embedding_tokens(texts: list[str]) -> int:
+    """Tokens as a word-level tokenizer with start and end markers might count them."""
+    return sum(len(re.findall(r"\w+|[^\w\s]", text)) + 2 for text in texts)
+
+
+def embeddings_reply(vectors: list[list[float]], prompt_tokens: int | None = None) -> str:
+    """The body of an OpenAI embeddings answer holding `vectors` (and `usage` when counted)."""
+    reply: dict[str, Any] = {
+        "object": "list",
+        "model": "fake-embeddings",
+        "data": [
+            {"object": "embedding", "index": index, "embedding": vector}
+            for index, vector in enumerate(vectors)
+        ],
+    }
+    if prompt_tokens is not None:
+        reply["usage"] = {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens}
+    return json.dumps(reply)
+
+
+def input_texts(request: dict[str, Any]) -> list[str]:
+    """The texts an embeddings request carries (one string or a list of them)."""
+    texts = request.get("input", [])
+    return [texts] if isinstance(texts, str) else [str(text) for text in texts]
+
+
+def hashed_embeddings(request: dict[str, Any]) -> Answer:
+    """Every text's bag_of_words vector, with its tokens counted; a text no server takes (an
+    empty one) is a 400, as OpenAI's is."""
+    texts = input_texts(request)
+    if any(not text for text in texts):
+        return _error(400, "'$.input' is invalid: an input is empty")
+    vectors = [
+        bag_of_words(text, int(request.get("dimensions", EMBEDDING_DIMENSIONS))) for text in texts
+    ]
+    return 200, embeddings_reply(vectors, embedding_tokens(texts))
+
+
+def refusing_long_texts(most_chars: int) -> Callable[[dict[str, Any]], Answer]:
+    """hashed_embeddings, but a call carrying a text of more than `most_chars` characters is a
+    400 saying it is too long (as a server with a small context says)."""
+
+    def answer(request: dict[str, Any]) -> Answer:
+        if any(len(text) > most_chars for text in input_texts(request)):
+            return _error(400, "the input is too long for the context of this model")
+        return hashed_embeddings(request)
+
+    return answer
+
+
+def failing_first(
+    times: int, failure: Answer, then: Callable[[dict[str, Any]], Answer]
+) -> Callable[[dict[str, Any]], Answer]:
+    """`failure` for the first `times` requests, then `then`'s answers."""
+    left = [times]
+    lock = threading.Lock()
+
+    def answer(request: dict[str, Any]) -> Answer:
+        with lock:
+            if left[0] > 0:
+                left[0] -= 1
+                return failure
+        return then(request)
+
+    return answer
+
+
 def service_env(judge: FakeJudge) -> dict[str, str]:
     """The settings that point the service's LLM at `judge`."""
     return {
@@ -351,6 +436,10 @@ class FakeJudge:
         family: str = "openai",
     ) -> None:
         self.answer = answer
+        # The answers of `POST /v1/embeddings` (200: the whole body, embeddings_reply's).
+        self.embeddings: Callable[[dict[str, Any]], Answer] = hashed_embeddings
+        # Every embeddings request, in order (apart from `requests`, the judge's).
+        self.embedding_requests: list[dict[str, Any]] = []
         self.latency = latency
         self.family = FAMILIES[family]
         # What answers say they used, as OpenAI's do (`usage`); None: they say nothing.
@@ -406,6 +495,9 @@ class FakeJudge:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    self._embeddings(body)
+                    return
                 with judge._lock:
                     if judge.first_request_at is None:
                         judge.first_request_at = time.perf_counter()
@@ -434,8 +526,27 @@ class FakeJudge:
                     payload = json.dumps(reply).encode()
                 else:
                     payload = content.encode()
+                self._send(status, payload, extra_headers)
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                with judge._lock:
+                    judge.embedding_requests.append(body)
+                    judge.authorizations.append(self.headers.get("Authorization"))
+                    judge.in_flight += 1
+                    judge.max_in_flight = max(judge.max_in_flight, judge.in_flight)
+                try:
+                    if judge.latency:
+                        time.sleep(judge.latency)
+                    answer = judge.embeddings(body)
+                finally:
+                    with judge._lock:
+                        judge.in_flight -= 1
+                extra_headers: dict[str, str] = answer[2] if len(answer) > 2 else {}  # type: ignore[misc]
+                self._send(answer[0], answer[1].encode(), extra_headers)
+
+            def _send(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
                 self.send_response(status)
-                for name, value in extra_headers.items():
+                for name, value in headers.items():
                     self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))

@@ -53,30 +53,44 @@ def model_path() -> Path:
     return Path(found.stdout.strip()) / MODEL_FILE
 
 
-def command(server: str, port: int) -> list[str]:
-    """How `server` (one of SERVERS) is started on `port`, with a 4,096-token context."""
+# The dimensions of SmolLM2-135M's vectors (its hidden size).
+EMBEDDING_DIMENSIONS = 576
+# llama-cpp-python's server with mean pooling (it has no pooling setting of its own).
+POOLED_SERVER = Path(__file__).with_name("pooled_server.py")
+
+
+def command(server: str, port: int, *, embeddings: bool = False) -> list[str]:
+    """How `server` (one of SERVERS) is started on `port`, with a 4,096-token context; with
+    `embeddings`, serving `/v1/embeddings` too, from the same model, mean-pooled (SmolLM2, a
+    chat model, names no pooling: unpooled, each text would have a vector per token)."""
     model = str(model_path())
     if server == "llama-cpp-python":
+        start = [PYTHON, str(POOLED_SERVER)] if embeddings else [PYTHON, "-m", "llama_cpp.server"]
         return [
-            *(PYTHON, "-m", "llama_cpp.server", "--model", model, "--model_alias", MODEL_ALIAS),
+            *start,
+            *("--model", model, "--model_alias", MODEL_ALIAS),
             *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"),
+            *(("--embedding", "true") if embeddings else ()),
         ]
     if server == "llama-server":
         return [
             *(LLAMA_SERVER, "--model", model, "--alias", MODEL_ALIAS),
             *("--host", "127.0.0.1", "--port", str(port), "--ctx-size", "4096"),
+            *(("--embeddings", "--pooling", "mean") if embeddings else ()),
         ]
     raise ValueError(f"no such server: {server}")
 
 
 @contextmanager
-def llama_server(log_path: Path, server: str = "llama-cpp-python") -> Iterator[str]:
+def llama_server(
+    log_path: Path, server: str = "llama-cpp-python", *, embeddings: bool = False
+) -> Iterator[str]:
     """`server` (one of SERVERS) on a free port of 127.0.0.1, warmed up (its first decode is
-    the slow one); yields its base URL (…/v1)."""
+    the slow one), serving embeddings too when asked; yields its base URL (…/v1)."""
     port = free_port()
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            command(server, port),
+            command(server, port, embeddings=embeddings),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -359,7 +359,7 @@ def _other_statements(resource: dict[str, Any]) -> list[tuple[str | None, dict[s
     ]
 
 
-def test_bedrock_only_on_the_configured_model_and_only_when_the_judge_is_bedrock() -> None:
+def test_bedrock_only_on_the_configured_models_and_only_when_each_is_bedrock() -> None:
     profile = (
         "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}"
         ":inference-profile/${JudgeModelId}"
@@ -373,8 +373,18 @@ def test_bedrock_only_on_the_configured_model_and_only_when_the_judge_is_bedrock
         if name not in USES_LLM:
             assert bedrock == [], name
             continue
-        assert [condition for condition, _ in bedrock] == ["JudgeIsBedrock", "JudgeIsBedrock"]
-        (_, model), (_, through_profile) = bedrock
+        assert [condition for condition, _ in bedrock] == [
+            "JudgeIsBedrock",
+            "JudgeIsBedrock",
+            "EmbeddingsIsBedrock",
+        ]
+        (_, model), (_, through_profile), (_, embeddings) = bedrock
+        # the embeddings model (Titan v2, invoked by its own id), and nothing else
+        assert set(embeddings) == {"Effect", "Action", "Resource"}, name
+        assert actions(embeddings) == ["bedrock:InvokeModel"]
+        assert embeddings["Resource"] == {
+            "Fn::Sub": "arn:${AWS::Partition}:bedrock:*::foundation-model/${EmbeddingsModelId}"
+        }
         assert actions(model) == ["bedrock:InvokeModel"]
         assert [arn["Fn::Sub"] for arn in model["Resource"]] == [
             "arn:${AWS::Partition}:bedrock:*::foundation-model/${JudgeModelId}",
@@ -389,14 +399,15 @@ def test_bedrock_only_on_the_configured_model_and_only_when_the_judge_is_bedrock
 
 def test_the_openai_secret_is_readable_only_by_judge_functions_and_only_that_secret() -> None:
     # the secret the stack made when it made one, else the one the parameter names; each
-    # only for an OpenAI judge
+    # only for an OpenAI judge or embeddings model
     conditions = load_template()["Conditions"]
     given = {"Fn::Equals": [{"Ref": "OpenAIApiKeySecretArn"}, ""]}
-    assert conditions["CreateOpenAISecret"] == {
-        "Fn::And": [{"Fn::Condition": "JudgeIsOpenAI"}, given]
+    assert conditions["UsesOpenAI"] == {
+        "Fn::Or": [{"Fn::Condition": "JudgeIsOpenAI"}, {"Fn::Condition": "EmbeddingsIsOpenAI"}]
     }
+    assert conditions["CreateOpenAISecret"] == {"Fn::And": [{"Fn::Condition": "UsesOpenAI"}, given]}
     assert conditions["OpenAISecretGiven"] == {
-        "Fn::And": [{"Fn::Condition": "JudgeIsOpenAI"}, {"Fn::Not": [given]}]
+        "Fn::And": [{"Fn::Condition": "UsesOpenAI"}, {"Fn::Not": [given]}]
     }
     for name, resource in functions().items():
         reads = [

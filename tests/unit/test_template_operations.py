@@ -166,7 +166,7 @@ def test_no_environment_holds_a_secret_only_the_secrets_arn() -> None:
                 assert name == "EVALSVC_OPENAI_API_KEY_SECRET_ARN", (where, name)
                 assert value == {
                     "Fn::If": [
-                        "JudgeIsOpenAI",
+                        "UsesOpenAI",
                         {
                             "Fn::If": [
                                 "CreateOpenAISecret",
@@ -179,7 +179,7 @@ def test_no_environment_holds_a_secret_only_the_secrets_arn() -> None:
                 }, where
 
 
-def test_the_secret_is_made_only_when_none_is_given_and_for_an_openai_judge() -> None:
+def test_the_secret_is_made_only_when_none_is_given_and_for_an_openai_model() -> None:
     template = load_template()
     secret = template["Resources"]["OpenAIApiKeySecret"]
     assert secret["Type"] == "AWS::SecretsManager::Secret"
@@ -187,7 +187,7 @@ def test_the_secret_is_made_only_when_none_is_given_and_for_an_openai_judge() ->
     assert "SecretString" not in secret["Properties"]  # no value in the template
     assert template["Conditions"]["CreateOpenAISecret"] == {
         "Fn::And": [
-            {"Fn::Condition": "JudgeIsOpenAI"},  # !Condition, as tools/ reads the template
+            {"Fn::Condition": "UsesOpenAI"},  # !Condition, as tools/ reads the template
             {"Fn::Equals": [{"Ref": "OpenAIApiKeySecretArn"}, ""]},
         ]
     }
@@ -203,6 +203,22 @@ def test_the_runtime_judge_setting_keeps_its_provider_colon_model_form() -> None
             assert variables["EVALSVC_LLM"] == {
                 "Fn::If": ["JudgeIsNone", "", {"Fn::Sub": "${JudgeProvider}:${JudgeModelId}"}]
             }, name
+            # the embeddings model beside the judge, in the same form
+            assert variables["EVALSVC_EMBEDDINGS"] == {
+                "Fn::If": [
+                    "EmbeddingsIsNone",
+                    "",
+                    {"Fn::Sub": "${EmbeddingsProvider}:${EmbeddingsModelId}"},
+                ]
+            }, name
+        else:
+            assert "EVALSVC_EMBEDDINGS" not in variables, name
+    assert template["Parameters"]["EmbeddingsProvider"]["AllowedValues"] == [
+        "none",
+        "bedrock",
+        "openai",
+    ]
+    assert template["Parameters"]["EmbeddingsProvider"]["Default"] == "none"
 
 
 # ---- data kept -------------------------------------------------------------------------------

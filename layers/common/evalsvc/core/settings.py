@@ -100,6 +100,16 @@ class Settings(BaseModel):
     # How an OpenAI-compatible server is asked for structured output: "auto" finds the first
     # mode it takes (scoring/llm/structured.py) and remembers it; a mode's name pins that mode.
     llm_structured: Literal["auto", "json_schema", "json_object", "tools", "prompt"] = "auto"
+    # The embeddings model of embed: metrics, named as `llm` is: "openai:<model>" (through
+    # openai_base_url, with the judge's key) or "bedrock:<model-id>" (Titan Text Embeddings
+    # v2); empty means none. It is retried, timed and metered as the judge is (judge_*).
+    embeddings: str = ""
+    # The most texts one call to an OpenAI-compatible embeddings endpoint carries (Bedrock's
+    # takes one text a call).
+    embeddings_batch: int = Field(default=64, ge=1, le=2048)
+    # The vectors' dimensions asked for (Titan v2: 256, 512 or 1024; OpenAI's text-embedding-3
+    # models: any up to theirs); unset, the model's own.
+    embeddings_dimensions: int | None = Field(default=None, ge=1, le=8192)
     judge_concurrency: int = 16
     judge_max_attempts: int = 4
     judge_timeout_seconds: float = 30.0

@@ -142,6 +142,9 @@ class Spending:
         self._in_doubt: Callable[[], None] | None = None
         # Every reservation made (a reservation gone is replaced).
         self._reservations: list[str] = []
+        # The bounds the guard admitted so far (a judge's and an embeddings model's batches of
+        # one scoring): max_cost_usd holds their sum.
+        self._guarded = Bound()
 
     def limit_in_force(self) -> Limit:
         """The limit the tenant is held to, read once for the request or chunk."""
@@ -155,17 +158,20 @@ class Spending:
 
     def guard(self, bound: Bound) -> None:
         """Refuse the planned calls of `bound` before any is made when they could pass the
-        request's cap, or (a tenant with a limit) could not fit what the month leaves; then
-        hold the rooms of their first attempts."""
-        self.check_cap(bound)
+        request's cap (with the batches admitted before them), or (a tenant with a limit) could
+        not fit what the month leaves; then hold the rooms of their first attempts."""
         if bound.calls == 0:
+            self.check_cap(bound)
             return
+        guarded = self._guarded + bound
+        self.check_cap(guarded)
         limit = self.limit()
         if limit is not None:
             cost_max = bound.cost_max()
             if cost_max is None:
-                raise _unbounded(self.limit_in_force(), bound.model)
+                raise _unbounded(self.limit_in_force(), bound.unpriced() or bound.model)
             self._admit(cost_max, limit)
+        self._guarded = guarded
         self.meter.prepare(bound.concurrent(), bound.attempt_most())
 
     def _admit(self, cost_max: Decimal, limit: Decimal) -> None:
@@ -388,9 +394,9 @@ class Spending:
         cost_max = bound.cost_max()
         if bound.calls and cost_max is None:
             raise InvalidInput(
-                f"max_cost_usd is {cap}, and the model {bound.model!r} has no price, so this "
-                "run's cost cannot be bounded: drop max_cost_usd, or ask the operator to price "
-                "the model (EVALSVC_PRICES)"
+                f"max_cost_usd is {cap}, and the model {bound.unpriced() or bound.model!r} has "
+                "no price, so this run's cost cannot be bounded: drop max_cost_usd, or ask the "
+                "operator to price the model (EVALSVC_PRICES)"
             )
         if cost_max is not None and cost_max > cap and self.route.startswith("worker"):
             raise InvalidInput(

@@ -1,6 +1,6 @@
 """What LLM work used: calls (every attempt, retries included), judge cache hits, and tokens
-as the provider counted them; what that cost (evalsvc.spending.prices); and upper bounds of what
-planned calls can use.
+as the provider counted them, model by model; what that cost (evalsvc.spending.prices); and upper
+bounds of what planned calls can use (the counts and bounds themselves: spending.usage).
 
 A Meter adds up the usage of one request or one chunk of queued work; the LLM made while it is
 current (`metering`) records into it, from whatever thread its calls run on. The guard current
@@ -13,7 +13,9 @@ sent (the most one attempt can use, held by the keeper: the month's reservation)
 back only once its usage is kept. Attempts that end together are kept together, in one write
 (a group commit: whoever ends while no write is under way writes for everyone waiting). So at
 any moment the rooms held cover every attempt in flight or not yet kept, and there are at most
-`rooms_most` of them (the LLM's concurrency): what a kill can leave charged but unserved.
+`rooms_most` of them (the LLM's concurrency): what a kill can leave charged but unserved. The
+rooms are alike: when attempts of two models (a judge and an embeddings model) share them, each
+room holds the larger tokens of either, priced as the dearer model would price them.
 """
 
 from __future__ import annotations
@@ -22,226 +24,40 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
-from decimal import Decimal
-from typing import Any, Protocol
+from typing import Protocol
 
-from evalsvc.spending.prices import price_of
+from evalsvc.spending.usage import (
+    CALL_OVERHEAD_TOKENS,
+    EMBEDDING_TEXT_OVERHEAD_TOKENS,
+    EXPECTED_BYTES_PER_TOKEN,
+    EXPECTED_VERDICT_TOKENS,
+    Bound,
+    Usage,
+    calls_bound,
+    embeddings_bound,
+    larger_room,
+    room_holds,
+    text_bytes,
+)
 
-# What a provider may add to what is sent, in tokens, on every call: chat template markers, and
-# the system prompt a provider writes for a forced tool (Anthropic's is about 350 tokens).
-CALL_OVERHEAD_TOKENS = 512
-# What a judge's verdict is expected to take, in tokens (its bound is the call's max_tokens).
-EXPECTED_VERDICT_TOKENS = 150
-# Bytes of text a token is expected to cover (a token covers at least one: the bound).
-EXPECTED_BYTES_PER_TOKEN = 4
-
-
-@dataclass(slots=True)
-class Usage:
-    """Counts of LLM work. `model` is the provider and model (EVALSVC_LLM) that did it.
-
-    `lost_*`: of the counts, the part that is an estimate of work lost with a killed process
-    (the calls that may have been in flight at the kill, each counted at the most it could
-    use), not a count of calls known to have been made."""
-
-    llm_calls: int = 0
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    model: str = ""
-    lost_calls: int = 0
-    lost_input_tokens: int = 0
-    lost_output_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.llm_calls + other.llm_calls,
-            self.cache_hits + other.cache_hits,
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.model or other.model,
-            self.lost_calls + other.lost_calls,
-            self.lost_input_tokens + other.lost_input_tokens,
-            self.lost_output_tokens + other.lost_output_tokens,
-        )
-
-    def times(self, k: int) -> Usage:
-        """`k` times these counts (the rooms of k attempts alike)."""
-        return Usage(
-            k * self.llm_calls,
-            k * self.cache_hits,
-            k * self.input_tokens,
-            k * self.output_tokens,
-            self.model,
-            k * self.lost_calls,
-            k * self.lost_input_tokens,
-            k * self.lost_output_tokens,
-        )
-
-    def as_lost(self) -> Usage:
-        """These counts, every one of them an estimate of lost work."""
-        return Usage(
-            self.llm_calls,
-            self.cache_hits,
-            self.input_tokens,
-            self.output_tokens,
-            self.model,
-            self.llm_calls,
-            self.input_tokens,
-            self.output_tokens,
-        )
-
-    def lost(self) -> Usage | None:
-        """The part of these counts that is an estimate of lost work; None when there is none."""
-        if not (self.lost_calls or self.lost_input_tokens or self.lost_output_tokens):
-            return None
-        return Usage(
-            self.lost_calls, 0, self.lost_input_tokens, self.lost_output_tokens, self.model
-        )
-
-    @property
-    def empty(self) -> bool:
-        return not (self.llm_calls or self.cache_hits or self.input_tokens or self.output_tokens)
-
-    def cost(self) -> Decimal | None:
-        """USD; 0 when no token was used (deterministic work, cache hits), None when the
-        model has no price."""
-        if not (self.input_tokens or self.output_tokens):
-            return Decimal(0)
-        price = price_of(self.model)
-        return None if price is None else price.cost(self.input_tokens, self.output_tokens)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The counts, to store (the cost is worked out when read, from the same table); the
-        lost part only when there is one."""
-        stored: dict[str, Any] = {
-            "llm_calls": self.llm_calls,
-            "cache_hits": self.cache_hits,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "model": self.model,
-        }
-        if self.lost() is not None:
-            stored["lost_calls"] = self.lost_calls
-            stored["lost_input_tokens"] = self.lost_input_tokens
-            stored["lost_output_tokens"] = self.lost_output_tokens
-        return stored
-
-    @classmethod
-    def from_dict(cls, value: Any) -> Usage:
-        if not isinstance(value, dict):
-            return cls()
-        return cls(
-            int(value.get("llm_calls", 0)),
-            int(value.get("cache_hits", 0)),
-            int(value.get("input_tokens", 0)),
-            int(value.get("output_tokens", 0)),
-            str(value.get("model", "")),
-            int(value.get("lost_calls", 0)),
-            int(value.get("lost_input_tokens", 0)),
-            int(value.get("lost_output_tokens", 0)),
-        )
-
-
-@dataclass(slots=True)
-class Bound:
-    """At most what planned LLM calls can use: `calls` calls (each perhaps retried up to
-    `attempts` times in all), `cached` more answered by the judge cache."""
-
-    calls: int = 0
-    cached: int = 0
-    input_tokens_max: int = 0
-    output_tokens_max: int = 0
-    # What the calls are expected to use, on one attempt each.
-    input_tokens_expected: int = 0
-    output_tokens_expected: int = 0
-    model: str = ""
-    # The most attempts the calls can make (each one a billed call), retries included.
-    attempts_max: int = 0
-    # The room to hold for one attempt of the calls (usage.Meter), before any is made: the
-    # most any one can use, or what the first ones can (a larger one grows the rooms as it
-    # comes); 0: not known, the whole bound's instead.
-    attempt_input_max: int = 0
-    attempt_output_max: int = 0
-    # The most calls made at once (0: as many as are planned).
-    at_once: int = 0
-
-    def __add__(self, other: Bound) -> Bound:
-        return Bound(
-            self.calls + other.calls,
-            self.cached + other.cached,
-            self.input_tokens_max + other.input_tokens_max,
-            self.output_tokens_max + other.output_tokens_max,
-            self.input_tokens_expected + other.input_tokens_expected,
-            self.output_tokens_expected + other.output_tokens_expected,
-            self.model or other.model,
-            self.attempts_max + other.attempts_max,
-            max(self.attempt_input_max, other.attempt_input_max),
-            max(self.attempt_output_max, other.attempt_output_max),
-            self.concurrent() + other.concurrent() if self.at_once or other.at_once else 0,
-        )
-
-    def concurrent(self) -> int:
-        """The most calls made at once."""
-        return self.at_once or self.calls
-
-    def most(self) -> Usage:
-        """The most the calls can use, as usage: every attempt made, every token asked for."""
-        return Usage(
-            self.attempts_max, 0, self.input_tokens_max, self.output_tokens_max, self.model
-        )
-
-    def attempt_most(self) -> Usage:
-        """The room to hold for one attempt of the calls."""
-        known = self.attempt_input_max and self.attempt_output_max
-        return Usage(
-            1,
-            0,
-            self.attempt_input_max if known else self.input_tokens_max,
-            self.attempt_output_max if known else self.output_tokens_max,
-            self.model,
-        )
-
-    def cost_max(self) -> Decimal | None:
-        return Usage(
-            self.calls, 0, self.input_tokens_max, self.output_tokens_max, self.model
-        ).cost()
-
-    def cost_expected(self) -> Decimal | None:
-        return Usage(
-            self.calls, 0, self.input_tokens_expected, self.output_tokens_expected, self.model
-        ).cost()
-
-
-def text_bytes(*texts: str) -> int:
-    """UTF-8 bytes of `texts` (a lone surrogate counted as the 3 bytes it is stored as)."""
-    return sum(len(text.encode("utf-8", "surrogatepass")) for text in texts)
-
-
-def calls_bound(
-    calls: int,
-    sent_bytes: int,
-    max_tokens: int,
-    attempts: int,
-    expected_output: int,
-    largest_call_bytes: int | None = None,
-) -> Bound:
-    """The bound of `calls` planned calls that send `sent_bytes` of text in all (the largest
-    one `largest_call_bytes`, when known) and each ask for at most `max_tokens`, each perhaps
-    made `attempts` times."""
-    input_max = sent_bytes + calls * CALL_OVERHEAD_TOKENS
-    largest = sent_bytes if largest_call_bytes is None else min(largest_call_bytes, sent_bytes)
-    return Bound(
-        calls=calls,
-        input_tokens_max=attempts * input_max,
-        output_tokens_max=attempts * calls * max_tokens,
-        input_tokens_expected=-(-sent_bytes // EXPECTED_BYTES_PER_TOKEN),
-        output_tokens_expected=calls * min(max_tokens, expected_output),
-        attempts_max=attempts * calls,
-        attempt_input_max=largest + CALL_OVERHEAD_TOKENS if calls else 0,
-        attempt_output_max=max_tokens if calls else 0,
-    )
+__all__ = [
+    "CALL_OVERHEAD_TOKENS",
+    "EMBEDDING_TEXT_OVERHEAD_TOKENS",
+    "EXPECTED_BYTES_PER_TOKEN",
+    "EXPECTED_VERDICT_TOKENS",
+    "Attempt",
+    "Bound",
+    "Guard",
+    "Keeper",
+    "Meter",
+    "Usage",
+    "calls_bound",
+    "current_meter",
+    "embeddings_bound",
+    "guard",
+    "metering",
+    "text_bytes",
+]
 
 
 class Keeper(Protocol):
@@ -306,15 +122,19 @@ class Meter:
         self._given = Usage()
 
     def record(
-        self, *, calls: int = 0, cache_hits: int = 0, input_tokens: int = 0, output_tokens: int = 0
+        self,
+        *,
+        calls: int = 0,
+        cache_hits: int = 0,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        model: str = "",
     ) -> None:
         """Usage to keep with the rest when the work ends (cache hits; calls made outside
-        `attempt`)."""
+        `attempt`), by `model` (unnamed: the meter's)."""
         with self._cond:
-            self._usage.llm_calls += calls
-            self._usage.cache_hits += cache_hits
-            self._usage.input_tokens += input_tokens
-            self._usage.output_tokens += output_tokens
+            recorded = Usage(calls, cache_hits, input_tokens, output_tokens, model)
+            self._usage = self._usage + recorded
 
     def name_model(self, model: str) -> None:
         with self._cond:
@@ -323,7 +143,11 @@ class Meter:
     def usage(self) -> Usage:
         with self._cond:
             u = self._usage
-            return Usage(u.llm_calls, u.cache_hits, u.input_tokens, u.output_tokens, u.model)
+            parts = u.parts()
+        return Usage.of_parts(
+            Usage(p.llm_calls, p.cache_hits, p.input_tokens, p.output_tokens, p.model)
+            for p in parts
+        )
 
     def prepare(self, calls: int, room: Usage) -> None:
         """Hold, before they start, rooms for the first `calls` calls of a batch (at most
@@ -333,7 +157,7 @@ class Meter:
         with self._holding:
             with self._cond:
                 rooms = max(self._held, min(self._rooms_most, calls))
-                size = _larger(self._room, room)
+                size = larger_room(self._room, room)
                 if rooms == self._held and size == self._room:
                     return
             self._hold(rooms, size)
@@ -358,15 +182,18 @@ class Meter:
                 yield attempt
             finally:
                 self.record(
-                    calls=1, input_tokens=attempt.input_tokens, output_tokens=attempt.output_tokens
+                    calls=1,
+                    input_tokens=attempt.input_tokens,
+                    output_tokens=attempt.output_tokens,
+                    model=most.model,
                 )
             return
         self._take_room(most)
         try:
             yield attempt
         finally:
-            used = Usage(1, 0, attempt.input_tokens, attempt.output_tokens, self._usage.model)
-            self._end(used)
+            model = most.model or self._usage.model
+            self._end(Usage(1, 0, attempt.input_tokens, attempt.output_tokens, model))
 
     def _take_room(self, most: Usage) -> None:
         while True:
@@ -374,7 +201,7 @@ class Meter:
                 while True:
                     if self._broken is not None:
                         raise self._broken
-                    fits = _fits(most, self._room)
+                    fits = room_holds(self._room, most)
                     if fits and self._busy < self._held:
                         self._busy += 1
                         return
@@ -383,12 +210,12 @@ class Meter:
                     self._cond.wait()
             with self._holding:
                 with self._cond:
-                    fits = _fits(most, self._room)
+                    fits = room_holds(self._room, most)
                     if fits and (self._busy < self._held or self._held >= self._rooms_most):
                         continue  # changed meanwhile: from the top
                     rooms = self._held + 1 if self._busy >= self._held else self._held
                     rooms = max(1, min(rooms, self._rooms_most))
-                    size = _larger(self._room, most)
+                    size = larger_room(self._room, most)
                 self._hold(rooms, size)
 
     def _end(self, used: Usage) -> None:
@@ -444,28 +271,7 @@ class Meter:
         """What was used and not handed to the keeper (cache hits, calls outside `attempt`,
         attempts still waiting): with the keeper's own unkept part, what the work's end adds."""
         with self._cond:
-            given, u = self._given, self._usage
-            return Usage(
-                u.llm_calls - given.llm_calls,
-                u.cache_hits - given.cache_hits,
-                u.input_tokens - given.input_tokens,
-                u.output_tokens - given.output_tokens,
-                u.model,
-            )
-
-
-def _fits(most: Usage, room: Usage) -> bool:
-    return most.input_tokens <= room.input_tokens and most.output_tokens <= room.output_tokens
-
-
-def _larger(a: Usage, b: Usage) -> Usage:
-    return Usage(
-        1,
-        0,
-        max(a.input_tokens, b.input_tokens),
-        max(a.output_tokens, b.output_tokens),
-        a.model or b.model,
-    )
+            return self._usage.minus(self._given)
 
 
 Guard = Callable[[Bound], None]

@@ -1,5 +1,6 @@
 """What LLM tokens cost: the one price table (USD per million input and output tokens), by the
-model as `EVALSVC_LLM` names it, and the arithmetic of cost.
+model as `EVALSVC_LLM` (or, for an embeddings model, `EVALSVC_EMBEDDINGS`) names it, and the
+arithmetic of cost.
 
 The built-in table holds list prices of the models the README names (on-demand, Bedrock in
 us-east-1), as of PRICES_AS_OF; docs/design.md ("What a run costs") gives the sources. Prices
@@ -65,6 +66,10 @@ BUILT_IN: dict[str, Price] = {
     "bedrock:us.anthropic.claude-3-5-haiku-20241022-v1:0": _price("0.80", "4.00"),
     "bedrock:meta.llama3-1-8b-instruct-v1:0": _price("0.22", "0.22"),
     "bedrock:meta.llama3-1-70b-instruct-v1:0": _price("0.72", "0.72"),
+    # Embeddings models (EVALSVC_EMBEDDINGS): input tokens only
+    "openai:text-embedding-3-small": _price("0.02", "0"),
+    "openai:text-embedding-3-large": _price("0.13", "0"),
+    "bedrock:amazon.titan-embed-text-v2:0": _price("0.02", "0"),
 }
 
 
@@ -125,7 +130,8 @@ def check_prices() -> None:
 
 
 def price_of(model: str) -> Price | None:
-    """The price of `model` (as EVALSVC_LLM names it); None when it has none."""
+    """The price of `model` (as EVALSVC_LLM or EVALSVC_EMBEDDINGS names it); None when it has
+    none."""
     return _table(get_settings().prices).get(model)
 
 

@@ -353,27 +353,64 @@ def hold_spent(chunk: Chunk, reservation: str, month: str, most: Usage) -> None:
     )
 
 
+# Each model's counts on a chunk's spent item, beside the totals (which older items hold
+# alone): BY_MODEL_PREFIX + model + "#" + one of BY_MODEL_FIELDS.
+BY_MODEL_PREFIX = "by#"
+BY_MODEL_FIELDS = ("calls", "hits", "in", "out")
+
+
 def add_spent(chunk: Chunk, usage: Usage, holds: Sequence[str] = ()) -> None:
     """Add LLM usage of a delivery of `chunk` to the chunk's (each delivery's, counted or not:
-    every call was made), dropping the delivery's `holds` when it settles, apart from the job
-    item, which stays cool."""
+    every call was made), its totals and each model's (a judge's and an embeddings model's are
+    priced apart), dropping the delivery's `holds` when it settles, apart from the job item,
+    which stays cool."""
     names = {f"#h{k}": HOLD_PREFIX + rid for k, rid in enumerate(holds)}
+    values = {
+        ":model": s(usage.model),
+        ":calls": n(usage.llm_calls),
+        ":hits": n(usage.cache_hits),
+        ":input": n(usage.input_tokens),
+        ":output": n(usage.output_tokens),
+    }
+    adds = ["llm_calls :calls", "cache_hits :hits", "input_tokens :input", "output_tokens :output"]
+    for k, part in enumerate(p for p in usage.parts() if p.model and not p.empty):
+        counts = (part.llm_calls, part.cache_hits, part.input_tokens, part.output_tokens)
+        for field, count in zip(BY_MODEL_FIELDS, counts, strict=True):
+            names[f"#m{k}{field}"] = f"{BY_MODEL_PREFIX}{part.model}#{field}"
+            values[f":m{k}{field}"] = n(count)
+            adds.append(f"#m{k}{field} :m{k}{field}")
     dynamo.call(
         "update_item",
         TableName=_table(),
         Key=_spent_key(chunk),
-        UpdateExpression="SET model = :model "
-        "ADD llm_calls :calls, cache_hits :hits, input_tokens :input, output_tokens :output"
-        + (" REMOVE " + ", ".join(names) if names else ""),
+        UpdateExpression="SET model = :model ADD "
+        + ", ".join(adds)
+        + (" REMOVE " + ", ".join(h for h in names if h.startswith("#h")) if holds else ""),
         **({"ExpressionAttributeNames": names} if names else {}),
-        ExpressionAttributeValues={
-            ":model": s(usage.model),
-            ":calls": n(usage.llm_calls),
-            ":hits": n(usage.cache_hits),
-            ":input": n(usage.input_tokens),
-            ":output": n(usage.output_tokens),
-        },
+        ExpressionAttributeValues=values,
     )
+
+
+def _spent_of(item: Item) -> Usage:
+    """A chunk's spent item's usage: each model's counts, and what the totals hold beyond them
+    (written before each model's were) as the item's model's."""
+    total = Usage(
+        get_n(item, "llm_calls"),
+        get_n(item, "cache_hits"),
+        get_n(item, "input_tokens"),
+        get_n(item, "output_tokens"),
+        get_s(item, "model") or "",
+    )
+    by: dict[str, list[int]] = {}
+    for name, value in item.items():
+        if name.startswith(BY_MODEL_PREFIX) and "N" in value:
+            model, _, field = name[len(BY_MODEL_PREFIX) :].rpartition("#")
+            if field in BY_MODEL_FIELDS:
+                by.setdefault(model, [0] * 4)[BY_MODEL_FIELDS.index(field)] = int(value["N"])
+    if not by:
+        return total
+    parts = [Usage(c[0], c[1], c[2], c[3], model) for model, c in by.items()]
+    return Usage.of_parts([*parts, total.minus(Usage.of_parts(parts))])
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,13 +434,7 @@ def spent(tenant: str, kind: str, job_id: str) -> Spent:
         ExpressionAttributeValues={":pk": s(_pk(tenant, kind, job_id)), ":spent": s(SPENT_PREFIX)},
         ConsistentRead=True,
     ):
-        total += Usage(
-            get_n(item, "llm_calls"),
-            get_n(item, "cache_hits"),
-            get_n(item, "input_tokens"),
-            get_n(item, "output_tokens"),
-            get_s(item, "model") or "",
-        )
+        total += _spent_of(item)
         for name, value in item.items():
             if name.startswith(HOLD_PREFIX):
                 hold = json.loads(value["S"])

@@ -93,16 +93,15 @@ class LLMOutOfTime(LLMFailed):
         super().__init__(problem, attempts, transient=True, retry_after=retry_after)
 
 
-class LLM:
-    """A provider with the service's retry rules: throttling, 5xx, timeouts and unusable answers
-    are asked again after a jittered exponential pause (at least the provider's Retry-After), up
-    to `max_attempts` in all, all before `deadline`."""
+class Calls:
+    """What every caller of a model shares (the LLM here, the embeddings model in embedder.py):
+    the settings' attempts, pauses, concurrency and call timeout, the deadline every call plans
+    against, counts of calls and retries, and the meter every attempt's usage goes to."""
 
-    def __init__(
-        self, provider: Provider, settings: Settings, deadline: Deadline | None = None
-    ) -> None:
-        self.provider = provider
-        self.name = provider.name
+    def __init__(self, name: str, settings: Settings, deadline: Deadline | None = None) -> None:
+        self.name = name
+        # What the recent latency of its calls is kept under (LATENCY).
+        self.latency_key = name
         self.max_attempts = max(1, settings.judge_max_attempts)
         self.base_delay = settings.judge_retry_base_seconds
         self.concurrency = max(1, settings.judge_concurrency)
@@ -114,6 +113,48 @@ class LLM:
         # Where every attempt's usage goes: the request's or chunk's meter (usage.metering).
         self.meter = current_meter() or Meter()
         self.meter.name_model(self.name)
+
+    def expected_call_seconds(self) -> float | None:
+        """How long a call is expected to take, from this process's recent calls."""
+        return LATENCY.expected(self.latency_key)
+
+    def _timeout(self, problem: str, attempt: int, retry_after: float | None) -> float:
+        """The timeout of the next call; LLMOutOfTime when it could not finish in time."""
+        left = self.deadline.left()
+        expected = self.expected_call_seconds() or 0.0
+        if left < max(MIN_CALL_SECONDS, expected):
+            raise LLMOutOfTime(
+                problem or f"no time left for a call ({max(0.0, left):.1f} s)",
+                attempt,
+                retry_after=retry_after,
+            )
+        return min(self.call_timeout, left)
+
+    def _pause(
+        self, attempt: int, retry_after: float | None, problem: str, *, at_once: bool = False
+    ) -> None:
+        """Wait before attempt `attempt`; not at all after a refused shape (`at_once`): the
+        next attempt is in another mode, which the server has not refused."""
+        pause = 0.0 if at_once else backoff.delay(attempt, self.base_delay, 8.0)
+        pause = max(pause, retry_after or 0.0)
+        if pause + MIN_CALL_SECONDS > self.deadline.left():
+            raise LLMOutOfTime(problem, attempt, retry_after=retry_after)
+        with self._lock:
+            self.retries += 1
+        if pause:
+            time.sleep(pause)
+
+
+class LLM(Calls):
+    """A provider with the service's retry rules: throttling, 5xx, timeouts and unusable answers
+    are asked again after a jittered exponential pause (at least the provider's Retry-After), up
+    to `max_attempts` in all, all before `deadline`."""
+
+    def __init__(
+        self, provider: Provider, settings: Settings, deadline: Deadline | None = None
+    ) -> None:
+        self.provider = provider
+        super().__init__(provider.name, settings, deadline)
 
     def bound(
         self,
@@ -173,36 +214,6 @@ class LLM:
         LATENCY.record(self.name, time.monotonic() - started)
         metered.used(*(answer.tokens or bound))
         return answer
-
-    def expected_call_seconds(self) -> float | None:
-        """How long a call is expected to take, from this process's recent calls."""
-        return LATENCY.expected(self.name)
-
-    def _timeout(self, problem: str, attempt: int, retry_after: float | None) -> float:
-        """The timeout of the next call; LLMOutOfTime when it could not finish in time."""
-        left = self.deadline.left()
-        expected = self.expected_call_seconds() or 0.0
-        if left < max(MIN_CALL_SECONDS, expected):
-            raise LLMOutOfTime(
-                problem or f"no time left for a call ({max(0.0, left):.1f} s)",
-                attempt,
-                retry_after=retry_after,
-            )
-        return min(self.call_timeout, left)
-
-    def _pause(
-        self, attempt: int, retry_after: float | None, problem: str, *, at_once: bool = False
-    ) -> None:
-        """Wait before attempt `attempt`; not at all after a refused shape (`at_once`): the
-        next attempt is in another mode, which the server has not refused."""
-        pause = 0.0 if at_once else backoff.delay(attempt, self.base_delay, 8.0)
-        pause = max(pause, retry_after or 0.0)
-        if pause + MIN_CALL_SECONDS > self.deadline.left():
-            raise LLMOutOfTime(problem, attempt, retry_after=retry_after)
-        with self._lock:
-            self.retries += 1
-        if pause:
-            time.sleep(pause)
 
     def ask(
         self,

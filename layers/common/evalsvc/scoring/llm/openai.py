@@ -44,33 +44,24 @@ MAX_ANSWER_BYTES = 4 * 1024 * 1024
 WAITED = "another call was finding the structured output the LLM takes"
 
 
-class OpenAIProvider:
-    """`POST {base_url}/chat/completions`, temperature 0 (more after an unusable answer),
-    structured output asked for in the mode `structured` pins, or (auto) the one the endpoint
-    was found to take. Connections are
-    kept alive, one per worker thread, with TCP_NODELAY. `api_key` is the key, or what gives it
-    when a call is made (a secret is read then, not before)."""
+class OpenAIEndpoint:
+    """An OpenAI-compatible server's base URL and key, posted to over http.client: one kept-alive
+    connection per worker thread, with TCP_NODELAY; the key read when a call is made (a secret is
+    read then, not before), and read afresh once when the server refuses it (a rotation). What
+    every OpenAI-compatible transport sends through (chat completions here, embeddings in
+    embeddings_openai.py); `what` names the model in its messages ("the LLM")."""
 
-    def __init__(
-        self, model: str, base_url: str, api_key: str | KeySource, structured: str = AUTO
-    ) -> None:
-        self.name = f"openai:{model}"
-        self.model = model
-        if structured != AUTO and structured not in MODES:
-            raise ProviderUnavailable(
-                f"EVALSVC_LLM_STRUCTURED={structured!r} is not understood: use auto or one of "
-                + ", ".join(MODES)
-            )
-        self.structured = structured
-        self._base_url = base_url.rstrip("/")
-        parts = urlsplit(base_url.rstrip("/"))
+    def __init__(self, base_url: str, api_key: str | KeySource, what: str = "the LLM") -> None:
+        self.base_url = base_url.rstrip("/")
+        self.what = what
+        parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ProviderUnavailable(f"EVALSVC_OPENAI_BASE_URL {base_url!r} is not an http(s) URL")
         self._scheme = parts.scheme
         self._host = parts.hostname
         self._port = parts.port
-        self._path = f"{parts.path}/chat/completions"
-        self._api_key = api_key if isinstance(api_key, KeySource) else PlainKey(api_key)
+        self._prefix = parts.path
+        self.api_key = api_key if isinstance(api_key, KeySource) else PlainKey(api_key)
         self._local = threading.local()
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
@@ -92,7 +83,7 @@ class OpenAIProvider:
         return connection
 
     def _post(
-        self, payload: dict[str, Any], timeout: float, api_key: str
+        self, path: str, payload: dict[str, Any], timeout: float, api_key: str
     ) -> tuple[int, bytes, float | None]:
         headers = {"Content-Type": "application/json"}
         if api_key:
@@ -102,7 +93,7 @@ class OpenAIProvider:
         sent = False
         try:
             connection = self._connection(timeout)
-            connection.request("POST", self._path, body=body, headers=headers)
+            connection.request("POST", f"{self._prefix}/{path}", body=body, headers=headers)
             sent = True
             response = connection.getresponse()
             raw = response.read(MAX_ANSWER_BYTES + 1)
@@ -116,8 +107,46 @@ class OpenAIProvider:
                 connection.close()
             self._local.connection = None
             raise RetryableError(
-                f"could not reach the LLM: {exc.__class__.__name__}", billed=sent
+                f"could not reach {self.what}: {exc.__class__.__name__}", billed=sent
             ) from exc
+
+    def post(
+        self, path: str, payload: dict[str, Any], timeout: float
+    ) -> tuple[int, bytes, float | None]:
+        """`POST {base_url}/{path}` with the key: (status, body, the pause the server asked
+        for). A key refused (401, 403) is read afresh and sent once more when it may have been
+        rotated; RetryableError when the server could not be reached."""
+        api_key = self.api_key()
+        status, raw, wait = self._post(path, payload, timeout, api_key)
+        if status in (401, 403) and self.api_key.refresh(api_key):
+            # The key was rotated (and the old one revoked) since it was read: the new one.
+            status, raw, wait = self._post(path, payload, timeout, self.api_key())
+        return status, raw, wait
+
+    def refused_credentials(self, status: int) -> ProviderUnavailable:
+        return ProviderUnavailable(
+            f"{self.what} refused the credentials (HTTP {status}); check {self.api_key.setting}"
+        )
+
+
+class OpenAIProvider:
+    """`POST {base_url}/chat/completions`, temperature 0 (more after an unusable answer),
+    structured output asked for in the mode `structured` pins, or (auto) the one the endpoint
+    was found to take (OpenAIEndpoint: the connections and the key)."""
+
+    def __init__(
+        self, model: str, base_url: str, api_key: str | KeySource, structured: str = AUTO
+    ) -> None:
+        self.name = f"openai:{model}"
+        self.model = model
+        if structured != AUTO and structured not in MODES:
+            raise ProviderUnavailable(
+                f"EVALSVC_LLM_STRUCTURED={structured!r} is not understood: use auto or one of "
+                + ", ".join(MODES)
+            )
+        self.structured = structured
+        self._http = OpenAIEndpoint(base_url, api_key)
+        self._base_url = self._http.base_url
 
     def complete(
         self,
@@ -219,11 +248,7 @@ class OpenAIProvider:
         a mode that can still move down (auto, and not the prompt mode, which adds no shape);
         pinned, such a refusal is ProviderUnavailable naming the setting."""
         payload = self._payload(mode, request)
-        api_key = self._api_key()
-        status, raw, wait = self._post(payload, timeout, api_key)
-        if status in (401, 403) and self._api_key.refresh(api_key):
-            # The key was rotated (and the old one revoked) since it was read: the new one.
-            status, raw, wait = self._post(payload, timeout, self._api_key())
+        status, raw, wait = self._http.post("chat/completions", payload, timeout)
         if mode != "prompt" and is_shape_refusal(status, raw):
             detail = raw[:200].decode(errors="replace")
             if self.structured != AUTO:
@@ -242,9 +267,7 @@ class OpenAIProvider:
         if status == 429 or status >= 500:
             raise RetryableError(f"the LLM answered HTTP {status}", retry_after=wait)
         if status in (401, 403):
-            raise ProviderUnavailable(
-                f"the LLM refused the credentials (HTTP {status}); check {self._api_key.setting}"
-            )
+            raise self._http.refused_credentials(status)
         if status != 200:
             detail = raw[:200].decode(errors="replace")
             endpoint = ENDPOINTS.get(self._base_url, self.model)
