@@ -90,8 +90,6 @@ class Settings(BaseModel):
     idempotency_ttl_seconds: int = 24 * 3600
     # The LLM judge: "bedrock:<model-id>" or "openai:<model>"; empty means none (checks only).
     llm: str = ""
-    # The embeddings model of embed:similarity (E10), in EVALSVC_LLM's form; empty: none.
-    embeddings: str = ""
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: SecretStr = SecretStr("")
     # The Secrets Manager secret (ARN or name) holding the OpenAI key, deployed; when set, the

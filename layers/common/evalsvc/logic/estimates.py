@@ -21,7 +21,8 @@ from evalsvc.logic.datasets import Selection
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import MAX_PAIR_TEXT_BYTES
 from evalsvc.models.evaluations import EvaluateIn
-from evalsvc.models.metric_sets import calls_per_pair, is_judged
+from evalsvc.models.metric_sets import calls_per_pair, embedding_metrics, is_judged
+from evalsvc.scoring.embeddings import CachedEmbeddings, configured_embeddings
 from evalsvc.scoring.judges import CachedJudge, configured_judge
 from evalsvc.scoring.metric import Metrics, scorers_for
 from evalsvc.spending.meter import Bound
@@ -44,40 +45,64 @@ def texts_worth_reading(metrics: Metrics, pair_count: int, pair_bytes: int | Non
     )
 
 
-def selection_bound(judge: CachedJudge, metrics: Metrics, selection: Selection) -> Bound:
-    """The bound of judging the selection: from its texts and the judge cache when it holds
-    them, else from its size (every call counted; a dataset stored before sizes were kept
-    bounded as if each pair were as large as pairs can be), every judged (pair, metric) asked
-    metrics.judge_samples times."""
+def selection_bound(
+    judge: CachedJudge | None,
+    metrics: Metrics,
+    selection: Selection,
+    embeddings: CachedEmbeddings | None = None,
+) -> Bound:
+    """The bound of scoring the selection with the models: the judge's calls from its texts and
+    the judge cache when it holds them, else from its size (every call counted; a dataset
+    stored before sizes were kept bounded as if each pair were as large as pairs can be), every
+    judged (pair, metric) asked metrics.judge_samples times; and with an embed: metric, the
+    embeddings of its outputs and references (E10) the same way."""
     questions = [question for _, question in metrics.questions]
     header, count = selection.header, len(selection.pairs)
-    if not selection.keys_only:
-        return judge.plan(
-            questions, selection.pairs, header.system_prompt, metrics.judge_samples
-        ).bound
     pair_bytes = selection.bytes
     if pair_bytes is None:
         pair_bytes = count * MAX_PAIR_TEXT_BYTES
-    return judge.bound_unread(
-        questions, header.system_prompt, count, pair_bytes, metrics.judge_samples
-    )
+    bound = Bound()
+    if judge is not None and questions:
+        if selection.keys_only:
+            bound += judge.bound_unread(
+                questions, header.system_prompt, count, pair_bytes, metrics.judge_samples
+            )
+        else:
+            bound += judge.plan(
+                questions, selection.pairs, header.system_prompt, metrics.judge_samples
+            ).bound
+    if embeddings is not None and metrics.embedded:
+        if selection.keys_only:
+            bound += embeddings.bound_unread(count, pair_bytes)
+        else:
+            bound += embeddings.bound(
+                [(p.output, p.reference) for p in selection.pairs if p.reference is not None]
+            )
+    return bound
 
 
 def estimate(identity: Identity, body: EvaluateIn) -> tuple[int, Bound]:
-    """(pairs selected, bound of their judge calls) of POST /evaluate with `body`. A question
-    with no judge configured is a 400, as it is for the evaluation. The dataset's header is
-    read once, and its selection once (keys only when its texts are not worth reading)."""
+    """(pairs selected, bound of their model calls) of POST /evaluate with `body`. A metric
+    with no model configured to score it is a 400, as it is for the evaluation. The dataset's
+    header is read once, and its selection once (keys only when its texts are not worth
+    reading)."""
     kind, reference = body.dataset
     dataset_id = dataset_logic.resolve_dataset_id(identity, kind, reference)
     definitions = metric_sets.get_metrics_set(identity, body.metrics_id).definitions
     needs_judge = any(is_judged(d) for d in definitions)
     judge = configured_judge(identity.tenant, judge_cache) if needs_judge else None
-    metrics = scorers_for(definitions, judge, body.judge_samples)
+    embeddings = (
+        configured_embeddings(identity.tenant, judge_cache)
+        if embedding_metrics(definitions)
+        else None
+    )
+    metrics = scorers_for(definitions, judge, body.judge_samples, embeddings)
     header = dataset_logic.get_header(identity, kind, dataset_id)
-    keys_only = judge is None or not texts_worth_reading(metrics, header.pair_count, header.bytes)
+    models = judge is not None or embeddings is not None
+    keys_only = not models or not texts_worth_reading(metrics, header.pair_count, header.bytes)
     selection = dataset_logic.select(
         identity, kind, dataset_id, body.pair_query, "evaluate", keys_only=keys_only, header=header
     )
-    if judge is None:
+    if not models:
         return len(selection.pairs), Bound()
-    return len(selection.pairs), selection_bound(judge, metrics, selection)
+    return len(selection.pairs), selection_bound(judge, metrics, selection, embeddings)

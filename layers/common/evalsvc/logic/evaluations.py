@@ -28,8 +28,9 @@ from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetHeader
 from evalsvc.models.evaluations import EvaluateIn, EvaluationResult, RerunIn
 from evalsvc.models.jobs import Job, Status
-from evalsvc.models.metric_sets import is_judged, judge_calls
+from evalsvc.models.metric_sets import embedding_metrics, is_judged, judge_calls
 from evalsvc.scoring import checks
+from evalsvc.scoring.embeddings import configured_embeddings
 from evalsvc.scoring.judges import configured_judge
 from evalsvc.scoring.metric import scorers_for
 from evalsvc.storage import judge_cache
@@ -162,8 +163,14 @@ class _Evaluation:
         result = self.result
         needs_judge = any(is_judged(d) for d in result.definitions)
         self.judge = configured_judge(result.tenant, judge_cache, deadline) if needs_judge else None
-        # A question with no judge configured is a 400 before any pair is read.
-        self.metrics = scorers_for(result.definitions, self.judge, result.judge_samples)
+        embeds = embedding_metrics(result.definitions)
+        self.embeddings = (
+            configured_embeddings(result.tenant, judge_cache, deadline) if embeds else None
+        )
+        # A metric with no model configured to score it is a 400 before any pair is read.
+        self.metrics = scorers_for(
+            result.definitions, self.judge, result.judge_samples, self.embeddings
+        )
 
     # ---- what dispatch reads -------------------------------------------------------------------
 
@@ -198,7 +205,9 @@ class _Evaluation:
     def _bound_from_texts(self, header: DatasetHeader) -> bool:
         """Whether queueing this evaluation is bounded from its texts and the judge cache (a
         judge, a cap or a monthly limit, and a dataset small enough to read and look up)."""
-        if self.judge is None or (self.max_cost is None and self.spend.limit() is None):
+        if self.judge is None and self.embeddings is None:
+            return False
+        if self.max_cost is None and self.spend.limit() is None:
             return False
         return estimates.texts_worth_reading(self.metrics, header.pair_count, header.bytes)
 
@@ -215,6 +224,8 @@ class _Evaluation:
         work_deadline = deadline.earlier(storing_seconds(len(pairs)))
         if judge is not None:
             judge.llm.deadline = work_deadline
+        if self.embeddings is not None:
+            self.embeddings.embedder.deadline = work_deadline
         result.system_prompt = system_prompt
         result.pair_count = result.pairs_done = len(pairs)
         questions = [question for _, question in self.metrics.questions]
@@ -261,7 +272,9 @@ class _Evaluation:
         """Before anything is queued: within max_cost_usd and what the month's limit leaves, as
         POST /evaluate/estimate bounds it (each chunk reserves its own)."""
         judge = self.judge
-        if judge is None or (spend.max_cost is None and spend.limit() is None):
+        if judge is None and self.embeddings is None:
+            return
+        if spend.max_cost is None and spend.limit() is None:
             return
         count = len(selection.pairs)
         if selection.keys_only and estimates.texts_worth_reading(
@@ -269,7 +282,7 @@ class _Evaluation:
         ):
             # The dataset grew since its header was read.
             selection = self.select(keys_only=False, keys=selection)
-        bound = estimates.selection_bound(judge, self.metrics, selection)
+        bound = estimates.selection_bound(judge, self.metrics, selection, self.embeddings)
         spend.check_cap(bound)
         spend.check_room(bound)
 

@@ -27,8 +27,9 @@ from evalsvc.logic.scored_pairs import score_pairs, summarize_totals, totals
 from evalsvc.models.datasets import DatasetHeader, Pair
 from evalsvc.models.evaluations import EVALUATION_JOBS, EvaluationResult, ScoredPair
 from evalsvc.models.jobs import Chunk, Job, Status, Tally
-from evalsvc.models.metric_sets import is_judged, judge_calls
+from evalsvc.models.metric_sets import embedding_metrics, is_judged, judge_calls
 from evalsvc.scoring import checks
+from evalsvc.scoring.embeddings import configured_embeddings
 from evalsvc.scoring.judges import configured_judge
 from evalsvc.scoring.metric import scorers_for
 from evalsvc.spending.meter import Usage
@@ -124,7 +125,12 @@ class Evaluations:
             pairs, positions = [pairs[k] for k in todo], [positions[k] for k in todo]
         needs_judge = any(is_judged(d) for d in result.definitions)
         judge = configured_judge(chunk.tenant, judge_cache, deadline) if needs_judge else None
-        metrics_of_set = scorers_for(result.definitions, judge, result.judge_samples)
+        embeddings = (
+            configured_embeddings(chunk.tenant, judge_cache, deadline)
+            if embedding_metrics(result.definitions)
+            else None
+        )
+        metrics_of_set = scorers_for(result.definitions, judge, result.judge_samples, embeddings)
         scoring = score_pairs(metrics_of_set, pairs, result.system_prompt, positions, deadline)
         results_store.put_scored(chunk.tenant, chunk.job_id, scoring.scored)
         metrics.add_metric(name="PairsScored", unit="Count", value=len(scoring.scored))
