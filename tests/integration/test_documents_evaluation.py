@@ -202,3 +202,49 @@ def test_questions_see_the_reference_and_contexts_as_data(acme: Tenant, judge: F
     assert len(with_documents) == 3  # a, b and d have contexts; c is asked as before
     bare = [p for p in prompts if "<contexts>" not in p and "<reference>" not in p]
     assert len(bare) == 1 and "Please sit." in bare[0]
+
+
+@pytest.fixture
+def embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    fake = FakeJudge()
+    with fake.running():
+        point_service_at(
+            {
+                "EVALSVC_EMBEDDINGS": "openai:text-embedding-3-small",
+                "EVALSVC_OPENAI_BASE_URL": fake.base_url,
+                "EVALSVC_OPENAI_API_KEY": "sk-test-not-a-real-key",
+                "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
+            },
+            monkeypatch,
+        )
+        yield fake
+
+
+def test_embedding_similarity_scores_pairs_with_a_reference_estimated_and_cached(
+    acme: Tenant, embedder: FakeJudge
+) -> None:
+    seed(acme)
+    metrics_id = ok(
+        acme.post("/specify_questions", {"metrics": ["embed:similarity", "check:non_empty"]})
+    ).json()["metrics_id"]
+    body = {"seed_data_id": "docs", "metrics_id": metrics_id}
+
+    estimate = ok(acme.post("/evaluate/estimate", body)).json()
+    answer = ok(acme.post("/evaluate", body)).json()
+
+    similarity = answer["scores"][0]
+    assert similarity["not_applicable"] == 2  # c and d have no reference
+    assert 1.0 <= similarity["min_score"] <= similarity["max_score"] <= 5.0
+    # a and b: their outputs and references, each distinct text embedded once, in one call.
+    sent = [text for request in embedder.embedding_requests for text in request["input"]]
+    assert len(embedder.embedding_requests) == 1 and len(sent) == len(set(sent)) == 4
+    assert answer["usage"]["llm_calls"] == 1
+    assert estimate["llm_calls"] == 1 and estimate["cost_usd_max"] > 0
+    reasons = ok(acme.get(f"/evaluation/{answer['eval_results_id']}?includeAllScores=true"))
+    listed = reasons.json()["all_scored_pairs"][0]
+    assert {p["pair_id"] for p in listed} == {"a", "b"}
+    assert all("cosine similarity" in p["reason"] for p in listed)
+
+    # The same pairs again: every vector from the cache, no call.
+    ok(acme.post("/evaluate", body))
+    assert len(embedder.embedding_requests) == 1

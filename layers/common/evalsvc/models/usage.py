@@ -79,8 +79,14 @@ class EstimateOut(BaseModel):
     """What POST /evaluate with the same body would cost, at most and as expected."""
 
     pairs: int = Field(description="Pairs the evaluation would score")
-    llm_calls: int = Field(description="Judge calls it would make (before any retry)")
-    cached_calls: int = Field(description="Judge verdicts the judge cache holds (no call, no cost)")
+    llm_calls: int = Field(
+        description="Model calls it would make (before any retry): the judge's, and the "
+        "embeddings model's for embed: metrics"
+    )
+    cached_calls: int = Field(
+        description="Calls the judge cache answers instead (no call, no cost): verdicts, and "
+        "texts whose embeddings it holds"
+    )
     input_tokens_max: int = Field(
         description="At most this many input tokens, every retry counted: a token is at least "
         "one byte of what is sent, plus what a provider adds around it"
