@@ -135,6 +135,8 @@ def local_service(
         log_path=log_path,
         extra_env={
             "EVALSVC_LLM": f"openai:{MODEL_ALIAS}",
+            # The same server embeds too (llama_server(embeddings=True)): embed:similarity.
+            "EVALSVC_EMBEDDINGS": f"openai:{MODEL_ALIAS}",
             "EVALSVC_OPENAI_BASE_URL": model,
             "EVALSVC_JUDGE_CONCURRENCY": "1",
             "POWERTOOLS_LOG_LEVEL": "DEBUG",

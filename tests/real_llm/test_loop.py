@@ -1,8 +1,10 @@
 """The whole loop through the local server, with a real model as every LLM feature's model:
 seed → questions → specify → evaluate with two judged metrics (and again with each verdict
-asked three times, E6) → improve_prompt → the model answers with the improved prompt → evaluate
-again → compare → augment. No answer is a 5xx, every score is in 1-5 with a reason, the
-variants are written.
+asked three times, E6) → answers from documents (E10: embed:similarity with the same model's
+embeddings, rag:faithfulness claim by claim, a reference check; pairs without a reference or
+contexts not applicable) → improve_prompt → the model answers with the improved prompt →
+evaluate again → compare → augment. No answer is a 5xx, every score is in 1-5 with a reason,
+the variants are written.
 
 `make test-real-llm` runs it against two real servers of SmolLM2-135M-Instruct: llama-cpp-python's,
 which takes `json_object` with a schema or tools but answers 500 to `json_schema` (the service
@@ -73,7 +75,9 @@ def server(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory, server: str) -> Iterator[str]:
-    with llama_server(tmp_path_factory.mktemp("model") / "server.log", server) as base:
+    with llama_server(
+        tmp_path_factory.mktemp("model") / "server.log", server, embeddings=True
+    ) as base:
         yield base
 
 
@@ -147,6 +151,47 @@ def assert_scored(pairs: list[list[dict[str, Any]]]) -> None:
             assert isinstance(scored["reason"], str) and scored["reason"].strip(), scored
 
 
+DOCUMENTS = ["embed:similarity", "rag:faithfulness", "check:token_f1"]
+CONTEXT = "To reset a password, open Settings, then Security, then Reset password."
+
+
+def scored_from_documents(api: Api, dataset: str, server: str) -> None:
+    """E10 with the real model: its embeddings score embed:similarity, its claims and verdicts
+    rag:faithfulness; pair c has no reference, d no contexts (not applicable there)."""
+    data = []
+    for i, q, a in PAIRS:
+        pair: dict[str, Any] = {"id": i, "input": q, "output": a}
+        if i != "c":
+            pair["reference"] = a if i == "a" else "Please ask support from the Help page."
+        if i != "d":
+            pair["contexts"] = [CONTEXT, "Statements can be exported as PDF from Statements."]
+        data.append(pair)
+    api.call("POST", f"/data/seed/{dataset}-docs", {"data": data, "system_prompt": PROMPT})
+    metrics = api.call("POST", "/specify_questions", {"metrics": DOCUMENTS})
+    results_id = evaluate(api, f"{dataset}-docs", metrics["metrics_id"])
+    result = api.call("GET", f"/evaluation/{results_id}?includeAllScores=true")
+    assert result["score_not_applicable"] == [1, 1, 1], result["score_not_applicable"]
+    by_metric = result["all_scored_pairs"]
+    assert [sorted(p["pair_id"] for p in m) for m in by_metric] == [
+        ["a", "b", "d"],
+        ["a", "b", "c"],
+        ["a", "b", "d"],
+    ]
+    for metric in by_metric:
+        for scored in metric:
+            assert 1.0 <= scored["score"] <= 5.0 and scored["reason"].strip(), scored
+    similarity = {p["pair_id"]: p for p in by_metric[0]}
+    # a's output is its reference: the same text, cosine 1.
+    assert similarity["a"]["score"] == 5.0, similarity["a"]
+    assert "cosine similarity" in similarity["a"]["reason"]
+    assert all("claims" in p["reason"] or "claim" in p["reason"] for p in by_metric[1])
+    print(
+        f"\n{server}: from documents: means {result['score_means']}, "
+        f"usage {result['usage']['llm_calls']} calls; faithfulness reasons: "
+        + json.dumps([p["reason"] for p in by_metric[1]])
+    )
+
+
 def judged_three_times(api: Api, dataset: str, metrics_id: str, server: str) -> None:
     """judge_samples 3 (E6), clustered by input: every score the mean of three sampled answers
     from 1 to 5, each question's judge_noise_sd a number, the clustered figures there; the
@@ -190,6 +235,7 @@ def test_the_whole_loop_with_a_real_model(service: LocalServer, model: str, serv
     baseline = evaluate(api, dataset, metrics["metrics_id"])
     assert_scored(scored_pairs(api, baseline))
     judged_three_times(api, dataset, metrics["metrics_id"], server)
+    scored_from_documents(api, dataset, server)
 
     improved = api.call(
         "POST",
