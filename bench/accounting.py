@@ -22,7 +22,7 @@ from harness import fresh_tables
 import boto3
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.settings import get_settings
-from evalsvc.logic import evaluations, jobs, metric_sets, results, spending
+from evalsvc.logic import evaluations, jobs, metric_set_create, results, spending
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, Pair
 from evalsvc.models.evaluations import EvaluateIn
@@ -87,7 +87,7 @@ def main() -> None:
         }
         apply_environment(env)
         counter = Accounting()
-        metric_sets.create_metrics_set(identity, QUESTIONS)
+        metric_set_create.create_metrics_set(identity, QUESTIONS)
         print(f"{args.pairs} pairs x {len(QUESTIONS)} questions; moto in-process\n")
 
         def dataset(name: str, count: int) -> None:

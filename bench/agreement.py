@@ -31,7 +31,7 @@ from harness import CallCounter, fresh_tables, shown
 # isort: split
 
 from evalsvc.core.settings import get_settings
-from evalsvc.logic import judge_agreement, metric_sets, question_agreement
+from evalsvc.logic import judge_agreement, metric_set_create, question_agreement
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import Critique, ScoredPair
 from evalsvc.storage import critiques as critiques_store
@@ -80,7 +80,7 @@ def main() -> None:
     rng = random.Random(5)
     identity = Identity(tenant="bench", user="u0", user_email="u0@bench", key_id="b")
     with embedded_store() if args.store else moto_tables():
-        metrics_set = metric_sets.create_metrics_set(identity, DEFINITIONS)
+        metrics_set = metric_set_create.create_metrics_set(identity, DEFINITIONS)
         started = time.perf_counter()
         results = []
         for r in range(args.results):

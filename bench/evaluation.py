@@ -25,7 +25,7 @@ from harness import CallCounter, fresh_tables, shown, version_pages
 
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.settings import get_settings
-from evalsvc.logic import datasets, evaluations, metric_sets
+from evalsvc.logic import datasets, evaluations, metric_set_create
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, Pair, PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import EvaluateIn
@@ -52,7 +52,15 @@ REFERENCE_CHECKS = ["check:exact_match", "check:token_f1", "check:rouge_l", "che
 def _evaluated(
     identity: Identity, n: int, checks: list[str], reference: bool
 ) -> tuple[float, str, str]:
-    """Seconds, DynamoDB calls and their minimum of one evaluation of n fresh pairs."""
+    """Seconds, DynamoDB calls and their minimum of one evaluation of n fresh pairs, in a moto
+    of its own (tables kept from an earlier run would slow moto's Query)."""
+    with moto_in_process():
+        return _evaluated_in_moto(identity, n, checks, reference)
+
+
+def _evaluated_in_moto(
+    identity: Identity, n: int, checks: list[str], reference: bool
+) -> tuple[float, str, str]:
     fresh_tables()
     data = [
         PairIn(
@@ -69,7 +77,7 @@ def _evaluated(
         for i in range(n)
     ]
     datasets.write_seed_dataset(identity, "bench-ds", SeedDatasetIn(data=data))
-    metric_sets.create_metrics_set(identity, checks)
+    metric_set_create.create_metrics_set(identity, checks)
     counter = CallCounter()
     started = time.perf_counter()
     done = evaluations.evaluate(identity, EvaluateIn(seed_data_id="bench-ds"), Deadline.never())
@@ -87,21 +95,26 @@ def _evaluated(
 
 def evaluation_figures(n: int, rounds: int) -> None:
     identity = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
-    runs = {"5 checks": (CHECKS, False), "4 reference checks": (REFERENCE_CHECKS, True)}
+    runs = {
+        "5 checks": (CHECKS, False),
+        "5 checks, pairs with a reference": (CHECKS, True),
+        "4 reference checks": (REFERENCE_CHECKS, True),
+    }
     best: dict[str, tuple[float, str, str]] = {}
-    with moto_in_process():
-        for _ in range(rounds):
-            for name, (checks, reference) in runs.items():
-                figures = _evaluated(identity, n, checks, reference)
-                if name not in best or figures[0] < best[name][0]:
-                    best[name] = figures
+    for _ in range(rounds):
+        for name, (checks, reference) in runs.items():
+            figures = _evaluated(identity, n, checks, reference)
+            if name not in best or figures[0] < best[name][0]:
+                best[name] = figures
     print(f"evaluation: {n} pairs, fastest of {rounds} runs each\n")
     print("| metrics | seconds (moto) | DynamoDB calls | minimum |")
     print("|---|---|---|---|")
     for name, (elapsed, measured, minimum) in best.items():
         print(f"| {name} | {elapsed:.2f} | {measured} | {minimum} |")
     ratio = best["4 reference checks"][0] / best["5 checks"][0]
-    print(f"\nreference checks / five checks: {ratio:.2f}x (goal: at most 1.2x)\n")
+    same_pairs = best["4 reference checks"][0] / best["5 checks, pairs with a reference"][0]
+    print(f"\nreference checks / five checks: {ratio:.2f}x (goal: at most 1.2x)")
+    print(f"reference checks / five checks on the same pairs: {same_pairs:.2f}x\n")
 
 
 def judge_figures(pairs: int, latency: float, concurrency: int) -> None:

@@ -48,7 +48,7 @@ import boto3
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.settings import get_settings
 from evalsvc.handlers.background import chunk_handler, dead_chunk_handler
-from evalsvc.logic import datasets, evaluations, metric_sets
+from evalsvc.logic import datasets, evaluations, metric_set_create
 from evalsvc.logic.kinds import evaluation as evaluation_kind
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
@@ -116,7 +116,7 @@ def throughput(workers: int, concurrency: int, latency: float, pairs: int) -> No
             # Two rounds of chunks for the workers: each chunk 400 calls.
             _judged(env, judge, concurrency, EVALSVC_CHUNK_JUDGE_CALLS=str(pairs // (2 * workers)))
             seed(pairs)
-            metric_sets.create_metrics_set(IDENTITY, ["Does the output say please?"])
+            metric_set_create.create_metrics_set(IDENTITY, ["Does the output say please?"])
             runner = LocalWorkers(
                 store.sqs_client(),
                 store.queues["WorkQueue"],
@@ -190,7 +190,7 @@ def checks(n: int) -> None:
         header = datasets_store.get_header(IDENTITY.tenant, DatasetKind.SEED, "bench-ds")
         assert header is not None
         dataset_bytes = stored_bytes(header)
-        metric_sets.create_metrics_set(IDENTITY, CHECKS)
+        metric_set_create.create_metrics_set(IDENTITY, CHECKS)
         seconds = time.perf_counter() - seeded
         print(f"checks: {n} pairs x {len(CHECKS)} checks (seeded in {seconds:.1f} s)")
         dynamo_calls = CallCounter()
@@ -292,7 +292,7 @@ def _small_behind(
                 seed(1000, IDENTITY, f"backlog-{k}")
             seed(120, SMALL)
             for identity in (IDENTITY, SMALL):
-                metric_sets.create_metrics_set(identity, ["Does the output say please?"])
+                metric_set_create.create_metrics_set(identity, ["Does the output say please?"])
             counts = (
                 local_worker_counts({"EVALSVC_LOCAL_WORKERS": str(workers)})
                 if mode == "share"

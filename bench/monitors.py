@@ -77,6 +77,7 @@ from evalsvc.logic import (
     datasets,
     evaluations,
     jobs,
+    metric_set_create,
     metric_sets,
     monitor_alerts,
     monitors,
@@ -319,7 +320,7 @@ def _monitors_due(count: int, tenants: int) -> int:
     due: set[int] = set()
     for k, many in enumerate(per_tenant):
         who = identity(f"tenant-{k:02d}")
-        metrics_id = metric_sets.create_metrics_set(who, CHECKS).metrics_id
+        metrics_id = metric_set_create.create_metrics_set(who, CHECKS).metrics_id
         body = MonitorIn(
             name=f"monitor of tenant {k}",
             seed_data_id="prod",
@@ -582,7 +583,7 @@ def run_run(n: int) -> None:
             _service(queue, **env)
             who = identity("acme")
             _seed(who, n, regressed=False)
-            metrics_id = metric_sets.create_metrics_set(who, CHECKS).metrics_id
+            metrics_id = metric_set_create.create_metrics_set(who, CHECKS).metrics_id
             phases = Phases()
             _plain(phases, quiet, queue, who, metrics_id, queued)
             _runs(phases, quiet, queue, hook, who, n, queued)
@@ -680,7 +681,7 @@ def run_sizes() -> None:
             latest_n_pairs=MAX_PAIRS, pair_labels=labels, last_n_seconds=MAX_LAST_N_SECONDS
         )
         with longest_ids():
-            metrics_id = metric_sets.create_metrics_set(who, definitions).metrics_id
+            metrics_id = metric_set_create.create_metrics_set(who, definitions).metrics_id
             baseline = evaluations.evaluate(
                 who,
                 EvaluateIn(seed_data_id=dataset_id, metrics_id=metrics_id, pair_query=query),

@@ -75,7 +75,7 @@ from harness import CallCounter, finish_apart, query_pages, shown
 
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.settings import get_settings
-from evalsvc.logic import datasets, evaluations, jobs, metric_sets
+from evalsvc.logic import datasets, evaluations, jobs, metric_set_create
 from evalsvc.logic import pairwise as pairwise_logic
 from evalsvc.logic.kinds import pairwise as pairwise_kind
 from evalsvc.models.api_keys import Identity
@@ -354,7 +354,7 @@ def bench(
             )
             set_up = time.perf_counter()
             dataset_ids = seed_runs(runs, pairs)
-            metric_sets.create_metrics_set(IDENTITY, ["check:non_empty"])
+            metric_set_create.create_metrics_set(IDENTITY, ["check:non_empty"])
             result_ids = []
             for dataset_id in dataset_ids:
                 done = evaluations.evaluate(

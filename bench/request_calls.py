@@ -26,7 +26,7 @@ from harness import CallCounter, fresh_tables, shown
 import boto3
 from evalsvc.api.responses import MAX_COMPRESSIBLE_BYTES
 from evalsvc.core.deadlines import Deadline
-from evalsvc.logic import datasets, evaluations, metric_sets, spending
+from evalsvc.logic import datasets, evaluations, metric_set_create, spending
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import DatasetKind, PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import EvaluateIn, PairQuery
@@ -81,7 +81,9 @@ def main() -> None:
                 "EVALSVC_INLINE_MAX_JUDGE_CALLS": str(max(args.small, args.large)),
             }
         )
-        metrics_id = metric_sets.create_metrics_set(IDENTITY, ["Is the answer polite?"]).metrics_id
+        metrics_id = metric_set_create.create_metrics_set(
+            IDENTITY, ["Is the answer polite?"]
+        ).metrics_id
         counter = CallCounter()
         print("| request | DynamoDB calls | in all | seconds (moto) |")
         print("|---|---|---|---|")

@@ -43,10 +43,25 @@ Metric = Callable[[str, str], Score]
 # ---- normalisation ------------------------------------------------------------------------------
 
 
-def _words(text: str) -> list[str]:
-    lowered = text.lower()
-    kept = "".join(ch for ch in lowered if not unicodedata.category(ch).startswith("P"))
-    return [word for word in kept.split() if word not in ARTICLES]
+class _Punctuation(dict[int, int | None]):
+    """str.translate's table that deletes punctuation (Unicode category P*): each code point's
+    entry made the first time a text holds it (None: deleted; itself: kept), so no table of
+    every code point is built up front."""
+
+    def __missing__(self, code: int) -> int | None:
+        kept = None if unicodedata.category(chr(code)).startswith("P") else code
+        self[code] = kept
+        return kept
+
+
+_PUNCTUATION = _Punctuation()
+
+
+# The words of the last texts: the three word metrics of one pair read the same two texts.
+@functools.lru_cache(maxsize=4)
+def _words(text: str) -> tuple[str, ...]:
+    kept = text.lower().translate(_PUNCTUATION)
+    return tuple(word for word in kept.split() if word not in ARTICLES)
 
 
 def norm(text: str) -> str:
@@ -57,7 +72,7 @@ def norm(text: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """The words of `norm(text)`."""
-    return _words(text)
+    return list(_words(text))
 
 
 # ---- what every metric shares -------------------------------------------------------------------
