@@ -26,13 +26,13 @@ METRICS = [
 TOKEN_F1, FAITHFULNESS, RECALL, QUESTION = 1, 4, 5, 6
 
 
-@pytest.fixture
-def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+def fake_model(monkeypatch: pytest.MonkeyPatch, setting: str, model: str) -> Iterator[FakeJudge]:
+    """The fake OpenAI-compatible server, as the model `setting` names."""
     fake = FakeJudge()
     with fake.running():
         point_service_at(
             {
-                "EVALSVC_LLM": "openai:fake-judge",
+                setting: model,
                 "EVALSVC_OPENAI_BASE_URL": fake.base_url,
                 "EVALSVC_OPENAI_API_KEY": "sk-test-not-a-real-key",
                 "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
@@ -40,6 +40,11 @@ def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
             monkeypatch,
         )
         yield fake
+
+
+@pytest.fixture
+def judge(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
+    yield from fake_model(monkeypatch, "EVALSVC_LLM", "openai:fake-judge")
 
 
 def seed(tenant: Tenant, dataset: str = "docs") -> None:
@@ -206,18 +211,7 @@ def test_questions_see_the_reference_and_contexts_as_data(acme: Tenant, judge: F
 
 @pytest.fixture
 def embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeJudge]:
-    fake = FakeJudge()
-    with fake.running():
-        point_service_at(
-            {
-                "EVALSVC_EMBEDDINGS": "openai:text-embedding-3-small",
-                "EVALSVC_OPENAI_BASE_URL": fake.base_url,
-                "EVALSVC_OPENAI_API_KEY": "sk-test-not-a-real-key",
-                "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
-            },
-            monkeypatch,
-        )
-        yield fake
+    yield from fake_model(monkeypatch, "EVALSVC_EMBEDDINGS", "openai:text-embedding-3-small")
 
 
 def test_embedding_similarity_scores_pairs_with_a_reference_estimated_and_cached(

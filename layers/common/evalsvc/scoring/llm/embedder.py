@@ -24,12 +24,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from evalsvc.core.deadlines import Deadline
-from evalsvc.core.errors import ProviderUnavailable
 from evalsvc.core.observability import logger
 from evalsvc.core.settings import Settings, get_settings
 from evalsvc.scoring.llm.client import Calls, LLMFailed
 from evalsvc.scoring.llm.latency import LATENCY
-from evalsvc.scoring.llm.provider import InvalidAnswer, RetryableError
+from evalsvc.scoring.llm.provider import InvalidAnswer, RetryableError, model_spec
 from evalsvc.spending.meter import (
     CALL_OVERHEAD_TOKENS,
     EMBEDDING_TEXT_OVERHEAD_TOKENS,
@@ -238,14 +237,10 @@ class Embedder(Calls):
 def provider_from_settings(settings: Settings) -> EmbeddingProvider | None:
     """The transport EVALSVC_EMBEDDINGS names (its module imported only then); None when it
     is unset."""
-    spec = settings.embeddings.strip()
-    if not spec:
+    parsed = model_spec("EVALSVC_EMBEDDINGS", settings.embeddings)
+    if parsed is None:
         return None
-    kind, _, model = spec.partition(":")
-    if not model:
-        raise ProviderUnavailable(
-            f"EVALSVC_EMBEDDINGS={spec!r} names no model: use openai:<model> or bedrock:<model-id>"
-        )
+    kind, model = parsed
     if kind == "openai":
         from evalsvc.scoring.llm.credentials import key_source
         from evalsvc.scoring.llm.embeddings_openai import OpenAIEmbeddings
@@ -257,13 +252,9 @@ def provider_from_settings(settings: Settings) -> EmbeddingProvider | None:
             settings.embeddings_batch,
             settings.embeddings_dimensions,
         )
-    if kind == "bedrock":
-        from evalsvc.scoring.llm.embeddings_bedrock import BedrockEmbeddings
+    from evalsvc.scoring.llm.embeddings_bedrock import BedrockEmbeddings
 
-        return BedrockEmbeddings.for_region(model, settings.region, settings.embeddings_dimensions)
-    raise ProviderUnavailable(
-        f"EVALSVC_EMBEDDINGS={spec!r} is not understood: use openai:<model> or bedrock:<model-id>"
-    )
+    return BedrockEmbeddings.for_region(model, settings.region, settings.embeddings_dimensions)
 
 
 def configured_embedder(deadline: Deadline | None = None) -> Embedder | None:

@@ -11,7 +11,12 @@ from typing import Any
 from evalsvc.core.errors import ProviderUnavailable
 from evalsvc.scoring.llm import bedrock
 from evalsvc.scoring.llm.embedder import Embedded, EmbeddingRefused
-from evalsvc.scoring.llm.provider import InvalidAnswer, RetryableError, reported_tokens
+from evalsvc.scoring.llm.provider import (
+    InvalidAnswer,
+    RetryableError,
+    json_object,
+    reported_tokens,
+)
 
 # The largest answer read: a vector of 8,192 numbers as JSON is far less.
 MAX_ANSWER_BYTES = 4 * 1024 * 1024
@@ -79,12 +84,7 @@ class BedrockEmbeddings:
             ) from exc
         if len(raw) > MAX_ANSWER_BYTES:
             raise InvalidAnswer(f"the answer is larger than {MAX_ANSWER_BYTES} bytes")
-        try:
-            document = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            raise InvalidAnswer("the response is not JSON") from exc
-        if not isinstance(document, dict):
-            raise InvalidAnswer("the response is not a JSON object")
+        document = json_object(raw)
         counted = reported_tokens(document.get("inputTextTokenCount"), 0)
         tokens = counted[0] if counted else None
         if "embedding" not in document:

@@ -15,7 +15,12 @@ from evalsvc.core.errors import ProviderUnavailable
 from evalsvc.scoring.llm.credentials import KeySource
 from evalsvc.scoring.llm.embedder import Embedded, EmbeddingRefused
 from evalsvc.scoring.llm.openai import OpenAIEndpoint
-from evalsvc.scoring.llm.provider import InvalidAnswer, RetryableError, reported_tokens
+from evalsvc.scoring.llm.provider import (
+    InvalidAnswer,
+    RetryableError,
+    json_object,
+    reported_tokens,
+)
 
 # Statuses that refuse what the request carries (a text too long, an input not taken).
 REFUSALS = frozenset({400, 413, 422})
@@ -80,12 +85,7 @@ def _embedded(raw: bytes, count: int) -> Embedded:
     """The vectors of a 200, in the order of the texts sent (each item's `index`, when it has
     one), and the input tokens it reports; InvalidAnswer when it is not such an answer (the
     vectors themselves are checked by the embedder)."""
-    try:
-        document = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise InvalidAnswer("the response is not JSON") from exc
-    if not isinstance(document, dict):
-        raise InvalidAnswer("the response is not a JSON object")
+    document = json_object(raw)
     tokens = None
     usage = document.get("usage")
     if isinstance(usage, dict):

@@ -141,15 +141,41 @@ def schema_problem(schema: dict[str, Any], value: Any) -> str | None:
         return f"it could not be checked ({exc.__class__.__name__})"
 
 
-def provider_from_settings(settings: Settings) -> Provider | None:
-    spec = settings.llm.strip()
+def model_spec(setting: str, spec: str) -> tuple[str, str] | None:
+    """(kind, model) of a model setting's value (`openai:<model>` or `bedrock:<model-id>`);
+    None when it is empty; ProviderUnavailable naming the setting when it names no model or
+    no known kind."""
+    spec = spec.strip()
     if not spec:
         return None
     kind, _, model = spec.partition(":")
     if not model:
         raise ProviderUnavailable(
-            f"EVALSVC_LLM={spec!r} names no model: use bedrock:<model-id> or openai:<model>"
+            f"{setting}={spec!r} names no model: use bedrock:<model-id> or openai:<model>"
         )
+    if kind not in ("openai", "bedrock"):
+        raise ProviderUnavailable(
+            f"{setting}={spec!r} is not understood: use bedrock:<model-id> or openai:<model>"
+        )
+    return kind, model
+
+
+def json_object(raw: bytes | str) -> dict[str, Any]:
+    """A response body that must be one JSON object; InvalidAnswer otherwise."""
+    try:
+        document = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidAnswer("the response is not JSON") from exc
+    if not isinstance(document, dict):
+        raise InvalidAnswer("the response is not a JSON object")
+    return document
+
+
+def provider_from_settings(settings: Settings) -> Provider | None:
+    parsed = model_spec("EVALSVC_LLM", settings.llm)
+    if parsed is None:
+        return None
+    kind, model = parsed
     if kind == "openai":
         from evalsvc.scoring.llm.credentials import key_source
         from evalsvc.scoring.llm.openai import OpenAIProvider
@@ -157,10 +183,6 @@ def provider_from_settings(settings: Settings) -> Provider | None:
         return OpenAIProvider(
             model, settings.openai_base_url, key_source(settings), settings.llm_structured
         )
-    if kind == "bedrock":
-        from evalsvc.scoring.llm.bedrock import BedrockProvider
+    from evalsvc.scoring.llm.bedrock import BedrockProvider
 
-        return BedrockProvider.for_region(model, settings.region)
-    raise ProviderUnavailable(
-        f"EVALSVC_LLM={spec!r} is not understood: use bedrock:<model-id> or openai:<model>"
-    )
+    return BedrockProvider.for_region(model, settings.region)
