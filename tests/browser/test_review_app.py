@@ -56,6 +56,9 @@ RAG_PAIRS = [
 ]
 
 
+ROUGE = "check:rouge_l"
+
+
 def hostile_note(output: str) -> str:
     """The fake judge's reason: unique to the output, and hostile too."""
     return judge_note(output) + " <img src=x onerror=\"window.__ran = 'reason'\">"
@@ -82,6 +85,12 @@ def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
             "metrics_id"
         ]
         ids = {"rag": run.api.evaluate("help-rag", RAG_PAIRS, metrics_id)}
+        # E10: a reference check over pairs none of which has a reference (not applicable).
+        reference_metrics = run.api("POST", "/specify_questions", {"metrics": [ROUGE, CHECK]})
+        unreferenced = [pair for pair in RAG_PAIRS if "reference" not in pair]
+        ids["unreferenced"] = run.api.evaluate(
+            "help-unreferenced", unreferenced, reference_metrics["metrics_id"]
+        )
         # "quiet" is never voted on (the pages that say there are no votes yet); then the
         # baseline (the blind review votes on its first metric) and the candidate.
         for version in ("quiet", "baseline", "candidate"):
@@ -364,6 +373,22 @@ def test_a_pairs_reference_and_contexts_are_shown_as_text_long_ones_collapsed(
     assert app.page.count("main img, main script, main b") == 0
     app.nothing_ran()
     app.own_origin_only()
+
+
+def test_a_metric_no_pair_applies_to_says_so_instead_of_figures(
+    app: App, app_server: dict[str, str]
+) -> None:
+    app.sign_in()
+    app.wait_for("Evaluations")
+    results_id = app_server["unreferenced"]
+    app.run(lambda page: page.evaluate(f"location.hash = '#/evaluation/{results_id}'"))
+    app.wait_for("No pair has what this metric needs")
+    text = app.text()
+    assert "2 pairs not applicable" in text
+    # The check every pair meets keeps its mean and interval; the reference check draws none.
+    assert app.page.count("svg.chart.interval") == 1
+    app.axe_clean("an evaluation with a metric no pair applies to")
+    app.nothing_ran()
 
 
 def test_compare_two_runs(app: App, app_server: dict[str, str]) -> None:

@@ -183,6 +183,18 @@ function metricCards(context, result, agreement, agreementError) {
     const counts = result.score_histograms?.[index];
     const agreed = agreement?.metrics?.find((m) => m.metric_idx === index);
     const label = `Metric ${index + 1}`;
+    // Pairs without what the metric needs (a reference, contexts) are left out of its figures.
+    const skipped = result.score_not_applicable?.[index] || 0;
+    const figures =
+      mean === null || mean === undefined
+        ? [h("p", {class: "muted"}, "No pair has what this metric needs: it has no figures.")]
+        : [
+            h("p", {class: "big"}, h("span", {class: "label"}, "Mean "), num(mean), h("span", {class: "muted"}, ` of 5 · 95% interval ${interval(ci.ci_low, ci.ci_high)}`)),
+            intervalBar(mean, ci.ci_low, ci.ci_high, `${label} mean`),
+          ];
+    if (skipped > 0) {
+      figures.push(h("p", {class: "muted"}, `${skipped} pair${skipped === 1 ? "" : "s"} not applicable (without what the metric needs), left out.`));
+    }
     return h(
       "section",
       {class: "metric", "aria-labelledby": title},
@@ -190,12 +202,7 @@ function metricCards(context, result, agreement, agreementError) {
       h(
         "div",
         {class: "figures"},
-        h(
-          "div",
-          {},
-          h("p", {class: "big"}, h("span", {class: "label"}, "Mean "), num(mean), h("span", {class: "muted"}, ` of 5 · 95% interval ${interval(ci.ci_low, ci.ci_high)}`)),
-          intervalBar(mean, ci.ci_low, ci.ci_high, `${label} mean`),
-        ),
+        h("div", {}, ...figures),
         h("div", {}, counts ? histogram(counts, `${label} scores`) : h("p", {class: "muted"}, "No score histogram is kept for this result.")),
         agreementBlock(agreed, agreementError),
       ),
