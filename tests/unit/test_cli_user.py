@@ -3374,3 +3374,27 @@ def test_a_monitor_runs_failure_and_json_obey_nothing(
         "\ufffdevil"
     )
     assert json.loads(printed) == failed
+
+
+def test_an_evaluation_prints_the_pairs_each_metric_did_not_apply_to() -> None:
+    out = io.StringIO()
+    body = result(
+        score_not_applicable=[0, 4],
+        score_means=[4.2, None],
+        score_confidence_intervals=[
+            {"ci_low": 3.5, "ci_high": 4.9, "ci_confidence": 0.95},
+            None,
+        ],
+    )
+    render_evaluation(body, Console(file=out, width=240, color_system=None))
+    cells = [
+        [cell.strip() for cell in line.strip("│").split("│")]
+        for line in out.getvalue().splitlines()
+        if line.startswith("│")
+    ]
+    assert "not applicable" in out.getvalue()
+    # n is the pairs each metric scored, beside the pairs it left out; no mean where none
+    assert [(row[0], row[2], row[5], row[6]) for row in cells] == [
+        ("0", "4.20", "10", "0"),
+        ("1", "-", "6", "4"),
+    ]
