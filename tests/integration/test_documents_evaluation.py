@@ -5,9 +5,17 @@ needs are not applicable, everywhere the scores are read."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
+from evalsvc.logic import datasets as dataset_logic
+from evalsvc.models.api_keys import Identity
+from evalsvc.models.datasets import DatasetKind, Pair, pair_bytes
+from evalsvc.scoring.judges import TOOL_NAME, configured_judge
+from evalsvc.scoring.verdicts import SYSTEM, VERDICT_MAX_TOKENS, VERDICT_SCHEMA, user_message
+from evalsvc.spending.meter import EXPECTED_VERDICT_TOKENS, calls_bound, text_bytes
+from evalsvc.storage import judge_cache
 
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge
@@ -242,3 +250,55 @@ def test_embedding_similarity_scores_pairs_with_a_reference_estimated_and_cached
     # The same pairs again: every vector from the cache, no call.
     ok(acme.post("/evaluate", body))
     assert len(embedder.embedding_requests) == 1
+
+
+def test_an_unread_selection_bounds_questions_as_before_unless_its_pairs_have_documents(
+    acme: Tenant, judge: FakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Estimates of a selection read by keys alone count the pairs with a reference or contexts
+    (each head item says so): a dataset without them is bounded exactly as before E10, one with
+    them by the larger prompt of those pairs alone."""
+    point_service_at({"EVALSVC_INLINE_MAX_BYTES": "1"}, monkeypatch)  # read by keys alone
+    plain = [{"id": f"p{k}", "input": f"q{k}", "output": f"please {k}"} for k in range(5)]
+    documented = [dict(pair) for pair in plain]
+    documented[1]["contexts"] = ["It is Paris.", "The Seine."]
+    documented[3]["reference"] = "Paris."
+    ok(acme.post("/data/seed/plain", {"data": plain}))
+    ok(acme.post("/data/seed/documented", {"data": documented}))
+    identity = Identity(tenant="acme", user="ann", user_email="ann@acme.test", key_id="k")
+    selections = {
+        name: dataset_logic.select(
+            identity, DatasetKind.SEED, name, None, "evaluate", keys_only=True
+        )
+        for name in ("plain", "documented")
+    }
+    assert selections["plain"].documented == (0, 0)
+    with_documents = [Pair(**p) for p in documented if "reference" in p or "contexts" in p]
+    assert selections["documented"].documented == (2, sum(map(pair_bytes, with_documents)))
+
+    cached_judge = configured_judge("acme", judge_cache)
+    assert cached_judge is not None
+    question = METRICS[QUESTION]
+    plain_bytes = selections["plain"].bytes
+    assert plain_bytes is not None
+    bound = cached_judge.bound_unread(
+        [question], "", 5, plain_bytes, documented=selections["plain"].documented
+    )
+    # As before E10: every pair's prompt without the blocks, its texts once.
+    fixed = text_bytes(SYSTEM, json.dumps(VERDICT_SCHEMA), TOOL_NAME)
+    before = calls_bound(
+        5,
+        5 * (fixed + text_bytes(user_message(question, "", "", ""))) + plain_bytes,
+        VERDICT_MAX_TOKENS,
+        cached_judge.llm.max_attempts,
+        EXPECTED_VERDICT_TOKENS,
+    )
+    assert bound.input_tokens_max == before.input_tokens_max
+    # Pairs with documents make it larger; not knowing which do, every pair counts so.
+    docs_bytes = selections["documented"].bytes
+    assert docs_bytes is not None
+    docs = cached_judge.bound_unread(
+        [question], "", 5, docs_bytes, documented=selections["documented"].documented
+    )
+    unknown = cached_judge.bound_unread([question], "", 5, docs_bytes)
+    assert before.input_tokens_max < docs.input_tokens_max < unknown.input_tokens_max

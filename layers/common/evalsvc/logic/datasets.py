@@ -214,6 +214,9 @@ class Selection:
     ords: list[str]
     keys_only: bool
     bytes: int | None
+    # E10: of `bytes`, the pairs with a reference or contexts (how many, their bytes); None
+    # when not known (then every pair is bounded as if it had them).
+    documented: tuple[int, int] | None = None
 
     @property
     def count(self) -> int:
@@ -255,6 +258,7 @@ def select(
         selected.ords,
         keys_only,
         selected.bytes if known else None,
+        selected.documented if known else None,
     )
 
 
@@ -273,7 +277,9 @@ def with_texts(
         found = {}
     if len(found) == len(wanted):
         pairs = [found[pair_id] for pair_id in wanted]
-        return Selection(header, pairs, selection.ords, False, selection.bytes)
+        return Selection(
+            header, pairs, selection.ords, False, selection.bytes, selection.documented
+        )
     return select(identity, header.kind, header.dataset_id, query, purpose)
 
 

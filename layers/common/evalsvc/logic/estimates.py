@@ -65,7 +65,12 @@ def selection_bound(
     if judge is not None and questions:
         if selection.keys_only:
             bound += judge.bound_unread(
-                questions, header.system_prompt, count, pair_bytes, metrics.judge_samples
+                questions,
+                header.system_prompt,
+                count,
+                pair_bytes,
+                metrics.judge_samples,
+                documented=selection.documented,
             )
         else:
             bound += judge.plan(

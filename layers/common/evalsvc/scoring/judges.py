@@ -466,21 +466,27 @@ class CachedJudge:
         pair_count: int,
         pair_bytes: int,
         samples: int = 1,
+        documented: tuple[int, int] | None = None,
     ) -> Bound:
         """A bound of judging `pair_count` pairs whose texts, not read, take at most
         `pair_bytes` together (reference and contexts included: models.datasets.pair_bytes), on
         every question, `samples` times each; no cache read (all are counted as calls), every
         pair counted as applicable to every rag: metric (two calls each, rag.bound_unread).
 
-        A question's prompt is counted as a pair with a reference and contexts has it (the
-        blocks of MAX_CONTEXTS contexts, every text neutralised: at most 1.5 times as large),
-        since the pairs, not read, may have them."""
+        `documented`: how many of the pairs have a reference or contexts, and their bytes
+        (None: not known, every pair counted so). A question's prompt for those is counted as
+        a pair with a reference and MAX_CONTEXTS contexts has it (every text neutralised: at
+        most 1.5 times as large); for the others, as it was before E10."""
         asked = [q for q in questions if q not in RAG_METRICS]
         fixed = text_bytes(SYSTEM, json.dumps(VERDICT_SCHEMA), TOOL_NAME)
+        with_documents, documents_bytes = documented or (pair_count, pair_bytes)
+        plain = pair_count - with_documents
         sent = sum(
-            pair_count * (fixed + _message_bytes_most(q, system_prompt))
+            pair_count * fixed
+            + plain * text_bytes(user_message(q, system_prompt, "", ""))
+            + with_documents * _message_bytes_most(q, system_prompt)
             + pair_bytes
-            + pair_bytes // 2
+            + documents_bytes // 2
             for q in asked
         )
         one = calls_bound(

@@ -110,7 +110,12 @@ def _attribute(value: str | list[str]) -> Item:
 
 def pair_items(pk: str, pair: Pair, ord_: str) -> list[Item]:
     """The item (and, for a very large pair, the part items) that store `pair`."""
-    head: Item = {"pk": s(pk), "sk": s(f"p#{pair.id}"), "ord": s(ord_), "b": n(pair_bytes(pair))}
+    size = pair_bytes(pair)
+    head: Item = {"pk": s(pk), "sk": s(f"p#{pair.id}"), "ord": s(ord_), "b": n(size)}
+    if pair.reference is not None or pair.contexts is not None:
+        # E10: a pair with documents says so on its head, so that a selection read by keys
+        # alone knows how many of its pairs have them (a judge's prompt is larger for them).
+        head["d"] = n(size)
     if pair.labels:
         head["labels"] = dynamo.ss_list(pair.labels)
     body = _pair_body(pair)

@@ -121,6 +121,7 @@ def _query_pairs(
     budget_bytes: int | None = None,
     members: Collection[bytes] | None = None,
     sizes: list[int] | None = None,
+    documented: list[int] | None = None,
 ) -> tuple[list[Pair], list[str], bool]:
     """Pairs of `header`'s version (from `since_ord` on and up to `until_ord`, when given; only
     those carrying every one of `labels`, and with `members` only those whose ord's fingerprint
@@ -161,7 +162,7 @@ def _query_pairs(
     if bounds or keys_only:
         query["ExpressionAttributeNames"] = {"#ord": "ord"}
     if keys_only:
-        query["ProjectionExpression"] = "pk, sk, #ord, b"
+        query["ProjectionExpression"] = "pk, sk, #ord, b, d"
     if labels:
         names = [f":label{i}" for i in range(len(labels))]
         query["FilterExpression"] = " AND ".join(f"contains(labels, {name})" for name in names)
@@ -201,6 +202,8 @@ def _query_pairs(
         ords.append(_ord(item))
         if sizes is not None:
             sizes.append(get_n(item, "b"))
+        if documented is not None and "d" in item:
+            documented.append(get_n(item, "d"))
         if "parts" in item and not keys_only:
             large.append((pair, item["pk"]["S"], get_n(item, "parts")))
     for pair, pk, part_count in large:
@@ -319,6 +322,8 @@ class Selected:
     pairs: list[Pair]
     ords: list[str]
     bytes: int
+    # E10: of the pairs, those with a reference or contexts: how many, and their pair_bytes.
+    documented: tuple[int, int] = (0, 0)
 
 
 def select_pairs(
@@ -338,7 +343,10 @@ def select_pairs(
     `keys_only`: ids and ords alone, without the texts. `header`: the dataset's header as the
     caller just read it (counted), not read again."""
 
+    documented: list[int] = []
+
     def select(header: DatasetHeader) -> tuple[list[Pair], list[str], list[int]]:
+        documented.clear()
         if _empty(header):
             return [], [], []
         sizes: list[int] = []
@@ -350,6 +358,7 @@ def select_pairs(
             newest_first=latest_n is not None,
             keys_only=keys_only,
             sizes=sizes,
+            documented=documented,
         )
         if latest_n is not None:
             pairs.reverse()
@@ -357,7 +366,7 @@ def select_pairs(
         return pairs, ords, sizes
 
     read, (pairs, ords, sizes) = _read_one_version(tenant, kind, dataset_id, select, first=header)
-    return Selected(read, pairs, ords, sum(sizes))
+    return Selected(read, pairs, ords, sum(sizes), (len(documented), sum(documented)))
 
 
 def stored_header(tenant: str, kind: DatasetKind, dataset_id: str, stored: Stored) -> DatasetHeader:
