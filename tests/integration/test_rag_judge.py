@@ -7,6 +7,7 @@ supported when all its words are the contexts'), the judge cache in moto."""
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from decimal import Decimal
 from typing import Any
@@ -403,9 +404,13 @@ def test_an_item_the_deadline_cuts_between_its_calls_is_left_unscored(
     fake_judge: FakeJudge,
 ) -> None:
     judge = cached_judge()
+    # Both listings are asked before either is answered (each waits for the other), then the
+    # deadline leaves too little for any check: no check starts, whatever the threads' order.
+    both_asked = threading.Barrier(2, timeout=10)
 
     def listing_then_late(request: dict[str, Any]) -> tuple[int, str]:
         if schema_name_of(request) == "record_claims":
+            both_asked.wait()
             judge.llm.deadline = Deadline.after(0.2)  # too little left for the check
         return fake_llm(request)
 
