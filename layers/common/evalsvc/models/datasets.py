@@ -46,6 +46,17 @@ class Pair:
     contexts: list[str] | None = None
 
 
+def documents_out(reference: str | None, contexts: list[str] | None) -> dict[str, object]:
+    """A pair's `reference` and `contexts` (E10) as every read of a pair answers them: each only
+    when the pair has it, so a pair written without them is answered as before."""
+    out: dict[str, object] = {}
+    if reference is not None:
+        out["reference"] = reference
+    if contexts is not None:
+        out["contexts"] = contexts
+    return out
+
+
 def text_bytes(text: str) -> int:
     """The UTF-8 size of `text` (a lone surrogate counted as the 3 bytes it is stored as)."""
     return len(text.encode("utf-8", "surrogatepass"))

@@ -12,6 +12,7 @@ from evalsvc.logic import audit
 from evalsvc.models.agreement import AuditSampleOut
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
+from evalsvc.models.datasets import documents_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["agreement"])
 
@@ -24,10 +25,7 @@ def _pair_out(pair: audit.AuditPair) -> dict[str, object]:
         "score": pair.score,
         "reason": pair.reason,
     }
-    if pair.reference is not None:
-        out["reference"] = pair.reference
-    if pair.contexts is not None:
-        out["contexts"] = pair.contexts
+    out.update(documents_out(pair.reference, pair.contexts))
     return out
 
 

@@ -11,7 +11,7 @@ from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.dataset_out import SeedDatasetOut
-from evalsvc.models.datasets import DatasetKind
+from evalsvc.models.datasets import DatasetKind, documents_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["seed datasets"])
 
@@ -46,9 +46,6 @@ def get_seed_dataset(
             item["input_media"] = pair.input_media
         if pair.system_prompt_template is not None:
             item["system_prompt_template"] = pair.system_prompt_template
-        if pair.reference is not None:
-            item["reference"] = pair.reference
-        if pair.contexts is not None:
-            item["contexts"] = pair.contexts
+        item.update(documents_out(pair.reference, pair.contexts))
         data.append(item)
     return dataset_response(request, dataset, data, paged=limit is not None or cursor is not None)

@@ -10,17 +10,14 @@ from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.dataset_out import SyntheticDatasetOut
-from evalsvc.models.datasets import DatasetKind, Pair
+from evalsvc.models.datasets import DatasetKind, Pair, documents_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["synthetic datasets"])
 
 
 def _pair_out(pair: Pair) -> dict[str, object]:
     out: dict[str, object] = {"id": pair.id, "input": pair.input, "output": pair.output}
-    if pair.reference is not None:
-        out["reference"] = pair.reference
-    if pair.contexts is not None:
-        out["contexts"] = pair.contexts
+    out.update(documents_out(pair.reference, pair.contexts))
     return out
 
 
