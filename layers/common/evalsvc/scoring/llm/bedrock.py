@@ -20,6 +20,25 @@ _BEDROCK_RETRYABLE = frozenset(
 )
 
 
+def failure(exc: Exception, setting: str) -> Exception:
+    """What a failed Bedrock call raises: a throttle, a busy or timed-out model, or a call that
+    did not reach Bedrock is retryable (billed when the model may have run); anything else is
+    the deployment's to fix, naming `setting` (the model's). `exc` is botocore's ClientError
+    or BotoCoreError."""
+    from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
+
+    if isinstance(exc, BotoCoreError) or not isinstance(exc, ClientError):
+        # A read timeout came after the request was sent: the model may have run.
+        billed = isinstance(exc, ReadTimeoutError)
+        return RetryableError(f"could not reach Bedrock: {exc.__class__.__name__}", billed=billed)
+    code = str(exc.response.get("Error", {}).get("Code", ""))
+    if code in _BEDROCK_RETRYABLE:
+        return RetryableError(f"Bedrock answered {code}", billed=code == "ModelTimeoutException")
+    return ProviderUnavailable(
+        f"Bedrock refused the call ({code}); check {setting} and model access"
+    )
+
+
 class BedrockProvider:
     """Bedrock Converse with a forced tool whose input schema is the answer's, temperature 0
     (more after an unusable answer)."""
@@ -47,7 +66,7 @@ class BedrockProvider:
         *,
         temperature: float = 0.0,
     ) -> Answer:
-        from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
+        from botocore.exceptions import BotoCoreError, ClientError
 
         client = self.client_for(timeout_step(timeout))
         try:
@@ -69,20 +88,8 @@ class BedrockProvider:
                     "toolChoice": {"tool": {"name": schema_name}},
                 },
             )
-        except ClientError as exc:
-            code = str(exc.response.get("Error", {}).get("Code", ""))
-            if code in _BEDROCK_RETRYABLE:
-                billed = code == "ModelTimeoutException"
-                raise RetryableError(f"Bedrock answered {code}", billed=billed) from exc
-            raise ProviderUnavailable(
-                f"Bedrock refused the call ({code}); check EVALSVC_LLM and model access"
-            ) from exc
-        except BotoCoreError as exc:
-            # A read timeout came after the request was sent: the model may have run.
-            billed = isinstance(exc, ReadTimeoutError)
-            raise RetryableError(
-                f"could not reach Bedrock: {exc.__class__.__name__}", billed=billed
-            ) from exc
+        except (ClientError, BotoCoreError) as exc:
+            raise failure(exc, "EVALSVC_LLM") from exc
         usage = response.get("usage") or {}
         tokens = reported_tokens(usage.get("inputTokens"), usage.get("outputTokens"))
         blocks = response.get("output", {}).get("message", {}).get("content", [])

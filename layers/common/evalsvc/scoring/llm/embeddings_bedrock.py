@@ -8,12 +8,10 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from evalsvc.core.errors import ProviderUnavailable
 from evalsvc.scoring.llm import bedrock
 from evalsvc.scoring.llm.embedder import Embedded, EmbeddingRefused
 from evalsvc.scoring.llm.provider import (
     InvalidAnswer,
-    RetryableError,
     json_object,
     reported_tokens,
 )
@@ -48,7 +46,7 @@ class BedrockEmbeddings:
         )
 
     def embed(self, texts: Sequence[str], timeout: float) -> Embedded:
-        from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
+        from botocore.exceptions import BotoCoreError, ClientError
 
         if len(texts) != 1:
             raise ValueError(f"Bedrock embeds one text a call, not {len(texts)}")
@@ -66,22 +64,14 @@ class BedrockEmbeddings:
             raw = response["body"].read(MAX_ANSWER_BYTES + 1)
         except ClientError as exc:
             code = str(exc.response.get("Error", {}).get("Code", ""))
-            if code in bedrock._BEDROCK_RETRYABLE:
-                billed = code == "ModelTimeoutException"
-                raise RetryableError(f"Bedrock answered {code}", billed=billed) from exc
             if code == "ValidationException":
                 # What the call carries: a text too long (over 50,000 characters, or 8,192
                 # tokens), an empty one, dimensions the model does not make.
                 said = str(exc.response.get("Error", {}).get("Message", ""))[:200]
                 raise EmbeddingRefused(f"Bedrock answered {code}: {said}") from exc
-            raise ProviderUnavailable(
-                f"Bedrock refused the call ({code}); check EVALSVC_EMBEDDINGS and model access"
-            ) from exc
+            raise bedrock.failure(exc, "EVALSVC_EMBEDDINGS") from exc
         except BotoCoreError as exc:
-            billed = isinstance(exc, ReadTimeoutError)
-            raise RetryableError(
-                f"could not reach Bedrock: {exc.__class__.__name__}", billed=billed
-            ) from exc
+            raise bedrock.failure(exc, "EVALSVC_EMBEDDINGS") from exc
         if len(raw) > MAX_ANSWER_BYTES:
             raise InvalidAnswer(f"the answer is larger than {MAX_ANSWER_BYTES} bytes")
         document = json_object(raw)
