@@ -12,6 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from evalsvc.core.errors import InvalidInput
 from evalsvc.core.identifiers import CLIENT_ID_RULE, is_client_id
+from evalsvc.models.conversations import Message, ToolCall
 
 MAX_TEXT_CHARS = 100_000
 # The most bytes a pair's texts take: input and output at the limit, 4-byte UTF-8 each.
@@ -44,6 +45,12 @@ class Pair:
     # applicable to the pair (models.metric_sets.missing).
     reference: str | None = None
     contexts: list[str] | None = None
+    # E11: the conversation before `input`, the tools the app called and those it should have
+    # called, and the conversation the pair belongs to; absent (None) on a pair without them.
+    messages: list[Message] | None = None
+    tool_calls: list[ToolCall] | None = None
+    expected_tool_calls: list[ToolCall] | None = None
+    conversation_id: str | None = None
 
 
 def documents_out(reference: str | None, contexts: list[str] | None) -> dict[str, object]:
