@@ -63,6 +63,8 @@ def describe_validation_errors(errors: Sequence[dict[str, Any]]) -> tuple[int, s
             messages.append("request body must be a JSON object")
             continue
         message = str(error.get("msg", "is not valid"))
+        if kind == "dict_type":
+            message = "must be a JSON object"
         message = message.removeprefix("Value error, ")
         messages.append(f"{where}: {message}" if where else f"request body: {message}")
     if len(errors) > 5:

@@ -45,9 +45,8 @@ class AuditPair:
     output: str | None
     score: float
     reason: str
-    # E10: the pair's, when it was written with them (and is still there).
-    reference: str | None = None
-    contexts: list[str] | None = None
+    # The pair as stored, for its optional fields (E10's, E11's); None when no longer there.
+    pair: Pair | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +137,7 @@ def audit_sample(
                 output=pair.output if pair else None,
                 score=score,
                 reason=scores.reasons[metric_idx],
-                reference=pair.reference if pair else None,
-                contexts=pair.contexts if pair else None,
+                pair=pair,
             )
         )
     return AuditSample(results_id, metric_idx, result.definitions[metric_idx], unvoted, sample)

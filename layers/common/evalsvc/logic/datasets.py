@@ -19,6 +19,7 @@ from evalsvc.models.datasets import (
     PairQuery,
     SeedDatasetIn,
     VersionRecord,
+    to_domain_pair,
 )
 from evalsvc.storage import datasets as store
 from evalsvc.storage.datasets import history
@@ -41,16 +42,7 @@ def new_pair_id() -> str:
 
 
 def to_pair(item: PairIn) -> Pair:
-    return Pair(
-        id=item.id or new_pair_id(),
-        input=item.input,
-        output=item.output,
-        labels=list(item.labels or []),
-        input_media=item.input_media,
-        system_prompt_template=item.system_prompt_template,
-        reference=item.reference,
-        contexts=list(item.contexts) if item.contexts is not None else None,
-    )
+    return to_domain_pair(item, item.id or new_pair_id())
 
 
 def write_seed_dataset(

@@ -14,15 +14,27 @@ The canonical form, version 1:
                              + field("reference") + field(reference), only when it has one
                              + field("contexts") + len(contexts) as 4 bytes big-endian
                                + field(context) for each context, in order, only when it has
-                               them)
+                               them
+                             + field("messages") + len(messages) as 4 bytes big-endian
+                               + field(role) + field(content) for each message, in order, only
+                               when it has them
+                             + field(name) + len(calls) as 4 bytes big-endian
+                               + field(call name) + field(canonical JSON of its arguments) for
+                               each call, in order, for name "tool_calls" then
+                               "expected_tool_calls", each only when it has them
+                             + field("conversation_id") + field(conversation_id), only when it
+                               has one)
     pairs_digest   = hex SHA-256(b"evalsvc-pairs-v1\\x00" + n as 8 bytes big-endian
                                  + the n pair digests sorted bytewise, concatenated)
 
 Every text is length-prefixed, so no two different pairs share an encoding ("ab" + "c" is not
 "a" + "bc", nor are contexts ["ab", "c"] contexts ["a", "bc"]); an absent text is not an empty
 one, and absent contexts are not an empty list. E10's fields (reference, contexts) come after
-the rest, each named, and only when the pair has them: a pair without them has the digest it
-had before they existed, and a result's pairs_digest stays what it was. The pair digests are
+the rest, each named, and only when the pair has them, and E11's (messages, tool calls,
+conversation id) after those, alike: a pair without them has the digest it had before they
+existed, and a result's pairs_digest stays what it was. A call's arguments are digested in
+their canonical JSON (models.conversations: keys sorted, 1.0 as 1), so the same call written
+with its keys in another order digests the same. The pair digests are
 sorted, so the order the pairs were read or chunked in does not matter: each chunk of a queued
 evaluation keeps its pairs' 32-byte digests, and the finish sorts them all (3.2 MB for 100,000
 pairs).
@@ -34,6 +46,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 
+from evalsvc.models.conversations import ToolCall, canonical_json
 from evalsvc.models.datasets import Pair
 
 PAIR_PREFIX = b"evalsvc-pair-v1\x00"
@@ -67,7 +80,24 @@ def pair_digest(pair: Pair) -> bytes:
         h.update(_field("contexts") + len(pair.contexts).to_bytes(4, "big"))
         for context in pair.contexts:
             h.update(_field(context))
+    # E11: alike, after E10's.
+    if pair.messages is not None:
+        h.update(_field("messages") + len(pair.messages).to_bytes(4, "big"))
+        for message in pair.messages:
+            h.update(_field(message.role) + _field(message.content))
+    _calls(h, "tool_calls", pair.tool_calls)
+    _calls(h, "expected_tool_calls", pair.expected_tool_calls)
+    if pair.conversation_id is not None:
+        h.update(_field("conversation_id") + _field(pair.conversation_id))
     return h.digest()
+
+
+def _calls(h: hashlib._Hash, name: str, calls: list[ToolCall] | None) -> None:
+    if calls is None:
+        return
+    h.update(_field(name) + len(calls).to_bytes(4, "big"))
+    for call in calls:
+        h.update(_field(call.name) + _field(canonical_json(call.arguments)))
 
 
 def pairs_digest(digests: Iterable[bytes]) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from evalsvc.models.pair_fields_out import OptionalPairFields
 from evalsvc.statistics.agreement import Agreement
 
 
@@ -94,21 +95,12 @@ def agreement_out(report: AgreementReport, subject: str) -> dict[str, Any]:
     }
 
 
-class AuditPairOut(BaseModel):
+class AuditPairOut(OptionalPairFields):
     pair_id: str
     input: str | None = Field(description="null when the pair is no longer in the dataset")
     output: str | None
     score: float = Field(description="The judge's score on the metric")
     reason: str
-    reference: str | None = Field(
-        default=None,
-        description="Only when the pair was written with a reference: the answer it should give",
-    )
-    contexts: list[str] | None = Field(
-        default=None,
-        description="Only when the pair was written with contexts: what the app retrieved to "
-        "answer, in rank order",
-    )
 
 
 class AuditSampleOut(BaseModel):

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from evalsvc.models.common import ListNextCursor
+from evalsvc.models.pair_fields_out import OptionalPairFields
 
 # ---- responses ---------------------------------------------------------------------------------
 
@@ -35,30 +36,13 @@ NextCursor = Annotated[
 ]
 
 
-# E10's fields, in a pair's answer only when the pair has them (absent, not null, otherwise: a
-# pair written without them reads as before they existed).
-Reference = Annotated[
-    str | None,
-    Field(description="Only when the pair was written with a reference: the answer it should give"),
-]
-Contexts = Annotated[
-    list[str] | None,
-    Field(
-        description="Only when the pair was written with contexts: what the app retrieved to "
-        "answer, in rank order"
-    ),
-]
-
-
-class SeedPairOut(BaseModel):
+class SeedPairOut(OptionalPairFields):
     id: str
     input: str
     output: str
     metadata: PairMetadata
     input_media: str | None = None
     system_prompt_template: str | None = None
-    reference: Reference = None
-    contexts: Contexts = None
 
 
 class SeedDatasetOut(BaseModel):
@@ -69,12 +53,10 @@ class SeedDatasetOut(BaseModel):
     next_cursor: NextCursor = None
 
 
-class SyntheticPairOut(BaseModel):
+class SyntheticPairOut(OptionalPairFields):
     id: str
     input: str
     output: str
-    reference: Reference = None
-    contexts: Contexts = None
 
 
 class SyntheticDatasetOut(BaseModel):

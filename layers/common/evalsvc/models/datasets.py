@@ -4,15 +4,31 @@ answers' shapes are models.dataset_out's)."""
 from __future__ import annotations
 
 import base64
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from evalsvc.core.errors import InvalidInput
 from evalsvc.core.identifiers import CLIENT_ID_RULE, is_client_id
-from evalsvc.models.conversations import Message, ToolCall
+from evalsvc.models.conversations import (
+    MAX_ARGUMENTS_BYTES,
+    MAX_CONVERSATION_ID_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_MESSAGES,
+    MAX_TOOL_CALLS,
+    MAX_TOOL_NAME_CHARS,
+    Message,
+    Role,
+    ToolCall,
+    arguments_bytes,
+    compact_json,
+    messages_out,
+    tool_calls_out,
+)
 
 MAX_TEXT_CHARS = 100_000
 # The most bytes a pair's texts take: input and output at the limit, 4-byte UTF-8 each.
@@ -25,6 +41,14 @@ MAX_INPUT_MEDIA_CHARS = 256 * 1024
 MAX_REFERENCE_CHARS = 100_000
 MAX_CONTEXTS = 20
 MAX_CONTEXT_CHARS = 20_000
+# The most UTF-8 bytes one pair's texts may take (pair_bytes), whatever its fields: a pair is
+# appended in one DynamoDB transaction (4 MB at most) and answered alone in one response. A
+# pair at every E10 limit takes about 3.46 MB; E11's fields share what is left.
+MAX_PAIR_BYTES = 3_500_000
+# Tool call arguments are read back with the standard JSON reader: integers longer than this
+# (which it refuses) and deeper nesting are refused when written.
+MAX_ARGUMENT_INT_DIGITS = 4_000
+MAX_ARGUMENT_DEPTH = 64
 
 
 class DatasetKind(StrEnum):
@@ -53,15 +77,38 @@ class Pair:
     conversation_id: str | None = None
 
 
-def documents_out(reference: str | None, contexts: list[str] | None) -> dict[str, object]:
-    """A pair's `reference` and `contexts` (E10) as every read of a pair answers them: each only
-    when the pair has it, so a pair written without them is answered as before."""
+def optional_fields_out(pair: Pair | None) -> dict[str, object]:
+    """A pair's optional fields of E10 (`reference`, `contexts`) and E11 (`messages`,
+    `tool_calls`, `expected_tool_calls`, `conversation_id`) as every read of a pair answers
+    them: each only when the pair has it, so a pair written without them is answered as
+    before."""
     out: dict[str, object] = {}
-    if reference is not None:
-        out["reference"] = reference
-    if contexts is not None:
-        out["contexts"] = contexts
+    if pair is None:
+        return out
+    if pair.reference is not None:
+        out["reference"] = pair.reference
+    if pair.contexts is not None:
+        out["contexts"] = pair.contexts
+    if pair.messages is not None:
+        out["messages"] = messages_out(pair.messages)
+    if pair.tool_calls is not None:
+        out["tool_calls"] = tool_calls_out(pair.tool_calls)
+    if pair.expected_tool_calls is not None:
+        out["expected_tool_calls"] = tool_calls_out(pair.expected_tool_calls)
+    if pair.conversation_id is not None:
+        out["conversation_id"] = pair.conversation_id
     return out
+
+
+def has_extra_blocks(pair: Pair) -> bool:
+    """Whether a judge's question about `pair` shows more than its input and output: documents
+    (E10) or a conversation and tool calls (E11). Such a pair's head item says so (`d`)."""
+    return (
+        pair.reference is not None
+        or pair.contexts is not None
+        or bool(pair.messages)
+        or bool(pair.tool_calls)
+    )
 
 
 def text_bytes(text: str) -> int:
@@ -71,11 +118,21 @@ def text_bytes(text: str) -> int:
 
 def pair_bytes(pair: Pair) -> int:
     """What a pair's texts take: id, input, output, labels, media, template, reference and
-    contexts, in UTF-8. Stored on dataset headers, so a reader knows how large a dataset is
-    before reading it."""
+    contexts, messages (role and content), tool calls (name and arguments as compact JSON) and
+    conversation id, in UTF-8. Stored on dataset headers, so a reader knows how large a dataset
+    is before reading it."""
     texts = [pair.id, pair.input, pair.output, *pair.labels, *(pair.contexts or ())]
-    optional = (pair.input_media, pair.system_prompt_template, pair.reference)
+    optional = (
+        pair.input_media,
+        pair.system_prompt_template,
+        pair.reference,
+        pair.conversation_id,
+    )
     texts += [t for t in optional if t is not None]
+    for message in pair.messages or ():
+        texts += (message.role, message.content)
+    for call in (*(pair.tool_calls or ()), *(pair.expected_tool_calls or ())):
+        texts += (call.name, compact_json(call.arguments))
     return sum(text_bytes(t) for t in texts)
 
 
@@ -164,6 +221,64 @@ Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_CHARS)]
 
 
+class MessageIn(BaseModel):
+    """One message of the conversation before a pair's input (E11)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    role: Role
+    content: Annotated[str, Field(max_length=MAX_MESSAGE_CHARS)]
+
+
+def _depth_and_digits(value: Any) -> None:
+    """Refuse arguments the stored form could not be read back from: nesting deeper than
+    MAX_ARGUMENT_DEPTH, an integer longer than MAX_ARGUMENT_INT_DIGITS (iteratively: a hostile
+    value cannot exhaust the stack)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_ARGUMENT_DEPTH:
+                raise ValueError(f"arguments are nested more than {MAX_ARGUMENT_DEPTH} levels")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(item, int) and not isinstance(item, bool):
+            # Compared, not converted: str() of a huge int is what is being refused.
+            if abs(item) >= _TOO_MANY_DIGITS:
+                raise ValueError(
+                    f"an integer in the arguments has more than {MAX_ARGUMENT_INT_DIGITS} digits"
+                )
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ValueError("arguments hold a number JSON cannot carry (NaN or infinity)")
+
+
+_TOO_MANY_DIGITS = 10**MAX_ARGUMENT_INT_DIGITS
+
+
+def _arguments(value: dict[str, Any]) -> dict[str, Any]:
+    _depth_and_digits(value)
+    size = arguments_bytes(value)
+    if size > MAX_ARGUMENTS_BYTES:
+        raise PydanticCustomError(
+            "too_long",
+            "arguments take {size} bytes as JSON; at most {limit} are allowed",
+            {"size": size, "limit": MAX_ARGUMENTS_BYTES},
+        )
+    return value
+
+
+class ToolCallIn(BaseModel):
+    """One call of a tool (E11): its name and its arguments, a JSON object."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    name: Annotated[str, Field(min_length=1, max_length=MAX_TOOL_NAME_CHARS)]
+    arguments: Annotated[dict[str, Any], AfterValidator(_arguments)]
+
+
+ToolCallsIn = Annotated[list[ToolCallIn], Field(max_length=MAX_TOOL_CALLS)]
+
+
 class PairIn(BaseModel):
     """One pair as a client writes it."""
 
@@ -189,6 +304,68 @@ class PairIn(BaseModel):
             "1-20,000 characters): what rag:faithfulness and rag:context_recall check against",
         )
     )
+    messages: list[MessageIn] | None = Field(
+        default=None,
+        max_length=MAX_MESSAGES,
+        description="The conversation before input, oldest first (at most 200 messages, each a "
+        "role of system, user, assistant or tool and a content of at most 100,000 characters): "
+        "what a question's judge reads before the input",
+    )
+    tool_calls: ToolCallsIn | None = Field(
+        default=None,
+        description="The tools the app called, in order (at most 100; a name of 1-128 "
+        "characters and arguments, a JSON object of at most 16 KB): what check:trajectory:* "
+        "and check:tool_recall compare with expected_tool_calls",
+    )
+    expected_tool_calls: ToolCallsIn | None = Field(
+        default=None,
+        description="The tools the app should have called, in order (as tool_calls); without "
+        "it the trajectory checks do not apply to the pair, while [] expects no call",
+    )
+    conversation_id: (
+        Annotated[str, Field(min_length=1, max_length=MAX_CONVERSATION_ID_CHARS)] | None
+    ) = Field(
+        default=None,
+        description="The conversation the pair belongs to (1-128 characters): what "
+        'cluster_by "conversation" clusters by',
+    )
+
+    @model_validator(mode="after")
+    def _within_pair_bytes(self) -> PairIn:
+        size = pair_bytes(to_domain_pair(self, self.id or ""))
+        if size > MAX_PAIR_BYTES:
+            raise PydanticCustomError(
+                "too_long",
+                "the pair's texts take {size} bytes of UTF-8; one pair may take at most {limit}",
+                {"size": size, "limit": MAX_PAIR_BYTES},
+            )
+        return self
+
+
+def to_domain_pair(item: PairIn, pair_id: str) -> Pair:
+    """The pair `item` describes, under `pair_id`."""
+    return Pair(
+        id=pair_id,
+        input=item.input,
+        output=item.output,
+        labels=list(item.labels or []),
+        input_media=item.input_media,
+        system_prompt_template=item.system_prompt_template,
+        reference=item.reference,
+        contexts=list(item.contexts) if item.contexts is not None else None,
+        messages=(
+            [Message(m.role, m.content) for m in item.messages]
+            if item.messages is not None
+            else None
+        ),
+        tool_calls=_calls(item.tool_calls),
+        expected_tool_calls=_calls(item.expected_tool_calls),
+        conversation_id=item.conversation_id,
+    )
+
+
+def _calls(items: list[ToolCallIn] | None) -> list[ToolCall] | None:
+    return None if items is None else [ToolCall(c.name, c.arguments) for c in items]
 
 
 class SeedDatasetIn(BaseModel):

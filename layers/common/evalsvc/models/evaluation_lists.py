@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from evalsvc.core.identifiers import format_ms
 from evalsvc.models.common import ListNextCursor
+from evalsvc.models.pair_fields_out import OptionalPairFields
 
 if TYPE_CHECKING:
     from evalsvc.models.evaluations import ListedResult
@@ -51,7 +52,7 @@ def listed_evaluation_out(listed: ListedResult) -> dict[str, object]:
     }
 
 
-class ResultPairOut(BaseModel):
+class ResultPairOut(OptionalPairFields):
     """A pair an evaluation result scored, as it was when scored."""
 
     pair_id: str
@@ -63,15 +64,6 @@ class ResultPairOut(BaseModel):
     )
     system_prompt_template: str | None = Field(
         default=None, description="Only when the pair was written with a system_prompt_template"
-    )
-    reference: str | None = Field(
-        default=None,
-        description="Only when the pair was written with a reference: the answer it should give",
-    )
-    contexts: list[str] | None = Field(
-        default=None,
-        description="Only when the pair was written with contexts: what the app retrieved to "
-        "answer, in rank order",
     )
 
 

@@ -12,7 +12,7 @@ from evalsvc.logic import audit
 from evalsvc.models.agreement import AuditSampleOut
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.datasets import documents_out
+from evalsvc.models.datasets import optional_fields_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["agreement"])
 
@@ -25,7 +25,7 @@ def _pair_out(pair: audit.AuditPair) -> dict[str, object]:
         "score": pair.score,
         "reason": pair.reason,
     }
-    out.update(documents_out(pair.reference, pair.contexts))
+    out.update(optional_fields_out(pair.pair))
     return out
 
 

@@ -11,7 +11,7 @@ from evalsvc.api.responses import json_response, or_gzip
 from evalsvc.logic import reproduce
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
-from evalsvc.models.datasets import Pair, documents_out
+from evalsvc.models.datasets import Pair, optional_fields_out
 from evalsvc.models.evaluation_lists import ResultPairsOut
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["evaluations"])
@@ -28,7 +28,7 @@ def _pair_out(pair: Pair) -> dict[str, object]:
         out["input_media"] = pair.input_media
     if pair.system_prompt_template is not None:
         out["system_prompt_template"] = pair.system_prompt_template
-    out.update(documents_out(pair.reference, pair.contexts))
+    out.update(optional_fields_out(pair))
     return out
 
 

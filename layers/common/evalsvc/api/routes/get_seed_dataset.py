@@ -11,7 +11,7 @@ from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.dataset_out import SeedDatasetOut
-from evalsvc.models.datasets import DatasetKind, documents_out
+from evalsvc.models.datasets import DatasetKind, optional_fields_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["seed datasets"])
 
@@ -46,6 +46,6 @@ def get_seed_dataset(
             item["input_media"] = pair.input_media
         if pair.system_prompt_template is not None:
             item["system_prompt_template"] = pair.system_prompt_template
-        item.update(documents_out(pair.reference, pair.contexts))
+        item.update(optional_fields_out(pair))
         data.append(item)
     return dataset_response(request, dataset, data, paged=limit is not None or cursor is not None)

@@ -10,14 +10,14 @@ from evalsvc.logic import datasets
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.common import error_responses
 from evalsvc.models.dataset_out import SyntheticDatasetOut
-from evalsvc.models.datasets import DatasetKind, Pair, documents_out
+from evalsvc.models.datasets import DatasetKind, Pair, optional_fields_out
 
 router = APIRouter(route_class=AuthenticatedRoute, tags=["synthetic datasets"])
 
 
 def _pair_out(pair: Pair) -> dict[str, object]:
     out: dict[str, object] = {"id": pair.id, "input": pair.input, "output": pair.output}
-    out.update(documents_out(pair.reference, pair.contexts))
+    out.update(optional_fields_out(pair))
     return out
 
 

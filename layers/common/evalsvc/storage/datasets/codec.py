@@ -7,17 +7,31 @@ A pair's head item holds its key, order, size and labels, and, while they are sm
 strings, kept in order). Past the limit those texts are one JSON object, compressed and cut
 into part items. A field the pair does not have is absent from both forms, so a pair written
 without the E10 fields is stored exactly as before them; `contexts: []` is kept (an empty list
-attribute, or `[]` in the JSON) and read back as [], not as absent."""
+attribute, or `[]` in the JSON) and read back as [], not as absent.
+
+E11's fields: `conversation_id` a string attribute; `messages` ([{"role", "content"}]),
+`tool_calls` and `expected_tool_calls` ([{"name", "arguments"}]) each one compact JSON string
+attribute inline, and JSON values in the parts' object (an empty list kept as [], as
+contexts)."""
 
 from __future__ import annotations
 
 import json
 import zlib
+from typing import Any
 
+from evalsvc.models.conversations import (
+    Message,
+    ToolCall,
+    compact_json,
+    messages_out,
+    tool_calls_out,
+)
 from evalsvc.models.datasets import (
     DatasetHeader,
     DatasetKind,
     Pair,
+    has_extra_blocks,
     pair_bytes,
 )
 from evalsvc.storage import dynamo, texts
@@ -87,6 +101,34 @@ def header_item(header: DatasetHeader, prompt: Item | None = None) -> Item:
     return item
 
 
+# E11's structured fields: kept as compact JSON inline, as JSON values in the parts' object.
+_STRUCTURED = ("messages", "tool_calls", "expected_tool_calls")
+
+
+def _structured(pair: Pair) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    if pair.messages is not None:
+        out["messages"] = list(messages_out(pair.messages))
+    if pair.tool_calls is not None:
+        out["tool_calls"] = tool_calls_out(pair.tool_calls)
+    if pair.expected_tool_calls is not None:
+        out["expected_tool_calls"] = tool_calls_out(pair.expected_tool_calls)
+    return out
+
+
+def _set_structured(pair: Pair, values: dict[str, Any]) -> None:
+    messages = values.get("messages")
+    pair.messages = (
+        None if messages is None else [Message(m["role"], m["content"]) for m in messages]
+    )
+    pair.tool_calls = _calls(values.get("tool_calls"))
+    pair.expected_tool_calls = _calls(values.get("expected_tool_calls"))
+
+
+def _calls(values: list[dict[str, Any]] | None) -> list[ToolCall] | None:
+    return None if values is None else [ToolCall(c["name"], c["arguments"]) for c in values]
+
+
 def _pair_body(pair: Pair) -> dict[str, str | list[str]]:
     body: dict[str, str | list[str]] = {"input": pair.input, "output": pair.output}
     if pair.input_media is not None:
@@ -97,6 +139,9 @@ def _pair_body(pair: Pair) -> dict[str, str | list[str]]:
         body["reference"] = pair.reference
     if pair.contexts is not None:
         body["contexts"] = list(pair.contexts)
+    if pair.conversation_id is not None:
+        body["conversation_id"] = pair.conversation_id
+    body.update({k: compact_json(v) for k, v in _structured(pair).items()})
     return body
 
 
@@ -112,9 +157,10 @@ def pair_items(pk: str, pair: Pair, ord_: str) -> list[Item]:
     """The item (and, for a very large pair, the part items) that store `pair`."""
     size = pair_bytes(pair)
     head: Item = {"pk": s(pk), "sk": s(f"p#{pair.id}"), "ord": s(ord_), "b": n(size)}
-    if pair.reference is not None or pair.contexts is not None:
-        # E10: a pair with documents says so on its head, so that a selection read by keys
-        # alone knows how many of its pairs have them (a judge's prompt is larger for them).
+    if has_extra_blocks(pair):
+        # E10, E11: a pair with documents or a conversation says so on its head, so that a
+        # selection read by keys alone knows how many of its pairs have them (a judge's prompt
+        # is larger for them).
         head["d"] = n(size)
     if pair.labels:
         head["labels"] = dynamo.ss_list(pair.labels)
@@ -127,7 +173,10 @@ def pair_items(pk: str, pair: Pair, ord_: str) -> list[Item]:
     if size < INLINE_LIMIT:
         head.update({k: _attribute(v) for k, v in body.items()})
         return [head]
-    blob = zlib.compress(json.dumps(body, separators=(",", ":")).encode(), 6)
+    # In the parts' object the structured fields are JSON values, not JSON in strings.
+    whole: dict[str, Any] = {k: v for k, v in body.items() if k not in _STRUCTURED}
+    whole.update(_structured(pair))
+    blob = zlib.compress(json.dumps(whole, separators=(",", ":")).encode(), 6)
     parts = [blob[i : i + PART_BYTES] for i in range(0, len(blob), PART_BYTES)]
     head["parts"] = n(len(parts))
     return [head] + [
@@ -150,7 +199,7 @@ def listed_pair_bytes(item: Item) -> int:
 
 
 def pair_from_item(item: Item) -> Pair:
-    return Pair(
+    pair = Pair(
         id=item["sk"]["S"][2:],
         input=get_s(item, "input", "") or "",
         output=get_s(item, "output", "") or "",
@@ -160,7 +209,12 @@ def pair_from_item(item: Item) -> Pair:
         created_ms=ord_ms(item["ord"]["S"]),
         reference=get_s(item, "reference"),
         contexts=get_list(item, "contexts") if "contexts" in item else None,
+        conversation_id=get_s(item, "conversation_id"),
     )
+    structured = {k: get_s(item, k) for k in _STRUCTURED if k in item}
+    if structured:
+        _set_structured(pair, {k: json.loads(v or "null") for k, v in structured.items()})
+    return pair
 
 
 def load_parts(pk: str, pair: Pair, part_count: int) -> None:
@@ -183,6 +237,8 @@ def load_parts(pk: str, pair: Pair, part_count: int) -> None:
     pair.system_prompt_template = body.get("system_prompt_template")
     pair.reference = body.get("reference")
     pair.contexts = body.get("contexts")
+    pair.conversation_id = body.get("conversation_id")
+    _set_structured(pair, body)
 
 
 class TornRead(Exception):
