@@ -250,7 +250,8 @@ def test_the_largest_pair_is_appended_in_one_transaction_with_every_item_under_4
     assert sum(sizes) < 4 * 1024 * 1024
     with capsys.disabled():
         print(
-            f"\nthe largest E11 pair: {len(items)} items, {sum(sizes):,} bytes, largest {max(sizes):,}"
+            f"\nthe largest E11 pair: {len(items)} items, {sum(sizes):,} bytes, "
+            f"largest {max(sizes):,}"
         )
 
 
