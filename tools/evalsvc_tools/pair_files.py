@@ -3,9 +3,12 @@ holding one array) or CSV, read and checked against the service's limits before 
 sent, every bad row reported as `file:line: what`.
 
 A pair is its input and output, and optionally its id, labels, reference (the answer it should
-give) and contexts (what the app retrieved, in rank order). In CSV, `labels` is a JSON list or
-texts separated by `;`, `contexts` a JSON array of strings in its cell; an empty cell of id,
-labels, reference or contexts leaves the field out."""
+give) and contexts (what the app retrieved, in rank order); in JSON Lines also the conversation
+before the input (`messages`), the tools called and those that should have been
+(`tool_calls`, `expected_tool_calls`) and a `conversation_id`, checked by the service's own
+models of them. In CSV, `labels` is a JSON list or texts separated by `;`, `contexts` a JSON
+array of strings in its cell; an empty cell of id, labels, reference or contexts leaves the
+field out; the conversation fields are JSON Lines' only (a CSV column of one is refused)."""
 
 from __future__ import annotations
 
@@ -26,8 +29,10 @@ from evalsvc.models.datasets import (
     MAX_PAIRS,
     MAX_REFERENCE_CHARS,
     MAX_TEXT_CHARS,
+    PairIn,
 )
 from evalsvc.scoring import bounded_json
+from pydantic import ValidationError
 
 from evalsvc_tools.client import EXIT_USAGE, ClientError
 from evalsvc_tools.terminal import cut
@@ -121,6 +126,9 @@ def _json_array(text: str) -> Iterator[Row | Problem]:
         yield Row(line, record)
 
 
+# E11's fields: read from JSON Lines only, checked by the service's own models.
+CONVERSATION_FIELDS = ("messages", "tool_calls", "expected_tool_calls", "conversation_id")
+
 CSV_COLUMNS = "the columns: input, output, and optionally id, labels, reference and contexts"
 
 
@@ -142,6 +150,12 @@ def _csv_rows(text: str) -> Iterator[Row | Problem]:
                 wrong = [f"no {' or '.join(missing)} column"] if missing else []
                 if doubled:
                     wrong.append(f"column {', '.join(doubled)} appears more than once")
+                structured = [name for name in CONVERSATION_FIELDS if name in header]
+                if structured:
+                    wrong.append(
+                        f"column {', '.join(structured)} is read from JSON Lines only: write "
+                        "pairs with a conversation or tool calls as .jsonl"
+                    )
                 if wrong:
                     yield line, f"the header row has {'; '.join(wrong)} ({CSV_COLUMNS})"
                     return
@@ -271,7 +285,32 @@ def _pair(row: Row, wrong: list[str]) -> dict[str, Any]:
         if labels:
             pair["labels"] = labels
     _e10_fields(row, pair, wrong)
+    _conversation_fields(row.record, pair, wrong)
     return pair
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _conversation_fields(record: dict[str, Any], pair: dict[str, Any], wrong: list[str]) -> None:
+    """The record's messages, tool calls, expected tool calls and conversation id, into `pair`
+    when it has them, checked as the service checks them (the same model, so the same limits
+    and the same words)."""
+    given = {name: record[name] for name in CONVERSATION_FIELDS if record.get(name) is not None}
+    if not given:
+        return
+    try:
+        PairIn.model_validate({"input": "", "output": "", **given})
+    except ValidationError as exc:
+        for error in exc.errors()[:5]:
+            message = str(error["msg"]).removeprefix("Value error, ")
+            wrong.append(f"{_where(error['loc'])}: {message}")
+        return
+    pair.update(given)
 
 
 def _e10_fields(row: Row, pair: dict[str, Any], wrong: list[str]) -> None:
