@@ -89,10 +89,16 @@ class BodySizeLimit:
                 await _send_too_large(send)
 
 
+# Where JsonBodies keeps the Content-Type a request was sent with, for the one route that reads
+# a body other than JSON (POST /otlp/v1/traces: OTLP in protobuf or JSON).
+SENT_CONTENT_TYPE = "evalsvc.sent_content_type"
+
+
 class JsonBodies:
-    """Every body of this API is JSON. A body sent without `Content-Type: application/json`
-    (curl -d sends a form type) is read as JSON all the same, instead of failing validation
-    with a confusing message."""
+    """Every body of this API but OTLP's is JSON. A body sent without `Content-Type:
+    application/json` (curl -d sends a form type) is read as JSON all the same, instead of
+    failing validation with a confusing message; the type it was sent with is kept in the
+    scope (SENT_CONTENT_TYPE)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -101,10 +107,11 @@ class JsonBodies:
         if scope["type"] == "http" and scope.get("method") in ("POST", "PUT", "PATCH"):
             headers = [(k, v) for k, v in scope.get("headers", []) if k != b"content-type"]
             content_type = next(
-                (v for k, v in scope.get("headers", []) if k == b"content-type"), b""
+                (v for k, v in scope.get("headers", []) if k == b"content-type"), None
             )
-            if b"json" not in content_type.lower():
-                scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+            scope = {**scope, SENT_CONTENT_TYPE: content_type}
+            if b"json" not in (content_type or b"").lower():
+                scope["headers"] = [*headers, (b"content-type", b"application/json")]
         await self.app(scope, receive, send)
 
 

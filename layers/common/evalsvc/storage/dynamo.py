@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 from botocore.config import Config
@@ -272,6 +272,25 @@ def _first_pages(queries: Sequence[Item]) -> list[Item]:
     if _query_pool is None:
         _query_pool = LogContextPool(_QUERY_THREADS, thread_name_prefix="query")
     return list(_query_pool.map(lambda query: call("query", **query), queries))
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# Threads that write many items at once (pairs appended together), kept for the process.
+_WRITE_THREADS = 16
+_write_pool: ThreadPoolExecutor | None = None
+
+
+def in_parallel(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """`work` of each of `items` on the process's writing threads, results in their order; the
+    first exception, in their order, is raised (work already started runs on)."""
+    global _write_pool
+    if len(items) <= 1:
+        return [work(item) for item in items]
+    if _write_pool is None:
+        _write_pool = LogContextPool(_WRITE_THREADS, thread_name_prefix="write")
+    return list(_write_pool.map(work, items))
 
 
 def merged_query(

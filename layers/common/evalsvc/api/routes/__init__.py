@@ -45,6 +45,7 @@ ROUTE_MODULES = (
     "create_monitor",
     "list_monitors",
     "get_monitor_history",
+    "ingest_traces",
     "get_monitor_report",
     "run_monitor",
     "get_monitor",

@@ -43,7 +43,12 @@ versions (the one write-flip-keep path, and the purge), history (the versions ke
 overwrite, until their retention ends) and appends (one pair at a time).
 """
 
-from evalsvc.storage.datasets.appends import PromptMismatch, add_pair, create_for_prompt
+from evalsvc.storage.datasets.appends import (
+    PromptMismatch,
+    add_new_pairs,
+    add_pair,
+    create_for_prompt,
+)
 from evalsvc.storage.datasets.codec import LISTED_PAIR_BYTES, TornRead
 from evalsvc.storage.datasets.history import replaced_page
 from evalsvc.storage.datasets.keys import (
@@ -75,6 +80,7 @@ from evalsvc.storage.datasets.reads import (
 )
 from evalsvc.storage.datasets.versions import (
     VersionInUse,
+    create_empty,
     discard_version,
     installing,
     purge_version,
@@ -91,7 +97,9 @@ __all__ = [
     "TooLarge",
     "TornRead",
     "VersionInUse",
+    "add_new_pairs",
     "add_pair",
+    "create_empty",
     "create_for_prompt",
     "current_version",
     "dataset_id_for_prompt",

@@ -10,6 +10,9 @@ docs/design.md, "Appends"."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from botocore.exceptions import ClientError
 
 from evalsvc.core.errors import Conflict, PayloadTooLarge, StorageUnavailable
@@ -40,6 +43,11 @@ from evalsvc.storage.datasets.keys import (
 from evalsvc.storage.datasets.pointers import latest_pointer, prompt_pointer
 from evalsvc.storage.datasets.reads import current_version, existing_header
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
+
+
+class PairTaken(Conflict):
+    """The pair's id is taken in the dataset (stored before, or being stored by another
+    request)."""
 
 
 class PromptMismatch(Exception):
@@ -121,8 +129,8 @@ def _count_and_check(header: DatasetHeader, pk: str, pair_id: str) -> bool:
     return taken
 
 
-def _taken(pair_id: str, dataset_id: str) -> Conflict:
-    return Conflict(f"pair id {pair_id!r} already exists in dataset {dataset_id!r}")
+def _taken(pair_id: str, dataset_id: str) -> PairTaken:
+    return PairTaken(f"pair id {pair_id!r} already exists in dataset {dataset_id!r}")
 
 
 def _mark_appended(header: DatasetHeader) -> bool:
@@ -165,7 +173,7 @@ def _store(pk: str, pair: Pair, ord_: str, dataset_id: str) -> list[Item]:
         if dynamo.failed_conditions(exc) is not None:
             raise taken from exc
         if dynamo.error_code(exc) == "TransactionConflictException":
-            raise Conflict(
+            raise PairTaken(
                 f"pair id {pair.id!r} is being added to dataset {dataset_id!r} by another request"
             ) from exc
         if not _stored(pk, pair.id, ord_):
@@ -179,6 +187,94 @@ def _store(pk: str, pair: Pair, ord_: str, dataset_id: str) -> list[Item]:
     return items
 
 
+def add_new_pairs(
+    tenant: str,
+    kind: DatasetKind,
+    dataset_id: str,
+    pairs: list[Pair],
+    out_of_time: Callable[[], bool],
+) -> list[Pair]:
+    """Append those of `pairs` (distinct ids) whose ids the dataset does not hold yet, through
+    the same contention-free appends as add_pair, and return them: a pair sent again adds
+    nothing. The header is read twice for all of them, the taken ids and the counters in one
+    BatchGetItem per 100, each pair is one conditional put (its parts one transaction), and
+    each append shard's counter one ADD. StorageUnavailable when `out_of_time` says so between
+    steps: what was stored stays, and is skipped when sent again."""
+    for attempt in range(COMMIT_ATTEMPTS):
+        pause(attempt)
+        header = existing_header(tenant, kind, dataset_id, counted=False)
+        pks = {pair.id: appended_pk(header, pair.id) for pair in pairs}
+        taken = _count_and_check_all(header, pairs)
+        fresh = [pair for pair in pairs if pair.id not in taken]
+        if header.pair_count + len(fresh) > MAX_PAIRS:
+            raise PayloadTooLarge(
+                f"dataset {dataset_id!r} holds {header.pair_count} pairs: {len(fresh)} more "
+                f"would pass the limit of {MAX_PAIRS}"
+            )
+        if not fresh:
+            return []
+        if not header.appended and not _mark_appended(header):
+            continue  # overwritten since it was read
+        if out_of_time():
+            raise _no_time()
+        store = functools.partial(_store_new, pks, now_ms(), dataset_id)
+        stored = [
+            (pair, items)
+            for pair, items in zip(fresh, dynamo.in_parallel(store, fresh), strict=True)
+            if items is not None
+        ]
+        counted: dict[str, tuple[int, int]] = {}
+        for pair, _ in stored:
+            count, size = counted.get(pks[pair.id], (0, 0))
+            counted[pks[pair.id]] = (count + 1, size + pair_bytes(pair))
+        for pk, (count, size) in counted.items():
+            _count(pk, size, dataset_id, pairs=count)
+        if current_version(tenant, kind, dataset_id) == header.version:
+            return [pair for pair, _ in stored]
+        logger.info(
+            "dataset overwritten during pair additions; adding again", extra={"id": dataset_id}
+        )
+        for _, items in stored:
+            _withdraw(items)
+    raise StorageUnavailable(f"dataset {dataset_id!r} is being written concurrently; retry")
+
+
+def _store_new(pks: dict[str, str], ms: int, dataset_id: str, pair: Pair) -> list[Item] | None:
+    """_store of one of many pairs appended at `ms`; None when its id is taken."""
+    pair.created_ms = ms
+    try:
+        return _store(pks[pair.id], pair, append_ord(ms, pair.id), dataset_id)
+    except PairTaken:
+        return None  # stored by an earlier sending of it, or by one running now
+
+
+def _no_time() -> StorageUnavailable:
+    return StorageUnavailable(
+        "not every pair could be stored in the time of one request; send the same data again: "
+        "the pairs stored already are skipped"
+    )
+
+
+def _count_and_check_all(header: DatasetHeader, pairs: list[Pair]) -> set[str]:
+    """_count_and_check for many pairs at once: the header's counts completed, and the ids
+    among `pairs` that are taken (written with the version, or appended to it)."""
+    if header.appended:
+        counters = [{"pk": s(key), "sk": s(COUNT_SK)} for key in counter_pks(header)]
+        for item in dynamo.batch_get(table(), counters):
+            header.pair_count += get_n(item, "n")
+            if header.bytes is not None:
+                header.bytes += get_n(item, "b")
+    wanted: list[Item] = []
+    for pair in pairs:
+        sk = s(f"p#{pair.id}")
+        written = written_pk(header, pair.id) if header.append_shards else None
+        if written is not None:
+            wanted.append({"pk": s(written), "sk": sk})
+        wanted.append({"pk": s(appended_pk(header, pair.id)), "sk": sk})
+    # Only the keys: a pair stored inline may be 300 KB.
+    return {item["sk"]["S"][2:] for item in dynamo.batch_get(table(), wanted, projection="sk")}
+
+
 def _pair_item(pk: str, pair_id: str) -> Item | None:
     return dynamo.get_item(table(), {"pk": s(pk), "sk": s(f"p#{pair_id}")})
 
@@ -189,16 +285,17 @@ def _stored(pk: str, pair_id: str, ord_: str) -> bool:
     return item is not None and get_s(item, "ord") == ord_
 
 
-def _count(pk: str, added: int, dataset_id: str) -> None:
-    """Add the pair to its shard's counter. The pair is stored already: a counter that cannot
-    be updated leaves the count one low, logged, and the pair where it is."""
+def _count(pk: str, added: int, dataset_id: str, pairs: int = 1) -> None:
+    """Add `pairs` pairs of `added` bytes to their shard's counter. The pairs are stored
+    already: a counter that cannot be updated leaves the count low, logged, and the pairs where
+    they are."""
     try:
         dynamo.call(
             "update_item",
             TableName=table(),
             Key={"pk": s(pk), "sk": s(COUNT_SK)},
-            UpdateExpression="ADD n :one, b :bytes",
-            ExpressionAttributeValues={":one": n(1), ":bytes": n(added)},
+            UpdateExpression="ADD n :pairs, b :bytes",
+            ExpressionAttributeValues={":pairs": n(pairs), ":bytes": n(added)},
         )
     except (ClientError, StorageUnavailable):
         logger.exception("a stored pair could not be counted", extra={"id": dataset_id})
