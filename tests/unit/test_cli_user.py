@@ -1530,6 +1530,16 @@ def test_evaluate_sends_cluster_by_and_judge_samples_and_shows_both_intervals_an
     assert "0.58" in out
 
 
+@pytest.mark.parametrize("command", [["evaluate", "--seed", "faq"], ["compare", "ev_a", "ev_b"]])
+def test_cluster_by_conversation_is_sent_as_given(service: Scripted, command: list[str]) -> None:
+    service.on("POST", "/v1/evaluate", as_json(202, queued("ev_1", 0, 10)))
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, result(cluster_by="conversation")))
+    service.on("POST", "/v1/compare", as_json(200, comparison()))
+
+    assert run(service, *command, "--cluster-by", "conversation") == 0
+    assert service.seen[0].json()["cluster_by"] == "conversation"
+
+
 @pytest.mark.parametrize("flags", [["--cluster-by", "topic"], ["--judge-samples", "6"]])
 def test_a_bad_cluster_by_or_judge_samples_is_refused_before_sending(
     service: Scripted, capsys: pytest.CaptureFixture[str], flags: list[str]

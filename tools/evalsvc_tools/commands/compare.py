@@ -122,7 +122,7 @@ def add_parsers(commands: Subcommands) -> None:
         "--cluster-by",
         choices=CLUSTER_BY,
         help="pairs that are not independent: add each metric's clustered interval, by the "
-        "baseline pair's first label or its input",
+        "baseline pair's first label, its input or its conversation_id",
     )
     compare_parser.add_argument(
         "--json", action="store_true", help="print the comparison's JSON body"

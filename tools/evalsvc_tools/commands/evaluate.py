@@ -17,6 +17,7 @@ from evalsvc.models.usage import MAX_COST_USD
 
 from evalsvc_tools.client import EXIT_USAGE, Client, ClientError, HttpError, segment
 from evalsvc_tools.commands.common import (
+    CLUSTER_BY,
     EXIT_INTERRUPTED,
     Subcommands,
     add_service_flags,
@@ -278,9 +279,10 @@ def add_parsers(commands: Subcommands) -> None:
     )
     evaluate_parser.add_argument(
         "--cluster-by",
-        choices=["label", "input"],
+        choices=CLUSTER_BY,
         help="pairs that are not independent: those sharing their first label (or their "
-        "input) count as one cluster; the table adds each metric's clustered interval",
+        "input, or their conversation_id) count as one cluster; the table adds each metric's "
+        "clustered interval",
     )
     evaluate_parser.add_argument(
         "--judge-samples",

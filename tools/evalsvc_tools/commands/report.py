@@ -99,7 +99,8 @@ def add_parsers(commands: Subcommands) -> None:
     report_parser.add_argument(
         "--cluster-by",
         choices=CLUSTER_BY,
-        help="with --compare: the clustered interval too (by the baseline pair's label or input)",
+        help="with --compare: the clustered interval too (by the baseline pair's label, input "
+        "or conversation)",
     )
     report_parser.add_argument(
         "-o",

@@ -10,15 +10,17 @@ as they come. The reasons of the listed pairs are read at the end, for them alon
 
 Power and clusters (E6). Every metric has its minimum detectable effect (error_bars.mde, from
 std_diff and n). With `cluster_by` the baseline's scored pairs are read with their stored
-clusters (`lc`, `ic`; projected only then) and a matched pair falls in its baseline pair's
-cluster: per cluster its size and its sums of differences are kept (an unlabelled pair, a
-cluster of its own, only as a count of its difference), so memory is bounded by the number
-of clusters, and the clustered interval is taken around the exact mean difference
-(error_bars.clustered_around). A matched baseline pair stored before clusters were kept (no
-input cluster, which every pair stored since has) cannot be placed: a 409 saying to evaluate the
-baseline again. It is a 409, not a 400, as for a running result: the request is well formed,
-the stored result cannot serve it; and only matched pairs count, since a pair only in the
-baseline is in no figure (a run that spanned the change may hold pairs of both kinds).
+clusters (`lc`, `ic`, `cc`; projected only then) and a matched pair falls in its baseline pair's
+cluster: per cluster its size and its sums of differences are kept (an unlabelled pair, or one
+without a conversation_id, a cluster of its own, only as a count of its difference), so memory
+is bounded by the number of clusters, and the clustered interval is taken around the exact mean
+difference (error_bars.clustered_around). A matched baseline pair stored before clusters were
+kept (no input cluster, which every pair stored since has) cannot be placed: a 409 saying to
+evaluate the baseline again (one stored before E11 has no conversation cluster either, and needs
+none: no pair had a conversation_id then). It is a 409, not a 400, as for a running result:
+the request is well formed, the stored result cannot serve it; and only matched pairs count,
+since a pair only in the baseline is in no figure (a run that spanned the change may hold pairs
+of both kinds).
 
 Time is not size. A result too large to be read in a whole request even at DynamoDB's best
 pace can never be compared in one: a 413, decided from the stored sizes before anything is
@@ -296,8 +298,9 @@ class Tally:
 
     With `cluster_by`, the baseline pairs' clusters too: per named cluster (ClusterSums) its
     size and its sums of differences, and per metric the counts of the differences of pairs
-    that are clusters of their own (an unlabelled baseline pair, by label), which need no
-    entry each. Memory is bounded by the number of clusters whatever the results hold."""
+    that are clusters of their own (an unlabelled baseline pair by label, one without a
+    conversation_id by conversation), which need no entry each. Memory is bounded by the
+    number of clusters whatever the results hold."""
 
     def __init__(
         self,
@@ -339,9 +342,11 @@ class Tally:
         candidate: Sequence[float | None],
         label_cluster: str | None = None,
         input_cluster: str | None = None,
+        conversation_cluster: str | None = None,
     ) -> None:
         """One matched pair; with cluster_by, the baseline pair's stored clusters (every pair
-        stored with clusters has an input cluster: one without predates them). A metric counts
+        stored with clusters has an input cluster: one without predates them; a pair stored
+        before E11 has no conversation cluster, and had no conversation_id). A metric counts
         the pair only where both results scored it (E10: not applicable in either, it is left
         out of that metric's figures and counted apart)."""
         if self.cluster_by is not None and input_cluster is None:
@@ -365,7 +370,11 @@ class Tally:
             elif d >= self.reach:
                 self._keep(self.improvements, (-d, pos, pair_id), pair_id, pos, before, after)
         if self.cluster_by is not None:
-            name = label_cluster if self.cluster_by == "label" else input_cluster
+            name = {
+                "label": label_cluster,
+                "input": input_cluster,
+                "conversation": conversation_cluster,
+            }[self.cluster_by]
             self.clusters.add(name, diffs)
 
     def clustered(self, pos: int, figures: Paired, alpha: float) -> ClusteredMean | None:
@@ -446,8 +455,8 @@ def merge(
     c = next(candidate, None)
     while b is not None and c is not None:
         if b[0] == c[0]:
-            if len(b) == 4:
-                tally.add(b[0], b[1], c[1], b[2], b[3])
+            if len(b) == 5:
+                tally.add(b[0], b[1], c[1], b[2], b[3], b[4])
             else:
                 tally.add(b[0], b[1], c[1])
             b = next(baseline, None)

@@ -109,9 +109,13 @@ def totals(
 
 
 def _cluster_of(pair: ScoredPair, cluster_by: str) -> str | None:
-    """The pair's cluster, None when it is a cluster of its own (unlabelled, or stored before
-    clusters were kept)."""
-    return pair.label_cluster if cluster_by == "label" else pair.input_cluster
+    """The pair's cluster, None when it is a cluster of its own (unlabelled, or without a
+    conversation_id, or stored before clusters were kept)."""
+    if cluster_by == "label":
+        return pair.label_cluster
+    if cluster_by == "conversation":
+        return pair.conversation_cluster
+    return pair.input_cluster
 
 
 def _error_bar_totals(
@@ -324,4 +328,7 @@ def _scored(
         label_cluster=cluster_digest(pair.labels[0]) if pair.labels else None,
         input_cluster=cluster_digest(pair.input),
         samples=samples,
+        conversation_cluster=(
+            None if pair.conversation_id is None else cluster_digest(pair.conversation_id)
+        ),
     )

@@ -48,8 +48,9 @@ class CompareIn(BaseModel):
         default=None,
         description="Pairs that are not independent, by the baseline's pairs: label (matched "
         "pairs whose baseline pair has the same first label are one cluster; an unlabelled one "
-        "is its own) or input (byte-equal input). Each metric then adds the clustered standard "
-        "error and interval of mean_diff at 1 - alpha. null (default): every pair independent",
+        "is its own), input (byte-equal input) or conversation (the same conversation_id; one "
+        "without is its own). Each metric then adds the clustered standard error and interval "
+        "of mean_diff at 1 - alpha. null (default): every pair independent",
     )
 
 
@@ -151,7 +152,7 @@ class MetricComparisonOut(BaseModel):
     mde: float | None = Field(description=MDE_DESCRIPTION)
     clusters: int | None = Field(
         description="With cluster_by, G: the clusters of the matched pairs (by their baseline "
-        "pair's label or input); null without cluster_by"
+        "pair's label, input or conversation); null without cluster_by"
     )
     se_clustered: float | None = Field(
         description="With cluster_by, sqrt(sum over clusters of (sum in the cluster of "

@@ -23,14 +23,16 @@ from evalsvc.statistics.scores import Summary
 LOWEST_PER_METRIC = 5
 # judge_samples: how many times each judged (pair, metric) is asked (E6), at most.
 MAX_JUDGE_SAMPLES = 5
-# cluster_by (E6): "label" (a pair's first label; unlabelled pairs each their own cluster) or
-# "input" (pairs with byte-equal input share a cluster).
-ClusterBy = Literal["label", "input"]
+# cluster_by (E6): "label" (a pair's first label; unlabelled pairs each their own cluster),
+# "input" (pairs with byte-equal input share a cluster) or, since E11, "conversation" (pairs with
+# one conversation_id share a cluster; pairs without one each their own).
+ClusterBy = Literal["label", "input", "conversation"]
 CLUSTER_BY_DESCRIPTION = (
     "Pairs that are not independent: label (pairs sharing their first label are one cluster; "
-    "an unlabelled pair is its own) or input (pairs with byte-equal input are one cluster). "
-    "Each metric then adds the clustered standard error and interval. null (default): every "
-    "pair independent"
+    "an unlabelled pair is its own), input (pairs with byte-equal input are one cluster) or "
+    "conversation (pairs with one conversation_id are one cluster; a pair without one is its "
+    "own). Each metric then adds the clustered standard error and interval. null (default): "
+    "every pair independent"
 )
 MAX_REASON_CHARS = 1_000
 MAX_COMMENT_CHARS = 4_000
@@ -101,11 +103,13 @@ class VoteIn(BaseModel):
 class ScoredPair:
     """One pair's scores and reasons, one per metric, at its position in the dataset.
 
-    `label_cluster` and `input_cluster` name the clusters the pair falls in (error_bars.
-    cluster_digest of its first label, None when unlabelled, and of its input), kept with
-    every scored pair so that a comparison can cluster by either, whatever became of the
-    dataset; None for pairs stored before they were kept. `samples`: with judge_samples k > 1,
-    per metric the k scores the judge gave (empty for a check), whose mean is the score."""
+    `label_cluster`, `input_cluster` and `conversation_cluster` name the clusters the pair
+    falls in (error_bars.cluster_digest of its first label, None when unlabelled; of its
+    input; of its conversation_id, None without one), kept with every scored pair so that a
+    comparison can cluster by any, whatever became of the dataset; None for pairs stored
+    before they were kept (the conversation's for every pair scored before E11, none of which
+    had a conversation_id). `samples`: with judge_samples k > 1, per metric the k scores the
+    judge gave (empty for a check), whose mean is the score."""
 
     pair_id: str
     index: int
@@ -114,6 +118,7 @@ class ScoredPair:
     label_cluster: str | None = None
     input_cluster: str | None = None
     samples: list[list[int]] | None = None
+    conversation_cluster: str | None = None
 
     @property
     def listed_bytes(self) -> int:
@@ -248,7 +253,8 @@ class VoteObservation:
     source: str
 
 
-# A scored pair's id, scores, and its label and input clusters (ScoredPair.label_cluster and
-# input_cluster: None when unlabelled, and both None for a pair stored before they were kept).
-# A score is None where the metric is not applicable to the pair (E10).
-ClusteredScores = tuple[str, list[float | None], str | None, str | None]
+# A scored pair's id, scores, and its label, input and conversation clusters (ScoredPair.
+# label_cluster, input_cluster and conversation_cluster: None when unlabelled or without a
+# conversation_id, and all None for a pair stored before they were kept). A score is None where
+# the metric is not applicable to the pair (E10).
+ClusteredScores = tuple[str, list[float | None], str | None, str | None, str | None]

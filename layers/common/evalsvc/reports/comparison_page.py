@@ -27,6 +27,8 @@ VERDICT_WORDS = {
 CLUSTER_WORDS = {
     "label": "the first label of the baseline's pair (an unlabelled pair its own cluster)",
     "input": "the input of the baseline's pair (pairs with the same input one cluster)",
+    "conversation": "the conversation of the baseline's pair (pairs with the same "
+    "conversation_id one cluster, a pair without one its own cluster)",
 }
 
 

@@ -17,6 +17,15 @@ from evalsvc.statistics.scores import SCALE_MAX, SCALE_MIN
 # How many votes and comments are listed under one pair, and in the page's own list.
 CRITIQUES_PER_PAIR = 3
 LISTED_CRITIQUES = 50
+# How the page says what the pairs were clustered by (cluster_by), in full and as what a
+# cluster's pairs share.
+CLUSTER_WORDS = {
+    "label": "first label (an unlabelled pair is its own cluster)",
+    "input": "input (pairs with the same input are one cluster)",
+    "conversation": "conversation (pairs with the same conversation_id are one cluster; a pair "
+    "without one is its own)",
+}
+CLUSTER_SHARED = {"label": "first label", "input": "input", "conversation": "conversation_id"}
 
 
 def _limits(report: EvaluationReport) -> Limits:
@@ -86,4 +95,6 @@ def render_evaluation(
         histograms=histograms,
         critiques_per_pair=CRITIQUES_PER_PAIR,
         listed=report.critiques[:LISTED_CRITIQUES],
+        cluster_words=CLUSTER_WORDS,
+        cluster_shared=CLUSTER_SHARED,
     )

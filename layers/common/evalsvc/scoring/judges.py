@@ -27,6 +27,14 @@ from typing import Any, Protocol, cast
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.errors import JudgeFailed, OutOfTime
 from evalsvc.core.observability import LogContextPool, logger, metrics
+from evalsvc.models.conversations import (
+    MAX_MESSAGES,
+    MAX_TOOL_CALLS,
+    ROLES,
+    Message,
+    ToolCall,
+    compact_json,
+)
 from evalsvc.models.datasets import MAX_CONTEXTS, Pair
 from evalsvc.models.metric_sets import RAG_CALLS_PER_PAIR, RAG_METRICS, missing
 from evalsvc.scoring import preferences, rag
@@ -53,14 +61,20 @@ def cache_key(
     """The judge cache's key of a verdict. `sample` j (0-based) of a pair asked k > 1 times
     (judge_samples) is an entry of its own, distinct from the single greedy verdict (None) and
     from the other samples, so that asking k times makes k answers, and asking k + 1 times
-    later reuses the first k. A pair's reference and contexts, which its prompt shows, are in
-    the key when it has them (only then: the key of a pair without them is what it was)."""
+    later reuses the first k. A pair's reference and contexts (E10), messages and tool calls
+    (E11), which its prompt shows, are in the key when it has them (only then: the key of a
+    pair without them is what it was). A tool call is in it as its prompt shows it: its name
+    and its arguments' compact JSON."""
     fields: list[object] = [provider, PROMPT_VERSION, question, system_prompt, pair.input]
     fields.append(pair.output)
     if pair.reference is not None:
         fields += ["reference", pair.reference]
     if pair.contexts:
         fields += ["contexts", pair.contexts]
+    if pair.messages:
+        fields += ["messages", [[m.role, m.content] for m in pair.messages]]
+    if pair.tool_calls:
+        fields += ["tool_calls", [[c.name, compact_json(c.arguments)] for c in pair.tool_calls]]
     if sample is not None:
         fields += ["sample", sample]
     return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
@@ -346,6 +360,8 @@ class CachedJudge:
                     pair.output,
                     reference=pair.reference,
                     contexts=pair.contexts,
+                    messages=pair.messages,
+                    tool_calls=pair.tool_calls,
                 ),
                 VERDICT_SCHEMA,
                 TOOL_NAME,
@@ -469,14 +485,17 @@ class CachedJudge:
         documented: tuple[int, int] | None = None,
     ) -> Bound:
         """A bound of judging `pair_count` pairs whose texts, not read, take at most
-        `pair_bytes` together (reference and contexts included: models.datasets.pair_bytes), on
-        every question, `samples` times each; no cache read (all are counted as calls), every
-        pair counted as applicable to every rag: metric (two calls each, rag.bound_unread).
+        `pair_bytes` together (models.datasets.pair_bytes: reference, contexts, messages and
+        tool calls included), on every question, `samples` times each; no cache read (all are
+        counted as calls), every pair counted as applicable to every rag: metric (two calls
+        each, rag.bound_unread).
 
-        `documented`: how many of the pairs have a reference or contexts, and their bytes
-        (None: not known, every pair counted so). A question's prompt for those is counted as
-        a pair with a reference and MAX_CONTEXTS contexts has it (every text neutralised: at
-        most 1.5 times as large); for the others, as it was before E10."""
+        `documented`: how many of the pairs show the judge more blocks than input and output
+        (a reference or contexts, E10; messages or tool calls, E11: the pairs whose head item
+        has `d`), and their bytes (None: not known, every pair counted so). A question's prompt
+        for those is counted as a pair with every such block at its most has it
+        (_message_bytes_most; every text neutralised: at most 1.5 times as large); for the
+        others, as it was before E10."""
         asked = [q for q in questions if q not in RAG_METRICS]
         fixed = text_bytes(SYSTEM, json.dumps(VERDICT_SCHEMA), TOOL_NAME)
         with_documents, documents_bytes = documented or (pair_count, pair_bytes)
@@ -539,12 +558,29 @@ class CachedJudge:
         return [verdicts.scores[(0, i)] for i in range(len(pairs))]
 
 
+# What a most-shown pair's prompt holds besides its texts: MAX_MESSAGES messages of the longest
+# role, MAX_TOOL_CALLS calls (an empty name and "{}": its 2 bytes are counted twice).
+_MOST_MESSAGES = [Message(max(ROLES, key=len), "")] * MAX_MESSAGES
+_MOST_CALLS = [ToolCall("", {})] * MAX_TOOL_CALLS
+
+
 def _message_bytes_most(question: str, system_prompt: str) -> int:
-    """The most a question's message takes besides its pair's texts: with a reference and
-    MAX_CONTEXTS contexts shown (their blocks, DATA_NOTE), or without."""
+    """The most a question's message takes besides its pair's texts (each counted by
+    pair_bytes: a message's content, a call's name and its arguments' compact JSON): with every
+    block shown at its most (a reference, MAX_CONTEXTS contexts, MAX_MESSAGES messages,
+    MAX_TOOL_CALLS calls, and the note that names them all, the longest), or with none. A pair
+    with fewer blocks, or fewer messages, contexts or calls, has less. No prompt is cut to a
+    model's context: one longer than the model takes is refused by it, as any other."""
     plain = user_message(question, system_prompt, "", "")
     shown = user_message(
-        question, system_prompt, "", "", reference="", contexts=[""] * MAX_CONTEXTS
+        question,
+        system_prompt,
+        "",
+        "",
+        reference="",
+        contexts=[""] * MAX_CONTEXTS,
+        messages=_MOST_MESSAGES,
+        tool_calls=_MOST_CALLS,
     )
     return max(text_bytes(plain), text_bytes(shown))
 

@@ -49,8 +49,8 @@ def get_comparison_report(
     cluster_by: Annotated[
         ClusterBy | None,
         Query(
-            description="label or input: the clustered interval of each metric too, clustered "
-            "by the baseline's pairs (as POST /compare); none by default"
+            description="label, input or conversation: the clustered interval of each metric "
+            "too, clustered by the baseline's pairs (as POST /compare); none by default"
         ),
     ] = None,
     identity: Identity = Depends(current_identity),

@@ -78,10 +78,12 @@ def block_main(context, missing=missing):
     _block_vars = {}
     l_0_result = resolve('result')
     l_0_limits = resolve('limits')
+    l_0_cluster_words = resolve('cluster_words')
     l_0_facts = resolve('facts')
     l_0_inputs = resolve('inputs')
     l_0_forest = resolve('forest')
     l_0_forest_plot = resolve('forest_plot')
+    l_0_cluster_shared = resolve('cluster_shared')
     l_0_report = resolve('report')
     l_0_listed = resolve('listed')
     try:
@@ -189,7 +191,7 @@ def block_main(context, missing=missing):
     if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
         pass
         yield '<dt>Clustered by</dt><dd>'
-        yield escape(environment.finalize(('first label (an unlabelled pair is its own cluster)' if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by') == 'label') else 'input (pairs with the same input are one cluster)')))
+        yield escape(environment.finalize(context.call(environment.getattr((undefined(name='cluster_words') if l_0_cluster_words is missing else l_0_cluster_words), 'get'), environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'), environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'), _block_vars=_block_vars)))
         yield '</dd>'
     if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples') > 1):
         pass
@@ -227,7 +229,7 @@ def block_main(context, missing=missing):
         if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
             pass
             yield '<p class="note"><span class="legend-line" aria-hidden="true"></span> 95 % interval if every pair were independent · <span class="legend-wide" aria-hidden="true"></span> 95 % clustered interval: pairs sharing their '
-            yield escape(environment.finalize(('first label' if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by') == 'label') else 'input')))
+            yield escape(environment.finalize(context.call(environment.getattr((undefined(name='cluster_shared') if l_0_cluster_shared is missing else l_0_cluster_shared), 'get'), environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'), environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'), _block_vars=_block_vars)))
             yield ' move together, so they count as one cluster (G clusters in the table).</p>\n'
         yield '<table>\n<caption class="note">Per metric: scores from 1 (worst) to 5 (best), the mean with its 95 % confidence interval'
         if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
@@ -553,4 +555,4 @@ def block_main(context, missing=missing):
     yield '</section>\n'
 
 blocks = {'title': block_title, 'header': block_header, 'main': block_main}
-debug_info = '1=13&2=16&3=25&4=34&5=42&6=55&8=65&10=72&11=148&14=151&15=161&17=169&20=172&21=174&28=179&29=183&30=187&31=189&32=194&33=200&34=202&35=204&36=208&37=212&38=214&39=217&46=220&49=222&52=225&53=227&54=230&57=233&58=244&60=251&61=260&68=314&71=317&72=322&73=330&74=332&75=338&77=344&79=348&80=351&81=357&82=360&84=378&85=381&87=386&89=388&90=391&92=401&93=404&95=409&97=417&98=419&99=422&100=430&101=439&102=451&106=454&108=457&109=463&110=465&112=469&113=471&114=473&115=476&117=478&118=483&120=496&133=508&134=510&135=513&137=522&142=531&143=536'
+debug_info = '1=13&2=16&3=25&4=34&5=42&6=55&8=65&10=72&11=150&14=153&15=163&17=171&20=174&21=176&28=181&29=185&30=189&31=191&32=196&33=202&34=204&35=206&36=210&37=214&38=216&39=219&46=222&49=224&52=227&53=229&54=232&57=235&58=246&60=253&61=262&68=316&71=319&72=324&73=332&74=334&75=340&77=346&79=350&80=353&81=359&82=362&84=380&85=383&87=388&89=390&90=393&92=403&93=406&95=411&97=419&98=421&99=424&100=432&101=441&102=453&106=456&108=459&109=465&110=467&112=471&113=473&114=475&115=478&117=480&118=485&120=498&133=510&134=512&135=515&137=524&142=533&143=538'

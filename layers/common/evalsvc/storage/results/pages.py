@@ -57,9 +57,10 @@ def score_pages(
 ) -> Iterator[list[tuple[str, list[float | None]]]] | Iterator[list[ClusteredScores]]:
     """The scored pairs of the result as (pair id, scores), one DynamoDB page at a time, in pair
     id order (by UTF-8 bytes, which is code point order); with `clusters`, as (pair id, scores,
-    label cluster, input cluster) (ClusteredScores). Reasons are not read: a page costs the
-    same, but what comes back and is held is a small part of it. The clusters are projected
-    only when asked for: 32 more characters per pair to hold and pass on."""
+    label cluster, input cluster, conversation cluster) (ClusteredScores). Reasons are not
+    read: a page costs the same, but what comes back and is held is a small part of it. The
+    clusters are projected only when asked for: up to 48 more characters per pair to hold and
+    pass on."""
     query = scored_query(tenant, results_id)
     if not clusters:
         query["ProjectionExpression"] = "sk, scores"
@@ -67,7 +68,7 @@ def score_pages(
             [(item["sk"]["S"][2:], score_values(item)) for item in page]
             for page in dynamo.query_pages(**query)
         )
-    query["ProjectionExpression"] = "sk, scores, lc, ic"
+    query["ProjectionExpression"] = "sk, scores, lc, ic, cc"
     return (
         [
             (
@@ -75,6 +76,7 @@ def score_pages(
                 score_values(item),
                 get_s(item, "lc"),
                 get_s(item, "ic"),
+                get_s(item, "cc"),
             )
             for item in page
         ]

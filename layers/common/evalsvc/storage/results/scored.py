@@ -26,9 +26,11 @@ def _score_value(score: float | None) -> Item:
 
 
 def scored_item(pk: str, pair: ScoredPair) -> Item:
-    """A scored pair: `lc` and `ic` its label and input clusters (16 characters each; no `lc`
-    for an unlabelled pair), `samples` the judge's k scores per metric as compact JSON (at
-    most 5 digits per metric) when it was asked more than once."""
+    """A scored pair: `lc`, `ic` and `cc` its label, input and conversation clusters (16
+    characters each; no `lc` for an unlabelled pair, no `cc` for a pair without a
+    conversation_id, so a pair without one is stored as before E11), `samples` the judge's k
+    scores per metric as compact JSON (at most 5 digits per metric) when it was asked more
+    than once."""
     item: Item = {
         "pk": s(pk),
         "sk": s(f"p#{pair.pair_id}"),
@@ -40,6 +42,8 @@ def scored_item(pk: str, pair: ScoredPair) -> Item:
         item["lc"] = s(pair.label_cluster)
     if pair.input_cluster is not None:
         item["ic"] = s(pair.input_cluster)
+    if pair.conversation_cluster is not None:
+        item["cc"] = s(pair.conversation_cluster)
     if pair.samples is not None:
         item["samples"] = s(json.dumps(pair.samples, separators=(",", ":")))
     return item
@@ -55,6 +59,7 @@ def scored_from_item(item: Item) -> ScoredPair:
         label_cluster=get_s(item, "lc"),
         input_cluster=get_s(item, "ic"),
         samples=None if samples is None else [list(map(int, m)) for m in json.loads(samples)],
+        conversation_cluster=get_s(item, "cc"),
     )
 
 
