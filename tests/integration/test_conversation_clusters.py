@@ -2,18 +2,14 @@
 and queued in chunks, and POST /compare by the baseline pair's conversation, against the formula
 computed with numpy and scipy; the queued figures are those of the same evaluation inline.
 
-The pairs' conversation ids are given to them as the service reads them from storage
-(`conversations` below): what the dataset routes write of a pair's conversation_id is E11's
-storage, not this test's, and every read of a pair goes through storage's one decoder."""
+The pairs are written with their conversation ids (conversation_of) through the dataset
+routes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from evalsvc.models.datasets import Pair
-from evalsvc.storage.datasets import reads
 
 from tests.conftest import point_service_at
 from tests.error_bar_oracles import CLUSTERED, oracle_clustered, scores_of, topic_pairs
@@ -30,17 +26,13 @@ def conversation_of(pair_id: str) -> str | None:
     return None if i % 6 == 5 else f"conversation {(i * 7) % 17}"
 
 
-@pytest.fixture
-def conversations(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every pair read from storage carries its conversation_id (conversation_of)."""
-    decode: Callable[[Any], Pair] = reads.pair_from_item
-
-    def with_conversation(item: Any) -> Pair:
-        pair = decode(item)
-        pair.conversation_id = conversation_of(pair.id)
-        return pair
-
-    monkeypatch.setattr(reads, "pair_from_item", with_conversation)
+def with_conversations(data: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pairs, each with its conversation_id (conversation_of) when it has one."""
+    out = []
+    for pair in data:
+        conversation = conversation_of(pair["id"])
+        out.append(pair if conversation is None else {**pair, "conversation_id": conversation})
+    return out
 
 
 def body(response: Any) -> Any:
@@ -48,7 +40,8 @@ def body(response: Any) -> Any:
 
 
 def seed(tenant: Tenant, data: list[dict[str, Any]], dataset_id: str = "ds") -> str:
-    ok(tenant.post(f"/data/seed/{dataset_id}", {"data": data, "system_prompt": "Be kind."}))
+    written = {"data": with_conversations(data), "system_prompt": "Be kind."}
+    ok(tenant.post(f"/data/seed/{dataset_id}", written))
     return str(body(tenant.post("/specify_questions", {"metrics": METRICS}))["metrics_id"])
 
 
@@ -67,7 +60,6 @@ def assert_oracle(
             assert got[name] == pytest.approx(expected[name], abs=1e-9 if name[0] == "s" else 1e-6)
 
 
-@pytest.mark.usefixtures("conversations")
 def test_an_inline_evaluation_clusters_by_conversation(acme: Tenant) -> None:
     data = topic_pairs(range(80), shift=0, labels=9)
     seed(acme, data)
@@ -84,7 +76,6 @@ def test_an_inline_evaluation_clusters_by_conversation(acme: Tenant) -> None:
         assert got["score_clustered"][m] == {name: metric[name] for name in CLUSTERED}
 
 
-@pytest.mark.usefixtures("conversations")
 def test_a_queued_evaluation_clusters_by_conversation_across_its_chunks_as_inline(
     acme: Tenant, work: Work, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,7 +108,6 @@ def test_a_queued_evaluation_clusters_by_conversation_across_its_chunks_as_inlin
             assert mine[name] == pytest.approx(theirs[name], rel=1e-12, abs=1e-15)
 
 
-@pytest.mark.usefixtures("conversations")
 def test_a_comparison_clusters_by_the_baseline_pairs_conversation(acme: Tenant) -> None:
     base = topic_pairs(range(0, 70), shift=1, labels=9)
     cand = topic_pairs(range(4, 74), shift=3, labels=5)

@@ -407,11 +407,6 @@ def test_a_pair_with_a_conversation_at_its_limits_is_sent_whole() -> None:
     assert text_bytes_of(asked) > 1.5 * text_bytes_of(*(m.content for m in pair.messages or ()))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="models.datasets.pair_bytes counts a pair's messages and tool calls once E11's "
-    "storage does: then remove this mark",
-)
 def test_pair_bytes_counts_what_a_question_shows_of_a_conversation() -> None:
     pair = Pair(
         "a",
