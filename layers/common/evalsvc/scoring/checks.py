@@ -340,7 +340,7 @@ def _tool_call_check(name: str, argument: str | None) -> str:
     if name == "tool_recall":
         _no_argument(name, argument)
         return name
-    known = ", ".join(f"check:{check}" for check in TRAJECTORY_CHECKS[:-1])
+    known = ", ".join(f"check:trajectory:{mode}" for mode in TRAJECTORY_MODES)
     if argument is None or argument == "":
         raise CheckError(f"check:trajectory needs a mode: write one of {known}")
     mode, separator, rest = argument.partition(":")
