@@ -9,13 +9,20 @@
    dynamic-programming subsequence would take instead of the bit-parallel one.
 4. The cold import of jsonschema (what the first schema metric of a process pays) and of
    sacrebleu (the first chrF), and the installed size of the packages they add to the layer.
+5. The tool-call checks (scoring/trajectory.py) on a pair at the field limits: 100 calls made
+   and 100 expected, each with arguments of about MAX_ARGUMENTS_BYTES, in the shapes that cost
+   canonical_json most (the most values, integral floats to rewrite, keys to sort, deep
+   nesting) and orders that make every check read every call: time and peak memory of the
+   keys alone, of a check with no key cached, of each check with the keys cached (its own
+   work), and of the five on one pair as an evaluation scores them.
 
-    .venv/bin/python bench/checks.py [--repeat 3] [--only reference]
+    .venv/bin/python bench/checks.py [--repeat 3] [--only reference|trajectory]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import random
 import statistics
@@ -26,12 +33,21 @@ import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for tests.pathological
 
-from evalsvc.models.datasets import MAX_TEXT_CHARS  # noqa: E402
-from evalsvc.scoring.checks import parse  # noqa: E402
+from evalsvc.core.observability import logger  # noqa: E402
+from evalsvc.models.conversations import (  # noqa: E402
+    MAX_ARGUMENTS_BYTES,
+    MAX_TOOL_CALLS,
+    ToolCall,
+    arguments_bytes,
+)
+from evalsvc.models.datasets import MAX_TEXT_CHARS, Pair  # noqa: E402
+from evalsvc.scoring import trajectory  # noqa: E402
+from evalsvc.scoring.checks import TRAJECTORY_CHECKS, parse, parse_for_pairs  # noqa: E402
 from evalsvc.scoring.patterns import compile_pattern  # noqa: E402
 from evalsvc.scoring.reference import (  # noqa: E402
     FREQUENT,
@@ -248,6 +264,138 @@ def lcs_against_the_table(words: int = 2_000, limit: int = MAX_TEXT_CHARS // 2) 
     )
 
 
+# ---- the tool-call checks ----------------------------------------------------------------------
+
+
+def _filled(make: Callable[[int], dict[str, Any]]) -> dict[str, Any]:
+    """make(n) for the largest n whose arguments fit MAX_ARGUMENTS_BYTES (compact JSON)."""
+    low, high = 0, MAX_ARGUMENTS_BYTES
+    while low < high:
+        middle = (low + high + 1) // 2
+        if arguments_bytes(make(middle)) <= MAX_ARGUMENTS_BYTES:
+            low = middle
+        else:
+            high = middle - 1
+    return make(low)
+
+
+def _nested(depth: int, leaf: Any) -> Any:
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def trajectory_inputs() -> dict[str, tuple[list[ToolCall], list[ToolCall]]]:
+    """Made and expected calls at the field limits (MAX_TOOL_CALLS a side, each call's arguments
+    within MAX_ARGUMENTS_BYTES of it), each the worst of something. In each the calls made are
+    the expected ones in reverse order with their values spelt otherwise (1.0 for 1, keys in
+    the other order), so no check stops early: strict differs at call 1, the multisets are
+    equal and every expected call is made; "all differ" makes every call of one side extra."""
+    n = MAX_TOOL_CALLS
+    # The most values in 16 KB: 1-digit integers, each a JSON value _canonical visits.
+    digits = [_filled(lambda k, i=i: {"i": i, "v": [i % 10] * k}) for i in range(n)]
+    # Integral floats, each rewritten to the integer it equals; 1.0 takes 2 bytes more than 1,
+    # so fewer of them fit.
+    floats = [_filled(lambda k, i=i: {"i": i, "v": [float(i % 10)] * k}) for i in range(n)]
+    as_integers = [{"i": args["i"], "v": [int(v) for v in args["v"]]} for args in floats]
+    # The most keys to sort: 1,000-odd short keys, written in reverse order on one side.
+    keys = [
+        _filled(lambda k, i=i: {"i": i, **{f"{j:04x}": j % 10 for j in range(k)}}) for i in range(n)
+    ]
+    reversed_keys = [dict(reversed(args.items())) for args in keys]
+    # Nesting: as deep as canonical_json goes (the interpreter's recursion, about 1,000 levels
+    # less the callers'), each level holding an integer; and as deep as 16 KB of brackets goes.
+    deep = [_filled(lambda k, i=i: {"i": i, "v": _nested(400, [0] * k)}) for i in range(n)]
+    deepest = [{"i": i, "v": _nested(MAX_ARGUMENTS_BYTES // 2 - 20, 0)} for i in range(n)]
+
+    def calls(arguments: list[dict[str, Any]], name: str = "tool") -> list[ToolCall]:
+        return [ToolCall(name, args) for args in arguments]
+
+    return {
+        "(a) 100 x 8,000 one-digit integers": (calls(digits[::-1]), calls(digits)),
+        "(b) 100 x 4,000 integral floats against integers": (
+            calls(floats[::-1]),
+            calls(as_integers),
+        ),
+        "(c) 100 x 1,600 keys, in reverse order": (calls(reversed_keys[::-1]), calls(keys)),
+        "(d) 100 x 8,000 integers 400 levels deep": (calls(deep[::-1]), calls(deep)),
+        "(e) all differ: (a) under other names": (calls(digits, "other"), calls(digits)),
+        "(f) 100 x 8,000 levels of brackets (past the recursion limit)": (
+            calls(deepest[::-1]),
+            calls(deepest),
+        ),
+    }
+
+
+def _keys_alone(made: list[ToolCall], expected: list[ToolCall]) -> None:
+    for call in (*made, *expected):
+        with contextlib.suppress(RecursionError):
+            _ = call.key
+
+
+def _cold(metric: trajectory.Metric, made: list[ToolCall], expected: list[ToolCall]) -> None:
+    """One check with no key cached, as the first trajectory check of a pair runs."""
+    trajectory._cached_keys.cache_clear()
+    metric(made, expected)
+
+
+def _warm(metric: trajectory.Metric, made: list[ToolCall], expected: list[ToolCall]) -> None:
+    """One check with the keys cached, as every trajectory check of a pair after its first
+    runs: the check's own work (Counters, comparisons, the reason)."""
+    metric(made, expected)
+
+
+def _all_five(scorers: list[Callable[[Pair], object]], pair: Pair) -> None:
+    """The five checks of one pair through parse_for_pairs, as an evaluation scores them."""
+    trajectory._cached_keys.cache_clear()
+    for scorer in scorers:
+        scorer(pair)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f}" if seconds >= 0.01 else f"{seconds * 1000:.2f}"
+
+
+def trajectory_worst(repeat: int) -> None:
+    print(
+        f"## Tool-call checks at the field limits ({MAX_TOOL_CALLS} calls a side; best of "
+        f"{repeat}; peak by tracemalloc)\n"
+    )
+    print("| calls | arguments a side | check | ms | peak MiB | score |")
+    print("|---|---|---|---|---|---|")
+    scorers = [parse_for_pairs(f"check:{check}") for check in TRAJECTORY_CHECKS]
+    inputs = trajectory_inputs()
+    level = logger.log_level
+    logger.setLevel("ERROR")  # (f) logs that each check raised, every run
+    for name, (made, expected) in inputs.items():
+        try:
+            size = sum(arguments_bytes(call.arguments) for call in made)
+            shown = f"{size / 2**20:.2f} MiB"
+        except RecursionError:
+            shown = "(too deep to write)"
+        strict = trajectory.BY_NAME["trajectory:strict"]
+        rows: list[tuple[str, Callable[[], object], str]] = [
+            ("the keys alone", functools.partial(_keys_alone, made, expected), ""),
+            ("strict, no key cached", functools.partial(_cold, strict, made, expected), ""),
+        ]
+        for check, metric in trajectory.BY_NAME.items():
+            score = metric(made, expected).value
+            work = functools.partial(_warm, metric, made, expected)
+            rows.append((f"{check}, keys cached", work, f"{score:g}"))
+        pair = Pair("p", "q", "o", tool_calls=made, expected_tool_calls=expected)
+        rows.append(("the five on one pair", functools.partial(_all_five, scorers, pair), ""))
+        for what, work, score_shown in rows:
+            seconds, peak = _timed(work, repeat)
+            print(
+                f"| {name} | {shown} | {what} | {_ms(seconds)} | {peak / 2**20:.1f} | "
+                f"{score_shown} |"
+            )
+    made, expected = list(inputs.values())[-1]
+    print(f"\n- {list(inputs)[-1]}: {trajectory.strict(made, expected).reason}\n")
+    logger.setLevel(level)
+
+
 def import_cost() -> None:
     code = (
         "import time; t = time.perf_counter(); "
@@ -340,9 +488,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
-        "--only", choices=["reference"], help="only the reference metrics' sections"
+        "--only",
+        choices=["reference", "trajectory"],
+        help="only the reference metrics' sections, or only the tool-call checks'",
     )
     options = parser.parse_args()
+    if options.only == "trajectory":
+        trajectory_worst(options.repeat)
+        return
     if options.only == "reference":
         reference_worst(options.repeat)
         lcs_against_the_table()
@@ -354,6 +507,7 @@ def main() -> None:
     gil_released()
     reference_worst(options.repeat)
     lcs_against_the_table()
+    trajectory_worst(options.repeat)
     import_cost()
     installed_size()
 

@@ -90,7 +90,18 @@ def requirement_for(definition: str) -> str:
         "token_f1": "Use the words of the expected answer, and few others.",
         "rouge_l": "Follow the expected answer's wording, in its order.",
         "chrf": "Stay close to the expected answer's wording and spelling.",
+        "tool_recall": "Make every tool call the task needs, with the arguments it needs.",
     }
+    trajectories = {
+        "strict": "Call exactly the tools the task needs, with the arguments it needs, in the "
+        "order it needs them, and no others.",
+        "unordered": "Call exactly the tools the task needs, with the arguments it needs, and "
+        "no others.",
+        "subset": "Call no tool the task does not need, and none more often than it needs.",
+        "superset": "Make every tool call the task needs, with the arguments it needs.",
+    }
+    if name == "trajectory" and argument in trajectories:
+        return trajectories[argument]
     return phrases.get(name, f"Satisfy the check {definition}.")
 
 

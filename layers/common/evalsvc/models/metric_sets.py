@@ -31,8 +31,8 @@ EMBED_METRICS = ("embed:similarity",)
 # The judge calls one rag: metric takes for one pair: one lists the claims, one verifies them.
 RAG_CALLS_PER_PAIR = 2
 
-Need = Literal["reference", "contexts"]
-# What each metric that needs more than the input and output needs of a pair (E10). A pair
+Need = Literal["reference", "contexts", "expected_tool_calls"]
+# What each metric that needs more than the input and output needs of a pair (E10, E11). A pair
 # without it is not applicable to the metric: left out of its statistics, never scored 1.
 NEEDS: dict[str, tuple[Need, ...]] = {
     "check:exact_match": ("reference",),
@@ -42,6 +42,12 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "embed:similarity": ("reference",),
     "rag:faithfulness": ("contexts",),
     "rag:context_recall": ("reference", "contexts"),
+    # E11's tool-call checks (scoring.trajectory): a pair without tool_calls made none.
+    "check:trajectory:strict": ("expected_tool_calls",),
+    "check:trajectory:unordered": ("expected_tool_calls",),
+    "check:trajectory:subset": ("expected_tool_calls",),
+    "check:trajectory:superset": ("expected_tool_calls",),
+    "check:tool_recall": ("expected_tool_calls",),
 }
 
 MetricKind = Literal["check", "question", "rag", "embed"]
@@ -71,19 +77,28 @@ def is_judged(definition: str) -> bool:
 
 def missing(definition: str, pair: Pair) -> Need | None:
     """What the pair lacks that the metric needs (None: the metric applies to the pair). An
-    empty reference is a reference; contexts are absent when None or empty."""
+    empty reference is a reference; contexts are absent when None or empty; expected tool
+    calls only when None (an empty list expects no call)."""
     for need in NEEDS.get(definition, ()):
         if need == "reference" and pair.reference is None:
             return need
         if need == "contexts" and not pair.contexts:
             return need
+        if need == "expected_tool_calls" and pair.expected_tool_calls is None:
+            return need
     return None
+
+
+_NEEDED: dict[Need, str] = {
+    "reference": "a reference",
+    "contexts": "contexts",
+    "expected_tool_calls": "expected_tool_calls",
+}
 
 
 def not_applicable_reason(definition: str, need: Need) -> str:
     """The reason stored for a pair the metric does not apply to."""
-    field = "a reference" if need == "reference" else "contexts"
-    return f"not applicable: {definition} needs {field}, and the pair has none"
+    return f"not applicable: {definition} needs {_NEEDED[need]}, and the pair has none"
 
 
 def calls_per_pair(definition: str) -> int:

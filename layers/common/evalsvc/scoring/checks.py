@@ -9,6 +9,12 @@ Every check is total: `parse` wraps each scorer so that, for any text, it return
 [1, 5] with a non-empty reason, and never raises. A check that fails unexpectedly scores 1 and
 says so. Every check's time is linear in the text (tenant patterns run on RE2, JSON is read
 with bounds, schemas are validated within a budget): bench/checks.py measures the worst case.
+
+Two families read more of a pair than its input and output, and are scored through
+`parse_for_pairs` only on pairs that have what they need (models.metric_sets.NEEDS): the
+reference checks (E10, scoring.reference: `check:exact_match`, `token_f1`, `rouge_l`, `chrf`)
+and the tool-call checks (E11, scoring.trajectory: `check:trajectory:strict`, `unordered`,
+`subset`, `superset` and `check:tool_recall`). Neither takes an argument.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from evalsvc.core.observability import logger
 from evalsvc.models.datasets import Pair
@@ -305,33 +312,60 @@ CHECKS: dict[str, Callable[[str | None], Scorer]] = {
 # on pairs that have one (models.metric_sets.NEEDS).
 REFERENCE_CHECKS = ("exact_match", "token_f1", "rouge_l", "chrf")
 
-# A check of one pair, whatever it reads of it (input, output, reference).
+# E11: checks of the tools the app called against those it should have called
+# (scoring.trajectory), each scored only on pairs with expected_tool_calls
+# (models.metric_sets.NEEDS). `trajectory` is always followed by one of its modes.
+TRAJECTORY_MODES = ("strict", "unordered", "subset", "superset")
+TRAJECTORY_CHECKS = (*(f"trajectory:{mode}" for mode in TRAJECTORY_MODES), "tool_recall")
+_TOOL_CALL_NAMES = ("trajectory", "tool_recall")
+
+# A check of one pair, whatever it reads of it (input, output, reference, tool calls).
 PairScorer = Callable[[Pair], Score]
 
 
 def _name_and_argument(definition: str) -> tuple[str, str | None]:
     body = definition[len(PREFIX) :]
     name, separator, argument = body.partition(":")
-    if name not in CHECKS and name not in REFERENCE_CHECKS:
-        known = ", ".join(sorted((*CHECKS, *REFERENCE_CHECKS)))
+    if name not in CHECKS and name not in REFERENCE_CHECKS and name not in _TOOL_CALL_NAMES:
+        known = ", ".join(sorted((*CHECKS, *REFERENCE_CHECKS, *TRAJECTORY_CHECKS)))
         raise CheckError(
             f"unknown check {name!r} in {_preview(definition, 60)!r}; known checks: {known}"
         )
     return name, argument if separator else None
 
 
+def _tool_call_check(name: str, argument: str | None) -> str:
+    """The name of a tool-call check after `check:` (a key of scoring.trajectory.BY_NAME):
+    `trajectory:<mode>` or `tool_recall`; CheckError for an unknown mode or an argument."""
+    if name == "tool_recall":
+        _no_argument(name, argument)
+        return name
+    known = ", ".join(f"check:trajectory:{mode}" for mode in TRAJECTORY_MODES)
+    if argument is None or argument == "":
+        raise CheckError(f"check:trajectory needs a mode: write one of {known}")
+    mode, separator, rest = argument.partition(":")
+    if mode not in TRAJECTORY_MODES:
+        raise CheckError(f"unknown trajectory check {_preview(mode)!r}; known: {known}")
+    _no_argument(f"trajectory:{mode}", rest if separator else None)
+    return f"trajectory:{mode}"
+
+
 def parse(definition: str) -> Scorer:
     """The scorer of a `check:` definition of the input and output; CheckError naming what is
-    wrong otherwise (a reference check is parse_for_pairs')."""
+    wrong otherwise (a reference or tool-call check is parse_for_pairs')."""
     name, argument = _name_and_argument(definition)
     if name in REFERENCE_CHECKS:
         raise CheckError(f"check:{name} compares with a reference: score it on whole pairs")
+    if name in _TOOL_CALL_NAMES:
+        check = _tool_call_check(name, argument)
+        raise CheckError(f"check:{check} compares tool calls: score it on whole pairs")
     return total(name, CHECKS[name](argument))
 
 
 def parse_for_pairs(definition: str) -> PairScorer:
     """The scorer of any `check:` definition, given whole pairs; CheckError naming what is wrong
-    otherwise. A reference check is called only for pairs with a reference."""
+    otherwise. A reference check is called only for pairs with a reference, a tool-call check
+    only for pairs with expected_tool_calls (a pair without tool_calls made none)."""
     name, argument = _name_and_argument(definition)
     if name in REFERENCE_CHECKS:
         _no_argument(name, argument)
@@ -343,6 +377,16 @@ def parse_for_pairs(definition: str) -> PairScorer:
             return compare(pair.output, pair.reference or "")
 
         return against_reference
+    if name in _TOOL_CALL_NAMES:
+        check = _tool_call_check(name, argument)
+        from evalsvc.scoring import trajectory
+
+        compare_calls = total(check, trajectory.BY_NAME[check])
+
+        def against_expected_calls(pair: Pair) -> Score:
+            return compare_calls(pair.tool_calls or [], pair.expected_tool_calls or [])
+
+        return against_expected_calls
     scorer = total(name, CHECKS[name](argument))
 
     def of_pair(pair: Pair) -> Score:
@@ -351,14 +395,21 @@ def parse_for_pairs(definition: str) -> PairScorer:
     return of_pair
 
 
-def total(name: str, scorer: Scorer) -> Scorer:
-    """`scorer` made total: whatever the text, a score in [1, 5] and a non-empty reason that can
+# What a scorer reads: (input, output), (output, reference) or (calls made, calls expected).
+_First = TypeVar("_First")
+_Second = TypeVar("_Second")
+
+
+def total(
+    name: str, scorer: Callable[[_First, _Second], Score]
+) -> Callable[[_First, _Second], Score]:
+    """`scorer` made total: whatever it reads, a score in [1, 5] and a non-empty reason that can
     be stored (a lone surrogate in it becomes U+FFFD). A scorer that raises scores 1, and the
     reason says the check could not be applied; the error is logged without the text."""
 
-    def score(input_: str, output: str) -> Score:
+    def score(first: _First, second: _Second) -> Score:
         try:
-            result = scorer(input_, output)
+            result = scorer(first, second)
             value, reason = float(result.value), str(result.reason)
         except Exception as exc:
             logger.warning("check raised", extra={"check": name, "error": exc.__class__.__name__})
