@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from evalsvc.core.errors import InvalidInput, NotFound
-from evalsvc.core.observability import logger, metrics
 from evalsvc.core.identifiers import check_dataset_id
+from evalsvc.core.observability import logger, metrics
 from evalsvc.logic.datasets import to_pair
 from evalsvc.logic.otlp.decode import decode_export
 from evalsvc.logic.otlp.mapping import Mapped, SpanPair, map_export, partial_success
