@@ -204,7 +204,7 @@ def test_a_bad_hex_id_is_400_naming_it(name: str, value: object, named: str) -> 
         (b'{"resourceSpans": {"a": 1}}', "not an OTLP/JSON ExportTraceServiceRequest"),
         (
             b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 5}]}]}]}',
-            "Failed to parse name field",
+            "resourceSpans.scopeSpans.spans.name: expected string",
         ),
         (
             b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": "soon"}]}]}]}',
@@ -216,6 +216,11 @@ def test_malformed_json_is_400_saying_what_is_wrong(body: bytes, says: str) -> N
     with pytest.raises(InvalidInput) as raised:
         decode_export(body, JSON, None)
     assert says in raised.value.message
+
+
+def test_a_null_id_is_an_absent_one() -> None:
+    request = decode_export(_with_span_field("parentSpanId", None), JSON, None)
+    assert request.resource_spans[0].scope_spans[0].spans[0].parent_span_id == b""
 
 
 def test_unknown_enum_names_and_fields_are_ignored() -> None:

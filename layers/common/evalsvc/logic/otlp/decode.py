@@ -40,11 +40,23 @@ _ACCEPTED_TYPES = f"send {PROTOBUF} (OTLP protobuf) or {JSON} (OTLP/JSON)"
 _TRACE_ID_DIGITS = 32
 _SPAN_ID_DIGITS = 16
 _HEX = re.compile(r"[0-9a-fA-F]*")
+_FAILED_FIELD = re.compile(r"Failed to parse (\w+) field: ")
 
 
 def _detail(exc: Exception) -> str:
     text = str(exc) or type(exc).__name__
     return text if len(text) <= _DETAIL_CHARS else text[:_DETAIL_CHARS] + "..."
+
+
+def _parse_detail(exc: Exception) -> str:
+    """json_format's error, its chain of "Failed to parse X field: " written as a path (so the
+    cause at its end is not cut off with the rest)."""
+    text = str(exc)
+    fields = _FAILED_FIELD.findall(text)
+    cause = _FAILED_FIELD.sub("", text) or type(exc).__name__
+    if len(cause) > _DETAIL_CHARS:
+        cause = cause[:_DETAIL_CHARS] + "..."
+    return f"{'.'.join(fields)}: {cause}" if fields else cause
 
 
 def media_type(content_type: str | None) -> str:
@@ -125,9 +137,11 @@ def _from_protobuf(data: bytes) -> ExportTraceServiceRequest:
         ) from exc
 
 
-def _hex_id_as_base64(value: object, where: str, digits: int) -> str:
+def _hex_id_as_base64(value: object, where: str, digits: int) -> str | None:
     """A hex id of OTLP/JSON as json_format reads bytes (base64); InvalidInput naming `where`."""
     what = f"{where} must be {digits} hex digits (OTLP/JSON writes ids in hex), or empty"
+    if value is None:  # null: the field's default, as json_format reads it
+        return None
     if not isinstance(value, str):
         raise InvalidInput(f"{what}; it is not a string")
     if value and (len(value) != digits or not _HEX.fullmatch(value)):
@@ -209,7 +223,7 @@ def _from_json(data: bytes) -> ExportTraceServiceRequest:
         )
     except (json_format.ParseError, ValueError, TypeError) as exc:
         raise InvalidInput(
-            f"body is not an OTLP/JSON ExportTraceServiceRequest: {_detail(exc)}"
+            f"body is not an OTLP/JSON ExportTraceServiceRequest: {_parse_detail(exc)}"
         ) from exc
 
 
