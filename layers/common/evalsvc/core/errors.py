@@ -68,6 +68,13 @@ class PayloadTooLarge(DomainError):
     status_code = 413
 
 
+class UnsupportedMediaType(DomainError):
+    """The body is in a Content-Type or Content-Encoding the route does not read; the message
+    names those it does."""
+
+    status_code = 415
+
+
 class Throttled(DomainError):
     status_code = 429
 

@@ -16,8 +16,10 @@ from typing import Any
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 4_000
 
-# A JSON string (or the unterminated rest of one): removed before brackets are counted.
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?', re.DOTALL)
+# A JSON string (or the unterminated rest of one): removed before brackets are counted. The runs
+# between escapes are matched possessively, a run at a time: a character at a time, a string of
+# 30 MB took 9 s.
+_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
 
 
