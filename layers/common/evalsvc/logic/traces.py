@@ -23,8 +23,8 @@ from evalsvc.core.errors import InvalidInput, NotFound
 from evalsvc.core.identifiers import check_dataset_id
 from evalsvc.core.observability import logger, metrics
 from evalsvc.logic.datasets import to_pair
-from evalsvc.logic.otlp.decode import decode_export
-from evalsvc.logic.otlp.mapping import Mapped, SpanPair, map_export, partial_success
+from evalsvc.logic.otlp.decode import decode_export, media_type
+from evalsvc.logic.otlp.mapping import Mapped, SpanPair, export_response, map_export
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.conversations import messages_out, tool_calls_out
 from evalsvc.models.datasets import DatasetKind, Pair, PairIn
@@ -36,9 +36,12 @@ DATASET_ATTRIBUTE = "evalsvc.dataset_id"
 
 @dataclass(frozen=True, slots=True)
 class Ingested:
-    """What an export gave: the OTLP answer, and how many pairs were new per dataset."""
+    """What an export gave: OTLP's answer in the export's own encoding (`media_type`: an
+    ExportTraceServiceResponse in protobuf, or its JSON), and how many pairs were new per
+    dataset."""
 
-    answer: dict[str, object]
+    body: bytes
+    media_type: str
     added: dict[str, int]
 
 
@@ -53,6 +56,7 @@ def ingest(
     """Keep the GenAI spans of one OTLP/HTTP trace export as pairs (the module's docstring)."""
     if dataset_id is not None:
         _check_named(dataset_id, f"the {DATASET_HEADER} header")
+    media = media_type(content_type)
     mapped = map_export(decode_export(body, content_type, content_encoding))
     pairs, rejected = _checked(mapped)
     by_dataset: dict[str, list[Pair]] = {}
@@ -84,7 +88,7 @@ def ingest(
         "trace export kept",
         extra={"pairs": len(pairs), "new": total, "rejected": rejected.rejected},
     )
-    return Ingested(partial_success(rejected), added)
+    return Ingested(export_response(rejected, media), media, added)
 
 
 def _check_named(dataset_id: str, where: str) -> None:

@@ -42,6 +42,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, object]]:
         413: "The body or a field is over its size limit, or what was asked is too large for "
         "one request or response whatever the load (read it in pages, or ask for less: the "
         "message says how); never for running out of time",
+        415: "A body in a type or an encoding the route does not read: the message names those "
+        "it does",
         429: "LLM work the tenant's monthly spending limit leaves no room for, or (for work "
         "that would queue) the tenant runs as many queued jobs as it may at once: nothing was "
         "stored and no model was called; the message says which, Retry-After when to retry",

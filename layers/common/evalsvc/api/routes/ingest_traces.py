@@ -5,7 +5,7 @@ an API key."""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Request
+from fastapi import APIRouter, Depends, Header, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,13 +41,14 @@ class ExportTraceServiceResponse(BaseModel):
     partial_success: PartialSuccess = Field(alias="partialSuccess")
 
 
+_BINARY = {"type": "string", "format": "binary"}
 _BODY = {
     "requestBody": {
         "required": True,
         "description": "An OTLP ExportTraceServiceRequest, in protobuf or in OTLP's JSON (hex "
         "trace and span ids), gzip-compressed or not",
         "content": {
-            "application/x-protobuf": {"schema": {"type": "string", "format": "binary"}},
+            "application/x-protobuf": {"schema": _BINARY},
             "application/json": {"schema": {"type": "object"}},
         },
     }
@@ -57,9 +58,16 @@ _BODY = {
 @router.post(
     "/otlp/v1/traces",
     response_model=ExportTraceServiceResponse,
-    response_model_by_alias=True,
-    response_model_exclude_none=True,
-    responses=error_responses(400, 413, 415, 503),
+    responses={
+        200: {
+            "description": "OTLP's answer, in the request's encoding: an "
+            "ExportTraceServiceResponse in protobuf to a protobuf export, its JSON to a JSON one",
+            "content": {
+                "application/x-protobuf": {"schema": {"type": "string", "format": "binary"}}
+            },
+        },
+        **error_responses(400, 413, 415, 503),
+    },
     openapi_extra=_BODY,
 )
 async def ingest_traces(
@@ -73,7 +81,7 @@ async def ingest_traces(
         ),
     ] = None,
     identity: Identity = Depends(current_identity),
-) -> dict[str, object]:
+) -> Response:
     deadline = request_deadline(request)
     body = await request.body()
     sent_type = request.scope.get(SENT_CONTENT_TYPE)
@@ -87,4 +95,4 @@ async def ingest_traces(
         dataset,
         lambda: deadline.left() < ANSWER_SECONDS,
     )
-    return ingested.answer
+    return Response(ingested.body, media_type=ingested.media_type)
