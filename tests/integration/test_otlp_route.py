@@ -288,3 +288,105 @@ def test_an_export_that_does_not_fit_the_request_is_a_503_and_its_resending_comp
     monkeypatch.setattr(ingest_traces, "ANSWER_SECONDS", 2.0)
     ok(post(acme, body))
     assert len(dataset_pairs(acme, "traffic")) == 5
+
+
+# ---- traces in pieces: an exporter sends spans as they end -------------------------------------
+
+
+def test_an_agent_trace_sent_in_pieces_gives_its_one_pair_when_its_root_arrives(
+    acme: Tenant,
+) -> None:
+    recorder = Recorder()
+    agent_trace(recorder)
+    spans = {(s.name, s.start_time): s for s in recorder.spans()}
+    ordered = sorted(spans.values(), key=lambda s: s.end_time or 0)
+    root = next(s for s in ordered if s.name == "invoke_agent")
+
+    # The chats and the tool call leave first, in two exports; the agent last
+    from tests.otlp_spans import protobuf_body
+
+    children = [s for s in ordered if s is not root]
+    for piece in (children[:2], children[2:]):
+        answer = post(acme, protobuf_body(piece))
+        assert answer.status_code == 200, answer.text[:300]
+        assert (
+            ExportTraceServiceResponse.FromString(answer.content).partial_success.rejected_spans
+            == 0
+        )
+    # Nothing yet: the trace waits for its root (the dataset exists, empty)
+    assert dataset_pairs(acme, "traffic") == {}
+    # A piece sent again while waiting changes nothing
+    ok(post(acme, protobuf_body(children[:2])))
+
+    ok(post(acme, protobuf_body([root])))
+
+    pairs = dataset_pairs(acme, "traffic")
+    assert list(pairs) == [pair_id(root)]
+    agent = pairs[pair_id(root)]
+    assert (agent["input"], agent["output"]) == ("Book a table for 2", "Booked for 20:00.")
+    assert agent["tool_calls"] == [{"name": "book", "arguments": {"people": 2, "time": "20:00"}}]
+    # The pieces are no longer kept, and the trace sent again whole adds nothing
+    ok(post(acme, recorder.protobuf()))
+    assert list(dataset_pairs(acme, "traffic")) == [pair_id(root)]
+
+
+def test_a_chat_under_a_request_span_waits_for_it(acme: Tenant) -> None:
+    recorder = Recorder()
+    chat_attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": messages(("user", "Hi?")),
+        "gen_ai.output.messages": messages(("assistant", "Hello.")),
+    }
+    with (
+        recorder.span("POST /ask", {"http.request.method": "POST"}, 0) as request,
+        recorder.span("chat", chat_attributes, 1, request),
+    ):
+        pass
+    chat, root = sorted(recorder.spans(), key=lambda s: s.name != "chat")
+    from tests.otlp_spans import protobuf_body
+
+    ok(post(acme, protobuf_body([chat])))
+    assert dataset_pairs(acme, "traffic") == {}
+    ok(post(acme, protobuf_body([root])))
+
+    assert list(dataset_pairs(acme, "traffic")) == [pair_id(chat)]
+
+
+def test_a_span_whose_parent_is_in_another_process_is_a_local_root() -> None:
+    from evalsvc.logic.otlp import waiting
+    from opentelemetry.proto.trace.v1.trace_pb2 import (
+        SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK,
+        SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK,
+        Span,
+    )
+
+    child = Span(parent_span_id=b"\x01" * 8)
+    remote = Span(
+        parent_span_id=b"\x01" * 8,
+        flags=SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK,
+    )
+    known_local = Span(parent_span_id=b"\x01" * 8, flags=SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK)
+
+    assert waiting.is_local_root(Span())
+    assert waiting.is_local_root(remote)
+    assert not waiting.is_local_root(child)
+    assert not waiting.is_local_root(known_local)
+
+
+def test_a_trace_too_large_to_wait_is_counted_as_rejected(
+    acme: Tenant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.storage import waiting_spans
+
+    from tests.otlp_spans import protobuf_body
+
+    monkeypatch.setattr(waiting_spans, "MAX_BYTES", 300)
+    recorder = Recorder()
+    agent_trace(recorder)
+    children = [s for s in recorder.spans() if s.name != "invoke_agent"]
+
+    answer = post(acme, protobuf_body(children))
+
+    partial = ExportTraceServiceResponse.FromString(answer.content).partial_success
+    assert partial.rejected_spans == 3
+    assert "too large to wait for its root span" in partial.error_message

@@ -1,7 +1,9 @@
 """POST /otlp/v1/traces: an OpenTelemetry trace export, its GenAI spans kept as pairs of a seed
 dataset (E11).
 
-The body is decoded and mapped (logic.otlp); every pair the mapping gives is checked by the
+The body is decoded and split by trace; a trace is mapped once its local root has arrived, its
+earlier pieces joined to it, and a trace whose root has not arrived waits (logic.otlp.waiting,
+storage.waiting_spans). Every pair the mapping gives is checked by the
 same model as a pair written through the dataset routes, so its limits are theirs; then the
 pairs are appended through the dataset appends (storage.datasets.add_new_pairs), whose pair ids
 (`<traceId>-<spanId>`) make a span sent again add nothing. The dataset is the one the request
@@ -17,18 +19,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from pydantic import ValidationError
 
 from evalsvc.core.errors import InvalidInput, NotFound
 from evalsvc.core.identifiers import check_dataset_id
 from evalsvc.core.observability import logger, metrics
 from evalsvc.logic.datasets import to_pair
+from evalsvc.logic.otlp import waiting
 from evalsvc.logic.otlp.decode import decode_export, media_type
 from evalsvc.logic.otlp.mapping import Mapped, SpanPair, export_response, map_export
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.conversations import messages_out, tool_calls_out
 from evalsvc.models.datasets import DatasetKind, Pair, PairIn
 from evalsvc.storage import datasets as store
+from evalsvc.storage import waiting_spans
 
 DATASET_HEADER = "X-Evalsvc-Dataset"
 DATASET_ATTRIBUTE = "evalsvc.dataset_id"
@@ -57,23 +62,41 @@ def ingest(
     if dataset_id is not None:
         _check_named(dataset_id, f"the {DATASET_HEADER} header")
     media = media_type(content_type)
-    mapped = map_export(decode_export(body, content_type, content_encoding))
+    request = decode_export(body, content_type, content_encoding)
+    pieces = waiting.by_trace(request, dataset_id)
+    if any(waiting.without_dataset(piece) for piece in pieces.values()):
+        raise _no_dataset()
+    earlier = waiting_spans.read(identity.tenant, list(pieces))
+    now = ExportTraceServiceRequest()
+    joined: list[bytes] = []
+    waits: dict[bytes, ExportTraceServiceRequest] = {}
+    for trace_id, piece in pieces.items():
+        stored = [ExportTraceServiceRequest.FromString(p) for p in earlier.get(trace_id, [])]
+        whole = waiting.joined([*stored, piece])
+        if waiting.has_local_root(whole):
+            now.resource_spans.extend(whole.resource_spans)
+            if stored:
+                joined.append(trace_id)
+        elif stored or waiting.gen_ai_spans(piece):
+            waits[trace_id] = piece
+    mapped = map_export(now)
     pairs, rejected = _checked(mapped)
     by_dataset: dict[str, list[Pair]] = {}
     for span_pair, pair in pairs:
         target = dataset_id or span_pair.dataset_id
         if target is None:
-            raise InvalidInput(
-                f"no dataset to keep the spans in: send the header {DATASET_HEADER}: <seed "
-                f"dataset id>, or set the resource attribute {DATASET_ATTRIBUTE}"
-            )
-        if dataset_id is None:
-            _check_named(target, f"the resource attribute {DATASET_ATTRIBUTE}")
+            raise _no_dataset()
         by_dataset.setdefault(target, []).append(pair)
-    added: dict[str, int] = {}
-    for target, kept in by_dataset.items():
+    # Every dataset the export names for a GenAI span exists once it is answered, even when its
+    # spans wait for their root.
+    named = set(by_dataset)
+    for piece in waits.values():
+        named |= {d for d in waiting.datasets_named(piece) if _valid_id(d)}
+    for target in sorted(named):
         if store.create_empty(identity.tenant, DatasetKind.SEED, target):
             logger.info("seed dataset created for traces", extra={"dataset_id": target})
+    added: dict[str, int] = {}
+    for target, kept in by_dataset.items():
         try:
             new = store.add_new_pairs(identity.tenant, DatasetKind.SEED, target, kept, out_of_time)
         except NotFound:
@@ -82,6 +105,16 @@ def ingest(
                 f"dataset {target!r} was removed while spans were added; retry"
             ) from None
         added[target] = len(new)
+    # The pairs are stored: the pieces they were made of are no longer waited for. A trace
+    # still without its root waits, unless it grew too large to.
+    waiting_spans.remove(identity.tenant, joined)
+    for trace_id, piece in waits.items():
+        if not waiting_spans.add(identity.tenant, trace_id, piece.SerializeToString()):
+            rejected.rejected += waiting.gen_ai_spans(piece)
+            rejected.reasons.append(
+                f"trace {trace_id.hex()}: too large to wait for its root span (over "
+                f"{waiting_spans.MAX_BYTES:,} bytes of GenAI attributes)"
+            )
     total = sum(added.values())
     metrics.add_metric(name="PairsWritten", unit="Count", value=total)
     logger.info(
@@ -89,6 +122,21 @@ def ingest(
         extra={"pairs": len(pairs), "new": total, "rejected": rejected.rejected},
     )
     return Ingested(export_response(rejected, media), media, added)
+
+
+def _valid_id(dataset_id: str) -> bool:
+    try:
+        check_dataset_id(dataset_id)
+    except InvalidInput:
+        return False
+    return True
+
+
+def _no_dataset() -> InvalidInput:
+    return InvalidInput(
+        f"no dataset to keep the spans in: send the header {DATASET_HEADER}: <seed dataset id>, "
+        f"or set the resource attribute {DATASET_ATTRIBUTE}"
+    )
 
 
 def _check_named(dataset_id: str, where: str) -> None:
