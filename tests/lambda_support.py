@@ -82,10 +82,14 @@ def with_query(event: dict[str, Any], **params: str) -> dict[str, Any]:
 
 
 def invoke(function: str, event: dict[str, Any]) -> tuple[int, Any]:
-    """Call the function's handler; returns (status, decoded JSON body)."""
+    """Call the function's handler; returns (status, decoded JSON body; the bytes of a protobuf
+    one)."""
     response = handler_of(function)(event, LambdaContext())
     body = response["body"]
     raw = base64.b64decode(body) if response.get("isBase64Encoded") else body.encode()
-    if (response.get("headers") or {}).get("content-encoding") == "gzip":
+    headers = response.get("headers") or {}
+    if headers.get("content-encoding") == "gzip":
         raw = gzip.decompress(raw)
+    if headers.get("content-type") == "application/x-protobuf":
+        return response["statusCode"], raw
     return response["statusCode"], json.loads(raw)

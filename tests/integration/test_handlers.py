@@ -64,6 +64,29 @@ def test_add_seed_pair_twice_is_409(event_key: str) -> None:
     assert body == {"error": "pair id 'q3' already exists in dataset 'support-faq'"}
 
 
+def test_ingest_traces_keeps_the_events_genai_spans_as_pairs(event_key: str) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceResponse,
+    )
+
+    # The event: an exporter's gzipped protobuf of an agent trace and a chat span
+    status, body = invoke("ingest_traces", load_event("ingest_traces"))
+
+    assert status == 200
+    assert ExportTraceServiceResponse.FromString(body).partial_success.rejected_spans == 0
+    get = with_path(load_event("get_seed_dataset"), id="support-traffic")
+    status, dataset = invoke("get_seed_dataset", get)
+    assert status == 200
+    pairs = {p["input"]: p for p in dataset["data"]}
+    assert set(pairs) == {"Is there a dark mode?", "How do I reset my password?"}
+    agent = pairs["Is there a dark mode?"]
+    assert agent["output"] == "Yes, under Settings, Appearance."
+    assert agent["tool_calls"] == [{"name": "search_docs", "arguments": {"query": "dark mode"}}]
+    assert pairs["How do I reset my password?"]["messages"] == [
+        {"role": "system", "content": "Be brief."}
+    ]
+
+
 def test_add_seed_pair_for_prompt_files_into_dataset_with_that_prompt(event_key: str) -> None:
     invoke("write_seed_dataset", load_event("write_seed_dataset"))
 

@@ -44,6 +44,8 @@ NEEDS: dict[str, dict[str, set[str]]] = {
     # The header (counted: its append counters), the `latest` pointer, the versions' records.
     "list_seed_dataset_versions": {"DatasetsTable": READS},
     "add_seed_pair": {"DatasetsTable": {BG, BW, D, G, P, Q, U}, "IdempotencyTable": IDEMPOTENCY},
+    # add_seed_pair's appends, many at once, and the spans waiting for their trace's root.
+    "ingest_traces": {"DatasetsTable": {BG, BW, D, G, P, Q, U}, "IdempotencyTable": IDEMPOTENCY},
     "get_synthetic_dataset": {
         "DatasetsTable": READS,
         "DatasetsTable/index/by_order": {Q},
