@@ -51,7 +51,7 @@ def serving(key: str, extra_env: dict[str, str] | None = None) -> Iterator[str]:
                 try:
                     requests.get(f"{base}/openapi.json", timeout=1)
                     break
-                except requests.ConnectionError:
+                except (requests.ConnectionError, requests.Timeout):
                     time.sleep(0.2)
             yield base
         finally:
