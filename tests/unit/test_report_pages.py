@@ -419,6 +419,49 @@ def test_long_lists_show_their_first_rows_the_first_difference_and_what_is_left_
     assert shown_numbers == [str(n) for n in range(MAX_MESSAGES - LISTED_ITEMS + 1, 201)]
 
 
+@given(
+    made=st.integers(0, 40),
+    expected=st.none() | st.integers(0, 40),
+    apart=st.integers(0, 45),
+    items=st.integers(1, 30),
+)
+def test_the_rows_drawn_are_the_first_ones_and_the_first_differences_the_rest_said_left_out(
+    made: int, expected: int | None, apart: int, items: int
+) -> None:
+    from itertools import pairwise
+
+    from evalsvc.reports.conversation import CallRow, LeftOut, call_rows
+
+    calls = [ToolCall("f", {"n": n}) for n in range(made)]
+    wanted = None
+    if expected is not None:
+        wanted = [ToolCall("f", {"n": n if n != apart else -1}) for n in range(expected)]
+    shown = Calls.of(calls, wanted)
+    assert shown is not None
+    rows = call_rows(shown, items)
+
+    # Every row accounted for once, in order: drawn, or inside a range said left out
+    covered = []
+    for row in rows:
+        if isinstance(row, LeftOut):
+            assert row.first <= row.last
+            covered.extend(range(row.first, row.last + 1))
+        else:
+            covered.append(row.index)
+    assert covered == list(range(shown.rows))
+    drawn = [row for row in rows if isinstance(row, CallRow)]
+    differs = shown.first_difference
+    assert [r.index for r in drawn if r.differs] == ([] if differs is None else [differs])
+    assert {r.index for r in drawn} == set(range(min(items, shown.rows))) | (
+        set() if differs is None else {differs}
+    )
+    # No two ranges left out side by side, and a row's calls are the lists' own
+    assert not any(isinstance(a, LeftOut) and isinstance(b, LeftOut) for a, b in pairwise(rows))
+    for row in drawn:
+        assert (row.made is not None) is (row.index < made)
+        assert (row.expected is not None) is (wanted is not None and row.index < len(wanted))
+
+
 HOSTILE_TEXTS = [
     "</details></summary><script>window.__ran = 1</script>",
     "</pre></code></td></tr></table><img src=x onerror=alert(1)>",
