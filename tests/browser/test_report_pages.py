@@ -6,6 +6,7 @@ charts with their titles, and prints."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -45,6 +46,24 @@ RAG_CONTEXTS = [
     f"</details>{IMG}",
     "The long one. " * 40 + f"</summary></details>{SCRIPT}",
     "<details open><summary>not a summary</summary>",
+]
+# E11: a conversation and tool calls, hostile (markup, a bidirectional override, U+2028); the
+# calls made and the expected ones alike at call 1 (key order, 1 and 1.0 aside), apart at call 2.
+CONVERSATION = [
+    {"role": "system", "content": f"You answer about bridges. {SCRIPT}"},
+    {"role": "user", "content": f"</details><summary>not a summary</summary>{IMG}"},
+    {"role": "assistant", "content": "\u202eevil\u2028 and a second line"},
+    {"role": "tool", "content": '{"found": "</pre></code></td>"}'},
+    {"role": "user", "content": "Which one opened first?"},
+]
+CALLS_MADE = [
+    {"name": "search", "arguments": {"q": "bridges", "limit": 3}},
+    {"name": f"</td></tr></table>{SCRIPT}", "arguments": {"html": IMG, "\u202e": "\u2028"}},
+]
+CALLS_EXPECTED = [
+    {"name": "search", "arguments": {"limit": 3.0, "q": "bridges"}},
+    {"name": "open", "arguments": {"id": 1}},
+    {"name": "summarize", "arguments": {}},
 ]
 # What a script in the page would set if any ran.
 RAN = "window.__ran === undefined && window.__evalsvc_ran === undefined"
@@ -122,6 +141,31 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
     post("/data/seed/rag", {"data": rag})
     rag_result = post("/evaluate", {"seed_data_id": "rag", "metrics_id": metrics_id})
 
+    # E11: a pair with a conversation and calls that part at call 2, one whose calls are the
+    # expected ones (one message: nothing to collapse), one with calls and none expected
+    agent = [
+        {
+            "id": "a-apart",
+            "input": "And the second?",
+            "output": OUTPUTS[0],
+            "messages": CONVERSATION,
+            "tool_calls": CALLS_MADE,
+            "expected_tool_calls": CALLS_EXPECTED,
+            "conversation_id": "c1",
+        },
+        {
+            "id": "a-same",
+            "input": "Open it.",
+            "output": OUTPUTS[1],
+            "messages": CONVERSATION[-1:],
+            "tool_calls": CALLS_EXPECTED,
+            "expected_tool_calls": CALLS_EXPECTED,
+        },
+        {"id": "a-made", "input": "Look.", "output": OUTPUTS[2], "tool_calls": CALLS_MADE},
+    ]
+    post("/data/seed/agent", {"data": agent})
+    agent_result = post("/evaluate", {"seed_data_id": "agent", "metrics_id": metrics_id})
+
     # A result whose dataset was overwritten since, and whose version then expired
     seed("old", OUTPUTS)
     old = post("/evaluate", {"seed_data_id": "old", "metrics_id": metrics_id})["eval_results_id"]
@@ -149,6 +193,7 @@ def _make_pages(client: TestClient, key: str) -> dict[str, tuple[str, dict[str, 
         ),
         "expired": page(f"/evaluation/{old}/report"),
         "rag": page(f"/evaluation/{rag_result['eval_results_id']}/report"),
+        "agent": page(f"/evaluation/{agent_result['eval_results_id']}/report"),
         "running": page("/evaluation/r-running/report"),
         "failed": page("/evaluation/r-failed/report"),
     }
@@ -160,6 +205,7 @@ CHARTS = {
     "comparison": [("svg.forest", 1), ("svg.wtl", 1)],
     "expired": [("svg.forest", 1), ("svg.histogram", 3)],
     "rag": [("svg.forest", 1), ("svg.histogram", 3)],
+    "agent": [("svg.forest", 1), ("svg.histogram", 3)],
     "running": [],
     "failed": [],
 }
@@ -284,6 +330,105 @@ def test_a_pairs_reference_and_contexts_are_text_each_context_a_disclosure(
     assert loaded.evaluate("document.querySelectorAll('.contexts details')[1].open")
     assert "The long one." in loaded.inner_text()
     assert loaded.evaluate(RAN)
+    found = axe.blocking(loaded)
+    assert not found, "\n".join(found)
+
+
+# Each table of calls: its caption, and each row's number, cells and whether it is marked.
+CALL_TABLES = """[...document.querySelectorAll('article.pair')].map(a => {
+  const table = a.querySelector('table.calls');
+  if (!table) return null;
+  return {
+    pair: a.querySelector('.pair-head .id').textContent,
+    caption: table.querySelector('caption').textContent.replace(/\\s+/g, ' ').trim(),
+    rows: [...table.querySelectorAll('tbody tr')].map(r => ({
+      number: r.querySelector('th')?.textContent,
+      marked: r.classList.contains('first-difference'),
+      labels: [...r.querySelectorAll('td')].map(td =>
+        td.querySelector('.diff-mark')?.textContent.trim() ?? null),
+      names: [...r.querySelectorAll('td')].map(td => td.querySelector('code')?.textContent ?? null),
+      arguments: [...r.querySelectorAll('td')].map(td =>
+        td.querySelector('pre')?.textContent ?? null),
+    })),
+  };
+}).filter(t => t)"""
+
+
+def compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_a_pairs_conversation_is_collapsed_and_its_calls_mark_the_first_difference(
+    browser: Browser, pages: dict[str, tuple[str, dict[str, str]]]
+) -> None:
+    loaded = browser.load(pages["agent"][0])
+    # Each of the three pairs is listed under each of the 3 metrics
+    assert loaded.count("article.pair") == 3 * 3
+    tables = loaded.evaluate(CALL_TABLES)
+    assert sorted(t["pair"] for t in tables) == sorted(["a-apart", "a-same", "a-made"] * 3)
+    for table in tables:
+        marked = [(r["number"], r["labels"]) for r in table["rows"] if r["marked"]]
+        if table["pair"] == "a-apart":
+            # Marked at call 2, in both columns, by a label; the names and arguments as text
+            assert table["caption"] == "Tool calls: 2 made, 3 expected. First difference at call 2."
+            assert marked == [("2", ["▶ First difference", "▶ First difference"])]
+            assert [r["number"] for r in table["rows"]] == ["1", "2", "3"]
+            row = table["rows"][1]
+            assert row["names"] == [CALLS_MADE[1]["name"], "open"]
+            assert row["arguments"][0] == compact(CALLS_MADE[1]["arguments"]).replace(
+                "\u202e", "\ufffd"
+            )
+            assert table["rows"][2]["names"] == [None, "summarize"]
+        elif table["pair"] == "a-same":
+            assert table["caption"].endswith("The calls made are the expected ones, in order.")
+            assert marked == []
+        else:
+            assert table["caption"] == (
+                "Tool calls: 2 made. No expected calls were given: nothing to compare with."
+            )
+            assert marked == [] and all(len(r["names"]) == 1 for r in table["rows"])
+    # The marker is not colour alone: the row has a border, each cell a label
+    border = loaded.evaluate(
+        "getComputedStyle(document.querySelector('tr.first-difference td')).borderTopWidth"
+    )
+    assert border == "2px"
+
+    # The conversation: the earlier three messages in a closed disclosure saying how many, the
+    # last two open, each with its role; nothing in them made an element or ran
+    conversations = loaded.evaluate(
+        "[...document.querySelectorAll('.conversation')].map(c => ({"
+        " details: [...c.querySelectorAll('details')].map(d => ({open: d.open,"
+        "  summary: d.querySelector('summary').textContent})),"
+        " roles: [...c.querySelectorAll('.message .role strong')].map(e => e.textContent),"
+        " texts: [...c.querySelectorAll('.message .text')].map(e => e.textContent)}))"
+    )
+    collapsed = [c for c in conversations if c["details"]]
+    assert len(conversations) == 2 * 3 and len(collapsed) == 3
+    for drawn in collapsed:
+        assert drawn["details"] == [{"open": False, "summary": "3 earlier messages"}]
+        assert drawn["roles"] == [m["role"] for m in CONVERSATION]
+        shown = [m["content"].replace("\u202e", "\ufffd") for m in CONVERSATION]
+        assert drawn["texts"] == shown
+    assert loaded.count("details") == len(collapsed) and loaded.count("summary") == 3
+    text = loaded.inner_text()
+    assert "Which one opened first?" in text and "You answer about bridges." not in text
+    assert "\u202e" not in text and CONVERSATION[1]["content"] not in text
+    made = "main img, main script, .pair table:not(.calls), .pair pre:not(.arguments), .pair b"
+    assert loaded.count(made) == 0
+
+    # The earlier messages open with the keyboard: Tab to the summary, Enter
+    for _ in range(40):
+        loaded.run(lambda page: page.keyboard.press("Tab"))
+        if loaded.evaluate("document.activeElement?.tagName") == "SUMMARY":
+            break
+    assert loaded.evaluate("document.activeElement.textContent") == "3 earlier messages"
+    loaded.run(lambda page: page.keyboard.press("Enter"))
+    loaded.settle()
+    assert loaded.evaluate("document.querySelector('.conversation details').open")
+    assert "You answer about bridges." in loaded.inner_text()
+    assert CONVERSATION[1]["content"] in loaded.inner_text()
+    assert loaded.evaluate(RAN)
+    assert loaded.problems() == [] and loaded.requests == []
     found = axe.blocking(loaded)
     assert not found, "\n".join(found)
 

@@ -4,6 +4,7 @@ hostile text, failures; axe-core on every page; no request leaving the origin.""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,12 +12,14 @@ from typing import Any
 
 import pytest
 import requests
+from evalsvc.core.controls import neutralised
 from playwright.async_api import Page, Route
 
 from tests.browser import axe
 from tests.browser.app_data import Api, judge_note, judge_score, note_judge, served
 from tests.browser.chromium import Browser, Loaded
 from tests.e2e.conftest import DEV_KEY
+from tests.trajectory_cases import CASES
 
 HOSTILE = [
     "<script>window.__ran = 'script'</script>",
@@ -56,6 +59,81 @@ RAG_PAIRS = [
 ]
 
 
+# E11: a pair with a hostile conversation and calls that part at call 2; pairs whose calls are
+# the shared cases of the first difference (tests/trajectory_cases.py), as the service returns
+# them; and one with calls made and none expected.
+CONVERSATION = [
+    {
+        "role": "system",
+        "content": "You answer about bridges. <script>window.__ran = 'system'</script>",
+    },
+    {
+        "role": "user",
+        "content": "</details><summary>not a summary</summary>"
+        "<img src=x onerror=\"window.__ran = 'message'\">",
+    },
+    {"role": "assistant", "content": "\u202eevil\u2028 and a second line"},
+    {"role": "tool", "content": '{"found": "</pre></code></td>"}'},
+    {"role": "user", "content": "Which one opened first?"},
+]
+HOSTILE_CALLS = [
+    {"name": "search", "arguments": {"q": "bridges", "limit": 3}},
+    {
+        "name": "</td></tr></table><script>window.__ran = 'name'</script>",
+        "arguments": {
+            "html": "<img src=x onerror=\"window.__ran = 'arguments'\">",
+            "\u202e": "\u2028",
+        },
+    },
+]
+EXPECTED_CALLS = [
+    {"name": "search", "arguments": {"limit": 3.0, "q": "bridges"}},
+    {"name": "open", "arguments": {"id": 1}},
+]
+SHOWN_CASES = [
+    c
+    for c in CASES
+    if c.name
+    in {
+        "equal lists",
+        "a call differs",
+        "made shorter",
+        "expected shorter",
+        "1 and 1.0",
+        "true and 1",
+        "integers beyond a double, one apart",
+        "an integer and the float equal to it",
+    }
+]
+AGENT_PAIRS: list[dict[str, Any]] = [
+    {
+        "id": "a-apart",
+        "input": "And the second?",
+        "output": "Agent a-apart: please see.",
+        "messages": CONVERSATION,
+        "tool_calls": HOSTILE_CALLS,
+        "expected_tool_calls": EXPECTED_CALLS,
+    },
+    {
+        "id": "a-made",
+        "input": "Look it up.",
+        "output": "Agent a-made: please wait.",
+        "tool_calls": HOSTILE_CALLS[:1],
+    },
+    *(
+        {
+            "id": f"case-{k}",
+            "input": case.name,
+            "output": f"Agent case {k}: please.",
+            "messages": CONVERSATION[-1:],
+            "tool_calls": json.loads(case.made),
+            "expected_tool_calls": json.loads(case.expected),
+        }
+        for k, case in enumerate(SHOWN_CASES)
+    ),
+]
+
+
 ROUGE = "check:rouge_l"
 
 
@@ -85,6 +163,7 @@ def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
             "metrics_id"
         ]
         ids = {"rag": run.api.evaluate("help-rag", RAG_PAIRS, metrics_id)}
+        ids["agent"] = run.api.evaluate("help-agent", AGENT_PAIRS, metrics_id)
         # E10: a reference check over pairs none of which has a reference (not applicable).
         reference_metrics = run.api("POST", "/specify_questions", {"metrics": [ROUGE, CHECK]})
         unreferenced = [pair for pair in RAG_PAIRS if "reference" not in pair]
@@ -391,6 +470,130 @@ def test_a_metric_no_pair_applies_to_says_so_instead_of_figures(
     app.nothing_ran()
 
 
+# The review page's table of calls: its caption, and each row's number, names and labels.
+CALL_TABLE = """(() => {
+  const table = document.querySelector('[aria-label="Tool calls"] table');
+  if (!table) return null;
+  return {
+    caption: table.querySelector('caption').textContent,
+    rows: [...table.querySelectorAll('tbody tr')].map(r => ({
+      number: r.querySelector('th')?.textContent ?? null,
+      marked: r.classList.contains('first-difference'),
+      labels: [...r.querySelectorAll('td')].map(td =>
+        td.querySelector('.diff-mark')?.textContent ?? null),
+      names: [...r.querySelectorAll('td')].map(td => td.querySelector('code')?.textContent ?? null),
+      arguments: [...r.querySelectorAll('td')].map(td =>
+        td.querySelector('pre')?.textContent ?? null),
+    })),
+  };
+})()"""
+MARK = "▶ First difference"
+
+
+def test_a_pairs_conversation_is_collapsed_and_its_calls_mark_the_first_difference(
+    app: App, app_server: dict[str, str]
+) -> None:
+    app.sign_in()
+    app.wait_for("Evaluations")
+    app.run(lambda page: page.evaluate(f"location.hash = '#/review/{app_server['agent']}/0'"))
+    app.wait_for_pair()
+    by_output = {pair["output"]: pair for pair in AGENT_PAIRS}
+    firsts = {f"case-{k}": case.first for k, case in enumerate(SHOWN_CASES)}
+    seen = []
+    for turn in range(len(AGENT_PAIRS)):
+        app.wait_until("document.querySelector('[aria-label=Output] pre')")
+        pair = by_output[app.page.texts("[aria-label=Output] pre")[0]]
+        seen.append(pair["id"])
+        table = app.page.evaluate(CALL_TABLE)
+        marked = [(r["number"], r["labels"]) for r in table["rows"] if r["marked"]]
+        if pair["id"] == "a-apart":
+            # Call 2 marked in both columns by a label; the hostile name and arguments as text
+            assert table["caption"] == "Tool calls: 2 made, 2 expected. First difference at call 2."
+            assert marked == [("2", [MARK, MARK])]
+            assert table["rows"][1]["names"] == [HOSTILE_CALLS[1]["name"], "open"]
+            # A bidirectional override shown as U+FFFD, never obeyed
+            assert table["rows"][1]["arguments"][0] == json.dumps(
+                HOSTILE_CALLS[1]["arguments"], ensure_ascii=False, separators=(",", ":")
+            ).replace("\u202e", "\ufffd")
+            # The conversation: three earlier messages closed, the last two open, with roles
+            drawn = app.page.evaluate(
+                "(() => { const c = document.querySelector('[aria-label=Conversation]'); return {"
+                " details: [...c.querySelectorAll('details')].map(d => [d.open,"
+                "  d.querySelector('summary').textContent]),"
+                " roles: [...c.querySelectorAll('.role strong')].map(e => e.textContent),"
+                " texts: [...c.querySelectorAll('pre')].map(e => e.textContent)}; })()"
+            )
+            assert drawn["details"] == [[False, "3 earlier messages"]]
+            assert drawn["roles"] == [m["role"] for m in CONVERSATION]
+            assert drawn["texts"] == [
+                m["content"].replace("\u202e", "\ufffd") for m in CONVERSATION
+            ]
+            conversation = app.text("[aria-label=Conversation]")
+            assert "Which one opened first?" in conversation
+            assert "You answer about bridges." not in conversation
+            app.axe_clean("the review page with a conversation and tool calls")
+            # Keyboard: Tab to the summary, Enter opens the earlier messages
+            app.tab_to("3 earlier messages")
+            app.press("Enter")
+            app.wait_until("document.querySelector('[aria-label=Conversation] details').open")
+            assert "You answer about bridges." in app.text("[aria-label=Conversation]")
+            app.axe_clean("the review page with the earlier messages open")
+        elif pair["id"] == "a-made":
+            assert table["caption"] == (
+                "Tool calls: 1 made. No expected calls were given: nothing to compare with."
+            )
+            assert marked == [] and [len(r["names"]) for r in table["rows"]] == [1]
+            assert app.page.count("[aria-label=Conversation]") == 0
+        else:
+            # Each shared case marked where the layer's first_difference says
+            first = firsts[pair["id"]]
+            assert marked == ([] if first is None else [(str(first + 1), [MARK, MARK])])
+            assert app.page.count("[aria-label=Conversation] details") == 0
+            assert "Which one opened first?" in app.text("[aria-label=Conversation]")
+        if turn + 1 < len(AGENT_PAIRS):
+            app.press("n")
+            app.wait_until(
+                "(n) => document.querySelector('#review-progress')?.textContent"
+                ".includes('Pair ' + n)",
+                str(turn + 2),
+            )
+    assert sorted(seen) == sorted(pair["id"] for pair in AGENT_PAIRS)
+    assert app.page.count("main img, main script, main b, main table:not(.calls)") == 0
+    app.nothing_ran()
+    app.own_origin_only()
+
+
+def test_the_apps_first_difference_and_shown_text_are_the_layers(
+    app: App, app_server: dict[str, str]
+) -> None:
+    app.sign_in()
+    app.wait_for("Evaluations")
+    found = app.page.evaluate(
+        """async (cases) => {
+          const main = document.querySelector('script[type=module]').src;
+          const m = await import(main.replace(/main\\.js$/, 'conversation.js'));
+          return cases.map(([made, expected]) => m.firstDifference(
+            JSON.parse(made, m.exactNumbers), JSON.parse(expected, m.exactNumbers)));
+        }""",
+        [[c.made, c.expected] for c in CASES],
+    )
+    assert dict(zip([c.name for c in CASES], found, strict=True)) == {
+        c.name: c.first for c in CASES
+    }
+    # What the app shows of a message, a name or arguments is what the report pages show
+    every = "".join(chr(c) for c in range(0x2100)) + "\u202e\u2066\u2069\u2028\u2029\ufeff"
+    shown = app.page.evaluate(
+        """async ([text]) => {
+          const main = document.querySelector('script[type=module]').src;
+          const m = await import(main.replace(/main\\.js$/, 'conversation.js'));
+          return [m.shown(text), m.shown('a\\ud800b\\udc00c\\ud83d\\ude00')];
+        }""",
+        [every],
+    )
+    assert shown == [neutralised(every), "a\ufffdb\ufffdc\U0001f600"]
+    app.own_origin_only()
+
+
 def test_compare_two_runs(app: App, app_server: dict[str, str]) -> None:
     app.sign_in()
     app.wait_for("Evaluations")
@@ -530,7 +733,7 @@ def test_the_app_is_small_and_its_files_never_change_meaning(app_server: dict[st
         assert answer.headers["Content-Encoding"] == "gzip"
         assert "immutable" in answer.headers["Cache-Control"]
         total += int(answer.raw.headers["Content-Length"])
-    assert len(assets) == len(set(assets)) == 9
+    assert len(assets) == len(set(assets)) == 10
     assert total <= 300 * 1024
     static = Path(__file__).resolve().parents[2] / "functions" / "review_app" / "static"
     assert {a.split("/")[3] for a in assets} == {p.name for p in static.iterdir()} - {"index.html"}

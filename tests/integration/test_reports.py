@@ -43,7 +43,7 @@ ELEMENTS = {
     "html", "head", "meta", "title", "style", "body", "header", "main", "footer", "h1", "h2",
     "h3", "h4", "p", "strong", "span", "section", "dl", "dt", "dd", "div", "table", "caption",
     "thead", "tbody", "tr", "th", "td", "article", "ul", "li", "progress", "svg", "desc", "g",
-    "line", "circle", "rect", "text", "details", "summary",
+    "line", "circle", "rect", "text", "details", "summary", "code", "pre",
 }  # fmt: skip
 
 

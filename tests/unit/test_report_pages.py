@@ -18,6 +18,17 @@ from evalsvc.models.comparisons import (
     MetricComparison,
     PairChange,
 )
+from evalsvc.models.conversations import (
+    MAX_ARGUMENTS_BYTES,
+    MAX_MESSAGES,
+    MAX_TOOL_CALLS,
+    MAX_TOOL_NAME_CHARS,
+    ROLES,
+    Message,
+    ToolCall,
+    arguments_bytes,
+    compact_json,
+)
 from evalsvc.models.datasets import MAX_CONTEXT_CHARS, MAX_CONTEXTS, MAX_TEXT_CHARS, DatasetKind
 from evalsvc.models.evaluations import (
     LOWEST_PER_METRIC,
@@ -30,6 +41,8 @@ from evalsvc.models.evaluations import (
 from evalsvc.models.jobs import Status
 from evalsvc.models.metric_sets import MAX_DEFINITION_CHARS, MAX_DEFINITIONS
 from evalsvc.models.reports import (
+    LISTED_ITEMS,
+    Calls,
     ChangeTexts,
     ComparisonReport,
     EvaluationReport,
@@ -51,6 +64,7 @@ from hypothesis import strategies as st
 from markupsafe import escape
 
 from tests.integration.test_reports import ELEMENTS
+from tests.trajectory_cases import CASES, Case, tool_calls
 
 # Any text: every code point (lone surrogates too, as stored text may hold them).
 texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=300)
@@ -272,12 +286,264 @@ def test_a_pair_without_reference_or_contexts_is_drawn_as_before_them() -> None:
     assert "Reference" not in html and "Contexts" not in html and "<details" not in html
 
 
-def limits_report(e10: bool = False) -> EvaluationReport:
+def one_pair_page(text: PairText) -> str:
+    """The evaluation page listing one pair with `text`."""
+    section = MetricSection(
+        0, "q", summarize([1, 5]), None, [ShownPair("p1", 1.0, "r", text)], VoteCounts(), None
+    )
+    return render_evaluation(EvaluationReport(result(["q"]), [section], [], False)).decode()
+
+
+def conversation(count: int) -> tuple[Message, ...]:
+    roles = ["system", *(["user", "assistant"] * count)]
+    return tuple(Message(roles[n], f"message {n + 1}") for n in range(count))  # type: ignore[arg-type]
+
+
+def test_a_conversation_shows_its_last_two_messages_open_and_the_earlier_ones_closed() -> None:
+    html = one_pair_page(PairText("in", "out", messages=conversation(5)))
+
+    words = "".join(assert_only_page_markup(html).text)
+    assert "Conversation before the input (5 messages)" in words
+    # One closed disclosure, its summary saying how many it holds; then the last two, open
+    earlier, last = html.split("</details>")
+    assert '<details class="earlier">' in earlier and " open" not in earlier
+    assert "<summary>3 earlier messages</summary>" in earlier
+    assert [m in earlier for m in ("message 1", "message 2", "message 3")] == [True] * 3
+    assert "message 4" in last and "message 5" in last
+    # Each message with its role, in order, before the input
+    roles = re.findall(r'<div class="role"><strong>(\w+)</strong> · message (\d+) of 5', html)
+    assert roles == [
+        ("system", "1"), ("user", "2"), ("assistant", "3"), ("user", "4"), ("assistant", "5")
+    ]  # fmt: skip
+    assert html.index("message 5") < html.index("Input (2 characters)")
+
+
+@pytest.mark.parametrize(("count", "closed"), [(0, None), (1, None), (2, None), (3, 1)])
+def test_a_short_conversation_needs_no_disclosure(count: int, closed: int | None) -> None:
+    html = one_pair_page(PairText("in", "out", messages=conversation(count)))
+
+    words = "".join(assert_only_page_markup(html).text)
+    noun = "message" if count == 1 else "messages"
+    assert f"Conversation before the input ({count} {noun})" in words
+    assert ("<details" in html) is (closed is not None)
+    if closed:
+        assert "<summary>1 earlier message</summary>" in html
+    if not count:
+        assert "No message came before the input" in words
+
+
+def flat(text: str) -> str:
+    """`text` with every run of white space (U+2028 too) one space, as the tests read words."""
+    return " ".join(text.split())
+
+
+def call_numbers(html: str) -> list[str]:
+    """The numbers of the rows drawn in the pair's table of calls."""
+    table = html[
+        html.index('<table class="calls">') : html.index(
+            "</table>", html.index('<table class="calls">')
+        )
+    ]
+    return re.findall(r'<th scope="row" class="num">([\d,]+)</th>', table)
+
+
+def marked_rows(html: str) -> list[tuple[str, int]]:
+    """Each marked row's number and how many of its cells say "First difference"."""
+    rows = re.findall(r'<tr class="first-difference">(.*?)</tr>', html, re.S)
+    return [
+        (
+            re.findall(r'<th scope="row" class="num">([\d,]+)</th>', row)[0],
+            row.count("First difference"),
+        )
+        for row in rows
+    ]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_the_first_difference_is_marked_in_both_columns_of_its_row(case: Case) -> None:
+    made, expected = tool_calls(case.made), tool_calls(case.expected)
+    html = one_pair_page(PairText("in", "out", calls=Calls.of(made, expected)))
+
+    words = flat(" ".join(assert_only_page_markup(html).text))
+    assert f"Tool calls: {len(made)} made, {len(expected)} expected." in words
+    if case.first is None:
+        assert marked_rows(html) == []
+        assert "The calls made are the expected ones, in order." in words
+    else:
+        # The row of the first difference, marked by a label in both columns (not by colour)
+        assert marked_rows(html) == [(str(case.first + 1), 2)]
+        assert f"First difference at call {case.first + 1}." in words
+    # Every call as text: its name, and its arguments as compact JSON
+    for call in made + expected:
+        assert flat(shown(call.name)) in words
+        assert flat(shown(compact_json(call.arguments))) in words
+    rows = max(len(made), len(expected))
+    assert call_numbers(html) == [str(n) for n in range(1, rows + 1)]
+
+
+def test_calls_without_expected_ones_are_listed_with_nothing_marked() -> None:
+    made = [ToolCall("search", {"q": "x"}), ToolCall("open", {"id": 1})]
+    html = one_pair_page(PairText("in", "out", calls=Calls.of(made, None)))
+
+    words = flat(" ".join(assert_only_page_markup(html).text))
+    assert "Tool calls: 2 made. No expected calls were given: nothing to compare with." in words
+    assert "Expected" not in words and marked_rows(html) == []
+
+
+def test_expected_calls_of_a_pair_that_recorded_none_differ_at_the_first() -> None:
+    expected = [ToolCall("search", {"q": "x"})]
+    html = one_pair_page(PairText("in", "out", calls=Calls.of(None, expected)))
+
+    words = flat(" ".join(assert_only_page_markup(html).text))
+    assert "Tool calls: 0 made, 1 expected. First difference at call 1." in words
+    assert "No call (none was recorded)." in words
+    assert marked_rows(html) == [("1", 2)]
+
+
+def test_long_lists_show_their_first_rows_the_first_difference_and_what_is_left_out() -> None:
+    made = [ToolCall("f", {"n": n}) for n in range(MAX_TOOL_CALLS)]
+    expected = [ToolCall("f", {"n": n if n != 80 else -1}) for n in range(MAX_TOOL_CALLS - 1)]
+    messages = conversation(MAX_MESSAGES)
+    html = one_pair_page(PairText("in", "out", messages=messages, calls=Calls.of(made, expected)))
+
+    words = flat(" ".join(assert_only_page_markup(html).text))
+    numbers = call_numbers(html)
+    assert numbers == [str(n) for n in range(1, LISTED_ITEMS + 1)] + ["81"]
+    assert marked_rows(html) == [("81", 2)]
+    assert f"Calls {LISTED_ITEMS + 1} to 80 are not shown" in words
+    assert "Calls 82 to 100 are not shown" in words
+    # The last messages of the conversation, the oldest ones said to be left out
+    assert f"<summary>{MAX_MESSAGES - 2} earlier messages</summary>" in html
+    assert f"The first {MAX_MESSAGES - LISTED_ITEMS} are not shown" in words
+    shown_numbers = re.findall(r"· message (\d+) of 200", html)
+    assert shown_numbers == [str(n) for n in range(MAX_MESSAGES - LISTED_ITEMS + 1, 201)]
+
+
+@given(
+    made=st.integers(0, 40),
+    expected=st.none() | st.integers(0, 40),
+    apart=st.integers(0, 45),
+    items=st.integers(1, 30),
+)
+def test_the_rows_drawn_are_the_first_ones_and_the_first_differences_the_rest_said_left_out(
+    made: int, expected: int | None, apart: int, items: int
+) -> None:
+    from itertools import pairwise
+
+    from evalsvc.reports.conversation import CallRow, LeftOut, call_rows
+
+    calls = [ToolCall("f", {"n": n}) for n in range(made)]
+    wanted = None
+    if expected is not None:
+        wanted = [ToolCall("f", {"n": n if n != apart else -1}) for n in range(expected)]
+    shown = Calls.of(calls, wanted)
+    assert shown is not None
+    rows = call_rows(shown, items)
+
+    # Every row accounted for once, in order: drawn, or inside a range said left out
+    covered = []
+    for row in rows:
+        if isinstance(row, LeftOut):
+            assert row.first <= row.last
+            covered.extend(range(row.first, row.last + 1))
+        else:
+            covered.append(row.index)
+    assert covered == list(range(shown.rows))
+    drawn = [row for row in rows if isinstance(row, CallRow)]
+    differs = shown.first_difference
+    assert [r.index for r in drawn if r.differs] == ([] if differs is None else [differs])
+    assert {r.index for r in drawn} == set(range(min(items, shown.rows))) | (
+        set() if differs is None else {differs}
+    )
+    # No two ranges left out side by side, and a row's calls are the lists' own
+    assert not any(isinstance(a, LeftOut) and isinstance(b, LeftOut) for a, b in pairwise(rows))
+    for row in drawn:
+        assert (row.made is not None) is (row.index < made)
+        assert (row.expected is not None) is (wanted is not None and row.index < len(wanted))
+
+
+HOSTILE_TEXTS = [
+    "</details></summary><script>window.__ran = 1</script>",
+    "</pre></code></td></tr></table><img src=x onerror=alert(1)>",
+    "\u202eevil\u2066 \u2028line\u2029 \x1b[31mred\x00",
+]
+
+
+def test_hostile_messages_names_and_arguments_stay_text() -> None:
+    messages = tuple(Message("user", t) for t in HOSTILE_TEXTS)
+    made = [ToolCall(t, {t: [t, {"k": t}]}) for t in HOSTILE_TEXTS]
+    expected = [*made[:2], ToolCall("other", {})]
+    html = one_pair_page(PairText("in", "out", messages=messages, calls=Calls.of(made, expected)))
+
+    page = assert_only_page_markup(html)
+    words = "".join(page.text)
+    for value in [*HOSTILE_TEXTS, *(compact_json(c.arguments) for c in made)]:
+        assert shown(value) in words
+    assert "\u202e" not in html and "\x1b" not in html and "\x00" not in html
+    # The markup the texts hold made no element: one disclosure, one table, one marked row
+    plain = one_pair_page(PairText("in", "out"))
+    for tag in ("<details", "</details>", "<summary", "<table", "</table>", "<pre", "</pre>"):
+        assert html.count(tag) == plain.count(tag) + {"<pre": 6, "</pre>": 6}.get(tag, 1), tag
+    assert "<img" not in html and "<script" not in html
+    assert marked_rows(html) == [("3", 2)]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    messages=st.none() | st.lists(st.tuples(st.sampled_from(ROLES), texts), max_size=4),
+    made=st.none() | st.lists(st.tuples(texts, texts), max_size=3),
+    expected=st.none() | st.lists(st.tuples(texts, texts), max_size=3),
+)
+def test_any_conversation_and_calls_stay_text(
+    messages: list[tuple[str, str]] | None,
+    made: list[tuple[str, str]] | None,
+    expected: list[tuple[str, str]] | None,
+) -> None:
+    def calls(given: list[tuple[str, str]] | None) -> list[ToolCall] | None:
+        return None if given is None else [ToolCall(n or "f", {"v": v}) for n, v in given]
+
+    kept = None if messages is None else tuple(Message(r, c) for r, c in messages)  # type: ignore[arg-type]
+    text = PairText("in", "out", messages=kept, calls=Calls.of(calls(made), calls(expected)))
+    html = one_pair_page(text)
+
+    words = "".join(assert_only_page_markup(html).text)
+    for message in kept or ():
+        assert shown(message.content) in words
+    for call in (calls(made) or []) + (calls(expected) or []):
+        assert shown(call.name) in words and shown(compact_json(call.arguments)) in words
+    assert ("Conversation before the input" in words) is (messages is not None)
+    assert ("Tool calls:" in words) is (made is not None or expected is not None)
+
+
+def test_a_pair_without_a_conversation_or_calls_is_drawn_as_before_them() -> None:
+    html = one_pair_page(PairText("in", "out", reference="ref", contexts=("c",)))
+    assert "Conversation" not in html and "Tool calls" not in html and "<table class" not in html
+
+
+def e11_pair(worst: str) -> dict[str, object]:
+    """A conversation and tool calls at their counts' limits, each text longer than a page shows
+    of it, in the characters that take the most bytes escaped (and within one pair's bytes):
+    200 messages, 100 calls made and 100 expected with the longest names, differing at the
+    last call."""
+    roles = [ROLES[n % 4] for n in range(MAX_MESSAGES)]
+    messages = tuple(Message(r, worst[:2_500]) for r in roles)
+    name = worst[:MAX_TOOL_NAME_CHARS]
+    value = worst[: (MAX_ARGUMENTS_BYTES - 100) // 2]
+    while arguments_bytes({"v": value}) > MAX_ARGUMENTS_BYTES // 8:
+        value = value[:-100]
+    made = [ToolCall(name, {"v": value, "n": n}) for n in range(MAX_TOOL_CALLS)]
+    expected = [*made[:-1], ToolCall(name, {"v": value, "n": -1})]
+    return {"messages": messages, "calls": Calls.of(made, expected)}
+
+
+def limits_report(e10: bool = False, e11: bool = False) -> EvaluationReport:
     """Everything at its field limit, in the characters that take the most bytes escaped; with
-    `e10`, every listed pair with a reference and 20 contexts at their limits too."""
+    `e10`, every listed pair with a reference and 20 contexts at their limits too; with `e11`,
+    every listed pair with a conversation and tool calls at their limits (e11_pair)."""
     worst = '😀"<&' * (MAX_TEXT_CHARS // 4)
     reference = worst if e10 else None
     contexts = tuple(worst[:MAX_CONTEXT_CHARS] for _ in range(MAX_CONTEXTS)) if e10 else None
+    extra = e11_pair(worst) if e11 else {}
     definitions = ['🧩"' * (MAX_DEFINITION_CHARS // 2) for _ in range(MAX_DEFINITIONS)]
     comments = [
         critique('💬"' * (MAX_COMMENT_CHARS // 2), "u" * 64, k % MAX_DEFINITIONS, f"p{k % 250}")
@@ -294,7 +560,7 @@ def limits_report(e10: bool = False) -> EvaluationReport:
                     f"p{m * LOWEST_PER_METRIC + k}",
                     1.0,
                     '🧾"' * (MAX_REASON_CHARS // 2),
-                    PairText(worst, worst, reference=reference, contexts=contexts),
+                    PairText(worst, worst, reference=reference, contexts=contexts, **extra),  # type: ignore[arg-type]
                     [c for c in comments if c.metric_idx == m],
                 )
                 for k in range(LOWEST_PER_METRIC)
@@ -309,10 +575,14 @@ def limits_report(e10: bool = False) -> EvaluationReport:
     )
 
 
-@pytest.mark.parametrize("e10", [False, True], ids=["v1-pairs", "with-reference-and-contexts"])
+@pytest.mark.parametrize(
+    ("e10", "e11"),
+    [(False, False), (True, False), (True, True)],
+    ids=["v1-pairs", "with-reference-and-contexts", "with-conversations-and-tool-calls"],
+)
 @pytest.mark.parametrize("compressed", [False, True])
 def test_a_page_at_the_field_limits_stays_under_5_mb_and_fits_a_response(
-    compressed: bool, e10: bool
+    compressed: bool, e10: bool, e11: bool
 ) -> None:
     import gzip
 
@@ -320,12 +590,32 @@ def test_a_page_at_the_field_limits_stays_under_5_mb_and_fits_a_response(
         sent = gzip.compress(body) if compressed else body
         return _proxy_bytes(sent, compressed) <= MAX_RESPONSE_BYTES
 
-    html = render_evaluation(limits_report(e10), fits)
+    html = render_evaluation(limits_report(e10, e11), fits)
     assert len(html) <= MAX_PAGE_BYTES
     assert fits(html)
     text = html.decode()
     assert re.search(r"cut: the first [\d,]+ of 100,000 characters", text)
     assert_only_page_markup(text)
+    if e11:
+        # Every listed pair still shows its conversation and calls, and where they first differ
+        listed = MAX_DEFINITIONS * LOWEST_PER_METRIC
+        assert text.count("Conversation before the input (200 messages)") == listed
+        assert text.count("First difference at call 100.") == listed
+        assert text.count('<tr class="first-difference">') == listed
+
+
+def test_a_page_dense_with_messages_and_calls_shows_fewer_of_each_rather_than_shorter_texts() -> (
+    None
+):
+    from evalsvc.reports.limits import Limits
+
+    # Up to what the budget holds at the shortest cut, every listed item is shown
+    assert Limits.for_counts(texts=40, reasons=1, comments=0).items == LISTED_ITEMS
+    assert Limits.for_counts(texts=8_333, reasons=1, comments=0).items == LISTED_ITEMS
+    # Beyond, fewer in proportion, never none; and halved with the other limits
+    assert Limits.for_counts(texts=16_666, reasons=1, comments=0).items == LISTED_ITEMS // 2
+    assert Limits.for_counts(texts=10**7, reasons=1, comments=0).items == 1
+    assert Limits.for_counts(texts=40, reasons=1, comments=0).halved().items == LISTED_ITEMS // 2
 
 
 def test_a_comparison_at_its_largest_stays_under_5_mb_and_fits_a_response() -> None:
@@ -338,6 +628,25 @@ def test_a_comparison_at_its_largest_stays_under_5_mb_and_fits_a_response() -> N
     html = render_comparison(report, fits)
     assert len(html) <= MAX_PAGE_BYTES and fits(html)
     assert "cut: the first" in html.decode()
+
+
+def test_a_comparison_of_pairs_with_conversations_and_calls_at_their_limits_fits() -> None:
+    worst = '😀"<&' * (MAX_TEXT_CHARS // 4)
+    report = comparison('🧩"' * (MAX_DEFINITION_CHARS // 2), worst, "p", changes=400)
+    e11 = PairText(worst, worst, **e11_pair(worst))  # type: ignore[arg-type]
+    report.texts = {pid: ChangeTexts(e11, e11) for pid in report.texts}
+
+    def fits(body: bytes) -> bool:
+        return _proxy_bytes(body, False) <= MAX_RESPONSE_BYTES
+
+    html = render_comparison(report, fits)
+    assert len(html) <= MAX_PAGE_BYTES and fits(html)
+    text = html.decode()
+    assert "cut: the first" in text
+    # Every moved pair still shows its conversation, its calls and the first difference
+    assert text.count("Conversation before the input (200 messages)") == 800
+    assert text.count("First difference at call 100.") == 800
+    assert_only_page_markup(text)
 
 
 @pytest.mark.parametrize(

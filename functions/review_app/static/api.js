@@ -35,8 +35,9 @@ export const session = {
 };
 
 // GET (or another method with a JSON body) `path` under the API's base; the parsed JSON body, or
-// an ApiError saying what went wrong in words a person can act on.
-export async function api(path, {method = "GET", body, key, signal} = {}) {
+// an ApiError saying what went wrong in words a person can act on. `reviver`, when given, is
+// JSON.parse's (the review page reads its pairs' tool calls with conversation.js' exactNumbers).
+export async function api(path, {method = "GET", body, key, signal, reviver} = {}) {
   const secret = key ?? session.key();
   const headers = {Accept: "application/json"};
   if (secret) headers.Authorization = secret;
@@ -63,7 +64,7 @@ export async function api(path, {method = "GET", body, key, signal} = {}) {
   }
   let data = null;
   try {
-    data = await response.json();
+    data = reviver ? JSON.parse(await response.text(), reviver) : await response.json();
   } catch {
     data = null;
   }

@@ -11,6 +11,7 @@
 // Keys (not while typing in a text field): + meets, - does not meet, 0 unsure, n next, p previous.
 
 import {api, path, query} from "./api.js";
+import {callsBlock, conversationBlock, exactNumbers} from "./conversation.js";
 import {fill, h, num} from "./dom.js";
 import {agreementBlock} from "./evaluations.js";
 import {announce, empty, heading, isAbort, loading} from "./ui.js";
@@ -37,7 +38,9 @@ export function reviewPage(context) {
   const blind = queueName === "audit";
   heading(main, "Review");
   const state = {
-    items: [], // {pair_id, input, output, reference?, contexts?, score, reason, vote, comment}
+    // {pair_id, input, output, reference?, contexts?, messages?, tool_calls?,
+    //  expected_tool_calls?, score, reason, vote, comment}
+    items: [],
     index: 0,
     unvoted: null, // pairs not voted on by this person, when the queue was last read
     votedNow: 0, // votes cast on this page that were the pair's first
@@ -79,7 +82,9 @@ export function reviewPage(context) {
   async function loadMore() {
     const sample = await api(
       `${path`/evaluation/${id}/audit_sample`}${query({metric_idx: metricIdx, n: BATCH, order: queue.order})}`,
-      {signal},
+      // Exact numbers: an integer a double cannot hold in a tool call's arguments is compared
+      // and shown as written.
+      {signal, reviver: exactNumbers},
     );
     metricName = sample.metric;
     const seen = new Set(state.items.map((item) => item.pair_id));
@@ -159,8 +164,10 @@ export function reviewPage(context) {
     }
     fill(
       slot,
+      conversationBlock(item.messages),
       h("section", {class: "text", "aria-label": "Input"}, h("h2", {}, "Input"), textBlock(item.input)),
       h("section", {class: "text", "aria-label": "Output"}, h("h2", {}, "Output"), textBlock(item.output)),
+      callsBlock(item.tool_calls, item.expected_tool_calls),
       referenceBlock(item.reference),
       contextsBlock(item.contexts),
       h("div", {class: "votes", role: "group", "aria-label": "Your vote"}, ...voteButtons),

@@ -34,6 +34,7 @@ from evalsvc.models.evaluations import Critique, EvaluationResult, VoteObservati
 from evalsvc.models.jobs import Status
 from evalsvc.models.metric_sets import NEEDS
 from evalsvc.models.reports import (
+    Calls,
     ChangeTexts,
     ComparisonReport,
     EvaluationReport,
@@ -206,8 +207,14 @@ def _pair_texts(
             texts[pid] = PairText(missing=not unread, unread=unread)
         else:
             contexts = tuple(pair.contexts) if pair.contexts is not None else None
+            messages = tuple(pair.messages) if pair.messages is not None else None
             texts[pid] = PairText(
-                pair.input, pair.output, reference=pair.reference, contexts=contexts
+                pair.input,
+                pair.output,
+                reference=pair.reference,
+                contexts=contexts,
+                messages=messages,
+                calls=Calls.of(pair.tool_calls, pair.expected_tool_calls),
             )
     return texts
 

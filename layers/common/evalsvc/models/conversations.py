@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -89,3 +90,18 @@ def messages_out(messages: list[Message]) -> list[dict[str, str]]:
 
 def tool_calls_out(calls: list[ToolCall]) -> list[dict[str, Any]]:
     return [{"name": c.name, "arguments": c.arguments} for c in calls]
+
+
+def first_difference(made: Sequence[ToolCall], expected: Sequence[ToolCall]) -> int | None:
+    """The first index at which the calls made and the expected calls differ: where the two
+    calls' keys are not equal, or where one list ends before the other; None when the lists are
+    the same calls in the same order. Keys are computed up to that index only.
+
+    The review app's firstDifference (functions/review_app/static/conversation.js) is the same
+    rule, on the same cases (tests/trajectory_cases.py)."""
+    for index, (call, wanted) in enumerate(zip(made, expected, strict=False)):
+        if call.key != wanted.key:
+            return index
+    if len(made) != len(expected):
+        return min(len(made), len(expected))
+    return None

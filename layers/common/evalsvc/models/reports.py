@@ -4,9 +4,11 @@ monitor with its newest runs. The pages in `reports` render these and read nothi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from evalsvc.models.conversations import Message, ToolCall, compact_json, first_difference
 from evalsvc.models.evaluations import Critique, EvaluationResult
 from evalsvc.statistics.agreement import Agreement
 from evalsvc.statistics.error_bars import ClusteredMean
@@ -18,6 +20,54 @@ if TYPE_CHECKING:
     from evalsvc.models.monitors import MonitorIn, Run, StoredMonitor
 
 
+# The most messages of a conversation, and the most calls of each list, a page shows of one
+# pair (E11): the last messages, the first calls and the first difference. A page halves it with
+# its text limits (reports.limits.Limits.items) until the page fits.
+LISTED_ITEMS = 25
+
+
+@dataclass(frozen=True, slots=True)
+class CallText:
+    """A tool call as a page shows it: its name, and its arguments as compact JSON."""
+
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class Calls:
+    """A pair's tool calls as a page shows them (E11): those made and those expected, each None
+    when the pair was written without it, and the first index at which they differ
+    (conversations.first_difference), None when they are the same calls or when nothing is
+    expected. A pair with expected calls and none recorded made none (as the trajectory checks
+    read it)."""
+
+    made: tuple[CallText, ...] | None
+    expected: tuple[CallText, ...] | None
+    first_difference: int | None
+
+    @classmethod
+    def of(
+        cls, made: Sequence[ToolCall] | None, expected: Sequence[ToolCall] | None
+    ) -> Calls | None:
+        """The calls of a pair written with `made` and `expected`; None without either."""
+        if made is None and expected is None:
+            return None
+        differs = first_difference(made or (), expected) if expected is not None else None
+        return cls(_call_texts(made), _call_texts(expected), differs)
+
+    @property
+    def rows(self) -> int:
+        """How many rows the calls take side by side: the longer list's length."""
+        return max(len(self.made or ()), len(self.expected or ()))
+
+
+def _call_texts(calls: Sequence[ToolCall] | None) -> tuple[CallText, ...] | None:
+    if calls is None:
+        return None
+    return tuple(CallText(c.name, compact_json(c.arguments)) for c in calls)
+
+
 @dataclass(frozen=True, slots=True)
 class PairText:
     """A listed pair's texts, as the result scored them: `missing` when the pair is no longer
@@ -25,7 +75,8 @@ class PairText:
     not what was scored: only for a result stored before it pinned its dataset version),
     `unread` when reading it would have passed what one report reads, or its time; `expired`
     (the reason, naming the day) when the version the result scored is past its retention.
-    `reference` and `contexts` (E10) only when the pair was written with them."""
+    `reference` and `contexts` (E10), `messages` (the conversation before the input) and
+    `calls` (E11) only when the pair was written with them."""
 
     input: str = ""
     output: str = ""
@@ -35,12 +86,22 @@ class PairText:
     expired: str = ""
     reference: str | None = None
     contexts: tuple[str, ...] | None = None
+    messages: tuple[Message, ...] | None = None
+    calls: Calls | None = None
 
     @property
     def shown_texts(self) -> int:
-        """How many texts a page shows of the pair: input, output, and its reference and each
-        context when it has them (what the page's text limits are shared among)."""
-        return 2 + (self.reference is not None) + len(self.contexts or ())
+        """How many texts a page shows of the pair at most: input, output, and its reference
+        and each context when it has them; each message it shows of its conversation (at most
+        LISTED_ITEMS), and the name and the arguments of each call it shows of either list (at
+        most LISTED_ITEMS and the first difference). What the page's text limits are shared
+        among."""
+        texts = 2 + (self.reference is not None) + len(self.contexts or ())
+        texts += min(len(self.messages or ()), LISTED_ITEMS)
+        if self.calls is not None:
+            lists = (self.calls.made is not None) + (self.calls.expected is not None)
+            texts += 2 * lists * min(self.calls.rows, LISTED_ITEMS + 1)
+        return texts
 
 
 @dataclass(slots=True)

@@ -13,6 +13,8 @@ everything else), its charts are inline SVG, and it has no script.
     pages             the Jinja2 environment, the stylesheet and its policy, drawing a page
                       until it fits
     limits            how much of each kind of text a page shows
+    conversation      what a pair's conversation and tool calls draw (E11): the messages
+                      shown open and closed, the rows of calls side by side
     filters           how figures and texts are written on a page
     charts            where each mark of a chart goes
 

@@ -22,7 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from evalsvc.core.identifiers import format_ms
-from evalsvc.reports import charts, filters
+from evalsvc.reports import charts, conversation, filters
 from evalsvc.reports.limits import MAX_PAGE_BYTES, SHORT_CONTEXT_CHARS, Limits
 
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -56,6 +56,9 @@ def _environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
     env.globals["short"] = charts.short
     # A context of at most this many characters is shown open, a longer one closed.
     env.globals["short_context"] = SHORT_CONTEXT_CHARS
+    # What a pair's conversation and tool calls draw (E11), within the page's `items` limit.
+    env.globals["conversation_view"] = conversation.conversation_view
+    env.globals["call_rows"] = conversation.call_rows
     return env
 
 

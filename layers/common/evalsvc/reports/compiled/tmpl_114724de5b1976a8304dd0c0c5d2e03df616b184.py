@@ -7,7 +7,7 @@ def root(context, missing=missing):
     concat = environment.concat
     cond_expr_undefined = Undefined
     if 0: yield None
-    l_0_pair_texts = l_0_contexts = l_0_vote_word = missing
+    l_0_conversation = l_0_tool_calls = l_0_pair_texts = l_0_contexts = l_0_vote_word = missing
     try:
         t_1 = environment.filters['count']
     except KeyError:
@@ -33,6 +33,15 @@ def root(context, missing=missing):
         def t_4(*unused):
             raise TemplateRuntimeError("No test named 'none' found.")
     pass
+    included_template = environment.get_template('conversation.html.j2', 'pair_text.html.j2')._get_default_module(context)
+    l_0_conversation = getattr(included_template, 'conversation', missing)
+    if l_0_conversation is missing:
+        l_0_conversation = undefined(f"the template {included_template.__name__!r} (imported on line 1 in 'pair_text.html.j2') does not export the requested name 'conversation'", name='conversation')
+    l_0_tool_calls = getattr(included_template, 'tool_calls', missing)
+    if l_0_tool_calls is missing:
+        l_0_tool_calls = undefined(f"the template {included_template.__name__!r} (imported on line 1 in 'pair_text.html.j2') does not export the requested name 'tool_calls'", name='tool_calls')
+    context.vars.update({'conversation': l_0_conversation, 'tool_calls': l_0_tool_calls})
+    context.exported_vars.difference_update(('conversation', 'tool_calls'))
     def macro(l_1_text, l_1_limits, l_1_output_label):
         t_5 = []
         if l_1_text is missing:
@@ -66,6 +75,12 @@ def root(context, missing=missing):
             )
         else:
             pass
+            if (not t_4(environment.getattr(l_1_text, 'messages'))):
+                pass
+                t_5.extend((
+                    escape(environment.finalize(context.call((undefined(name='conversation') if l_0_conversation is missing else l_0_conversation), environment.getattr(l_1_text, 'messages'), l_1_limits))),
+                    '\n',
+                ))
             t_5.extend((
                 '<div class="label">Input (',
                 escape(environment.finalize(t_1(t_3(environment.getattr(l_1_text, 'input'))))),
@@ -79,6 +94,12 @@ def root(context, missing=missing):
                 escape(environment.finalize(t_2(environment.getattr(l_1_text, 'output'), environment.getattr(l_1_limits, 'pair_text')))),
                 '</div>\n',
             ))
+            if (not t_4(environment.getattr(l_1_text, 'calls'))):
+                pass
+                t_5.extend((
+                    escape(environment.finalize(context.call((undefined(name='tool_calls') if l_0_tool_calls is missing else l_0_tool_calls), environment.getattr(l_1_text, 'calls'), l_1_limits))),
+                    '\n',
+                ))
             if (not t_4(environment.getattr(l_1_text, 'reference'))):
                 pass
                 t_5.extend((
@@ -174,4 +195,4 @@ def root(context, missing=missing):
     context.vars['vote_word'] = l_0_vote_word = Macro(environment, macro, 'vote_word', ('vote',), False, False, False, context.eval_ctx.autoescape)
 
 blocks = {}
-debug_info = '1=36&2=45&4=50&6=55&7=59&8=62&11=71&12=73&13=75&14=79&15=82&16=86&17=88&19=91&20=94&26=101&28=110&29=115&30=122&31=129&32=135&40=152'
+debug_info = '1=36&2=45&3=54&5=59&7=64&8=68&9=71&12=78&13=81&15=86&16=88&17=90&18=94&19=97&20=100&22=103&23=107&24=109&26=112&27=115&33=122&35=131&36=136&37=143&38=150&39=156&47=173'
