@@ -108,7 +108,7 @@ SHOWN_CASES = [
 AGENT_PAIRS: list[dict[str, Any]] = [
     {
         "id": "a-apart",
-        "input": "And the second?",
+        "input": "And the \u202esecond?",
         "output": "Agent a-apart: please see.",
         "messages": CONVERSATION,
         "tool_calls": HOSTILE_CALLS,
@@ -528,6 +528,8 @@ def test_a_pairs_conversation_is_collapsed_and_its_calls_mark_the_first_differen
             assert drawn["texts"] == [
                 m["content"].replace("\u202e", "\ufffd") for m in CONVERSATION
             ]
+            # The input too: an override in any text is shown, not obeyed
+            assert app.page.texts("[aria-label=Input] pre") == ["And the \ufffdsecond?"]
             conversation = app.text("[aria-label=Conversation]")
             assert "Which one opened first?" in conversation
             assert "You answer about bridges." not in conversation

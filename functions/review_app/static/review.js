@@ -11,7 +11,7 @@
 // Keys (not while typing in a text field): + meets, - does not meet, 0 unsure, n next, p previous.
 
 import {api, path, query} from "./api.js";
-import {callsBlock, conversationBlock, exactNumbers} from "./conversation.js";
+import {callsBlock, conversationBlock, exactNumbers, shown} from "./conversation.js";
 import {fill, h, num} from "./dom.js";
 import {agreementBlock} from "./evaluations.js";
 import {announce, empty, heading, isAbort, loading} from "./ui.js";
@@ -187,7 +187,7 @@ export function reviewPage(context) {
     if (text === null || text === undefined) {
       return h("p", {class: "muted"}, "This pair is no longer in the dataset.");
     }
-    return h("pre", {tabindex: "0"}, text);
+    return h("pre", {tabindex: "0"}, shown(text));
   }
 
   // The answer the pair should give, when it was written with one (E10).
@@ -215,7 +215,7 @@ export function reviewPage(context) {
           "details",
           {class: "context", open: text.length <= SHORT_CONTEXT},
           h("summary", {}, `Context ${index + 1} of ${count} · ${num(text.length, 0)} characters`),
-          h("pre", {tabindex: "0"}, text),
+          h("pre", {tabindex: "0"}, shown(text)),
         ),
       );
     });
