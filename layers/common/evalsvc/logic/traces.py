@@ -16,6 +16,7 @@ skipped when the export is sent again."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -88,22 +89,23 @@ def ingest(
             raise _no_dataset()
         by_dataset.setdefault(target, []).append(pair)
     # Every dataset the export names for a GenAI span exists once it is answered, even when its
-    # spans wait for their root.
-    named = set(by_dataset)
+    # spans wait for their root; one that does not is created (empty) when first needed.
+    waited_in = set()
     for piece in waits.values():
-        named |= {d for d in waiting.datasets_named(piece) if _valid_id(d)}
-    for target in sorted(named):
-        if store.create_empty(identity.tenant, DatasetKind.SEED, target):
-            logger.info("seed dataset created for traces", extra={"dataset_id": target})
+        waited_in |= {d for d in waiting.datasets_named(piece) if _valid_id(d)}
+    for target in sorted(waited_in - set(by_dataset)):
+        if store.get_header(identity.tenant, DatasetKind.SEED, target, counted=False) is None:
+            _create(identity, target)
     added: dict[str, int] = {}
     for target, kept in by_dataset.items():
+        append = functools.partial(
+            store.add_new_pairs, identity.tenant, DatasetKind.SEED, target, kept, out_of_time
+        )
         try:
-            new = store.add_new_pairs(identity.tenant, DatasetKind.SEED, target, kept, out_of_time)
+            new = append()
         except NotFound:
-            # Deleted between its creation and the appends: made again on the next sending.
-            raise InvalidInput(
-                f"dataset {target!r} was removed while spans were added; retry"
-            ) from None
+            _create(identity, target)
+            new = append()
         added[target] = len(new)
     # The pairs are stored: the pieces they were made of are no longer waited for. A trace
     # still without its root waits, unless it grew too large to.
@@ -122,6 +124,12 @@ def ingest(
         extra={"pairs": len(pairs), "new": total, "rejected": rejected.rejected},
     )
     return Ingested(export_response(rejected, media), media, added)
+
+
+def _create(identity: Identity, dataset_id: str) -> None:
+    """Create the seed dataset, empty, unless another request just did."""
+    if store.create_empty(identity.tenant, DatasetKind.SEED, dataset_id):
+        logger.info("seed dataset created for traces", extra={"dataset_id": dataset_id})
 
 
 def _valid_id(dataset_id: str) -> bool:
