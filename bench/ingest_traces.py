@@ -153,6 +153,26 @@ def writes(spans: int) -> None:
         print(f"the same export sent again: {shown(resent)}")
 
 
+def split_writes(spans: int) -> None:
+    """Agent traces whose agent spans leave in a later export than their chats and tools (as a
+    batching exporter sends them): the pieces wait, then join their root."""
+    identity = Identity(tenant="bench", key_id="k", user="bench", user_email="bench@example.test")
+    ended = agent_spans(spans, 7)
+    roots = [span for span in ended if span.parent is None]
+    children = [span for span in ended if span.parent is not None]
+    with moto_in_process():
+        fresh_tables()
+        store.create_empty("bench", DatasetKind.SEED, "s")
+        counter = CallCounter()
+        for piece in (children, roots):
+            body = body_of(piece)
+            traces.ingest(identity, body, "application/x-protobuf", "gzip", "s", lambda: False)
+            calls = shown(counter.take())
+            print(f"  an export of {len(piece)} spans of {len(roots)} agent traces: {calls}")
+        header = store.get_header("bench", DatasetKind.SEED, "s")
+        assert header is not None and header.pair_count == len(roots)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--exports", type=int, default=5)
@@ -160,6 +180,8 @@ def main() -> None:
     args = parser.parse_args()
     throughput(args.exports, args.spans)
     writes(args.spans)
+    print("agent traces in two exports, their roots last:")
+    split_writes(args.spans)
 
 
 if __name__ == "__main__":
