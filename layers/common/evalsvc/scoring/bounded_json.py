@@ -52,7 +52,8 @@ def nesting_depth(text: str) -> int:
     return deepest
 
 
-def _integer(digits: str) -> int:
+def integer(digits: str) -> int:
+    """JSONDecoder's parse_int within MAX_INT_DIGITS (BeyondLimits past it)."""
     if len(digits.lstrip("-")) > MAX_INT_DIGITS:
         raise BeyondLimits(
             f"it holds an integer of {len(digits.lstrip('-'))} digits; at most "
@@ -61,11 +62,12 @@ def _integer(digits: str) -> int:
     return int(digits)
 
 
-def _constant(name: str) -> Any:
+def constant(name: str) -> Any:
+    """JSONDecoder's parse_constant: NaN and the infinities are not JSON."""
     raise NotJson(f"{name} is not a JSON value")
 
 
-_DECODER = json.JSONDecoder(parse_int=_integer, parse_constant=_constant)
+_DECODER = json.JSONDecoder(parse_int=integer, parse_constant=constant)
 
 
 def loads(text: str) -> Any:

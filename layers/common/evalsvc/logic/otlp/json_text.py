@@ -16,7 +16,13 @@ import math
 import re
 from typing import Any
 
-from evalsvc.scoring.bounded_json import MAX_DEPTH, MAX_INT_DIGITS, BeyondLimits, NotJson
+from evalsvc.scoring.bounded_json import (
+    MAX_DEPTH,
+    BeyondLimits,
+    NotJson,
+    constant,
+    integer,
+)
 
 __all__ = ["MAX_DEPTH", "BeyondLimits", "NotJson", "deeper_than", "read_json"]
 
@@ -52,15 +58,6 @@ def deeper_than(text: str, limit: int) -> bool:
     return _innermost_removed(brackets + ")" * unclosed, limit)[1] > limit
 
 
-def _integer(digits: str) -> int:
-    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-        raise BeyondLimits(
-            f"it holds an integer of {len(digits.lstrip('-'))} digits; at most "
-            f"{MAX_INT_DIGITS} are read"
-        )
-    return int(digits)
-
-
 def _float(literal: str) -> float:
     value = float(literal)
     if not math.isfinite(value):
@@ -68,11 +65,7 @@ def _float(literal: str) -> float:
     return value
 
 
-def _constant(name: str) -> Any:
-    raise NotJson(f"{name} is not a JSON value")
-
-
-_DECODER = json.JSONDecoder(parse_int=_integer, parse_float=_float, parse_constant=_constant)
+_DECODER = json.JSONDecoder(parse_int=integer, parse_float=_float, parse_constant=constant)
 
 
 def read_json(text: str) -> Any:

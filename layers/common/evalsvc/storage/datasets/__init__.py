@@ -47,6 +47,7 @@ from evalsvc.storage.datasets.appends import (
     PromptMismatch,
     add_new_pairs,
     add_pair,
+    create_empty,
     create_for_prompt,
 )
 from evalsvc.storage.datasets.codec import LISTED_PAIR_BYTES, TornRead
@@ -80,7 +81,6 @@ from evalsvc.storage.datasets.reads import (
 )
 from evalsvc.storage.datasets.versions import (
     VersionInUse,
-    create_empty,
     discard_version,
     installing,
     purge_version,

@@ -321,15 +321,14 @@ def _withdraw(items: list[Item]) -> None:
         logger.exception("could not withdraw a pair from a replaced version")
 
 
-def create_for_prompt(
-    tenant: str, dataset_id: str, system_prompt: str, stale_id: str | None
-) -> bool:
-    """Create an empty seed dataset that owns `system_prompt`. False when another dataset claimed
-    the prompt first (the caller then files the pair there)."""
-    ms = now_ms()
+def _new_empty(
+    tenant: str, kind: DatasetKind, dataset_id: str, system_prompt: str, ms: int
+) -> list[Item]:
+    """The puts of a transaction that creates a dataset with no pairs unless it exists: its
+    header (conditional on its absence) and the tenant's `latest` pointer."""
     header = DatasetHeader(
         tenant=tenant,
-        kind=DatasetKind.SEED,
+        kind=kind,
         dataset_id=dataset_id,
         system_prompt=system_prompt,
         created_ms=ms,
@@ -341,7 +340,7 @@ def create_for_prompt(
         append_shards=append_shards_for(0),
         version_kind="create",
     )
-    actions = [
+    return [
         {
             "Put": {
                 "TableName": table(),
@@ -349,7 +348,24 @@ def create_for_prompt(
                 "ConditionExpression": "attribute_not_exists(pk)",
             }
         },
-        {"Put": latest_pointer(tenant, DatasetKind.SEED, dataset_id, ms)},
+        {"Put": latest_pointer(tenant, kind, dataset_id, ms)},
+    ]
+
+
+def create_empty(tenant: str, kind: DatasetKind, dataset_id: str) -> bool:
+    """Create the dataset with no pairs and no system prompt unless it exists (then nothing is
+    written): True when this call created it. Its pairs are then appended (E11's traces)."""
+    return dynamo.transact(_new_empty(tenant, kind, dataset_id, "", now_ms()))
+
+
+def create_for_prompt(
+    tenant: str, dataset_id: str, system_prompt: str, stale_id: str | None
+) -> bool:
+    """Create an empty seed dataset that owns `system_prompt`. False when another dataset claimed
+    the prompt first (the caller then files the pair there)."""
+    ms = now_ms()
+    actions = [
+        *_new_empty(tenant, DatasetKind.SEED, dataset_id, system_prompt, ms),
         {"Put": prompt_pointer(tenant, system_prompt, dataset_id, replacing=stale_id, claim=True)},
     ]
     try:

@@ -224,32 +224,6 @@ def discard_version(
         )
 
 
-def create_empty(tenant: str, kind: DatasetKind, dataset_id: str) -> bool:
-    """Create the dataset with no pairs and no system prompt unless it exists (then nothing is
-    written): True when this call created it. Its pairs are then appended."""
-    ms = now_ms()
-    header = DatasetHeader(
-        tenant=tenant,
-        kind=kind,
-        dataset_id=dataset_id,
-        system_prompt="",
-        created_ms=ms,
-        updated_ms=ms,
-        version=new_id(),
-        pair_count=0,
-        bytes=0,
-        shards=0,
-        append_shards=append_shards_for(0),
-        version_kind=VersionKind.CREATE.value,
-    )
-    put = {
-        "TableName": table(),
-        "Item": header_item(header),
-        "ConditionExpression": "attribute_not_exists(pk)",
-    }
-    return dynamo.transact([{"Put": put}, {"Put": latest_pointer(tenant, kind, dataset_id, ms)}])
-
-
 def _commit(
     tenant: str,
     kind: DatasetKind,
