@@ -67,7 +67,44 @@ def ingest(
     pieces = waiting.by_trace(request, dataset_id)
     if any(waiting.without_dataset(piece) for piece in pieces.values()):
         raise _no_dataset()
-    earlier = waiting_spans.read(identity.tenant, list(pieces))
+    now, joined, waits = _ready(identity.tenant, pieces)
+    mapped = map_export(now)
+    pairs, rejected = _checked(mapped)
+    by_dataset: dict[str, list[Pair]] = {}
+    for span_pair, pair in pairs:
+        target = dataset_id or span_pair.dataset_id
+        if target is None:
+            raise _no_dataset()
+        by_dataset.setdefault(target, []).append(pair)
+    added = _append(identity, by_dataset, waits, out_of_time)
+    # The pairs are stored: the pieces they were made of are no longer waited for. A trace
+    # still without its root waits, unless it grew too large to.
+    waiting_spans.remove(identity.tenant, joined)
+    if waits and out_of_time():
+        raise store.no_time()
+    serialized = {trace_id: piece.SerializeToString() for trace_id, piece in waits.items()}
+    for trace_id in waiting_spans.add_all(identity.tenant, serialized):
+        rejected.rejected += waiting.gen_ai_spans(waits[trace_id])
+        rejected.reasons.append(
+            f"trace {trace_id.hex()}: too large to wait for its root span (over "
+            f"{waiting_spans.MAX_BYTES:,} bytes of GenAI attributes)"
+        )
+    total = sum(added.values())
+    metrics.add_metric(name="PairsWritten", unit="Count", value=total)
+    logger.info(
+        "trace export kept",
+        extra={"pairs": len(pairs), "new": total, "rejected": rejected.rejected},
+    )
+    return Ingested(export_response(rejected, media), media, added)
+
+
+def _ready(
+    tenant: str, pieces: dict[bytes, ExportTraceServiceRequest]
+) -> tuple[ExportTraceServiceRequest, list[bytes], dict[bytes, ExportTraceServiceRequest]]:
+    """Of the export's traces (`pieces`), joined to their pieces that waited: those whose local
+    root is here, as one export to map; which of them had pieces waiting; and the pieces of
+    traces that wait on (those with a GenAI span or earlier pieces)."""
+    earlier = waiting_spans.read(tenant, list(pieces))
     now = ExportTraceServiceRequest()
     joined: list[bytes] = []
     waits: dict[bytes, ExportTraceServiceRequest] = {}
@@ -80,17 +117,19 @@ def ingest(
                 joined.append(trace_id)
         elif stored or waiting.gen_ai_spans(piece):
             waits[trace_id] = piece
-    mapped = map_export(now)
-    pairs, rejected = _checked(mapped)
-    by_dataset: dict[str, list[Pair]] = {}
-    for span_pair, pair in pairs:
-        target = dataset_id or span_pair.dataset_id
-        if target is None:
-            raise _no_dataset()
-        by_dataset.setdefault(target, []).append(pair)
-    # Every dataset the export names for a GenAI span exists once it is answered, even when its
-    # spans wait for their root; one that does not is created (empty) when first needed.
-    waited_in = set()
+    return now, joined, waits
+
+
+def _append(
+    identity: Identity,
+    by_dataset: dict[str, list[Pair]],
+    waits: dict[bytes, ExportTraceServiceRequest],
+    out_of_time: Callable[[], bool],
+) -> dict[str, int]:
+    """Append each dataset's pairs (those it does not hold yet), creating a dataset an append
+    finds absent; and create, empty, a dataset only waiting pieces name, so that every dataset
+    an export names exists once it is answered. How many pairs each dataset gained."""
+    waited_in: set[str] = set()
     for piece in waits.values():
         waited_in |= {d for d in waiting.datasets_named(piece) if _valid_id(d)}
     for target in sorted(waited_in - set(by_dataset)):
@@ -107,23 +146,7 @@ def ingest(
             _create(identity, target)
             new = append()
         added[target] = len(new)
-    # The pairs are stored: the pieces they were made of are no longer waited for. A trace
-    # still without its root waits, unless it grew too large to.
-    waiting_spans.remove(identity.tenant, joined)
-    for trace_id, piece in waits.items():
-        if not waiting_spans.add(identity.tenant, trace_id, piece.SerializeToString()):
-            rejected.rejected += waiting.gen_ai_spans(piece)
-            rejected.reasons.append(
-                f"trace {trace_id.hex()}: too large to wait for its root span (over "
-                f"{waiting_spans.MAX_BYTES:,} bytes of GenAI attributes)"
-            )
-    total = sum(added.values())
-    metrics.add_metric(name="PairsWritten", unit="Count", value=total)
-    logger.info(
-        "trace export kept",
-        extra={"pairs": len(pairs), "new": total, "rejected": rejected.rejected},
-    )
-    return Ingested(export_response(rejected, media), media, added)
+    return added
 
 
 def _create(identity: Identity, dataset_id: str) -> None:

@@ -49,6 +49,7 @@ from evalsvc.storage.datasets.appends import (
     add_pair,
     create_empty,
     create_for_prompt,
+    no_time,
 )
 from evalsvc.storage.datasets.codec import LISTED_PAIR_BYTES, TornRead
 from evalsvc.storage.datasets.history import replaced_page
@@ -112,6 +113,7 @@ __all__ = [
     "installing",
     "latest_dataset_id",
     "make_ord",
+    "no_time",
     "purge_version",
     "put_version_pairs",
     "range_page",

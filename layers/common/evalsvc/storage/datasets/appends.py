@@ -216,7 +216,7 @@ def add_new_pairs(
         if not header.appended and not _mark_appended(header):
             continue  # overwritten since it was read
         if out_of_time():
-            raise _no_time()
+            raise no_time()
         store = functools.partial(_store_new, pks, now_ms(), dataset_id)
         stored = [
             (pair, items)
@@ -248,7 +248,7 @@ def _store_new(pks: dict[str, str], ms: int, dataset_id: str, pair: Pair) -> lis
         return None  # stored by an earlier sending of it, or by one running now
 
 
-def _no_time() -> StorageUnavailable:
+def no_time() -> StorageUnavailable:
     return StorageUnavailable(
         "not every pair could be stored in the time of one request; send the same data again: "
         "the pairs stored already are skipped"
