@@ -39,8 +39,13 @@ def body(response: Any) -> Any:
     return ok(response).json()
 
 
-def seed(tenant: Tenant, data: list[dict[str, Any]], dataset_id: str = "ds") -> str:
-    written = {"data": with_conversations(data), "system_prompt": "Be kind."}
+def seed(
+    tenant: Tenant, data: list[dict[str, Any]], dataset_id: str = "ds", conversations: bool = True
+) -> str:
+    """The dataset written (its pairs with their conversation ids, unless not `conversations`),
+    and the metrics set's id."""
+    pairs = with_conversations(data) if conversations else data
+    written = {"data": pairs, "system_prompt": "Be kind."}
     ok(tenant.post(f"/data/seed/{dataset_id}", written))
     return str(body(tenant.post("/specify_questions", {"metrics": METRICS}))["metrics_id"])
 
@@ -143,7 +148,7 @@ def test_a_comparison_clusters_by_the_baseline_pairs_conversation(acme: Tenant) 
 
 def test_pairs_without_a_conversation_id_are_each_their_own_cluster(acme: Tenant) -> None:
     data = topic_pairs(range(40), shift=0, labels=9)
-    seed(acme, data)
+    seed(acme, data, conversations=False)
 
     out = body(acme.post("/evaluate", {"seed_data_id": "ds", "cluster_by": "conversation"}))
 
