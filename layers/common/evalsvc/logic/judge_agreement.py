@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from evalsvc.core.errors import InvalidInput
 from evalsvc.logic.results import existing_result
@@ -49,23 +50,27 @@ def of_votes(
 ) -> AgreementReport:
     """Agreement per metric of `result` from `votes` (a vote stored without the judge's score
     takes the pair's stored score)."""
-    results_id = result.results_id
+    scored = with_scores(tenant, result, votes)
+    return AgreementReport(
+        result.results_id, source, per_metric(result.definitions, scored, source)
+    )
+
+
+def with_scores(
+    tenant: str, result: EvaluationResult, votes: list[VoteObservation]
+) -> list[VoteObservation]:
+    """`votes`, each with the judge's score it was cast on: a vote stored before scores were
+    kept with votes takes its pair's stored score (None still when the pair is gone)."""
     unscored = [v.pair_id for v in votes if v.score is None]
-    if unscored:
-        scored = results_store.get_scored(tenant, results_id, unscored)
-        votes = [
-            v
-            if v.score is not None or v.pair_id not in scored
-            else VoteObservation(
-                v.metric_idx,
-                v.pair_id,
-                scored[v.pair_id].scores[v.metric_idx],
-                v.vote,
-                v.source,
-            )
-            for v in votes
-        ]
-    return AgreementReport(results_id, source, per_metric(result.definitions, votes, source))
+    if not unscored:
+        return votes
+    scored = results_store.get_scored(tenant, result.results_id, unscored)
+    return [
+        v
+        if v.score is not None or v.pair_id not in scored
+        else replace(v, score=scored[v.pair_id].scores[v.metric_idx])
+        for v in votes
+    ]
 
 
 def per_metric(
