@@ -142,6 +142,23 @@ def of_result(
     return [of_metric(result, votes, idx, alpha) for idx in range(len(result.definitions))]
 
 
+def plan_of(
+    result: EvaluationResult,
+    votes: list[VoteObservation],
+    metric_idx: int,
+    half_width: float,
+    alpha: float,
+) -> LabelPlan | None:
+    """The labels an interval of `half_width` needs on one metric of a complete result, from
+    its votes (each with the judge's score it was cast on), as POST /plan and the report give
+    it; None below MIN_LABELS labelled pairs or when no pair was scored (nothing to plan from).
+    ValueError for a half_width that is not finite and > 0 or an alpha outside (0, 0.5)."""
+    labeled, unlabeled, _ = _split(result, votes, metric_idx)
+    if len(labeled) < MIN_LABELS or unlabeled is None:
+        return None
+    return plan_labels(labeled, unlabeled, half_width, alpha)
+
+
 def _votes(identity: Identity, result: EvaluationResult) -> list[VoteObservation]:
     votes = list(critiques_store.votes_of_result(identity.tenant, result.results_id))
     return judge_agreement.with_scores(identity.tenant, result, votes)
@@ -175,17 +192,22 @@ def plan(
     check_alpha(alpha)
     result = existing_result(identity, results_id, require_complete=True)
     check_metric_idx(result, metric_idx)
-    labeled, unlabeled, _ = _split(result, _votes(identity, result), metric_idx)
-    if len(labeled) < MIN_LABELS or unlabeled is None:
+    votes = _votes(identity, result)
+    planned = plan_of(result, votes, metric_idx, half_width, alpha)
+    if planned is None:
+        found = len(labels(votes, metric_idx))
         raise Conflict(
-            f"metric {metric_idx} of result {results_id!r} has {len(labeled)} pair"
-            f"{'s' if len(labeled) != 1 else ''} with audit votes: at least {MIN_LABELS} are "
+            f"metric {metric_idx} of result {results_id!r} has {found} pair"
+            f"{'s' if found != 1 else ''} with audit votes: at least {MIN_LABELS} are "
             "needed to plan from their spread. Vote on its audit sample "
             f"(GET /evaluation/{results_id}/audit_sample?metric_idx={metric_idx}) first"
         )
-    planned = plan_labels(labeled, unlabeled, half_width, alpha)
     logger.info(
         "planned labels",
-        extra={"results_id": results_id, "metric_idx": metric_idx, "labels_now": len(labeled)},
+        extra={
+            "results_id": results_id,
+            "metric_idx": metric_idx,
+            "labels_now": planned.labels_now,
+        },
     )
     return planned
