@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.errors import Gone
 from evalsvc.core.observability import LogContextPool
-from evalsvc.logic import comparisons, judge_agreement, reproduce
+from evalsvc.logic import anchored, comparisons, judge_agreement, reproduce
 from evalsvc.logic.results import existing_result, fill_lowest_reasons
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.comparisons import CompareIn
@@ -34,6 +34,7 @@ from evalsvc.models.evaluations import Critique, EvaluationResult, VoteObservati
 from evalsvc.models.jobs import Status
 from evalsvc.models.metric_sets import NEEDS
 from evalsvc.models.reports import (
+    AnchoredSection,
     Calls,
     ChangeTexts,
     ComparisonReport,
@@ -64,6 +65,9 @@ TEXT_READ_SECONDS = 4.0
 # when it has at most this many scored pairs (a DynamoDB page or two); a larger one's page says
 # the histograms were not stored, so that no view costs a read of every scored pair.
 LEGACY_HISTOGRAM_PAIRS = 2_000
+# The interval half-width (a share: 0.05 is ±5 points) the page says how many audited pairs
+# would reach, beside what people would say of every pair (E12).
+ANCHORED_HALF_WIDTH = 0.05
 
 
 def _at(values: Sequence[T] | None, idx: int) -> T | None:
@@ -81,13 +85,16 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
     )
     shown = _lowest_pairs(identity.tenant, result)
     agreement: dict[int, Agreement] = {}
+    people: dict[int, AnchoredSection] = {}
     if result.status is Status.COMPLETE and critiques and more is None:
         observed = [
             VoteObservation(c.metric_idx, c.pair_id, c.score, c.vote, c.source) for c in critiques
         ]
+        observed = judge_agreement.with_scores(identity.tenant, result, observed)
         for metric in judge_agreement.of_votes(identity.tenant, result, observed, "all").metrics:
             if metric.figures.votes:
                 agreement[metric.metric_idx] = metric.figures
+        people = _anchored(result, observed)
     histograms, note = _histograms(identity.tenant, result, deadline)
     critiques.sort(key=_newest_first)  # and so each pair's, grouped below
     on_pair: dict[tuple[int, str], list[Critique]] = defaultdict(list)
@@ -117,6 +124,7 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
                 lowest=lowest,
                 votes=votes[idx],
                 agreement=agreement.get(idx),
+                anchored=people.get(idx),
                 clustered=_at(result.clustered, idx),
                 judge_noise=_at(result.judge_noise, idx),
                 not_applicable=result.not_applicable_count(idx),
@@ -130,6 +138,23 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
         critiques_more=more is not None,
         histogram_note=note,
     )
+
+
+def _anchored(result: EvaluationResult, votes: list[VoteObservation]) -> dict[int, AnchoredSection]:
+    """Per metric with audit votes, what people would say of every pair (E12) and the audited
+    pairs an interval of ANCHORED_HALF_WIDTH would need, from every vote of the result (read
+    whole: a part of them would give a wrong figure, never a smaller one)."""
+    sections = {}
+    for metric in anchored.of_result(result, votes):
+        if metric.figures.n_labeled == 0 or metric.judge_only is None:
+            continue
+        planned = anchored.plan_of(
+            result, votes, metric.metric_idx, ANCHORED_HALF_WIDTH, metric.alpha
+        )
+        sections[metric.metric_idx] = AnchoredSection(
+            metric.figures, metric.judge_only, metric.alpha, ANCHORED_HALF_WIDTH, planned
+        )
+    return sections
 
 
 def _newest_first(c: Critique) -> tuple[int, str]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from evalsvc.models.conversations import Message, ToolCall, compact_json, first_difference
 from evalsvc.models.evaluations import Critique, EvaluationResult
 from evalsvc.statistics.agreement import Agreement
+from evalsvc.statistics.anchored import Anchored, LabelPlan
 from evalsvc.statistics.error_bars import ClusteredMean
 from evalsvc.statistics.scores import Summary
 
@@ -121,6 +122,20 @@ class VoteCounts:
     comments: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class AnchoredSection:
+    """E12 on the page: what people would say of every pair of a metric, its audit votes
+    anchoring the judge's scores (`figures`: the estimate None below 2 audited pairs or 2 other
+    scored pairs), at level 1 - alpha; what the judge alone says (the mean of (score - 1)/4);
+    and the audited pairs an interval of ±half_width would need (None below 2 audited pairs)."""
+
+    figures: Anchored
+    judge_only: float
+    alpha: float
+    half_width: float
+    plan: LabelPlan | None
+
+
 @dataclass(slots=True)
 class MetricSection:
     idx: int
@@ -138,6 +153,9 @@ class MetricSection:
     # it needs only the input and output).
     not_applicable: int = 0
     needs: str = ""
+    # E12: per metric with audit votes, what people would say of every pair (None without audit
+    # votes, or when the votes were not all read: `EvaluationReport.critiques_more`).
+    anchored: AnchoredSection | None = None
 
 
 @dataclass(slots=True)
