@@ -14,7 +14,8 @@ shifted up by one point of the scale. Per sample size it prints the coverage of 
 the classical intervals (each with its Monte Carlo standard error √(c(1 - c)/reps)), the
 anchored estimate's mean error and the judge alone's (the population's mean prediction less the
 true share: a fixed number, since it reads every pair), the mean ratio of the two intervals'
-widths, and the mean effective_labels and lambda.
+widths, the mean effective_labels and lambda, and "se / sd of estimates": the mean se the
+service gave over the spread of its estimates across the draws (above 1: wider than needed).
 
 "expected coverage" is what the large-sample theory of sampling without replacement predicts
 for this population: the estimate is, for a fixed lambda, a constant plus the mean over the
