@@ -135,6 +135,11 @@ NEEDS: dict[str, dict[str, set[str]]] = {
         "JobsTable": {G, Q},
         "CritiquesTable": {Q},
     },
+    "get_evaluation_anchored": {
+        "ResultsTable": READS,
+        "JobsTable": {G, Q},
+        "CritiquesTable": {Q},
+    },
     "get_question_agreement": {
         "MetricsTable": {G, Q},
         "CritiquesTable": {Q},

@@ -4,9 +4,11 @@ per metric, from the spread a baseline (and a candidate) showed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
+from evalsvc.models.anchored import LabelPlanIn
 from evalsvc.models.common import MIN_ALPHA
 from evalsvc.statistics.error_bars import DEFAULT_POWER
 
@@ -41,6 +43,23 @@ class PlanIn(BaseModel):
         allow_inf_nan=False,
         description="The chance the comparison should have to detect the effect (0.5 <= power < 1)",
     )
+
+
+def _plan_kind(body: Any) -> str:
+    """A body naming half_width or result_id plans labels (E12); any other plans a comparison."""
+    if isinstance(body, dict) and ("half_width" in body or "result_id" in body):
+        return "labels"
+    if isinstance(body, LabelPlanIn):
+        return "labels"
+    return "comparison"
+
+
+# POST /plan's body: a comparison's plan (baseline_id, effect...) or the labels an anchored
+# interval needs (result_id, metric_idx, half_width).
+AnyPlanIn = Annotated[
+    Annotated[PlanIn, Tag("comparison")] | Annotated[LabelPlanIn, Tag("labels")],
+    Discriminator(_plan_kind),
+]
 
 
 # ---- domain ------------------------------------------------------------------------------------

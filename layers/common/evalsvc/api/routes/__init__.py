@@ -24,6 +24,7 @@ ROUTE_MODULES = (
     "evaluate",
     "list_evaluations",
     "get_evaluation_agreement",
+    "get_evaluation_anchored",
     "get_audit_sample",
     "get_evaluation_report",
     "get_evaluation",
