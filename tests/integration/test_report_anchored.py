@@ -1,19 +1,16 @@
 """GET /evaluation/{id}/report, E12: per metric with audit votes, what people would say of every
 pair (the judge's scores anchored to their votes), from how many audited pairs and judge scores,
 beside what the judge alone says, and the audited pairs a ±5-point interval would need; the
-figures are logic.anchored's (what GET /evaluation/{id}/anchored and POST /plan answer)."""
+figures are what GET /evaluation/{id}/anchored and POST /plan answer."""
 
 from __future__ import annotations
 
 import pytest
-from evalsvc.logic import anchored
 from evalsvc.logic import reports as report_logic
-from evalsvc.models.api_keys import Identity
 
 from tests.integration.conftest import Tenant
 from tests.integration.test_reports import assert_safe, evaluate, metrics, report, seed
 
-ACME = Identity(tenant="acme", user="ann", user_email="ann@acme.test", key_id="k")
 # 24 pairs: "please" in 15 of them (the check scores 5), not in 9 (it scores 1).
 OUTPUTS = [f"please answer {k}" if k % 8 < 5 else f"answer {k}" for k in range(24)]
 
@@ -43,21 +40,28 @@ def test_the_page_says_what_people_would_say_from_the_audit_votes_alone(acme: Te
     page = assert_safe(report(acme, results_id).text)
     words = " ".join(page.words.split())
 
-    figures = anchored.for_result(ACME, results_id, 0, 0.05)
-    f = figures.figures
-    assert f.anchored is not None and f.n_labeled == 8 and f.n_unlabeled == 16
+    said = acme.get(f"/evaluation/{results_id}/anchored?metric_idx=0").json()
+    assert said["n_labeled"] == 8 and said["n_unlabeled"] == 16
     assert (
-        f"People would say {percent(f.anchored.estimate)} % meet "
-        f"({percent(f.anchored.ci_low)}\u2013{percent(f.anchored.ci_high)} %, 95 % interval), "
+        f"People would say {percent(said['estimate'])} % meet "
+        f"({percent(said['ci_low'])}\u2013{percent(said['ci_high'])} %, 95 % interval), "
         f"from 8 audited pairs and 16 judge scores; the judge alone says "
-        f"{percent(figures.judge_only or 0)} %."
+        f"{percent(said['judge_only']['estimate'])} %."
     ) in words
-    planned = anchored.plan(ACME, results_id, 0, report_logic.ANCHORED_HALF_WIDTH, 0.05)
-    assert planned.labels_needed is not None
-    assert (
-        f"±5 points would need {planned.labels_needed:,} audited pairs "
-        f"({planned.classical_labels_needed:,} without the judge); there are 8 now."
-    ) in words
+    body = {"result_id": results_id, "metric_idx": 0, "half_width": 0.05}
+    planned = acme.post("/plan", body).json()
+    assert planned["labels_now"] == 8
+    if planned["labels_needed"] is None:
+        assert (
+            "±5 points cannot be reached with the judge's scores (they alone leave a wider "
+            f"interval); without the judge it would need {planned['classical_labels_needed']:,} "
+            "audited pairs; there are 8 now."
+        ) in words
+    else:
+        assert (
+            f"±5 points would need {planned['labels_needed']:,} audited pairs "
+            f"({planned['classical_labels_needed']:,} without the judge); there are 8 now."
+        ) in words
     # Metric 1 has no audit vote: nothing is said of it
     assert words.count("What people would say") == 1
 
