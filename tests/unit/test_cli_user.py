@@ -887,6 +887,22 @@ def result(results_id: str = "ev_1", status: str = "complete", **more: Any) -> d
     return body
 
 
+def unlabeled(results_id: str = "ev_1") -> Answer:
+    """GET /evaluation/{id}/anchored of a metric without audit labels (E12): the CLI says
+    nothing of it."""
+    return as_json(
+        200,
+        {
+            "eval_results_id": results_id,
+            "metric_idx": 0,
+            "n_labeled": 0,
+            "n_unlabeled": 10,
+            "estimate": None,
+            "judge_only": {"estimate": 0.6},
+        },
+    )
+
+
 def test_evaluate_queues_follows_progress_and_prints_a_table(
     service: Scripted, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -901,6 +917,7 @@ def test_evaluate_queues_follows_progress_and_prints_a_table(
         as_json(200, result(status="running", pairs_done=7, score_means=[])),
         as_json(200, result()),
     )
+    service.on("GET", "/v1/evaluation/ev_1/anchored", unlabeled())
 
     code = run(
         service,
@@ -925,7 +942,9 @@ def test_evaluate_queues_follows_progress_and_prints_a_table(
         "metrics_id": "m_1",
         "pair_query": {"pair_labels": ["a", "b"], "latest_n_pairs": 50},
     }
-    assert [s.path for s in service.seen[1:]] == ["/v1/evaluation/ev_1"] * 4
+    # Then what people would say of each metric (E12): neither has audit labels, so nothing
+    anchored = [f"/v1/evaluation/ev_1/anchored?metric_idx={k}" for k in range(2)]
+    assert [s.path for s in service.seen[1:]] == ["/v1/evaluation/ev_1"] * 4 + anchored
     out, err = capsys.readouterr()
     # Off a terminal: plain lines at each tenth, no escape codes.
     assert err.splitlines() == [
@@ -966,6 +985,7 @@ def test_evaluate_with_judge_samples_counts_judge_calls_and_shows_the_judge_nois
             result(judge_calls_done=30, score_judge_noise_sds=[None, 0.4714], **calls),
         ),
     )
+    service.on("GET", "/v1/evaluation/ev_1/anchored", unlabeled())
 
     # When the evaluation is run with --judge-samples 3
     code = run(service, "evaluate", "--seed", "faq", "--metrics", "m_1", "--judge-samples", "3")
@@ -1018,10 +1038,11 @@ def test_an_evaluation_answered_at_once_is_read_and_shown(
     v1 = {"eval_results_id": "ev_1", "dataset_id": "faq", "pair_count": 10, "scores": []}
     service.on("POST", "/v1/evaluate", as_json(200, v1))
     service.on("GET", "/v1/evaluation/ev_1", as_json(200, result()))
+    service.on("GET", "/v1/evaluation/ev_1/anchored", unlabeled())
 
     assert run(service, "evaluate", "--seed", "faq", "--metrics", "m_1") == 0
 
-    assert [s.method for s in service.seen] == ["POST", "GET"]
+    assert [s.method for s in service.seen] == ["POST", "GET", "GET", "GET"]
     out, err = capsys.readouterr()
     assert "4.20" in out
     assert err == "evaluation ev_1 of dataset faq uses metrics set m_1 (2 metrics)\n"
@@ -2224,6 +2245,8 @@ def test_a_report_is_saved_to_its_default_file(
     html = (200, {"Content-Type": "text/html; charset=utf-8"}, HTML)
     service.on("GET", "/v1/evaluation/ev_1/report", html)
     service.on("GET", "/v1/compare/report", html)
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, result()))
+    service.on("GET", "/v1/evaluation/ev_1/anchored", unlabeled())
     monkeypatch.chdir(tmp_path)
 
     assert run(service, "report", "ev_1") == 0
@@ -2237,7 +2260,15 @@ def test_a_report_is_saved_to_its_default_file(
     ]
     assert (tmp_path / "report-ev_1.html").read_bytes() == HTML
     assert (tmp_path / "compare-ev_1-ev_2.html").read_bytes() == HTML
-    assert service.seen[1].path == "/v1/compare/report?baseline_id=ev_1&candidate_id=ev%2F2"
+    # A result's report is followed by what people would say of its metrics (E12: none has
+    # audit labels here); a comparison's is not
+    anchored = [f"/v1/evaluation/ev_1/anchored?metric_idx={k}" for k in range(2)]
+    result_report = ["/v1/evaluation/ev_1/report", "/v1/evaluation/ev_1", *anchored]
+    assert [s.path for s in service.seen] == [
+        *result_report,
+        "/v1/compare/report?baseline_id=ev_1&candidate_id=ev%2F2",
+        *result_report,
+    ]
     assert service.seen[0].headers["accept"] == "text/html"
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "compare-ev_1-ev_2.html",
@@ -2311,6 +2342,7 @@ def test_a_report_to_a_terminal_is_refused_unless_forced_then_shown_not_obeyed(
     service.on(
         "GET", "/v1/evaluation/ev_1/report", (200, {"Content-Type": "text/html"}, HOSTILE_PAGE)
     )
+    service.on("GET", "/v1/evaluation/ev_1", as_json(200, result(status="running")))
 
     refused, said = report_on_a_terminal(service, "ev_1")
     assert refused == 2
@@ -2320,7 +2352,8 @@ def test_a_report_to_a_terminal_is_refused_unless_forced_then_shown_not_obeyed(
 
     forced, shown = report_on_a_terminal(service, "ev_1", "--force")
     assert forced == 0
-    assert len(service.seen) == 1
+    # The page, then the result (running: nothing is said of what people would say)
+    assert [s.path for s in service.seen] == ["/v1/evaluation/ev_1/report", "/v1/evaluation/ev_1"]
     assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
     assert shown == (
         "<!DOCTYPE html><title>r</title><p>\ufffd[2J\ufffd]0;owned\ufffd\ufffd]8;;"

@@ -16,6 +16,7 @@ from evalsvc.core.identifiers import CLIENT_ID_RULE, is_client_id
 from evalsvc.models.usage import MAX_COST_USD
 
 from evalsvc_tools.client import EXIT_USAGE, Client, ClientError, HttpError, segment
+from evalsvc_tools.commands.anchored import anchored_lines
 from evalsvc_tools.commands.common import (
     CLUSTER_BY,
     EXIT_INTERRUPTED,
@@ -167,9 +168,27 @@ def evaluate(args: argparse.Namespace) -> int:
     name_metrics = MetricsNamer(results_id, args.metrics)
     samples = args.judge_samples or 1
     result = _evaluation_result(client, results_id, body, status, samples, interval, name_metrics)
-    return show_ended(
+    code = show_ended(
         args, result, f"evaluation {results_id}", f"/evaluation/{results_id}", render_evaluation
     )
+    if not args.json:
+        print_anchored(client, results_id, result)
+    return code
+
+
+def print_anchored(client: Client, results_id: str, result: Any) -> None:
+    """Below a complete result's table, what people would say of each metric with audit labels
+    (E12, GET /evaluation/{id}/anchored); nothing for a metric without."""
+    if not isinstance(result, dict) or result.get("status") != "complete":
+        return
+    definitions = result.get("metrics_definitions")
+    if not isinstance(definitions, list):
+        return
+    lines = anchored_lines(client, results_id, len(definitions))
+    if lines:
+        from rich.text import Text
+
+        rich_console().print(Text("\n".join(lines)))
 
 
 # ---- rerun ---------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ import secrets
 import sys
 from pathlib import Path
 
-from evalsvc_tools.client import EXIT_USAGE, ClientError, segment
+from evalsvc_tools.client import EXIT_USAGE, Client, ClientError, segment
+from evalsvc_tools.commands.anchored import anchored_lines
 from evalsvc_tools.commands.common import (
     CLUSTER_BY,
     Subcommands,
@@ -78,14 +79,35 @@ def report(args: argparse.Namespace) -> int:
             page = terminal_safe(page.decode("utf-8", "replace")).encode("utf-8")
         sys.stdout.buffer.write(page)
         sys.stdout.flush()
-        return 0
-    target = Path(args.output or default)
-    try:
-        _write_atomically(target, answer.body)
-    except OSError as exc:
-        raise ClientError(f"{target}: cannot be written ({exc.strerror or exc})") from None
-    print(target)
+    else:
+        target = Path(args.output or default)
+        try:
+            _write_atomically(target, answer.body)
+        except OSError as exc:
+            raise ClientError(f"{target}: cannot be written ({exc.strerror or exc})") from None
+        print(target)
+    if args.compare is None:
+        _say_anchored(client, args.id)
     return 0
+
+
+def _say_anchored(client: Client, results_id: str) -> None:
+    """On stderr (stdout holds the page or its file's name alone), what people would say of
+    each metric of a complete result with audit labels (E12): the page says it too."""
+    try:
+        result = read_retrying(client, "GET", f"/evaluation/{segment(results_id)}").json()
+    except ClientError as exc:
+        print(
+            f"evalsvc: what people would say is not shown: {terminal_safe(exc.message)}",
+            file=sys.stderr,
+        )
+        return
+    if not isinstance(result, dict) or result.get("status") != "complete":
+        return
+    definitions = result.get("metrics_definitions")
+    if isinstance(definitions, list):
+        for line in anchored_lines(client, results_id, len(definitions)):
+            print(line, file=sys.stderr)
 
 
 def add_parsers(commands: Subcommands) -> None:
