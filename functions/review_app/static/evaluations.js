@@ -7,6 +7,9 @@ import {announce, empty, heading, isAbort, loading} from "./ui.js";
 
 const PAGE = 25;
 const POLL_MS = 2000;
+// The interval half-widths (in points: 5 is ±5 %) a metric's plan of audit labels offers.
+const HALF_WIDTHS = [2, 5, 10];
+const CHOSEN_WIDTH = 5;
 
 export function evaluationsPage(context) {
   const {main, params, signal} = context;
@@ -205,6 +208,7 @@ function metricCards(context, result, agreement, agreementError) {
         h("div", {}, ...figures),
         h("div", {}, counts ? histogram(counts, `${label} scores`) : h("p", {class: "muted"}, "No score histogram is kept for this result.")),
         agreementBlock(agreed, agreementError),
+        peopleBlock(context, result.results_id, index, label),
       ),
       h(
         "p",
@@ -252,4 +256,110 @@ function aucText(agreed) {
   if (agreed.auc === null) return "needs a +1 and a −1 vote";
   if (agreed.auc_ci_low === null) return `${num(agreed.auc)} (an interval needs two +1 and two −1 votes)`;
   return `${num(agreed.auc)} (95% ${interval(agreed.auc_ci_low, agreed.auc_ci_high)})`;
+}
+
+// What people would say about every pair of the metric (E12): their audit votes anchoring the
+// judge's scores (GET /evaluation/{id}/anchored), read after the page is drawn; with audit
+// votes, a choice of half-width and the audit labels it needs (POST /plan).
+function peopleBlock(context, resultsId, index, label) {
+  const said = h("p", {class: "muted"}, "Reading what people would say…");
+  const box = h("div", {class: "people"}, h("h3", {}, "What people would say"), said);
+  (async () => {
+    let anchored;
+    try {
+      anchored = await api(path`/evaluation/${resultsId}/anchored` + query({metric_idx: index}), {signal: context.signal});
+    } catch (error) {
+      if (isAbort(error)) return;
+      if (error?.kind === "unauthorized") context.failed(error);
+      else fill(said, `What people would say could not be read: ${error.message}`);
+      return;
+    }
+    if (context.signal.aborted) return;
+    fill(said, anchoredText(anchored));
+    if (anchored.estimate !== null && anchored.estimate !== undefined) said.setAttribute("class", "anchored");
+    if (anchored.n_labeled > 0) box.append(planForm(context, resultsId, index, label));
+  })();
+  return box;
+}
+
+function percent(share) {
+  return `${num(100 * share, 1)} %`;
+}
+
+function plural(count, one, many) {
+  return `${num(count, 0)} ${count === 1 ? one : many}`;
+}
+
+export function anchoredText(a) {
+  const judge = a.judge_only?.estimate;
+  const alone = judge === null || judge === undefined ? "" : `The judge alone says ${percent(judge)}.`;
+  const audited = plural(a.n_labeled, "audited pair", "audited pairs");
+  if (!a.n_labeled) {
+    return "No audit votes yet. Review this metric's audit sample: people's votes on it anchor the judge's scores to what people would say of every pair.";
+  }
+  if (a.estimate === null || a.estimate === undefined) {
+    if (a.n_labeled < 2) return `${audited} so far: at least 2 are needed to say what people would say of every pair. ${alone}`.trim();
+    return `${audited} and ${plural(a.n_unlabeled, "other scored pair", "other scored pairs")}: at least 2 of each are needed. ${alone}`.trim();
+  }
+  const level = num(100 * (1 - a.alpha), 1);
+  const scores = plural(a.n_unlabeled, "judge score", "judge scores");
+  const people = `People would say ${percent(a.estimate)} meet (${num(100 * a.ci_low, 1)}–${num(100 * a.ci_high, 1)} %, ${level} % interval), from ${audited} and ${scores}`;
+  return judge === null || judge === undefined ? `${people}.` : `${people}; the judge alone says ${percent(judge)}.`;
+}
+
+export function planText(plan, points) {
+  const now = `there ${plan.labels_now === 1 ? "is" : "are"} ${num(plan.labels_now, 0)} now.`;
+  const classical = plural(plan.classical_labels_needed, "audited pair", "audited pairs");
+  if (plan.labels_needed === null || plan.labels_needed === undefined) {
+    return `±${points} points cannot be reached with the judge's scores (they alone leave a wider interval); without the judge it would need ${classical}; ${now}`;
+  }
+  return `±${points} points would need ${plural(plan.labels_needed, "audited pair", "audited pairs")} (${num(plan.classical_labels_needed, 0)} without the judge); ${now}`;
+}
+
+function planForm(context, resultsId, index, label) {
+  const chooser = uid("half-width");
+  const select = h(
+    "select",
+    {id: chooser},
+    ...HALF_WIDTHS.map((points) => h("option", {value: String(points), selected: points === CHOSEN_WIDTH}, `±${points} points`)),
+  );
+  const button = h("button", {type: "submit"}, "Plan audit labels", h("span", {class: "visually-hidden"}, ` for ${label}`));
+  const answer = h("p", {class: "plan-answer", "aria-live": "polite"});
+  return h(
+    "form",
+    {
+      class: "plan",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const points = Number(select.value);
+        button.disabled = true;
+        answer.setAttribute("class", "plan-answer muted");
+        fill(answer, "Planning…");
+        try {
+          const plan = await api("/plan", {
+            method: "POST",
+            body: {result_id: resultsId, metric_idx: index, half_width: points / 100},
+            signal: context.signal,
+          });
+          if (context.signal.aborted) return;
+          answer.setAttribute("class", "plan-answer");
+          fill(answer, planText(plan, points));
+        } catch (error) {
+          if (isAbort(error)) return;
+          if (error?.kind === "unauthorized") {
+            context.failed(error);
+            return;
+          }
+          answer.setAttribute("class", "plan-answer problem");
+          fill(answer, error.message);
+        } finally {
+          button.disabled = false;
+        }
+      },
+    },
+    h("label", {for: chooser}, "Interval half-width", h("span", {class: "visually-hidden"}, ` for ${label}`)),
+    select,
+    button,
+    answer,
+  );
 }
