@@ -195,6 +195,7 @@ bench: venv browser
 	$(BIN)/python bench/appends.py --clients 64 --each 4
 	$(BIN)/python bench/reports.py --pairs 10000
 	$(BIN)/python bench/review_app.py
+	$(BIN)/python bench/anchored_coverage.py
 
 lock: venv
 	$(BIN)/uv pip compile --quiet pyproject.toml --extra dev --extra local --python-version 3.11 -o requirements/dev.txt

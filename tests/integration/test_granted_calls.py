@@ -174,6 +174,10 @@ def test_every_dynamodb_call_of_every_function_is_granted_to_it(
     assert calls.page("get_evaluation_report", report) == 200
     vote = with_path(load_event("vote_eval_pair"), id=baseline)
     ok("vote_eval_pair", _with_key(vote, "v1"))
+    anchored = with_query(load_event("get_evaluation_anchored"), metric_idx="0")
+    assert ok("get_evaluation_anchored", with_path(anchored, id=baseline))["judge_only"]
+    labels = {"result_id": baseline, "metric_idx": 0, "half_width": 0.1}
+    ok("plan", with_body(load_event("plan"), labels), 409)  # no audit labels yet
     ok(
         "get_question_agreement",
         with_path(load_event("get_question_agreement"), id=specified["metrics_id"]),

@@ -103,7 +103,8 @@ NEEDS: dict[str, dict[str, set[str]]] = {
         "IdempotencyTable": IDEMPOTENCY,
     },
     "compare": {"ResultsTable": READS, "JobsTable": {G, Q}},
-    "plan": {"ResultsTable": {G, Q}, "JobsTable": {G, Q}},
+    # A labels plan (E12) reads the result's votes, and the scores of votes stored without one.
+    "plan": {"ResultsTable": READS, "JobsTable": {G, Q}, "CritiquesTable": {Q}},
     "pairwise": {
         "DatasetsTable": READS,
         "DatasetsTable/index/by_order": {Q},
