@@ -1,5 +1,6 @@
 """What the HTML reports (E4) show, read within the request's time: an evaluation result with
-its score distributions, lowest pairs, votes and agreement (GET /evaluation/{id}/report), and a
+its score distributions, lowest pairs, votes, agreement and what people would say of every pair
+(E12, from the votes read: logic.anchored) (GET /evaluation/{id}/report), and a
 comparison with the texts of the pairs that moved (GET /compare/report), and a monitor's runs
 (GET /monitors/{id}/report).
 

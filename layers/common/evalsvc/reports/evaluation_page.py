@@ -1,7 +1,7 @@
 """The evaluation page (GET /evaluation/{id}/report): what was run and what produced the result
 (its `inputs`, E7), a forest plot of every metric's mean and interval, a histogram per metric,
-the lowest pairs with their texts, votes and comments, agreement; progress while it runs, the
-failure when it failed."""
+the lowest pairs with their texts, votes and comments, agreement, what people would say of every
+pair (E12); progress while it runs, the failure when it failed."""
 
 from __future__ import annotations
 
