@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from evalsvc.statistics.error_bars import normal_ppf
 
+from tests.anchored_oracle import ppi_oracle
 from tests.integration.conftest import Tenant
 from tests.integration.test_agreement import evaluated, scores_of, vote, voter
 
@@ -22,45 +23,15 @@ METRICS = ["check:readability", "check:max_words:6"]
 def oracle(
     scores: dict[str, float], votes: list[tuple[str, int]], alpha: float = 0.05
 ) -> dict[str, Any]:
-    """The E12 formulas in numpy: `scores` every scored pair's score, `votes` the ±1 audit
-    votes as (pair, vote)."""
+    """The route's answer by the numpy oracle: `scores` every scored pair's score, `votes` the
+    ±1 audit votes as (pair, vote)."""
     ups: dict[str, list[int]] = {}
     for pair, value in votes:
         ups.setdefault(pair, []).append(value)
-    labeled = sorted(ups)
-    y = np.array([np.mean([v > 0 for v in ups[p]]) for p in labeled], dtype=float)
-    f_l = np.array([(scores[p] - 1) / 4 for p in labeled])
-    f_u = np.array([(s - 1) / 4 for p, s in scores.items() if p not in ups])
-    n, big_n = len(y), len(f_u)
-    z = normal_ppf(1 - alpha / 2)
+    labeled = [(float(np.mean([v > 0 for v in ups[p]])), (scores[p] - 1) / 4) for p in sorted(ups)]
+    unlabeled = [(s - 1) / 4 for p, s in scores.items() if p not in ups]
     judge = float(np.mean([(s - 1) / 4 for s in scores.values()]))
-    var_u = float(np.var(f_u, ddof=1))
-    cov = float(np.cov(y, f_l, ddof=1)[0, 1])
-    lam = 0.0 if var_u == 0 else float(np.clip(cov / ((1 + n / big_n) * var_u), 0, 1))
-    r = y - lam * f_l
-    estimate = lam * float(f_u.mean()) + float(r.mean())
-    se = math.sqrt(lam**2 * var_u / big_n + float(np.var(r, ddof=1)) / n)
-    se_c = float(np.std(y, ddof=1)) / math.sqrt(n)
-    return {
-        "n_labeled": n,
-        "n_unlabeled": big_n,
-        "estimate": estimate,
-        "se": se,
-        "ci_low": max(0.0, estimate - z * se),
-        "ci_high": min(1.0, estimate + z * se),
-        "lambda": lam,
-        "effective_labels": n * (se_c / se) ** 2 if se > 0 else None,
-        "classical": {
-            "estimate": float(y.mean()),
-            "se": se_c,
-            "ci_low": max(0.0, float(y.mean()) - z * se_c),
-            "ci_high": min(1.0, float(y.mean()) + z * se_c),
-        },
-        "judge_only": {"estimate": judge},
-        "var_u": var_u,
-        "var_r": float(np.var(r, ddof=1)),
-        "var_y": float(np.var(y, ddof=1)),
-    }
+    return {**ppi_oracle(labeled, unlabeled, alpha), "judge_only": {"estimate": judge}}
 
 
 def assert_close(got: dict[str, Any], want: dict[str, Any]) -> None:
