@@ -33,9 +33,15 @@ class PeopleAgreement:
 
 def krippendorff_nominal(units: Iterable[Sequence[int]]) -> tuple[int, float | None, float | None]:
     """(units with >= 2 values, alpha, percent agreement) of the units' values (any hashable
-    values; -1, 0, +1 here). Exact arithmetic, one float at the end."""
+    values; -1, 0, +1 here). Exact arithmetic, one float at the end.
+
+    The coincidence matrix need not be built: a value's marginal n_c is how many times it
+    occurs in the units that count (each of its m_u - 1 pairings weighs 1 / (m_u - 1)), and the
+    disagreeing coincidences of a unit sum to (m_u^2 - sum_c m_uc^2) / (m_u - 1). Those are
+    summed as integers per m_u, so 100,000 votes cost no fraction arithmetic."""
     pairs_multi = 0
-    coincidence: dict[tuple[int, int], Fraction] = {}
+    marginal: Counter[int] = Counter()
+    disagreeing: Counter[int] = Counter()  # by m_u - 1: sum of m_u^2 - sum_c m_uc^2
     agreeing = 0
     ordered = 0
     for values in units:
@@ -44,28 +50,19 @@ def krippendorff_nominal(units: Iterable[Sequence[int]]) -> tuple[int, float | N
             continue
         pairs_multi += 1
         counts = Counter(values)
-        for c, mc in counts.items():
-            for k, mk in counts.items():
-                # ordered pairs of values by different people: (c, k), or (c, c) of two
-                pairs = mc * (mc - 1) if c == k else mc * mk
-                if pairs:
-                    cell = (c, k)
-                    coincidence[cell] = coincidence.get(cell, Fraction(0)) + Fraction(pairs, m - 1)
-        agreeing += sum(mc * (mc - 1) for mc in counts.values())
+        marginal.update(counts)
+        same = sum(mc * mc for mc in counts.values())
+        disagreeing[m - 1] += m * m - same
+        agreeing += same - m  # sum_c m_uc (m_uc - 1)
         ordered += m * (m - 1)
     if pairs_multi == 0:
         return 0, None, None
     percent = agreeing / ordered
     if pairs_multi < 2:
         return pairs_multi, None, percent
-    marginal: dict[int, Fraction] = {}
-    for (c, _), o in coincidence.items():
-        marginal[c] = marginal.get(c, Fraction(0)) + o
-    n = sum(marginal.values(), Fraction(0))
-    observed = sum((o for (c, k), o in coincidence.items() if c != k), Fraction(0))
-    expected = sum(
-        (marginal[c] * marginal[k] for c in marginal for k in marginal if c != k), Fraction(0)
-    )
+    n = sum(marginal.values())
+    observed = sum((Fraction(o, d) for d, o in disagreeing.items()), Fraction(0))
+    expected = n * n - sum(nc * nc for nc in marginal.values())  # sum_{c != k} n_c n_k
     if expected == 0:
         return pairs_multi, None, percent
     alpha = 1 - (n - 1) * observed / expected
