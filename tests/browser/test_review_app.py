@@ -379,6 +379,75 @@ def test_the_lowest_scores_queue_shows_the_judge_and_votes_for_review(
     app.own_origin_only()
 
 
+def test_the_audit_queue_takes_an_overlap_with_other_reviewers_by_keyboard(
+    app: App, app_server: dict[str, str]
+) -> None:
+    # The baseline's second metric, which no other test votes on
+    evaluation = app_server["baseline"]
+    app.sign_in()
+    app.wait_for("Evaluations")
+    app.run(lambda page: page.evaluate(f"location.hash = '#/review/{evaluation}/1'"))
+    app.wait_for_pair()
+
+    def samples() -> list[str]:
+        return [
+            r.url
+            for r in app.page.origin_requests
+            if r.method == "GET" and "/audit_sample" in r.url
+        ]
+
+    # The audit queue has a labelled control, at 0 % at first: no overlap asked for
+    assert app.page.evaluate("document.getElementById('overlap').labels[0].textContent") == (
+        "Overlap with other reviewers"
+    )
+    options = app.page.texts("#overlap option")
+    assert options == ["0 %", "10 %", "20 %", "50 %"]
+    assert "overlap=" not in samples()[-1]
+    app.axe_clean("the audit queue with its overlap control")
+
+    # Keyboard only: Tab to it, two arrows down (20 %): the queue reloads with overlap=0.2 and
+    # the focus stays on the control
+    for _ in range(40):
+        app.press("Tab")
+        if app.page.evaluate("document.activeElement.id") == "overlap":
+            break
+    else:
+        raise AssertionError("Tab never reached the overlap control")
+    app.press("ArrowDown")
+    app.press("ArrowDown")
+    app.wait_until("(location.hash || '').includes('overlap=0.2')")
+    app.wait_for_pair()
+    assert any("overlap=0.2" in url for url in samples())
+    assert app.page.evaluate("document.activeElement.id") == "overlap"
+    app.axe_clean("the audit queue with 20 % overlap")
+
+    # The control's keys are its own: a + on it is no vote; one from the vote buttons is
+    app.press("Shift+Equal")
+    assert app.api_requests("PUT", "/vote_eval_pair/") == []
+    app.tab_to("Meets (+1)")
+    app.press("+")
+    app.wait_until("document.querySelector('button.vote-1[aria-pressed=true]')")
+    # The agreement beside the pair says how far people agree with each other
+    app.wait_until(
+        "(document.querySelector('[aria-label=Agreement]')?.innerText || '')"
+        ".includes('People with each other')"
+    )
+    said = app.text("[aria-label=Agreement]")
+    assert "needs two pairs voted on by two people or more" in said and "1 person" in said
+    app.axe_clean("the audit queue after a vote, with people's agreement")
+
+    # The choice is in the address: opened again, the control says 20 % and asks for it
+    app.run(lambda page: page.reload())
+    app.wait_for_pair()
+    assert app.page.evaluate("document.getElementById('overlap').value") == "0.2"
+    # The lowest-scores queue has no overlap control
+    app.run(lambda page: page.get_by_role("button", name="Lowest scores").click())
+    app.wait_for("Lowest scores: the pairs")
+    assert app.page.count("#overlap") == 0
+    app.nothing_ran()
+    app.own_origin_only()
+
+
 def test_hostile_outputs_run_nothing(app: App, app_server: dict[str, str]) -> None:
     evaluation = app_server["candidate"]
     app.sign_in()

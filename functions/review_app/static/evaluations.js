@@ -246,10 +246,19 @@ export function agreementBlock(agreed, error) {
         h("dd", {}, num(agreed.kappa)),
         h("dt", {}, "Balanced accuracy"),
         h("dd", {}, num(agreed.balanced_accuracy)),
+        agreed.people ? [h("dt", {}, "People with each other (α)"), h("dd", {}, peopleText(agreed.people))] : null,
       ),
     );
   }
   return box;
+}
+
+// People's agreement with each other (E12): Krippendorff's alpha over the pairs two or more
+// people voted on.
+function peopleText(people) {
+  const shared = `${people.pairs_multi} ${people.pairs_multi === 1 ? "pair" : "pairs"} shared by ${people.reviewers} ${people.reviewers === 1 ? "person" : "people"}`;
+  if (people.alpha === null) return `needs two pairs voted on by two people or more, and some disagreement (${shared})`;
+  return `${num(people.alpha)} (${shared})`;
 }
 
 function aucText(agreed) {

@@ -5,6 +5,9 @@
 //   those this person has not voted on, voted with "source": "audit". Blind: while the pair on
 //   screen is unvoted, the judge's score and reason are not in the page at all (they are kept in
 //   this module's memory, never in the DOM); they appear once the vote is saved.
+//   "Overlap with other reviewers" (E12) takes that share of the sample from pairs other people
+//   audited, so that people share pairs and their agreement with each other is measured; it
+//   reloads the queue in place (the choice is kept in the address: ?overlap=0.2).
 // - "lowest": the pairs the judge scored lowest that this person has not voted on, with the
 //   judge's score and reason shown, voted with "source": "review".
 //
@@ -24,6 +27,12 @@ const VOTES = [
   {value: -1, key: "-", label: "Does not meet (−1)", said: "does not meet"},
   {value: 0, key: "0", label: "Unsure (0)", said: "unsure"},
 ];
+const OVERLAPS = [
+  {value: "0", label: "0 %"},
+  {value: "0.1", label: "10 %"},
+  {value: "0.2", label: "20 %"},
+  {value: "0.5", label: "50 %"},
+];
 const QUEUES = {
   audit: {label: "Audit sample", source: "audit", order: "random"},
   lowest: {label: "Lowest scores", source: "review", order: "lowest"},
@@ -36,6 +45,7 @@ export function reviewPage(context) {
   const queueName = params.get("queue") === "lowest" ? "lowest" : "audit";
   const queue = QUEUES[queueName];
   const blind = queueName === "audit";
+  let overlap = blind && OVERLAPS.some((o) => o.value === params.get("overlap")) ? params.get("overlap") : "0";
   heading(main, "Review");
   const state = {
     // {pair_id, input, output, reference?, contexts?, messages?, tool_calls?,
@@ -70,18 +80,19 @@ export function reviewPage(context) {
       ? "Audit sample: pairs drawn at random from those you have not voted on. The judge's score stays hidden until you vote, so your vote is your own."
       : "Lowest scores: the pairs the judge scored lowest that you have not voted on, with its score and reason. These votes do not count in the audit agreement.",
   );
+  const overlapControl = blind ? overlapField() : null;
   const back = h("p", {}, h("a", {href: `#/evaluation/${encodeURIComponent(id)}`}, "Back to the evaluation"));
   const progress = h("p", {class: "progress", id: "review-progress", "aria-live": "polite"});
   const slot = h("div", {class: "pair"}, loading("pairs to review"));
   const agreementSlot = h("div", {class: "agreement-slot"});
   context.slot = slot;
-  main.append(back, switcher, about, progress, h("div", {class: "review-grid"}, slot, agreementSlot));
+  main.append(back, switcher, about, overlapControl, progress, h("div", {class: "review-grid"}, slot, agreementSlot));
 
   let metricName = "";
 
   async function loadMore() {
     const sample = await api(
-      `${path`/evaluation/${id}/audit_sample`}${query({metric_idx: metricIdx, n: BATCH, order: queue.order})}`,
+      `${path`/evaluation/${id}/audit_sample`}${query({metric_idx: metricIdx, n: BATCH, order: queue.order, overlap: overlap === "0" ? null : overlap})}`,
       // Exact numbers: an integer a double cannot hold in a tool call's arguments is compared
       // and shown as written.
       {signal, reviver: exactNumbers},
@@ -94,6 +105,45 @@ export function reviewPage(context) {
     for (const pair of fresh) state.items.push({...pair, vote: null, comment: ""});
     state.exhausted = fresh.length === 0;
     return fresh.length;
+  }
+
+  // The share of the audit sample drawn from pairs other people audited. A change reloads the
+  // queue where it is, keeping the focus on the control (arrow keys change it at once).
+  function overlapField() {
+    const select = h(
+      "select",
+      {id: "overlap", "aria-describedby": "overlap-help"},
+      ...OVERLAPS.map((o) => h("option", {value: o.value, selected: o.value === overlap}, o.label)),
+    );
+    select.addEventListener("change", () => reloadWith(select.value));
+    return h(
+      "div",
+      {class: "field overlap"},
+      h("label", {for: "overlap"}, "Overlap with other reviewers"),
+      select,
+      h("p", {class: "help", id: "overlap-help"}, "This share of your sample comes from pairs other reviewers audited, so that your agreement with each other can be measured."),
+    );
+  }
+
+  async function reloadWith(value) {
+    overlap = value;
+    const hash = `#/review/${encodeURIComponent(id)}/${metricIdx}${query({overlap: value === "0" ? null : value})}`;
+    history.replaceState(null, "", hash);
+    state.items = [];
+    state.index = 0;
+    state.busy = true;
+    progress.textContent = "Loading pairs…";
+    try {
+      await loadMore();
+    } catch (error) {
+      state.busy = false;
+      if (!isAbort(error)) context.failed(error, () => reloadWith(value));
+      return;
+    }
+    state.busy = false;
+    if (signal.aborted) return;
+    render();
+    announce(`The sample now takes ${OVERLAPS.find((o) => o.value === value).label} from pairs other reviewers audited.`);
   }
 
   async function refreshAgreement() {

@@ -11,14 +11,31 @@ metric, `n` at a time, in one of two orders.
 - `lowest` (the "Lowest scores" queue): the lowest scores on the metric first, ties by pair id.
   Chosen by score, so voted with "source": "review" and left out of audit-only agreement.
 
-Both read the result's scores once, page by page, and keep only the `n` best-ranked pairs;
-only the ranking key differs.
+Overlap (E12, `random` only): with `overlap` (a share, 0-1; 0 by default) k = overlap * n
+(rounded half up) of the sample are pairs someone else voted on with "source": "audit" for the
+metric and the caller has not, the first k of them in the caller's own random order; the rest
+come from the caller's usual order (those k left out), and when fewer such pairs exist the usual
+order fills in. The sample is put in the caller's order, so nothing marks the shared pairs. This
+gives people pairs in common, on which their agreement with each other (Krippendorff's alpha on
+GET /evaluation/{id}/agreement) is measured.
+
+Only other people's audit votes qualify, never their review votes: an audit vote's pair was
+itself drawn without looking at scores, and the overlap looks only at who voted with which
+source, never at a score or a vote's value. So every audited pair is still chosen independently
+of the scores and of what people said, and the union of everyone's audit samples stays a
+random draw of the result's pairs for the anchored estimate (E12). The sample stays the same
+until the caller votes, as long as nobody else casts a new audit vote on the metric meanwhile
+(that can bring a pair earlier in the caller's order into the shared part).
+
+Both orders read the result's scores once, page by page, and keep only the `n` best-ranked
+pairs; only the ranking key differs. Who voted on the metric is read in one Query.
 """
 
 from __future__ import annotations
 
 import hashlib
 import heapq
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -75,6 +92,21 @@ def _ranking(
     return lambda candidate: _rank(results_id, metric_idx, user, candidate[0])
 
 
+def check_overlap(overlap: float, order: str, n: int) -> int:
+    """How many of the `n` pairs come from other people's audit votes: overlap * n rounded half
+    up. A 400 when overlap is not a share in 0-1, or is above 0 with an order but random."""
+    if not (math.isfinite(overlap) and 0 <= overlap <= 1):
+        raise InvalidInput(
+            f"overlap must be a share from 0 to 1 (0.2: a fifth of the sample), not {overlap}"
+        )
+    if overlap > 0 and order != "random":
+        raise InvalidInput(
+            "overlap goes only with order=random: the pairs in common are drawn from other "
+            "people's audit samples"
+        )
+    return math.floor(overlap * n + 0.5)
+
+
 def audit_sample(
     identity: Identity,
     results_id: str,
@@ -82,6 +114,7 @@ def audit_sample(
     n: int,
     max_bytes: int,
     order: str = "random",
+    overlap: float = 0.0,
 ) -> AuditSample:
     result = existing_result(identity, results_id, require_complete=True)
     check_metric_idx(result, metric_idx)
@@ -89,8 +122,12 @@ def audit_sample(
         raise InvalidInput(f"n must be 1-{MAX_SAMPLE}, not {n}")
     if order not in ORDERS:
         raise InvalidInput(f"order must be one of {', '.join(ORDERS)}, not {order[:40]!r}")
-    voted = critiques_store.voted_pairs(identity.tenant, results_id, metric_idx, identity.user)
+    shared = check_overlap(overlap, order, n)
+    voters = critiques_store.voters_of_metric(identity.tenant, results_id, metric_idx)
+    voted = voters.mine(identity.user)
+    audited = voters.audited_by_others(identity.user) - voted if shared else set()
     unvoted = 0
+    overlapping: list[_Candidate] = []  # as many as other people's audit votes, at most
 
     def candidates() -> Iterator[_Candidate]:
         nonlocal unvoted
@@ -99,10 +136,16 @@ def audit_sample(
                 # A pair the metric is not applicable to is never drawn (E10).
                 if pair_id not in voted and (score := scores[metric_idx]) is not None:
                     unvoted += 1
+                    if pair_id in audited:
+                        overlapping.append((pair_id, score))
                     yield pair_id, score
 
     key = _ranking(order, results_id, metric_idx, identity.user)
-    chosen = [pair_id for pair_id, _ in heapq.nsmallest(n, candidates(), key=key)]
+    usual = heapq.nsmallest(n, candidates(), key=key)
+    taken = heapq.nsmallest(shared, overlapping, key=key)
+    taken_ids = {pair_id for pair_id, _ in taken}
+    rest = [c for c in usual if c[0] not in taken_ids][: n - len(taken)]
+    chosen = [pair_id for pair_id, _ in sorted(taken + rest, key=key)]
     scored = results_store.get_scored(identity.tenant, results_id, chosen)
     pairs: dict[str, Pair] = {}
     # The texts the result scored: from the version it pinned (Gone, naming the day, past its

@@ -6,12 +6,18 @@ metric in that result. A vote keeps the score it was cast on, so neither route r
 pairs (only votes stored before scores were kept with them need their pair read). Figures
 pooled over a metrics set are in logic/question_agreement.py (which reads the set: this module,
 which the evaluation report uses too, imports nothing of metrics sets or checks).
+
+People's agreement with each other (E12) comes with each metric: the distinct voters, and over
+the pairs two or more of them voted on, Krippendorff's alpha and percent agreement
+(statistics/people.py). A unit is a pair here; pooled over a metrics set, a pair of a result.
+A person's vote counts once per unit (a replaced vote is replaced in storage), whatever the
+judge's score; with source=audit only audit votes count, as for the judge's figures.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import replace
 
 from evalsvc.core.errors import InvalidInput
@@ -20,6 +26,7 @@ from evalsvc.models.agreement import AgreementReport, MetricAgreement
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.evaluations import EvaluationResult, VoteObservation
 from evalsvc.statistics.agreement import agreement
+from evalsvc.statistics.people import PeopleAgreement, people_agreement
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import results as results_store
 
@@ -74,8 +81,14 @@ def with_scores(
 
 
 def per_metric(
-    definitions: Sequence[str], votes: Iterable[VoteObservation], source: str
+    definitions: Sequence[str],
+    votes: Iterable[VoteObservation],
+    source: str,
+    people: Sequence[PeopleAgreement] | None = None,
 ) -> list[MetricAgreement]:
+    """The judge's figures per metric, and people's with each other: `people` when given (one
+    per metric, as people_per_metric computes them), else from `votes` with a unit per pair."""
+    votes = list(votes)
     counts: list[Counter[tuple[float, int]]] = [Counter() for _ in definitions]
     for vote in votes:
         if source == "audit" and vote.source != "audit":
@@ -83,7 +96,29 @@ def per_metric(
         if vote.score is None or not 0 <= vote.metric_idx < len(definitions):
             continue  # a vote whose pair or metric is gone
         counts[vote.metric_idx][(vote.score, vote.vote)] += 1
+    if people is None:
+        people = people_per_metric(len(definitions), ((v.pair_id, v) for v in votes), source)
     return [
-        MetricAgreement(idx, definition, agreement(counts[idx]))
+        MetricAgreement(idx, definition, agreement(counts[idx]), people[idx])
         for idx, definition in enumerate(definitions)
+    ]
+
+
+def people_per_metric(
+    metrics: int, votes: Iterable[tuple[Hashable, VoteObservation]], source: str
+) -> list[PeopleAgreement]:
+    """People's agreement with each other per metric, from votes each with its unit (the pair,
+    or pooled over results the result and pair): one value per voter and unit."""
+    units: list[dict[Hashable, dict[str, int]]] = [{} for _ in range(metrics)]
+    for unit, vote in votes:
+        if source == "audit" and vote.source != "audit":
+            continue
+        if 0 <= vote.metric_idx < metrics:
+            units[vote.metric_idx].setdefault(unit, {})[vote.voter] = vote.vote
+    return [
+        people_agreement(
+            [list(by_voter.values()) for by_voter in on_metric.values()],
+            len({voter for by_voter in on_metric.values() for voter in by_voter}),
+        )
+        for on_metric in units
     ]

@@ -89,7 +89,15 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
     people: dict[int, AnchoredSection] = {}
     if result.status is Status.COMPLETE and critiques and more is None:
         observed = [
-            VoteObservation(c.metric_idx, c.pair_id, c.score, c.vote, c.source) for c in critiques
+            VoteObservation(
+                c.metric_idx,
+                c.pair_id,
+                c.score,
+                c.vote,
+                c.source,
+                voter=critiques_store.user_key(c.user),
+            )
+            for c in critiques
         ]
         observed = judge_agreement.with_scores(identity.tenant, result, observed)
         for metric in judge_agreement.of_votes(identity.tenant, result, observed, "all").metrics:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from evalsvc.models.pair_fields_out import OptionalPairFields
 from evalsvc.statistics.agreement import Agreement
+from evalsvc.statistics.people import PeopleAgreement
 
 
 class CalibrationOut(BaseModel):
@@ -18,6 +19,27 @@ class CalibrationOut(BaseModel):
     positive_rate: float = Field(description="The share of +1 among them")
     ci_low: float = Field(description="Wilson 95 % interval of positive_rate")
     ci_high: float
+
+
+class PeopleOut(BaseModel):
+    reviewers: int = Field(
+        description="Distinct people (API key users) who voted on the metric; with "
+        "source=audit, who cast audit votes"
+    )
+    pairs_multi: int = Field(
+        description="Pairs with votes from two or more of them (pooled over a metrics set: "
+        "pairs of a result); only these count in alpha and percent_agreement"
+    )
+    alpha: float | None = Field(
+        description="Krippendorff's alpha, nominal (values -1, 0, +1), over those pairs: 1 is "
+        "perfect agreement, 0 what chance gives, below 0 systematic disagreement. null with "
+        "fewer than 2 such pairs or when every vote on them is the same (no expected "
+        "disagreement)"
+    )
+    percent_agreement: float | None = Field(
+        description="The share of agreeing ordered pairs of votes within a pair, pooled over "
+        "those pairs; null without such pairs"
+    )
 
 
 class MetricAgreementOut(BaseModel):
@@ -45,6 +67,7 @@ class MetricAgreementOut(BaseModel):
         description="Votes by judge score (1-5) and vote (-1, 0, 1)"
     )
     calibration: list[CalibrationOut]
+    people: PeopleOut = Field(description="People's agreement with each other (E12)")
 
 
 class AgreementOut(BaseModel):
@@ -83,6 +106,12 @@ def metric_agreement_out(metric: MetricAgreement) -> dict[str, Any]:
             }
             for row in f.calibration
         ],
+        "people": {
+            "reviewers": metric.people.reviewers,
+            "pairs_multi": metric.people.pairs_multi,
+            "alpha": metric.people.alpha,
+            "percent_agreement": metric.people.percent_agreement,
+        },
     }
 
 
@@ -115,11 +144,16 @@ class AuditSampleOut(BaseModel):
     )
 
 
+NO_PEOPLE = PeopleAgreement(reviewers=0, pairs_multi=0, alpha=None, percent_agreement=None)
+
+
 @dataclass(frozen=True, slots=True)
 class MetricAgreement:
     metric_idx: int
     metric: str
     figures: Agreement
+    # People's agreement with each other on the metric (none known: no reviewers).
+    people: PeopleAgreement = NO_PEOPLE
 
 
 @dataclass(frozen=True, slots=True)

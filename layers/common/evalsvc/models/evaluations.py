@@ -244,13 +244,15 @@ class Critique:
 
 @dataclass(frozen=True, slots=True)
 class VoteObservation:
-    """A vote as agreement sees it: on which metric and pair, the judge's score, the vote."""
+    """A vote as agreement sees it: on which metric and pair, the judge's score, the vote, and
+    who cast it (the stored user key, storage.critiques.user_key; "" when not known)."""
 
     metric_idx: int
     pair_id: str
     score: float | None
     vote: int
     source: str
+    voter: str = ""
 
 
 # A scored pair's id, scores, and its label, input and conversation clusters (ScoredPair.

@@ -104,24 +104,58 @@ def user_key(user: str) -> str:
 
 def voted_pairs(tenant: str, results_id: str, metric_idx: int, user: str) -> set[str]:
     """The pairs `user` voted on for the metric in the result."""
-    mine = f"#{user_key(user)}"
+    return voters_of_metric(tenant, results_id, metric_idx).mine(user)
+
+
+class MetricVoters:
+    """Who voted on which pair of one metric of a result, and with which source."""
+
+    def __init__(self) -> None:
+        # pair id -> {user key: source}
+        self.by_pair: dict[str, dict[str, str]] = {}
+
+    def mine(self, user: str) -> set[str]:
+        """The pairs `user` voted on."""
+        key = user_key(user)
+        return {pair for pair, voters in self.by_pair.items() if key in voters}
+
+    def audited_by_others(self, user: str) -> set[str]:
+        """The pairs someone other than `user` voted on with source "audit"."""
+        key = user_key(user)
+        return {
+            pair
+            for pair, voters in self.by_pair.items()
+            if any(k != key and source == "audit" for k, source in voters.items())
+        }
+
+
+def voters_of_metric(tenant: str, results_id: str, metric_idx: int) -> MetricVoters:
+    """Every vote's pair, voter and source on the metric of the result: one Query."""
     query = _query(tenant, results_id)
     query["KeyConditionExpression"] = "pk = :pk AND begins_with(sk, :metric)"
     query["ExpressionAttributeValues"][":metric"] = s(f"c#{metric_idx}#")
-    query["ProjectionExpression"] = "sk"
-    voted = set()
+    query["ProjectionExpression"] = "sk, #source"
+    query["ExpressionAttributeNames"] = {"#source": "source"}
+    voters = MetricVoters()
     for item in dynamo.query_items(**query):
-        sk = item["sk"]["S"]
-        if sk.endswith(mine):
-            voted.add(sk.split("#")[2])
-    return voted
+        pair_id, key = _pair_and_voter(item["sk"]["S"])
+        voters.by_pair.setdefault(pair_id, {})[key] = _source(item)
+    return voters
+
+
+def _pair_and_voter(sk: str) -> tuple[str, str]:
+    """The pair id and user key of a vote's sort key c#<metric_idx>#<pair_id>#<user key>."""
+    _, _, rest = sk.partition("#")
+    _, _, rest = rest.partition("#")
+    pair_id, _, key = rest.rpartition("#")
+    return pair_id, key
 
 
 def votes_of_result(tenant: str, results_id: str) -> Iterator[VoteObservation]:
     """Every vote on the result: metric, pair, the judge's score (None for a vote stored before
-    scores were kept with votes), vote and source."""
+    scores were kept with votes), vote, source and voter (the user key)."""
     query = _query(tenant, results_id)
-    query["ProjectionExpression"] = "metric_idx, pair_id, score, vote, #source"
+    query["ProjectionExpression"] = "sk, metric_idx, pair_id, score, vote, #source"
     query["ExpressionAttributeNames"] = {"#source": "source"}
     for item in dynamo.query_items(**query):
         yield VoteObservation(
@@ -130,11 +164,22 @@ def votes_of_result(tenant: str, results_id: str) -> Iterator[VoteObservation]:
             score=_score(item),
             vote=get_n(item, "vote"),
             source=_source(item),
+            voter=_pair_and_voter(item["sk"]["S"])[1],
         )
 
 
 def votes_of_metrics_set(tenant: str, metrics_id: str) -> Iterator[VoteObservation]:
-    """Every vote (with its score) on every result of the metrics set, from its index."""
+    """Every vote (with its score and voter) on every result of the metrics set, from its
+    index."""
+    for _, vote in votes_by_result_of_metrics_set(tenant, metrics_id):
+        yield vote
+
+
+def votes_by_result_of_metrics_set(
+    tenant: str, metrics_id: str
+) -> Iterator[tuple[str, VoteObservation]]:
+    """Every vote on every result of the metrics set, from its index, with the result it is
+    on (the same pair id in two results is two pairs)."""
     query = {
         "TableName": _table(),
         "IndexName": "by_metrics_set",
@@ -142,13 +187,20 @@ def votes_of_metrics_set(tenant: str, metrics_id: str) -> Iterator[VoteObservati
         "ExpressionAttributeValues": {":mpk": s(metrics_set_pk(tenant, metrics_id))},
     }
     for item in dynamo.query_items(**query):
+        # <metric:03>#<results_id>#<pair_id>#<user key>
         metric, _, rest = item["msk"]["S"].partition("#")
-        yield VoteObservation(
-            metric_idx=int(metric),
-            pair_id=rest.split("#")[1] if "#" in rest else "",
-            score=float(item["score"]["N"]),
-            vote=get_n(item, "vote"),
-            source=_source(item),
+        results_id, _, rest = rest.partition("#")
+        pair_id, _, key = rest.rpartition("#")
+        yield (
+            results_id,
+            VoteObservation(
+                metric_idx=int(metric),
+                pair_id=pair_id,
+                score=float(item["score"]["N"]),
+                vote=get_n(item, "vote"),
+                source=_source(item),
+                voter=key,
+            ),
         )
 
 

@@ -1,6 +1,7 @@
 """GET /evaluation/{id}/audit_sample: scored pairs the caller has not voted on for a metric:
 drawn uniformly at random (order=random, to vote on with "source": "audit"), or the lowest
-scores first (order=lowest, the review queue, "source": "review")."""
+scores first (order=lowest, the review queue, "source": "review"); with overlap, a share of
+the random draw from pairs other people audited (E12)."""
 
 from typing import Annotated
 
@@ -50,9 +51,22 @@ def get_audit_sample(
             'with "source": "review" (chosen by score, it would bias audit agreement)'
         ),
     ] = "random",
+    overlap: Annotated[
+        float,
+        Query(
+            description="A share, 0 to 1 (0.2 = 20 %; default 0), with order=random only: "
+            "overlap * n (rounded half up) of the pairs are drawn from those other people "
+            'voted on with "source": "audit" and the caller has not (the first of them in the '
+            "caller's own random order), the rest as usual; fewer such pairs, the usual draw "
+            "fills in. Pairs in common are what people's agreement with each other is measured on. "
+            "Outside 0-1, or above 0 with order=lowest: 400"
+        ),
+    ] = 0.0,
     identity: Identity = Depends(current_identity),
 ) -> Response:
-    sample = audit.audit_sample(identity, results_id, metric_idx, n, readable_bytes(request), order)
+    sample = audit.audit_sample(
+        identity, results_id, metric_idx, n, readable_bytes(request), order, overlap
+    )
     content = {
         "eval_results_id": sample.results_id,
         "metric_idx": sample.metric_idx,
