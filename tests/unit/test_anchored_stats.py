@@ -8,7 +8,9 @@ ours: the difference is measured, not asserted away. Also the moments taken out 
 
 from __future__ import annotations
 
+import importlib
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -165,7 +167,12 @@ def test_a_plan_needs_two_labels() -> None:
 
 # ---- the published implementation --------------------------------------------------------------
 
-ppi_py = pytest.importorskip("ppi_py")
+
+@pytest.fixture(scope="module")
+def ppi_py() -> Any:
+    """The published package, imported only by the tests that use it (it takes seconds: numba,
+    scikit-learn and statsmodels come with it), never skipped: it is a dev dependency."""
+    return importlib.import_module("ppi_py")
 
 
 def _draw(seed: int, n: int, big_n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -178,7 +185,7 @@ def _draw(seed: int, n: int, big_n: int) -> tuple[np.ndarray, np.ndarray, np.nda
 
 @pytest.mark.parametrize(("seed", "n", "big_n"), [(1, 40, 500), (2, 200, 5000), (3, 12, 30)])
 def test_with_our_lambda_ppi_py_gives_our_estimate_and_our_interval_in_its_variances(
-    seed: int, n: int, big_n: int
+    seed: int, n: int, big_n: int, ppi_py: Any
 ) -> None:
     y, f, u = _draw(seed, n, big_n)
     ours = anchored(list(zip(y.tolist(), f.tolist(), strict=True)), moments(u.tolist()), 0.05)
@@ -202,7 +209,9 @@ def test_with_our_lambda_ppi_py_gives_our_estimate_and_our_interval_in_its_varia
 
 
 @pytest.mark.parametrize(("seed", "n", "big_n"), [(4, 100, 2000), (5, 400, 10000)])
-def test_ppi_py_at_lambda_zero_is_the_classical_mean(seed: int, n: int, big_n: int) -> None:
+def test_ppi_py_at_lambda_zero_is_the_classical_mean(
+    seed: int, n: int, big_n: int, ppi_py: Any
+) -> None:
     y, f, u = _draw(seed, n, big_n)
     ours = anchored(list(zip(y.tolist(), f.tolist(), strict=True)), moments(u.tolist()), 0.05)
     assert ours.classical is not None
@@ -214,7 +223,7 @@ def test_ppi_py_at_lambda_zero_is_the_classical_mean(seed: int, n: int, big_n: i
 
 @pytest.mark.parametrize(("seed", "n", "big_n"), [(6, 200, 5000), (7, 400, 10000)])
 def test_ppi_py_tunes_its_own_lambda_close_to_ours_on_large_samples(
-    seed: int, n: int, big_n: int
+    seed: int, n: int, big_n: int, ppi_py: Any
 ) -> None:
     """Its lambda is not ours by definition (see the module's docstring); with hundreds of
     labels the two tunings land within a few hundredths, and so do the estimates."""
