@@ -245,6 +245,19 @@ class CompiledSchema:
         return f"{first.json_path}: {_describe(first)}"
 
 
+@lru_cache(maxsize=1)
+def _warm_meta_schema() -> None:
+    """Check one empty schema against the meta-schema, once per process, before any budget
+    starts: the first check reads the published meta-schemas and resolves their references,
+    the library's one-off work (seconds on a loaded or cold machine), which a tenant's schema
+    must not be charged for."""
+    cls = _validator_class()
+    _meter.steps_left = MAX_STEPS
+    _meter.deadline = float("inf")  # no clock: the schema is the service's own, and fixed
+    for _ in cls(cls.META_SCHEMA, registry=_registry()).iter_errors({}):
+        pass
+
+
 @lru_cache(maxsize=128)
 def compile_schema(text: str) -> CompiledSchema:
     """The schema written as JSON `text`, checked against the Draft 2020-12 meta-schema, its
@@ -260,6 +273,7 @@ def compile_schema(text: str) -> CompiledSchema:
     if not isinstance(schema, dict | bool):
         raise SchemaError("the schema must be a JSON object (or true or false)")
     cls = _validator_class()
+    _warm_meta_schema()
     _start_metering()
     problem = best_match(cls(cls.META_SCHEMA, registry=_registry()).iter_errors(schema))
     if problem is not None:
