@@ -100,7 +100,7 @@ def evaluation_report(identity: Identity, results_id: str, deadline: Deadline) -
             for c in critiques
         ]
         observed = judge_agreement.with_scores(identity.tenant, result, observed)
-        for metric in judge_agreement.of_votes(identity.tenant, result, observed, "all").metrics:
+        for metric in judge_agreement.per_metric(result.definitions, observed, "all"):
             if metric.figures.votes:
                 agreement[metric.metric_idx] = metric.figures
         people = _anchored(result, observed)
