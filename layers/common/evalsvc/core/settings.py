@@ -90,6 +90,13 @@ class Settings(BaseModel):
     idempotency_ttl_seconds: int = 24 * 3600
     # The LLM judge: "bedrock:<model-id>" or "openai:<model>"; empty means none (checks only).
     llm: str = ""
+    # E13: the judges a metrics set may name as a jury, comma-separated in `llm`'s form; empty
+    # means `llm` alone (scoring.llm.jurors).
+    judges: str = ""
+    # E13: where an OpenAI-compatible judge of `judges` is served when not at openai_base_url
+    # with the judge's key: JSON {"openai:<model>": {"base_url": ..., "api_key_secret_arn": ...}}
+    # ("api_key" in place of the secret locally; "structured" pins its mode).
+    judge_endpoints: str = ""
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: SecretStr = SecretStr("")
     # The Secrets Manager secret (ARN or name) holding the OpenAI key, deployed; when set, the

@@ -75,9 +75,11 @@ class SecretKey(KeySource):
 
     setting = SECRET_SETTING
 
-    def __init__(self, secret: str, region: str) -> None:
+    def __init__(self, secret: str, region: str, setting: str = SECRET_SETTING) -> None:
         self.secret = secret
         self.region = region
+        # What names the secret in a message (a juror's: EVALSVC_JUDGE_ENDPOINTS[<judge>]).
+        self.setting = setting
         self._lock = threading.Lock()
         # The latest read's outcome: the key, or why there is none.
         self._read: str | ProviderUnavailable | None = None
@@ -87,7 +89,7 @@ class SecretKey(KeySource):
         with self._lock:
             if self._read is None:
                 try:
-                    self._read = secret_key(self.secret, self.region)
+                    self._read = secret_key(self.secret, self.region, setting=self.setting)
                 except ProviderUnavailable as exc:
                     self._read = exc
             if isinstance(self._read, ProviderUnavailable):
@@ -103,7 +105,7 @@ class SecretKey(KeySource):
                 return False
             self._refreshed = True
             try:
-                self._read = secret_key(self.secret, self.region, fresh=True)
+                self._read = secret_key(self.secret, self.region, fresh=True, setting=self.setting)
             except ProviderUnavailable:
                 return False
             return self._read != refused
@@ -127,9 +129,11 @@ def _secrets(region: str) -> Any:
     return provider
 
 
-def secret_key(secret: str, region: str, *, fresh: bool = False) -> str:
+def secret_key(
+    secret: str, region: str, *, fresh: bool = False, setting: str = SECRET_SETTING
+) -> str:
     """The key the secret holds (cached for SECRET_MAX_AGE_SECONDS; `fresh`: read past the
-    cache); ProviderUnavailable when it cannot be read or holds no key."""
+    cache); ProviderUnavailable when it cannot be read or holds no key, naming `setting`."""
     from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 
     # One read at a time: the judge's threads all wait for the first instead of each asking.
@@ -143,10 +147,10 @@ def secret_key(secret: str, region: str, *, fresh: bool = False) -> str:
                 extra={"secret": secret, "reason": reason},
             )
             raise ProviderUnavailable(
-                f"the LLM is unavailable: the secret {SECRET_SETTING} names could not be read "
+                f"the LLM is unavailable: the secret {setting} names could not be read "
                 f"({reason}); check that it exists and that this function may read it"
             ) from None
-    return _key_in(value)
+    return _key_in(value, setting)
 
 
 def _reason(exc: Exception) -> str:
@@ -160,7 +164,7 @@ def _reason(exc: Exception) -> str:
     return (cause or exc).__class__.__name__
 
 
-def _key_in(value: object) -> str:
+def _key_in(value: object, setting: str = SECRET_SETTING) -> str:
     if isinstance(value, bytes):
         try:
             value = value.decode()
@@ -175,14 +179,14 @@ def _key_in(value: object) -> str:
         field = document.get(SECRET_FIELD) if isinstance(document, dict) else None
         if not isinstance(field, str) or not field.strip():
             raise ProviderUnavailable(
-                f"the LLM is unavailable: the secret {SECRET_SETTING} names is a JSON object "
+                f"the LLM is unavailable: the secret {setting} names is a JSON object "
                 f'without a string "{SECRET_FIELD}": store the key alone, or as '
                 f'{{"{SECRET_FIELD}": "<key>"}}'
             )
         return field.strip()
     if not text:
         raise ProviderUnavailable(
-            f"the LLM is unavailable: the secret {SECRET_SETTING} names is empty: store the "
+            f"the LLM is unavailable: the secret {setting} names is empty: store the "
             f'key in it, alone or as {{"{SECRET_FIELD}": "<key>"}}'
         )
     return text
