@@ -18,6 +18,7 @@ from evalsvc.models.evaluation_out import (
     LowestScoringPair,
     MetricScoreOut,
     QueuedOut,
+    jury_fields,
 )
 from evalsvc.models.evaluations import EvaluationResult
 from evalsvc.models.jobs import Status
@@ -36,6 +37,7 @@ def v1_body(result: EvaluationResult) -> EvaluateOut:
     if result.clustered is not None:
         clustered = list(result.clustered)
     noise = result.judge_noise or [None] * len(result.definitions)
+    juries = result.juries or [None] * len(result.definitions)
     return EvaluateOut(
         eval_results_id=result.results_id,
         dataset_id=result.dataset_id,
@@ -58,6 +60,7 @@ def v1_body(result: EvaluationResult) -> EvaluateOut:
                 ],
                 judge_noise_sd=noise_sd,
                 not_applicable=result.not_applicable_count(m),
+                **jury_fields(juries[m]),
                 **clustered_out(cluster).model_dump(),
             )
             for m, (definition, summary, lowest, cluster, noise_sd) in enumerate(

@@ -23,7 +23,7 @@ from evalsvc.models.datasets import MAX_PAIR_TEXT_BYTES
 from evalsvc.models.evaluations import EvaluateIn
 from evalsvc.models.metric_sets import calls_per_pair, embedding_metrics, is_judged
 from evalsvc.scoring.embeddings import CachedEmbeddings, configured_embeddings
-from evalsvc.scoring.judges import CachedJudge, configured_judge
+from evalsvc.scoring.jury import AnyJudge, judge_of
 from evalsvc.scoring.metric import Metrics, scorers_for
 from evalsvc.spending.meter import Bound
 from evalsvc.storage import judge_cache
@@ -46,7 +46,7 @@ def texts_worth_reading(metrics: Metrics, pair_count: int, pair_bytes: int | Non
 
 
 def selection_bound(
-    judge: CachedJudge | None,
+    judge: AnyJudge | None,
     metrics: Metrics,
     selection: Selection,
     embeddings: CachedEmbeddings | None = None,
@@ -93,9 +93,14 @@ def estimate(identity: Identity, body: EvaluateIn) -> tuple[int, Bound]:
     reading)."""
     kind, reference = body.dataset
     dataset_id = dataset_logic.resolve_dataset_id(identity, kind, reference)
-    definitions = metric_sets.get_metrics_set(identity, body.metrics_id).definitions
+    metrics_set = metric_sets.get_metrics_set(identity, body.metrics_id)
+    definitions = metrics_set.definitions
     needs_judge = any(is_judged(d) for d in definitions)
-    judge = configured_judge(identity.tenant, judge_cache) if needs_judge else None
+    judge = (
+        judge_of(metrics_set.judges, metrics_set.jury, identity.tenant, judge_cache)
+        if needs_judge
+        else None
+    )
     embeddings = (
         configured_embeddings(identity.tenant, judge_cache)
         if embedding_metrics(definitions)

@@ -31,7 +31,7 @@ from evalsvc.models.jobs import Job, Status
 from evalsvc.models.metric_sets import embedding_metrics, is_judged, judge_calls
 from evalsvc.scoring import checks
 from evalsvc.scoring.embeddings import configured_embeddings
-from evalsvc.scoring.judges import configured_judge
+from evalsvc.scoring.jury import judge_of
 from evalsvc.scoring.metric import scorers_for
 from evalsvc.storage import judge_cache
 from evalsvc.storage import results as results_store
@@ -155,6 +155,8 @@ class _Evaluation:
             summaries=[],
             cluster_by=body.cluster_by,
             judge_samples=body.judge_samples,
+            judges=metrics_set.judges,
+            jury=metrics_set.jury,
         )
         self._configure(deadline)
         self._header: DatasetHeader | None = None
@@ -162,7 +164,11 @@ class _Evaluation:
     def _configure(self, deadline: Deadline) -> None:
         result = self.result
         needs_judge = any(is_judged(d) for d in result.definitions)
-        self.judge = configured_judge(result.tenant, judge_cache, deadline) if needs_judge else None
+        self.judge = (
+            judge_of(result.judges, result.jury, result.tenant, judge_cache, deadline)
+            if needs_judge
+            else None
+        )
         embeds = embedding_metrics(result.definitions)
         self.embeddings = (
             configured_embeddings(result.tenant, judge_cache, deadline) if embeds else None
@@ -223,7 +229,7 @@ class _Evaluation:
         system_prompt = selection.header.system_prompt
         work_deadline = deadline.earlier(storing_seconds(len(pairs)))
         if judge is not None:
-            judge.llm.deadline = work_deadline
+            judge.set_deadline(work_deadline)
         if self.embeddings is not None:
             self.embeddings.embedder.deadline = work_deadline
         result.system_prompt = system_prompt
@@ -356,6 +362,8 @@ class _Rerun(_Evaluation):
             summaries=[],
             cluster_by=original.cluster_by,
             judge_samples=original.judge_samples,
+            judges=original.judges,
+            jury=original.jury,
         )
         self._configure(deadline)
         self._keys: Selection | None = None

@@ -8,8 +8,18 @@ from evalsvc.core.errors import InvalidInput
 from evalsvc.core.identifiers import new_id, now_ms
 from evalsvc.core.settings import get_settings
 from evalsvc.models.api_keys import Identity
-from evalsvc.models.metric_sets import EMBED_METRICS, RAG_METRICS, MetricsSet, kind_of
+from evalsvc.models.metric_sets import (
+    EMBED_METRICS,
+    MAX_JUDGES,
+    MIN_JUDGES,
+    RAG_METRICS,
+    Aggregate,
+    MetricsSet,
+    kind_of,
+)
 from evalsvc.scoring import checks
+from evalsvc.scoring.llm.jurors import judge_names
+from evalsvc.spending.prices import price_of
 from evalsvc.storage import metric_sets as store
 
 
@@ -51,8 +61,43 @@ def _preview(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def validate_jury(judges: list[str] | None, jury: Aggregate | None) -> list[str] | None:
+    """E13: a jury is 2-5 distinct judges among EVALSVC_JUDGES, each with a price; `jury`
+    (the aggregate) only with judges. The first problem is a 400 naming what to fix."""
+    if judges is None:
+        if jury is not None:
+            raise InvalidInput(
+                f'jury is {jury!r} without judges: name 2 to {MAX_JUDGES} judges in "judges", '
+                "or leave jury out"
+            )
+        return None
+    names = [name.strip() for name in judges]
+    if not MIN_JUDGES <= len(names) <= MAX_JUDGES:
+        raise InvalidInput(f"judges names {len(names)}: a jury has {MIN_JUDGES} to {MAX_JUDGES}")
+    configured = judge_names(get_settings())
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            raise InvalidInput(f"judges[{index}] {name!r} is named twice: name each judge once")
+        if name not in configured:
+            known = ", ".join(configured) if configured else "none (EVALSVC_JUDGES is unset)"
+            raise InvalidInput(
+                f"judges[{index}] {_preview(name)!r} is not a judge this service may use; "
+                f"configured: {known}"
+            )
+        if price_of(name) is None:
+            raise InvalidInput(
+                f"judges[{index}] {name!r} has no price, so the jury's cost could not be bounded: "
+                "its operator gives it one in EVALSVC_PRICES"
+            )
+    return names
+
+
 def create_metrics_set(
-    identity: Identity, definitions: list[str], system_prompt: str = ""
+    identity: Identity,
+    definitions: list[str],
+    system_prompt: str = "",
+    judges: list[str] | None = None,
+    jury: Aggregate | None = None,
 ) -> MetricsSet:
     metrics = MetricsSet(
         tenant=identity.tenant,
@@ -60,6 +105,8 @@ def create_metrics_set(
         definitions=validate_definitions(definitions),
         system_prompt=system_prompt,
         created_ms=now_ms(),
+        judges=validate_jury(judges, jury),
+        jury=jury or "mean",
     )
     store.put(metrics)
     return metrics

@@ -32,7 +32,7 @@ from evalsvc.storage import results as results_store
 from evalsvc.storage.datasets import history
 
 if TYPE_CHECKING:
-    from evalsvc.scoring.judges import CachedJudge
+    from evalsvc.scoring.jury import AnyJudge
 
 # Pairs per piece of a pinned selection: 32 KB of fingerprints.
 PIECE_PAIRS = 4_096
@@ -53,7 +53,7 @@ def cut_pieces(ords: Sequence[str]) -> list[Piece]:
 
 
 def inputs_for(
-    definitions: Sequence[str], header: DatasetHeader, judge: CachedJudge | None
+    definitions: Sequence[str], header: DatasetHeader, judge: AnyJudge | None
 ) -> ResultInputs:
     """What a result scored with `definitions` over the version `header` was read at, judged
     by `judge`, is produced by (its pairs_digest comes once its pairs are scored)."""
@@ -69,7 +69,8 @@ def inputs_for(
         shards=stored.shards,
         append_shards=stored.append_shards,
         definitions_sha256=definitions_sha256(definitions),
-        judge_model=judge.llm.name if judged and judge is not None else None,
+        # A jury's judges, comma-separated (E13).
+        judge_model=",".join(judge.names) if judged and judge is not None else None,
         judge_prompt_version=verdicts.PROMPT_VERSION if judged else None,
         service_version=evalsvc.__version__,
         prices_date=pricing.PRICES_AS_OF,

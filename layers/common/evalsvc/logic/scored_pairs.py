@@ -26,6 +26,7 @@ from evalsvc.statistics.error_bars import (
     judge_noise_from,
     noise_numerator,
 )
+from evalsvc.statistics.jury import JurySums
 from evalsvc.statistics.scores import Summary, histogram, summarize_counts
 
 
@@ -85,16 +86,24 @@ def summarize_result(result: EvaluationResult, scored: Sequence[ScoredPair]) -> 
     errors = ErrorBarTotals(count)
     errors.add(_error_bar_totals(scored, count, result.cluster_by))
     errors.fill(result)
+    if result.judges:
+        juries = JuryTotals(result)
+        juries.add(_jury_totals(scored, count, len(result.judges)))
+        juries.fill(result)
 
 
 def totals(
-    scored: Sequence[ScoredPair], metric_count: int, cluster_by: str | None = None
+    scored: Sequence[ScoredPair],
+    metric_count: int,
+    cluster_by: str | None = None,
+    judges: int = 0,
 ) -> dict[str, Any]:
     """What a chunk of scored pairs contributes to its result's statistics, small whatever the
     reasons: per metric, how many times each score occurs (enough for the exact mean, spread
     and median) and its LOWEST_PER_METRIC lowest pairs (id, score, position); with
     `cluster_by`, each cluster's size and score sums, and with repeated judging the judge's
-    noise (_error_bar_totals); and per metric the pairs it is not applicable to (E10)."""
+    noise (_error_bar_totals); per metric the pairs it is not applicable to (E10); and with a
+    jury of `judges` judges, per metric the sums of its judges' scores (E13, _jury_totals)."""
     counts = score_counts((p.scores for p in scored), metric_count)
     lowest = [_lowest(scored, m) for m in range(metric_count)]
     part: dict[str, Any] = {
@@ -105,7 +114,46 @@ def totals(
     not_applicable = not_applicable_counts((p.scores for p in scored), metric_count)
     if any(not_applicable):
         part["not_applicable"] = not_applicable
+    if judges:
+        part.update(_jury_totals(scored, metric_count, judges))
     return part
+
+
+def _jury_totals(scored: Sequence[ScoredPair], metric_count: int, judges: int) -> dict[str, Any]:
+    """E13's share of a chunk's totals: per metric the jury's sums (statistics.jury) over the
+    pairs its judges scored, None for a metric they did not."""
+    sums: list[JurySums | None] = [None] * metric_count
+    for pair in scored:
+        if pair.judge_scores is None:
+            continue
+        for m, scores in enumerate(pair.judge_scores):
+            if scores and pair.scores[m] is not None:
+                found = sums[m]
+                if found is None:
+                    found = sums[m] = JurySums(judges)
+                found.add(scores)
+    return {"jury": [None if s is None else s.as_json() for s in sums]}
+
+
+class JuryTotals:
+    """A jury's figures from its chunks' totals, added up one chunk at a time."""
+
+    def __init__(self, result: EvaluationResult) -> None:
+        self.judges = len(result.judges or [])
+        self.sums = [JurySums(self.judges) for _ in result.definitions]
+
+    def add(self, part: dict[str, Any]) -> None:
+        for m, value in enumerate(part.get("jury") or ()):
+            if value is not None:
+                self.sums[m].merge(JurySums.from_json(self.judges, value))
+
+    def fill(self, result: EvaluationResult) -> None:
+        """result.juries: per judged metric its judges' alpha and means; None for the rest."""
+        names = list(result.judges or [])
+        result.juries = [
+            self.sums[m].figures(names, result.jury) if is_judged(definition) else None
+            for m, definition in enumerate(result.definitions)
+        ]
 
 
 def _cluster_of(pair: ScoredPair, cluster_by: str) -> str | None:
@@ -198,7 +246,10 @@ def summarize_totals(result: EvaluationResult, parts: Iterable[dict[str, Any]]) 
     counts: list[Counter[float]] = [Counter() for _ in range(count)]
     candidates: list[list[tuple[float, int, str]]] = [[] for _ in range(count)]
     errors = ErrorBarTotals(count)
+    juries = JuryTotals(result) if result.judges else None
     for part in parts:
+        if juries is not None:
+            juries.add(part)
         for m in range(count):
             for value, times in part["counts"][m]:
                 counts[m][float(value)] += int(times)
@@ -216,6 +267,8 @@ def summarize_totals(result: EvaluationResult, parts: Iterable[dict[str, Any]]) 
     ]
     result.not_applicable = list(errors.not_applicable)
     errors.fill(result)
+    if juries is not None:
+        juries.fill(result)
 
 
 @dataclass(slots=True)
@@ -309,6 +362,12 @@ def _scored(
             m: verdicts.samples.get((q, offset), []) for q, (m, _) in enumerate(metrics.questions)
         }
         samples = [by_question.get(m, []) for m in range(metrics.count)]
+    judge_scores = None
+    if verdicts.by_judge:
+        judged = {
+            m: verdicts.by_judge.get((q, offset), []) for q, (m, _) in enumerate(metrics.questions)
+        }
+        judge_scores = [judged.get(m, []) for m in range(metrics.count)]
     scores: list[float | None] = []
     reasons: list[str] = []
     for m in range(metrics.count):
@@ -331,4 +390,5 @@ def _scored(
         conversation_cluster=(
             None if pair.conversation_id is None else cluster_digest(pair.conversation_id)
         ),
+        judge_scores=judge_scores,
     )

@@ -5,7 +5,7 @@ start (the list, a result's pairs and a vote are models.evaluation_lists')."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -21,7 +21,7 @@ from evalsvc.models.evaluations import ClusterBy
 from evalsvc.models.usage import UsageOut
 
 if TYPE_CHECKING:
-    pass
+    from evalsvc.statistics.jury import JuryFigures
 
 # ---- responses ---------------------------------------------------------------------------------
 
@@ -45,6 +45,50 @@ NOT_APPLICABLE_DESCRIPTION = (
 )
 
 
+class JuryOut(BaseModel):
+    """E13: the jury that judged a metric, and how its judges agree with each other."""
+
+    judges: list[str] = Field(description="The jury's judges, in its order")
+    aggregate: str = Field(description="How their scores make a pair's: mean or median")
+    alpha: float | None = Field(
+        description="Krippendorff's alpha (interval level) over the judges' scores of each "
+        "pair: 1 when they always agree, 0 when they agree no more than chance; null with fewer "
+        "than 2 pairs or when every score is the same"
+    )
+
+
+class PerJudgeOut(BaseModel):
+    judge: str
+    mean: float | None = Field(description="The judge's mean score over the metric's pairs")
+
+
+class MetricJuryOut(BaseModel):
+    jury: JuryOut
+    per_judge: list[PerJudgeOut]
+
+
+def jury_fields(figures: JuryFigures | None) -> dict[str, Any]:
+    """A MetricScoreOut's jury and per_judge (none without a jury)."""
+    out = jury_out(figures)
+    return {} if out is None else {"jury": out.jury, "per_judge": out.per_judge}
+
+
+def jury_out(figures: JuryFigures | None) -> MetricJuryOut | None:
+    if figures is None:
+        return None
+    return MetricJuryOut(
+        jury=JuryOut(judges=figures.judges, aggregate=figures.aggregate, alpha=figures.alpha),
+        per_judge=[
+            PerJudgeOut(judge=judge, mean=mean)
+            for judge, mean in zip(figures.judges, figures.means, strict=True)
+        ],
+    )
+
+
+JURY_DESCRIPTION = "E13, a metric judged by a jury: its judges and their alpha (null otherwise)"
+PER_JUDGE_DESCRIPTION = "E13, a metric judged by a jury: each judge's mean score (null otherwise)"
+
+
 class MetricScoreOut(BaseModel):
     metric: str
     mean_score: float | None
@@ -62,6 +106,8 @@ class MetricScoreOut(BaseModel):
     ci_high_clustered: CiHighClustered = None
     judge_noise_sd: float | None = Field(default=None, description=JUDGE_NOISE_DESCRIPTION)
     not_applicable: int = Field(default=0, description=NOT_APPLICABLE_DESCRIPTION)
+    jury: JuryOut | None = Field(default=None, description=JURY_DESCRIPTION)
+    per_judge: list[PerJudgeOut] | None = Field(default=None, description=PER_JUDGE_DESCRIPTION)
 
 
 # Progress counted in judge calls: with judge_samples k, a pair is k calls a judged metric, so
@@ -115,6 +161,11 @@ class ScoredPairOut(BaseModel):
         default=None,
         description="With judge_samples k > 1, on a judged metric: the k scores the judge gave "
         "the pair, whose mean is score (absent otherwise)",
+    )
+    judge_scores: dict[str, float] | None = Field(
+        default=None,
+        description="E13, on a metric judged by a jury: each judge's score of the pair (the "
+        "mean of its k with judge_samples k), whose mean or median is score (absent otherwise)",
     )
 
 
@@ -171,6 +222,12 @@ class EvaluationOut(BaseModel):
         default=None,
         description="Per metric, the judge's own noise: " + JUDGE_NOISE_DESCRIPTION + "; the "
         "list is null while running and when failed",
+    )
+    score_juries: list[MetricJuryOut | None] | None = Field(
+        default=None,
+        description="E13: per metric judged by a jury, its judges, their alpha and each one's "
+        "mean (null for a metric it does not judge); the list is null without a jury, while "
+        "running and when failed",
     )
     score_histograms: list[list[int]] | None = Field(
         description="Per metric, how many scored pairs scored 1, 2, 3, 4 and 5 (five counts; "

@@ -14,10 +14,11 @@ from evalsvc.models.datasets import (
     text_bytes,
 )
 from evalsvc.models.jobs import Status
-from evalsvc.models.metric_sets import judge_calls
+from evalsvc.models.metric_sets import Aggregate, judge_calls
 from evalsvc.models.usage import max_cost_usd_field
 from evalsvc.spending.meter import Usage
 from evalsvc.statistics.error_bars import ClusteredMean
+from evalsvc.statistics.jury import JuryFigures
 from evalsvc.statistics.scores import Summary
 
 LOWEST_PER_METRIC = 5
@@ -119,6 +120,9 @@ class ScoredPair:
     input_cluster: str | None = None
     samples: list[list[int]] | None = None
     conversation_cluster: str | None = None
+    # E13, judged by a jury: per metric each judge's score, in the jury's order (empty for a
+    # metric the jury does not score, or not applicable to the pair); None without a jury.
+    judge_scores: list[list[float]] | None = None
 
     @property
     def listed_bytes(self) -> int:
@@ -203,14 +207,19 @@ class EvaluationResult:
     # E10: per metric, the pairs it was not applicable to (they lack what it needs); None when
     # it applied to every pair, and for a result stored before it was kept.
     not_applicable: list[int] | None = None
+    # E13: the jury of the metrics set (None: the single judge) and its aggregate; once
+    # complete, per metric the jury's figures (None for a metric it does not judge).
+    judges: list[str] | None = None
+    jury: Aggregate = "mean"
+    juries: list[JuryFigures | None] | None = None
 
     def not_applicable_count(self, metric: int) -> int:
         return self.not_applicable[metric] if self.not_applicable else 0
 
     def judge_calls(self, pairs: int) -> int:
         """The judge calls scoring `pairs` of its pairs asks for (progress in calls: with
-        judge_samples k, each judged (pair, metric) is k)."""
-        return judge_calls(self.definitions, pairs, self.judge_samples)
+        judge_samples k, each judged (pair, metric) is k; with a jury, k of each judge)."""
+        return judge_calls(self.definitions, pairs, self.judge_samples) * len(self.judges or [0])
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,6 +119,15 @@ def embedding_metrics(definitions: Sequence[str]) -> int:
     return sum(1 for d in definitions if kind_of(d) == "embed")
 
 
+# E13: a jury is 2-5 of the judges EVALSVC_JUDGES names, its score their mean or median.
+Aggregate = Literal["mean", "median"]
+AGGREGATES: tuple[Aggregate, ...] = ("mean", "median")
+MIN_JUDGES = 2
+MAX_JUDGES = 5
+# The longest judge name a set may carry (a model id is far shorter).
+MAX_JUDGE_NAME_CHARS = 256
+
+
 @dataclass(slots=True)
 class MetricsSet:
     tenant: str
@@ -126,3 +135,6 @@ class MetricsSet:
     definitions: list[str]
     system_prompt: str
     created_ms: int
+    # E13: the jury that judges its judged metrics (None: the single judge, EVALSVC_LLM).
+    judges: list[str] | None = None
+    jury: Aggregate = "mean"

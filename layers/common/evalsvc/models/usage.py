@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from evalsvc.spending.meter import Bound, Usage
 from evalsvc.spending.prices import usd
@@ -35,6 +35,17 @@ class LostWorkOut(BaseModel):
     cost_usd: float | None = Field(description="What that could cost; null without a price")
 
 
+class ModelUsageOut(BaseModel):
+    """One model's part of a usage (a jury's judges, a judge and an embeddings model)."""
+
+    model: str
+    llm_calls: int
+    cache_hits: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None = Field(description="At this model's price; null without one")
+
+
 class UsageOut(BaseModel):
     """What the LLM work of a request (or a queued result's chunks) used."""
 
@@ -53,11 +64,35 @@ class UsageOut(BaseModel):
         "now), each counted at the most it could use, so that no call the provider may have "
         "served goes uncounted; null when there is none",
     )
+    by_model: list[ModelUsageOut] | None = Field(
+        default=None,
+        description="When more than one model did the work (a jury's judges, E13; a judge and "
+        "an embeddings model): each one's part, at its own price; absent otherwise",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_absent_parts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        if out.get("by_model") is None:
+            out.pop("by_model", None)
+        return out
 
 
 def usage_out(usage: Usage) -> UsageOut:
     lost = usage.lost()
     return UsageOut(
+        by_model=[
+            ModelUsageOut(
+                model=part.model,
+                llm_calls=part.llm_calls,
+                cache_hits=part.cache_hits,
+                input_tokens=part.input_tokens,
+                output_tokens=part.output_tokens,
+                cost_usd=usd(part.cost()),
+            )
+            for part in usage.shares
+        ]
+        or None,
         llm_calls=usage.llm_calls,
         cache_hits=usage.cache_hits,
         input_tokens=usage.input_tokens,

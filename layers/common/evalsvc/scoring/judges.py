@@ -27,15 +27,8 @@ from typing import Any, Protocol, cast
 from evalsvc.core.deadlines import Deadline
 from evalsvc.core.errors import JudgeFailed, OutOfTime
 from evalsvc.core.observability import LogContextPool, logger, metrics
-from evalsvc.models.conversations import (
-    MAX_MESSAGES,
-    MAX_TOOL_CALLS,
-    ROLES,
-    Message,
-    ToolCall,
-    compact_json,
-)
-from evalsvc.models.datasets import MAX_CONTEXTS, Pair
+from evalsvc.models.conversations import compact_json
+from evalsvc.models.datasets import Pair
 from evalsvc.models.metric_sets import RAG_CALLS_PER_PAIR, RAG_METRICS, missing
 from evalsvc.scoring import preferences, rag
 from evalsvc.scoring.checks import Score
@@ -47,6 +40,7 @@ from evalsvc.scoring.verdicts import (
     SYSTEM,
     VERDICT_MAX_TOKENS,
     VERDICT_SCHEMA,
+    message_bytes_most,
     user_message,
     verdict_from_object,
 )
@@ -178,8 +172,9 @@ class AskRun:
         except LLMOutOfTime:
             return None
         except LLMFailed as exc:
+            judge = f"the judge {self._llm.name!r}" if self._judge.named else "the judge"
             raise JudgeFailed(
-                f"the judge failed on {ask.what} after {exc.attempts} attempts: {exc.problem}; "
+                f"{judge} failed on {ask.what} after {exc.attempts} attempts: {exc.problem}; "
                 "nothing was stored",
                 transient=exc.transient,
                 retry_after=exc.retry_after,
@@ -316,6 +311,17 @@ class CachedJudge:
         self.llm = llm
         self.tenant = tenant
         self.cache = cache
+        # A judge of a jury (scoring.jury): its failures name it.
+        self.named = False
+
+    @property
+    def names(self) -> list[str]:
+        """The judge's name, as a jury's are listed."""
+        return [self.llm.name]
+
+    def set_deadline(self, deadline: Deadline) -> None:
+        """Ask before `deadline` from now on."""
+        self.llm.deadline = deadline
 
     def plan(
         self,
@@ -494,7 +500,7 @@ class CachedJudge:
         (a reference or contexts, E10; messages or tool calls, E11: the pairs whose head item
         has `d`), and their bytes (None: not known, every pair counted so). A question's prompt
         for those is counted as a pair with every such block at its most has it
-        (_message_bytes_most; every text neutralised: at most 1.5 times as large); for the
+        (message_bytes_most; every text neutralised: at most 1.5 times as large); for the
         others, as it was before E10."""
         asked = [q for q in questions if q not in RAG_METRICS]
         fixed = text_bytes(SYSTEM, json.dumps(VERDICT_SCHEMA), TOOL_NAME)
@@ -503,7 +509,7 @@ class CachedJudge:
         sent = sum(
             pair_count * fixed
             + plain * text_bytes(user_message(q, system_prompt, "", ""))
-            + with_documents * _message_bytes_most(q, system_prompt)
+            + with_documents * message_bytes_most(q, system_prompt)
             + pair_bytes
             + documents_bytes // 2
             for q in asked
@@ -535,6 +541,10 @@ class CachedJudge:
         """Plan, show the plan to the usage guard (which may refuse it), and start the calls."""
         plan = self.plan(questions, pairs, system_prompt, samples)
         guard(plan.bound)
+        return self.run(questions, plan, samples)
+
+    def run(self, questions: Sequence[str], plan: JudgePlan, samples: int = 1) -> JudgeRun:
+        """Start the calls of `plan` (one of `plan`'s, already shown to the usage guard)."""
         rag_questions = {q for q, question in enumerate(questions) if question in RAG_METRICS}
         return JudgeRun(self, plan, samples, rag_questions)
 
@@ -556,33 +566,6 @@ class CachedJudge:
         if not verdicts.complete:
             raise OutOfTime(f"{len(verdicts.scores)} of {len(pairs)} pairs judged in time")
         return [verdicts.scores[(0, i)] for i in range(len(pairs))]
-
-
-# What a most-shown pair's prompt holds besides its texts: MAX_MESSAGES messages of the longest
-# role, MAX_TOOL_CALLS calls (an empty name and "{}": its 2 bytes are counted twice).
-_MOST_MESSAGES = [Message(max(ROLES, key=len), "")] * MAX_MESSAGES
-_MOST_CALLS = [ToolCall("", {})] * MAX_TOOL_CALLS
-
-
-def _message_bytes_most(question: str, system_prompt: str) -> int:
-    """The most a question's message takes besides its pair's texts (each counted by
-    pair_bytes: a message's content, a call's name and its arguments' compact JSON): with every
-    block shown at its most (a reference, MAX_CONTEXTS contexts, MAX_MESSAGES messages,
-    MAX_TOOL_CALLS calls, and the note that names them all, the longest), or with none. A pair
-    with fewer blocks, or fewer messages, contexts or calls, has less. No prompt is cut to a
-    model's context: one longer than the model takes is refused by it, as any other."""
-    plain = user_message(question, system_prompt, "", "")
-    shown = user_message(
-        question,
-        system_prompt,
-        "",
-        "",
-        reference="",
-        contexts=[""] * MAX_CONTEXTS,
-        messages=_MOST_MESSAGES,
-        tool_calls=_MOST_CALLS,
-    )
-    return max(text_bytes(plain), text_bytes(shown))
 
 
 def configured_judge(

@@ -25,6 +25,8 @@ class Verdicts:
     scores: dict[tuple[int, int], Score]
     complete: bool
     samples: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    # E13, of a jury: each judge's score (in the jury's order), by the same key.
+    by_judge: dict[tuple[int, int], list[float]] = field(default_factory=dict)
 
 
 class PendingVerdicts(Protocol):

@@ -15,8 +15,17 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from evalsvc.models.conversations import Message, ToolCall, compact_json
+from evalsvc.models.conversations import (
+    MAX_MESSAGES,
+    MAX_TOOL_CALLS,
+    ROLES,
+    Message,
+    ToolCall,
+    compact_json,
+)
+from evalsvc.models.datasets import MAX_CONTEXTS
 from evalsvc.scoring.llm import InvalidAnswer, json_objects
+from evalsvc.spending.meter import text_bytes
 
 PROMPT_VERSION = "judge-v1"
 
@@ -222,3 +231,30 @@ def parse_verdict(text: str) -> tuple[int, str]:
         except InvalidAnswer as exc:
             problem = str(exc)
     raise InvalidAnswer(problem)
+
+
+# What a most-shown pair's prompt holds besides its texts: MAX_MESSAGES messages of the longest
+# role, MAX_TOOL_CALLS calls (an empty name and "{}": its 2 bytes are counted twice).
+MOST_MESSAGES = [Message(max(ROLES, key=len), "")] * MAX_MESSAGES
+MOST_CALLS = [ToolCall("", {})] * MAX_TOOL_CALLS
+
+
+def message_bytes_most(question: str, system_prompt: str) -> int:
+    """The most a question's message takes besides its pair's texts (each counted by
+    pair_bytes: a message's content, a call's name and its arguments' compact JSON): with every
+    block shown at its most (a reference, MAX_CONTEXTS contexts, MAX_MESSAGES messages,
+    MAX_TOOL_CALLS calls, and the note that names them all, the longest), or with none. A pair
+    with fewer blocks, or fewer messages, contexts or calls, has less. No prompt is cut to a
+    model's context: one longer than the model takes is refused by it, as any other."""
+    plain = user_message(question, system_prompt, "", "")
+    shown = user_message(
+        question,
+        system_prompt,
+        "",
+        "",
+        reference="",
+        contexts=[""] * MAX_CONTEXTS,
+        messages=MOST_MESSAGES,
+        tool_calls=MOST_CALLS,
+    )
+    return max(text_bytes(plain), text_bytes(shown))

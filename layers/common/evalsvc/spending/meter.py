@@ -136,6 +136,13 @@ class Meter:
             recorded = Usage(calls, cache_hits, input_tokens, output_tokens, model)
             self._usage = self._usage + recorded
 
+    def allow_rooms(self, rooms: int) -> None:
+        """Let up to `rooms` attempts be in flight at once (no fewer than before): a jury's
+        judges each have their own pool of calls (scoring.jury)."""
+        with self._cond:
+            self._rooms_most = max(self._rooms_most, rooms)
+            self._cond.notify_all()
+
     def name_model(self, model: str) -> None:
         with self._cond:
             self._usage.model = self._usage.model or model

@@ -17,7 +17,7 @@ from evalsvc.core.settings import get_settings
 from evalsvc.models.datasets import text_bytes
 from evalsvc.models.metric_sets import MetricsSet
 from evalsvc.storage import dynamo, texts
-from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
+from evalsvc.storage.dynamo import Item, get_list, get_n, get_s, n, s
 
 LATEST_SK = "latest"
 
@@ -37,6 +37,8 @@ def _from_item(tenant: str, item: Item) -> MetricsSet:
         definitions=texts.read_list(_table(), tenant, item, "definitions"),
         system_prompt=texts.read_text(_table(), tenant, item, "system_prompt"),
         created_ms=get_n(item, "created_ms"),
+        judges=get_list(item, "judges") if "judges" in item else None,
+        jury="median" if get_s(item, "jury") == "median" else "mean",
     )
 
 
@@ -57,6 +59,10 @@ def put(metrics: MetricsSet) -> None:
         **texts.text_field(_table(), metrics.tenant, "system_prompt", metrics.system_prompt),
         "created_ms": n(metrics.created_ms),
     }
+    if metrics.judges:
+        # E13: the jury (at most 5 names of 256 characters).
+        item["judges"] = dynamo.ss_list(metrics.judges)
+        item["jury"] = s(metrics.jury)
     pointer = {
         "TableName": _table(),
         "Key": {"pk": s(_pk(metrics.tenant)), "sk": s(LATEST_SK)},

@@ -20,6 +20,7 @@ from evalsvc.models.evaluation_inputs import inputs_out
 from evalsvc.models.evaluation_out import (
     EvaluationOut,
     EvaluationPageOut,
+    jury_out,
 )
 from evalsvc.models.evaluations import Critique, EvaluationResult, ScoredPair
 from evalsvc.models.jobs import Status
@@ -57,6 +58,13 @@ def _error_bars(result: EvaluationResult) -> dict[str, object]:
     }
 
 
+def _juries(result: EvaluationResult) -> list[dict[str, object] | None] | None:
+    """E13's score_juries: per metric once complete, with a jury; else null."""
+    if result.status is not Status.COMPLETE or result.juries is None:
+        return None
+    return [None if (out := jury_out(j)) is None else out.model_dump() for j in result.juries]
+
+
 def _critique(c: Critique) -> dict[str, object]:
     return {
         "id": c.id,
@@ -70,12 +78,17 @@ def _critique(c: Critique) -> dict[str, object]:
     }
 
 
-def _all_scored(scored: list[ScoredPair], metrics: int) -> list[list[dict[str, object]]]:
+def _all_scored(
+    scored: list[ScoredPair], metrics: int, judges: list[str] | None
+) -> list[list[dict[str, object]]]:
     """Per metric, the pairs it scored (a pair it is not applicable to is not listed, E10)."""
-    return [[_scored_out(p, m) for p in scored if p.scores[m] is not None] for m in range(metrics)]
+    return [
+        [_scored_out(p, m, judges) for p in scored if p.scores[m] is not None]
+        for m in range(metrics)
+    ]
 
 
-def _scored_out(pair: ScoredPair, metric: int) -> dict[str, object]:
+def _scored_out(pair: ScoredPair, metric: int, judges: list[str] | None) -> dict[str, object]:
     """One pair's entry under one metric; with the judge's k answers when it gave several."""
     out: dict[str, object] = {
         "reason": pair.reasons[metric],
@@ -84,6 +97,10 @@ def _scored_out(pair: ScoredPair, metric: int) -> dict[str, object]:
     }
     if pair.samples is not None and metric < len(pair.samples) and pair.samples[metric]:
         out["samples"] = pair.samples[metric]
+    if judges and pair.judge_scores is not None and metric < len(pair.judge_scores):
+        scores = pair.judge_scores[metric]
+        if len(scores) == len(judges):
+            out["judge_scores"] = dict(zip(judges, scores, strict=True))
     return out
 
 
@@ -127,7 +144,9 @@ def get_evaluation(
             "next_cursor": page.next_cursor,
         }
         if page.all_scored is not None:
-            paged["all_scored_pairs"] = _all_scored(page.all_scored, len(page.result.definitions))
+            paged["all_scored_pairs"] = _all_scored(
+                page.all_scored, len(page.result.definitions), page.result.judges
+            )
         return json_response(
             request, paged, too_large="this page is too large: ask for a smaller limit"
         )
@@ -170,6 +189,7 @@ def get_evaluation(
         "cluster_by": result.cluster_by,
         "judge_samples": result.judge_samples,
         **_error_bars(result),
+        "score_juries": _juries(result),
         "human_critique": [_critique(c) for c in stored.critiques],
         "usage": usage_out(result.usage).model_dump(mode="json"),
         "inputs": None if (inputs := inputs_out(result)) is None else inputs.model_dump(),
@@ -177,7 +197,9 @@ def get_evaluation(
     if result.failure:
         content["failure"] = result.failure
     if stored.all_scored is not None:
-        content["all_scored_pairs"] = _all_scored(stored.all_scored, len(result.definitions))
+        content["all_scored_pairs"] = _all_scored(
+            stored.all_scored, len(result.definitions), result.judges
+        )
     return json_response(
         request,
         content,

@@ -17,5 +17,12 @@ router = APIRouter(route_class=AuthenticatedRoute, tags=["metrics"])
 def specify_questions(
     body: SpecifyQuestionsIn, identity: Identity = Depends(current_identity)
 ) -> MetricsCreated:
-    created = metric_set_create.create_metrics_set(identity, body.metrics)
-    return MetricsCreated(metrics_id=created.metrics_id, definitions=created.definitions)
+    created = metric_set_create.create_metrics_set(
+        identity, body.metrics, judges=body.judges, jury=body.jury
+    )
+    return MetricsCreated(
+        metrics_id=created.metrics_id,
+        definitions=created.definitions,
+        judges=created.judges,
+        jury=created.jury if created.judges else None,
+    )

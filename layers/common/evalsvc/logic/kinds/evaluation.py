@@ -30,7 +30,7 @@ from evalsvc.models.jobs import Chunk, Job, Status, Tally
 from evalsvc.models.metric_sets import embedding_metrics, is_judged, judge_calls
 from evalsvc.scoring import checks
 from evalsvc.scoring.embeddings import configured_embeddings
-from evalsvc.scoring.judges import configured_judge
+from evalsvc.scoring.jury import judge_of
 from evalsvc.scoring.metric import scorers_for
 from evalsvc.spending.meter import Usage
 from evalsvc.storage import datasets as datasets_store
@@ -124,7 +124,11 @@ class Evaluations:
             todo = [k for k, pair in enumerate(pairs) if pair.id not in stored]
             pairs, positions = [pairs[k] for k in todo], [positions[k] for k in todo]
         needs_judge = any(is_judged(d) for d in result.definitions)
-        judge = configured_judge(chunk.tenant, judge_cache, deadline) if needs_judge else None
+        judge = (
+            judge_of(result.judges, result.jury, chunk.tenant, judge_cache, deadline)
+            if needs_judge
+            else None
+        )
         embeddings = (
             configured_embeddings(chunk.tenant, judge_cache, deadline)
             if embedding_metrics(result.definitions)
@@ -146,7 +150,9 @@ class Evaluations:
             pairs=len(everything),
             bytes=sum(pair.listed_bytes for pair in everything),
             totals={
-                **totals(everything, len(result.definitions), result.cluster_by),
+                **totals(
+                    everything, len(result.definitions), result.cluster_by, len(result.judges or [])
+                ),
                 DIGESTS: base64.b64encode(digests).decode(),
             },
         )

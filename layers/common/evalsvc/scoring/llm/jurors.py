@@ -126,7 +126,7 @@ def provider_for(name: str, settings: Settings) -> Provider:
     """The transport asking judge `name` (one of judge_names)."""
     parsed = model_spec(JUDGES_SETTING, name)
     assert parsed is not None
-    kind, model = parsed
+    _, model = parsed
     endpoint = endpoints(settings).get(name)
     if endpoint is None:
         # As EVALSVC_LLM would ask it: the judge's base URL and key, the deployment's region.

@@ -102,6 +102,7 @@ def completing(result: EvaluationResult) -> Writes:
         "judge_noise",
         "inputs",
         "not_applicable",
+        "juries",
     ):  # "clustered" is a reserved word
         if name in figures:
             expression += f", #{name} = :{name}"

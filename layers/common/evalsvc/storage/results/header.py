@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from evalsvc.models.datasets import DatasetKind
 from evalsvc.models.evaluations import EvaluationResult, LowScore, ResultInputs
 from evalsvc.models.jobs import Piece, Status, members_from_text, members_text
+from evalsvc.models.metric_sets import Aggregate
 from evalsvc.spending.meter import Usage
 from evalsvc.statistics.error_bars import ClusteredMean
+from evalsvc.statistics.jury import JuryFigures
 from evalsvc.statistics.scores import Summary
 from evalsvc.storage import dynamo, texts
 from evalsvc.storage.dynamo import Item, get_n, get_s, n, s
@@ -98,6 +100,7 @@ def header_item(result: EvaluationResult) -> Item:
 
 
 def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
+    judges, aggregate = _jury_from_item(item)
     return EvaluationResult(
         tenant=tenant,
         results_id=get_s(item, "results_id") or "",
@@ -131,6 +134,9 @@ def _result_from_item(tenant: str, item: Item) -> EvaluationResult:
         ),
         inputs=_inputs_from_item(item),
         not_applicable=_not_applicable_from_item(item),
+        judges=judges,
+        jury=aggregate,
+        juries=_juries_from_item(item, judges, aggregate),
     )
 
 
@@ -184,7 +190,37 @@ def error_bars_fields(result: EvaluationResult) -> Item:
         item["judge_noise"] = s(json.dumps(result.judge_noise, separators=(",", ":")))
     if result.not_applicable is not None and any(result.not_applicable):
         item["not_applicable"] = s(json.dumps(result.not_applicable, separators=(",", ":")))
+    if result.judges:
+        # E13: the jury as the result was asked to use it (its figures once complete).
+        item["judges"] = s(json.dumps({"judges": result.judges, "jury": result.jury}))
+    if result.juries is not None:
+        item["juries"] = s(
+            json.dumps(
+                [None if j is None else [j.alpha, j.means] for j in result.juries],
+                separators=(",", ":"),
+            )
+        )
     return item
+
+
+def _jury_from_item(item: Item) -> tuple[list[str] | None, Aggregate]:
+    stored = get_s(item, "judges")
+    if stored is None:
+        return None, "mean"
+    value = json.loads(stored)
+    return [str(name) for name in value["judges"]], value["jury"]
+
+
+def _juries_from_item(
+    item: Item, judges: list[str] | None, aggregate: str
+) -> list[JuryFigures | None] | None:
+    stored = get_s(item, "juries")
+    if stored is None or judges is None:
+        return None
+    return [
+        None if row is None else JuryFigures(list(judges), aggregate, row[0], list(row[1]))
+        for row in json.loads(stored)
+    ]
 
 
 def _clustered_row(c: ClusteredMean | None) -> list[float | int | None] | None:

@@ -46,11 +46,15 @@ def scored_item(pk: str, pair: ScoredPair) -> Item:
         item["cc"] = s(pair.conversation_cluster)
     if pair.samples is not None:
         item["samples"] = s(json.dumps(pair.samples, separators=(",", ":")))
+    if pair.judge_scores is not None:
+        # E13: each judge's score per metric (at most 5 judges of 50 metrics: a few KB).
+        item["js"] = s(json.dumps(pair.judge_scores, separators=(",", ":")))
     return item
 
 
 def scored_from_item(item: Item) -> ScoredPair:
     samples = get_s(item, "samples")
+    judged = get_s(item, "js")
     return ScoredPair(
         pair_id=item["sk"]["S"][2:],
         index=get_n(item, "idx"),
@@ -60,6 +64,7 @@ def scored_from_item(item: Item) -> ScoredPair:
         input_cluster=get_s(item, "ic"),
         samples=None if samples is None else [list(map(int, m)) for m in json.loads(samples)],
         conversation_cluster=get_s(item, "cc"),
+        judge_scores=None if judged is None else [list(map(float, m)) for m in json.loads(judged)],
     )
 
 
