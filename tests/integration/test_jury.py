@@ -358,3 +358,17 @@ def test_a_queued_jury_gives_the_inline_figures(
     assert jury["jury"]["alpha"] == pytest.approx(inline_jury["jury"]["alpha"], abs=1e-12)
     assert jury["per_judge"] == inline_jury["per_judge"]
     assert stored["score_means"] == inline_stored["score_means"]
+
+
+def test_a_set_whose_judge_the_operator_removed_is_a_400_before_any_call(
+    acme: Tenant, jurors: dict[str, FakeJudge], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    metrics_id = seed(acme, list(NAMES))
+    point_service_at({"EVALSVC_JUDGES": ",".join(NAMES[:2])}, monkeypatch)
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds", "metrics_id": metrics_id})
+
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert "jury cannot be used" in error and NAMES[2] in error
+    assert all(not fake.requests for fake in jurors.values())

@@ -36,8 +36,9 @@ def texts_worth_reading(metrics: Metrics, pair_count: int, pair_bytes: int | Non
     """Whether a selection of that many pairs (and bytes: None, unknown) is bounded from its
     texts and the judge cache: small enough to read inside a request, and to look up (k cache
     keys a judged (pair, metric) with judge_samples k; a rag: metric reads two: its answer, then
-    its claims)."""
-    judge_keys = sum(calls_per_pair(question) for _, question in metrics.questions)
+    its claims; with a jury, each judge's)."""
+    judges = len(metrics.judge.names) if metrics.judge is not None else 1
+    judge_keys = judges * sum(calls_per_pair(question) for _, question in metrics.questions)
     return (
         pair_bytes is not None
         and pair_bytes <= get_settings().inline_max_bytes

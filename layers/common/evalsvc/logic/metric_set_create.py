@@ -18,8 +18,7 @@ from evalsvc.models.metric_sets import (
     kind_of,
 )
 from evalsvc.scoring import checks
-from evalsvc.scoring.llm.jurors import judge_names
-from evalsvc.spending.prices import price_of
+from evalsvc.scoring.llm.jurors import unusable
 from evalsvc.storage import metric_sets as store
 
 
@@ -74,21 +73,13 @@ def validate_jury(judges: list[str] | None, jury: Aggregate | None) -> list[str]
     names = [name.strip() for name in judges]
     if not MIN_JUDGES <= len(names) <= MAX_JUDGES:
         raise InvalidInput(f"judges names {len(names)}: a jury has {MIN_JUDGES} to {MAX_JUDGES}")
-    configured = judge_names(get_settings())
+    settings = get_settings()
     for index, name in enumerate(names):
         if name in names[:index]:
             raise InvalidInput(f"judges[{index}] {name!r} is named twice: name each judge once")
-        if name not in configured:
-            known = ", ".join(configured) if configured else "none (EVALSVC_JUDGES is unset)"
-            raise InvalidInput(
-                f"judges[{index}] {_preview(name)!r} is not a judge this service may use; "
-                f"configured: {known}"
-            )
-        if price_of(name) is None:
-            raise InvalidInput(
-                f"judges[{index}] {name!r} has no price, so the jury's cost could not be bounded: "
-                "its operator gives it one in EVALSVC_PRICES"
-            )
+        problem = unusable(name, settings)
+        if problem is not None:
+            raise InvalidInput(f"judges[{index}] {problem}")
     return names
 
 

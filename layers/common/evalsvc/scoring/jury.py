@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalsvc.core.deadlines import Deadline
-from evalsvc.core.errors import JudgeFailed
+from evalsvc.core.errors import InvalidInput, JudgeFailed
 from evalsvc.models.datasets import Pair
 from evalsvc.models.metric_sets import Aggregate
 from evalsvc.scoring.checks import Score
@@ -31,7 +31,7 @@ from evalsvc.scoring.judges import (
     configured_judge,
 )
 from evalsvc.scoring.llm import LLM
-from evalsvc.scoring.llm.jurors import provider_for
+from evalsvc.scoring.llm.jurors import provider_for, unusable
 from evalsvc.scoring.metric import Verdicts
 from evalsvc.spending.meter import Bound, guard
 
@@ -191,6 +191,14 @@ def configured_jury(
     from evalsvc.core.settings import get_settings
 
     settings = get_settings()
+    for name in names:
+        problem = unusable(name, settings)
+        if problem is not None:
+            # The operator changed the judges since the set was made: the user makes a new one.
+            raise InvalidInput(
+                f"this metrics set's jury cannot be used: {problem}; create a metrics set whose "
+                "judges are among those configured"
+            )
     judges = [
         CachedJudge(LLM(provider_for(name, settings), settings, deadline), tenant, cache)
         for name in names

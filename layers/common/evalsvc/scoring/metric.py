@@ -46,6 +46,11 @@ class Judge(Protocol):
 
     def expected_seconds(self, calls: int) -> float | None: ...
 
+    @property
+    def names(self) -> list[str]:
+        """The judge's name, or a jury's judges' (each asked about every judged pair)."""
+        ...
+
 
 class PendingScores(Protocol):
     def result(self) -> dict[int, Score]: ...

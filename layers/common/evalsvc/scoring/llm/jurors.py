@@ -70,6 +70,23 @@ def _names(judges: str, llm: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def unusable(name: str, settings: Settings) -> str | None:
+    """Why judge `name` cannot be on a jury (not among EVALSVC_JUDGES, or without a price, so
+    that the jury's cost could not be bounded); None when it can."""
+    from evalsvc.spending.prices import price_of
+
+    configured = judge_names(settings)
+    if name not in configured:
+        known = ", ".join(configured) if configured else "none (EVALSVC_JUDGES is unset)"
+        return f"{name[:80]!r} is not a judge this service may use; configured: {known}"
+    if price_of(name) is None:
+        return (
+            f"{name!r} has no price, so the jury's cost could not be bounded: its operator gives "
+            "it one in EVALSVC_PRICES"
+        )
+    return None
+
+
 def endpoints(settings: Settings) -> dict[str, JudgeEndpoint]:
     """The servers EVALSVC_JUDGE_ENDPOINTS gives, by judge name."""
     return _endpoints(settings.judge_endpoints)
