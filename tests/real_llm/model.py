@@ -59,7 +59,9 @@ EMBEDDING_DIMENSIONS = 576
 POOLED_SERVER = Path(__file__).with_name("pooled_server.py")
 
 
-def command(server: str, port: int, *, embeddings: bool = False) -> list[str]:
+def command(
+    server: str, port: int, *, embeddings: bool = False, alias: str = MODEL_ALIAS
+) -> list[str]:
     """How `server` (one of SERVERS) is started on `port`, with a 4,096-token context; with
     `embeddings`, serving `/v1/embeddings` too, from the same model, mean-pooled (SmolLM2, a
     chat model, names no pooling: unpooled, each text would have a vector per token)."""
@@ -68,13 +70,13 @@ def command(server: str, port: int, *, embeddings: bool = False) -> list[str]:
         start = [PYTHON, str(POOLED_SERVER)] if embeddings else [PYTHON, "-m", "llama_cpp.server"]
         return [
             *start,
-            *("--model", model, "--model_alias", MODEL_ALIAS),
+            *("--model", model, "--model_alias", alias),
             *("--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"),
             *(("--embedding", "true") if embeddings else ()),
         ]
     if server == "llama-server":
         return [
-            *(LLAMA_SERVER, "--model", model, "--alias", MODEL_ALIAS),
+            *(LLAMA_SERVER, "--model", model, "--alias", alias),
             *("--host", "127.0.0.1", "--port", str(port), "--ctx-size", "4096"),
             *(("--embeddings", "--pooling", "mean") if embeddings else ()),
         ]
@@ -83,14 +85,19 @@ def command(server: str, port: int, *, embeddings: bool = False) -> list[str]:
 
 @contextmanager
 def llama_server(
-    log_path: Path, server: str = "llama-cpp-python", *, embeddings: bool = False
+    log_path: Path,
+    server: str = "llama-cpp-python",
+    *,
+    embeddings: bool = False,
+    alias: str = MODEL_ALIAS,
 ) -> Iterator[str]:
-    """`server` (one of SERVERS) on a free port of 127.0.0.1, warmed up (its first decode is
-    the slow one), serving embeddings too when asked; yields its base URL (…/v1)."""
+    """`server` (one of SERVERS) on a free port of 127.0.0.1, serving the model as `alias`,
+    warmed up (its first decode is the slow one), serving embeddings too when asked; yields its
+    base URL (…/v1)."""
     port = free_port()
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            command(server, port, embeddings=embeddings),
+            command(server, port, embeddings=embeddings, alias=alias),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -98,7 +105,7 @@ def llama_server(
     base = f"http://127.0.0.1:{port}/v1"
     try:
         _wait_until_serving(process, base, log_path)
-        chat(base, "You are a helpful assistant.", "Say hello.", max_tokens=8)
+        chat(base, "You are a helpful assistant.", "Say hello.", max_tokens=8, model=alias)
         yield base
     finally:
         if process.poll() is None:
@@ -124,7 +131,11 @@ def _wait_until_serving(process: subprocess.Popen[bytes], base: str, log_path: P
 
 
 def local_service(
-    data_dir: Path, log_path: Path, model: str, structured: str = "auto"
+    data_dir: Path,
+    log_path: Path,
+    model: str,
+    structured: str = "auto",
+    extra_env: dict[str, str] | None = None,
 ) -> LocalServer:
     """The local server (not started) with `model` as its LLM, every ask's DEBUG line in
     `log_path`, one call at a time (llama-cpp-python's server decodes one request at a time,
@@ -141,6 +152,7 @@ def local_service(
             "EVALSVC_JUDGE_CONCURRENCY": "1",
             "POWERTOOLS_LOG_LEVEL": "DEBUG",
             "EVALSVC_LLM_STRUCTURED": structured,
+            **(extra_env or {}),
         },
     )
 
@@ -166,12 +178,15 @@ def follow(get: Callable[[], requests.Response], patience: float = 900) -> reque
             return response
 
 
-def chat(base: str, system: str, user: str, *, max_tokens: int = 160) -> str:
-    """The model's plain answer to `user` under `system` (what an application would send)."""
+def chat(
+    base: str, system: str, user: str, *, max_tokens: int = 160, model: str = MODEL_ALIAS
+) -> str:
+    """The model's plain answer to `user` under `system` (what an application would send),
+    from the model the server serves as `model`."""
     response = requests.post(
         f"{base}/chat/completions",
         json={
-            "model": MODEL_ALIAS,
+            "model": model,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
             "max_tokens": max_tokens,
             "temperature": 0.7,
