@@ -361,3 +361,70 @@ def test_the_selection_of_the_most_pairs_at_the_field_limits_is_kept_under_the_l
     assert sizes["EVALSVC_RESULTS_TABLE", "part"] < ITEM_LIMIT
     assert sizes["EVALSVC_RESULTS_TABLE", "result"] < 4096
     assert results_store.selection(tenant, longest) == pieces
+
+
+def test_a_pair_judged_by_the_largest_jury_stays_under_the_limit(
+    acme: Tenant, tables: dict[str, str], work: Work, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalsvc.models.metric_sets import MAX_JUDGE_NAME_CHARS, MAX_JUDGES
+    from evalsvc.storage import results as results_store
+
+    # Given the most judges, each with the longest name in 4-byte characters, whose scores
+    # vary (3 or 4: a mean of three is as long as a float's repr gets), and whose every reason
+    # is as long as a reason is kept
+    names = [f"openai:{k}{wide(MAX_JUDGE_NAME_CHARS - 8)}" for k in range(MAX_JUDGES)]
+    reason = wide(MAX_REASON_CHARS + 50)
+    turn = [0]
+
+    def answer(request: dict[str, Any]) -> tuple[int, str]:
+        turn[0] += 1
+        return 200, json.dumps({"reason": reason, "score": 3 + turn[0] % 2})
+
+    fake = FakeJudge(answer=answer)
+    with fake.running():
+        endpoints = {name: {"base_url": fake.base_url, "api_key": "sk-test"} for name in names}
+        point_service_at(
+            {
+                **service_env(fake),
+                "EVALSVC_JUDGES": ",".join(names),
+                "EVALSVC_JUDGE_ENDPOINTS": json.dumps(endpoints),
+                "EVALSVC_PRICES": json.dumps({name: {"input": 1, "output": 1} for name in names}),
+                "EVALSVC_INLINE_MAX_JUDGE_CALLS": "10000",
+            },
+            monkeypatch,
+        )
+        labels = [wide(MAX_LABEL_CHARS)]
+        pairs = [{"id": PAIR_ID, "input": "in", "output": "out", "labels": labels}]
+        assert send(acme, "POST", "/data/seed/jury", {"data": pairs}).status_code == 200
+        questions = [f"{k:02d} is it right?" for k in range(MAX_DEFINITIONS)]
+        specified = send(
+            acme, "POST", "/specify_questions", {"metrics": questions, "judges": names}
+        )
+        assert specified.status_code == 200, specified.text[:300]
+        body = {
+            "seed_data_id": "jury",
+            "metrics_id": specified.json()["metrics_id"],
+            "judge_samples": 3,
+            "cluster_by": "label",
+        }
+
+        # When it is evaluated inside the request and queued
+        inline = send(acme, "POST", "/evaluate", body)
+        assert inline.status_code == 200, inline.text[:300]
+        queued = send(acme, "POST", "/evaluate", body, Prefer="respond-async")
+        assert queued.status_code == 202, queued.text[:300]
+        work.drain()
+        done = acme.get(f"/evaluation/{queued.json()['eval_results_id']}")
+        assert done.json()["status"] == "complete", done.text[:300]
+        assert done.json()["score_juries"][0]["jury"]["judges"] == names
+
+    # Then each scored pair keeps every judge's score of every metric and its long reasons, and
+    # every item (the set, the result's header, the scored pair) stays under the limit
+    for results_id in (inline.json()["eval_results_id"], queued.json()["eval_results_id"]):
+        scored = results_store.get_scored("acme", results_id, [PAIR_ID])[PAIR_ID]
+        assert scored.judge_scores is not None and len(scored.judge_scores) == MAX_DEFINITIONS
+        assert all(len(scores) == MAX_JUDGES for scores in scored.judge_scores)
+        assert all(len(reason) == MAX_REASON_CHARS for reason in scored.reasons)
+    sizes = largest(tables)
+    over = {kind: size for kind, size in sizes.items() if size > ITEM_LIMIT}
+    assert not over, over
