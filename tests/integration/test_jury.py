@@ -372,3 +372,38 @@ def test_a_set_whose_judge_the_operator_removed_is_a_400_before_any_call(
     error = response.json()["error"]
     assert "jury cannot be used" in error and NAMES[2] in error
     assert all(not fake.requests for fake in jurors.values())
+
+
+def test_judge_samples_apply_to_each_juror(acme: Tenant, jurors: dict[str, FakeJudge]) -> None:
+    from tests.fake_judge import VaryingJudge
+
+    varying = VaryingJudge()
+    jurors[NAMES[0]].answer = varying
+    metrics_id = seed(acme, list(NAMES))
+    body = {"seed_data_id": "ds", "metrics_id": metrics_id, "judge_samples": 2}
+
+    answer = ok(acme.post("/evaluate", body)).json()
+    stored = ok(
+        acme.get(f"/evaluation/{answer['eval_results_id']}", params={"includeAllScores": "true"})
+    ).json()
+
+    # Every juror was asked twice about every pair, each time counted.
+    assert answer["usage"]["llm_calls"] == 3 * 2 * len(OUTPUTS)
+    assert stored["judge_calls_total"] == 3 * 2 * len(OUTPUTS)
+    for fake in jurors.values():
+        assert len(fake.requests) == 2 * len(OUTPUTS)
+    by_pair = {p["pair_id"]: p for p in stored["all_scored_pairs"][0]}
+    for k, out in enumerate(OUTPUTS):
+        given = varying.scores_for(out)
+        assert len(given) == 2
+        scores = by_pair[f"p{k}"]["judge_scores"]
+        # Juror a's score is the mean of its two answers; b's and c's answer alike twice.
+        assert scores[NAMES[0]] == sum(given) / 2
+        assert scores[NAMES[1]] == strict(out) and scores[NAMES[2]] == by_length(out)
+        assert by_pair[f"p{k}"]["score"] == pytest.approx(sum(scores.values()) / 3)
+    # A jury's metric has no judge noise of its own: the spread between judges is alpha's.
+    assert stored["score_judge_noise_sds"] == [None, None]
+    # Asked again with one more sample, only the new samples are asked.
+    again = ok(acme.post("/evaluate", {**body, "judge_samples": 3})).json()["usage"]
+    assert again["llm_calls"] == 3 * len(OUTPUTS)
+    assert again["cache_hits"] == 3 * 2 * len(OUTPUTS)
