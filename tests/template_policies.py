@@ -3,6 +3,7 @@ policies it lists, read as data."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from evalsvc_tools.local.tables import load_template
@@ -116,3 +117,123 @@ def dynamodb_grants(
                 name.removeprefix("dynamodb:") for name in names
             )
     return grants
+
+
+# ---- the template resolved for given parameters -------------------------------------------
+# What CloudFormation would make of an intrinsic for a deploy with these parameters: enough of
+# it (Ref, the condition functions, Fn::If, Join, Split, Select, Sub) to read a function's
+# environment and grants as they would be, AWS::NoValue dropped as CloudFormation drops it.
+# A resource's Ref or GetAtt stands for itself ("<Logical.Attribute>").
+
+PSEUDO = {"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": "123456789012"}
+
+
+class _Gone:
+    """AWS::NoValue: removed from the list or object holding it."""
+
+
+GONE = _Gone()
+
+
+class Deploy:
+    """The template as deployed with `parameters` (the others at their defaults)."""
+
+    def __init__(self, parameters: dict[str, str], template: dict[str, Any] | None = None) -> None:
+        self.template = template or load_template()
+        declared = self.template["Parameters"]
+        assert set(parameters) <= set(declared), sorted(set(parameters) - set(declared))
+        self.values: dict[str, Any] = {}
+        for name, parameter in declared.items():
+            value = str(parameters.get(name, parameter.get("Default", "")))
+            if parameter["Type"] == "CommaDelimitedList":
+                self.values[name] = [item.strip() for item in value.split(",")]
+            else:
+                self.values[name] = value
+        self._conditions: dict[str, bool] = {}
+
+    def condition(self, name: str) -> bool:
+        if name not in self._conditions:
+            self._conditions[name] = bool(self.resolve(self.template["Conditions"][name]))
+        return self._conditions[name]
+
+    def _ref(self, name: str) -> Any:
+        if name in self.values:
+            return self.values[name]
+        if name in PSEUDO:
+            return PSEUDO[name]
+        if name == "AWS::NoValue":
+            return GONE
+        assert name in self.template["Resources"], name
+        return f"<{name}>"
+
+    def _sub(self, text: str, variables: dict[str, Any]) -> str:
+        def value(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name in variables:
+                found = variables[name]
+            elif "." in name:
+                found = f"<{name}>"
+            else:
+                found = self._ref(name)
+            assert isinstance(found, str), (name, found)
+            return found
+
+        return re.sub(r"\$\{([^}!]+)\}", value, text)
+
+    def resolve(self, value: Any) -> Any:
+        if isinstance(value, list):
+            items = [self.resolve(item) for item in value]
+            return [item for item in items if item is not GONE]
+        if not isinstance(value, dict):
+            return value
+        if len(value) == 1:
+            ((key, argument),) = value.items()
+            if key == "Ref":
+                return self._ref(argument)
+            if key == "Fn::GetAtt":
+                name = argument if isinstance(argument, str) else ".".join(argument)
+                return f"<{name}>"
+            if key == "Fn::If":
+                condition, granted, otherwise = argument
+                return self.resolve(granted if self.condition(condition) else otherwise)
+            if key == "Fn::Condition":
+                return self.condition(argument)
+            if key == "Fn::Equals":
+                left, right = (self.resolve(item) for item in argument)
+                return bool(left == right)
+            if key == "Fn::Not":
+                return not self.resolve(argument[0])
+            if key == "Fn::And":
+                return all(self.resolve(item) for item in argument)
+            if key == "Fn::Or":
+                return any(self.resolve(item) for item in argument)
+            if key == "Fn::Join":
+                separator, items = argument
+                return separator.join(self.resolve(items))
+            if key == "Fn::Split":
+                separator, text = argument
+                return str(self.resolve(text)).split(separator)
+            if key == "Fn::Select":
+                index, items = argument
+                return self.resolve(items)[int(self.resolve(index))]
+            if key == "Fn::Sub":
+                if isinstance(argument, str):
+                    return self._sub(argument, {})
+                text, variables = argument
+                return self._sub(text, self.resolve(variables))
+        resolved = {key: self.resolve(item) for key, item in value.items()}
+        return {key: item for key, item in resolved.items() if item is not GONE}
+
+    def environment(self, function: str) -> dict[str, Any]:
+        """The function's own variables (Globals' apart), resolved."""
+        resource = functions(self.template)[function]
+        variables = resource["Properties"].get("Environment", {}).get("Variables", {})
+        return dict(self.resolve(variables))
+
+    def statements(self, function: str) -> list[dict[str, Any]]:
+        """The statements the function is granted, resolved (those whose !If is false gone)."""
+        resource = functions(self.template)[function]
+        found: list[dict[str, Any]] = []
+        for document in policy_documents(resource, self.template):
+            found.extend(self.resolve(document["Statement"]))
+        return found

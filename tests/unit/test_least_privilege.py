@@ -6,6 +6,7 @@ runs the routes and checks that every DynamoDB call they make is granted here.""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -13,6 +14,7 @@ from evalsvc_tools.local.tables import load_template
 
 from tests.conftest import ROOT
 from tests.template_policies import (
+    Deploy,
     actions,
     dynamodb_grants,
     functions,
@@ -381,12 +383,16 @@ def test_bedrock_only_on_the_configured_models_and_only_when_each_is_bedrock() -
         if name not in USES_LLM:
             assert bedrock == [], name
             continue
+        # the judge's, the embeddings model's, then the jury's (E13: each only when
+        # JuryBedrockModelIds names some; what they grant, test_the_jurys_* below)
         assert [condition for condition, _ in bedrock] == [
             "JudgeIsBedrock",
             "JudgeIsBedrock",
             "EmbeddingsIsBedrock",
+            "HasJuryBedrockModels",
+            "HasJuryBedrockModels",
         ]
-        (_, model), (_, through_profile), (_, embeddings) = bedrock
+        (_, model), (_, through_profile), (_, embeddings), _, _ = bedrock
         # the embeddings model (Titan v2, invoked by its own id), and nothing else
         assert set(embeddings) == {"Effect", "Action", "Resource"}, name
         assert actions(embeddings) == ["bedrock:InvokeModel"]
@@ -410,8 +416,19 @@ def test_the_openai_secret_is_readable_only_by_judge_functions_and_only_that_sec
     # only for an OpenAI judge or embeddings model
     conditions = load_template()["Conditions"]
     given = {"Fn::Equals": [{"Ref": "OpenAIApiKeySecretArn"}, ""]}
+    # (E13: OpenAI jurors without endpoints of their own are asked with the same key)
     assert conditions["UsesOpenAI"] == {
-        "Fn::Or": [{"Fn::Condition": "JudgeIsOpenAI"}, {"Fn::Condition": "EmbeddingsIsOpenAI"}]
+        "Fn::Or": [
+            {"Fn::Condition": "JudgeIsOpenAI"},
+            {"Fn::Condition": "EmbeddingsIsOpenAI"},
+            {"Fn::Condition": "JuryUsesOpenAIKey"},
+        ]
+    }
+    assert conditions["JuryUsesOpenAIKey"] == {
+        "Fn::And": [
+            {"Fn::Condition": "HasJuryOpenAIModels"},
+            {"Fn::Equals": [{"Ref": "JuryOpenAIEndpoints"}, ""]},
+        ]
     }
     assert conditions["CreateOpenAISecret"] == {"Fn::And": [{"Fn::Condition": "UsesOpenAI"}, given]}
     assert conditions["OpenAISecretGiven"] == {
@@ -429,10 +446,211 @@ def test_the_openai_secret_is_readable_only_by_judge_functions_and_only_that_sec
         assert [(condition, statement["Resource"]) for condition, statement in reads] == [
             ("CreateOpenAISecret", {"Ref": "OpenAIApiKeySecret"}),
             ("OpenAISecretGiven", {"Ref": "OpenAIApiKeySecretArn"}),
+            # the jurors' keys (E13), only when some are named
+            ("HasJuryKeySecrets", {"Ref": "JuryOpenAIKeySecretArns"}),
         ], name
         for _, statement in reads:
             assert set(statement) == {"Effect", "Action", "Resource"}, name
             assert actions(statement) == ["secretsmanager:GetSecretValue"], name
+
+
+# ---- a jury of judges (E13): the template deployed with jurors, resolved -------------------
+
+FOUNDATION = "arn:aws:bedrock:*::foundation-model/{}"
+PROFILE = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/{}"
+JUDGE = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
+JURORS = ["us.amazon.nova-pro-v1:0", "us.meta.llama3-3-70b-instruct-v1:0", "mistral.large-v1:0"]
+
+
+def _granted(deploy: Deploy, name: str, service: str) -> list[dict[str, Any]]:
+    return [
+        statement
+        for statement in deploy.statements(name)
+        if any(action.startswith(f"{service}:") for action in actions(statement))
+    ]
+
+
+def _bedrock(deploy: Deploy, name: str) -> tuple[set[str], set[str]]:
+    """The models the function may invoke directly, and the inference profiles through which
+    it may invoke any foundation model."""
+    direct: set[str] = set()
+    profiles: set[str] = set()
+    for statement in _granted(deploy, name, "bedrock"):
+        assert actions(statement) == ["bedrock:InvokeModel"], (name, statement)
+        resources = statement["Resource"]
+        resources = resources if isinstance(resources, list) else [resources]
+        if "Condition" in statement:
+            # any model, but only through these profiles
+            assert resources == [FOUNDATION.format("*")], (name, statement)
+            ((key, values),) = statement["Condition"]["StringEquals"].items()
+            assert key == "bedrock:InferenceProfileArn", (name, statement)
+            values = values if isinstance(values, list) else [values]
+            assert values, (name, statement)
+            profiles.update(values)
+        else:
+            assert set(statement) == {"Effect", "Action", "Resource"}, (name, statement)
+            assert resources, (name, statement)
+            direct.update(resources)
+    return direct, profiles
+
+
+def _models(ids: list[str]) -> set[str]:
+    return {arn.format(model) for model in ids for arn in (FOUNDATION, PROFILE)}
+
+
+def test_the_jurys_bedrock_models_are_granted_exactly_and_only_to_the_judge_functions() -> None:
+    for judge in (
+        {"JudgeProvider": "bedrock", "JudgeModelId": JUDGE},
+        {},
+        {
+            "JudgeProvider": "openai",
+            "JudgeModelId": "gpt-4o-mini",
+        },
+    ):
+        judges = [JUDGE] if judge.get("JudgeProvider") == "bedrock" else []
+        for jurors in (JURORS[:1], JURORS, [*JURORS, "amazon.nova-lite-v1:0", "us.x.y-v2:0"]):
+            deploy = Deploy({**judge, "JuryBedrockModelIds": ",".join(jurors)})
+            for name in functions(deploy.template):
+                direct, profiles = _bedrock(deploy, name)
+                if name not in USES_LLM:
+                    assert (direct, profiles) == (set(), set()), name
+                    continue
+                # each model by its id and by its profile in the region, and nothing else
+                assert direct == _models(judges + jurors), (name, jurors)
+                assert profiles == {PROFILE.format(model) for model in judges + jurors}, name
+
+
+def test_without_jurors_the_judge_functions_are_granted_what_the_judge_alone_needs() -> None:
+    # No statement of the jury's: neither an empty one nor one on an empty model id.
+    for name in USES_LLM:
+        deploy = Deploy({"JudgeProvider": "bedrock", "JudgeModelId": JUDGE})
+        assert _granted(deploy, name, "bedrock") == [
+            {
+                "Effect": "Allow",
+                "Action": ["bedrock:InvokeModel"],
+                "Resource": [FOUNDATION.format(JUDGE), PROFILE.format(JUDGE)],
+            },
+            {
+                "Effect": "Allow",
+                "Action": ["bedrock:InvokeModel"],
+                "Resource": FOUNDATION.format("*"),
+                "Condition": {
+                    "StringEquals": {"bedrock:InferenceProfileArn": PROFILE.format(JUDGE)}
+                },
+            },
+        ], name
+        assert _granted(deploy, name, "secretsmanager") == [], name
+        assert deploy.environment(name)["EVALSVC_JUDGES"] == "", name
+        for parameters in ({}, {"JudgeProvider": "openai", "JudgeModelId": "gpt-4o-mini"}):
+            assert _granted(Deploy(parameters), name, "bedrock") == [], (name, parameters)
+        openai = Deploy({"JudgeProvider": "openai", "JudgeModelId": "gpt-4o-mini"})
+        assert _granted(openai, name, "secretsmanager") == [
+            {
+                "Effect": "Allow",
+                "Action": ["secretsmanager:GetSecretValue"],
+                "Resource": "<OpenAIApiKeySecret>",
+            }
+        ], name
+
+
+SECRETS = [
+    "arn:aws:secretsmanager:us-east-1:123456789012:secret:evalsvc/qwen-AbCdEf",
+    "arn:aws:secretsmanager:us-east-1:123456789012:secret:evalsvc/mistral-GhIjKl",
+]
+ENDPOINTS = json.dumps(
+    {
+        "openai:qwen2.5-7b-instruct": {"base_url": "http://10.0.0.5:8080/v1"},
+        "openai:mistral-small": {
+            "base_url": "https://api.mistral.ai/v1",
+            "api_key_secret_arn": SECRETS[1],
+            "structured": "json_object",
+        },
+        "openai:gpt-4o": {
+            "base_url": "https://api.openai.com/v1",
+            "api_key_secret_arn": SECRETS[0],
+        },
+    }
+)
+
+
+def _secrets(deploy: Deploy, name: str) -> list[str]:
+    found: list[str] = []
+    for statement in _granted(deploy, name, "secretsmanager"):
+        assert set(statement) == {"Effect", "Action", "Resource"}, (name, statement)
+        assert actions(statement) == ["secretsmanager:GetSecretValue"], (name, statement)
+        resources = statement["Resource"]
+        found.extend(resources if isinstance(resources, list) else [resources])
+    return found
+
+
+def test_the_jurys_key_secrets_are_readable_exactly_and_only_by_the_judge_functions() -> None:
+    jury = {
+        "JudgeProvider": "bedrock",
+        "JudgeModelId": JUDGE,
+        "JuryOpenAIModels": "qwen2.5-7b-instruct,mistral-small,gpt-4o",
+        "JuryOpenAIEndpoints": ENDPOINTS,
+    }
+    for secrets in (SECRETS[:1], SECRETS):
+        deploy = Deploy({**jury, "JuryOpenAIKeySecretArns": ",".join(secrets)})
+        for name in functions(deploy.template):
+            assert _secrets(deploy, name) == (secrets if name in USES_LLM else []), name
+            # every juror has its endpoint: the OpenAI key is neither made nor read
+            assert "EVALSVC_OPENAI_API_KEY_SECRET_ARN" not in deploy.environment(name), name
+        assert not deploy.condition("CreateOpenAISecret")
+    # jurors with endpoints but no key (a server of one's own): no secret at all
+    deploy = Deploy(jury)
+    assert all(_secrets(deploy, name) == [] for name in functions(deploy.template))
+
+
+def test_openai_jurors_without_endpoints_are_asked_with_the_openai_key() -> None:
+    # Asked at OpenAIBaseUrl as an OpenAI judge would be, with the key the stack makes or the
+    # one OpenAIApiKeySecretArn names, though the judge is on Bedrock.
+    given = "arn:aws:secretsmanager:us-east-1:123456789012:secret:openai-MnOpQr"
+    jury = {"JudgeProvider": "bedrock", "JudgeModelId": JUDGE, "JuryOpenAIModels": "gpt-4o"}
+    for parameters, secret in (
+        (jury, "<OpenAIApiKeySecret>"),
+        ({**jury, "OpenAIApiKeySecretArn": given}, given),
+    ):
+        deploy = Deploy(parameters)
+        assert deploy.condition("CreateOpenAISecret") == (secret != given)
+        for name in USES_LLM:
+            assert _secrets(deploy, name) == [secret], name
+            assert deploy.environment(name)["EVALSVC_OPENAI_API_KEY_SECRET_ARN"] == secret, name
+
+
+def test_the_jury_parameters_take_no_wildcard_and_at_most_five_bedrock_models() -> None:
+    parameters = load_template()["Parameters"]
+    models = re.compile(parameters["JuryBedrockModelIds"]["AllowedPattern"])
+    assert parameters["JuryBedrockModelIds"]["Default"] == ""
+    for good in ("", JURORS[0], ",".join(JURORS), ",".join(["a.b-v1:0"] * 5)):
+        assert models.fullmatch(good), good
+    for bad in (
+        "*",
+        "anthropic.*",
+        f"{JURORS[0]},*",
+        ", ".join(JURORS),
+        ",".join(["a"] * 6),
+        f"arn:aws:bedrock:us-east-1::foundation-model/{JURORS[0]}",
+        f"{JURORS[0]},",
+    ):
+        assert not models.fullmatch(bad), bad
+    # five slots, one condition each: the sixth model would have no grant
+    conditions = load_template()["Conditions"]
+    assert [name for name in conditions if name.startswith("JuryBedrockModel")] == [
+        f"JuryBedrockModel{slot}" for slot in range(1, 6)
+    ]
+    secrets = re.compile(parameters["JuryOpenAIKeySecretArns"]["AllowedPattern"])
+    assert parameters["JuryOpenAIKeySecretArns"]["Type"] == "CommaDelimitedList"
+    for good in ("", SECRETS[0], ",".join(SECRETS)):
+        assert secrets.fullmatch(good), good
+    for bad in ("*", "evalsvc/qwen", SECRETS[0][:-6] + "*", SECRETS[0][:-6] + "??????"):
+        assert not secrets.fullmatch(bad), bad
+    # no key in the endpoints: deployed, only the secrets that hold them
+    endpoints = re.compile(parameters["JuryOpenAIEndpoints"]["AllowedPattern"])
+    assert endpoints.fullmatch(ENDPOINTS) and endpoints.fullmatch("")
+    local = json.dumps({"openai:qwen": {"base_url": "http://127.0.0.1:8080/v1", "api_key": "k"}})
+    assert not endpoints.fullmatch(local)
+    assert not endpoints.fullmatch(json.dumps(json.loads(local), indent=2))
 
 
 def test_grants_reach_functions_only_through_their_policies() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from evalsvc_tools.local.tables import load_template
 
-from tests.template_policies import functions
+from tests.template_policies import Deploy, functions
 
 TENANT_TABLES = {
     "ApiKeysTable",
@@ -194,6 +194,11 @@ def test_the_secret_is_made_only_when_none_is_given_and_for_an_openai_model() ->
     assert template["Outputs"]["OpenAIApiKeySecret"]["Condition"] == "CreateOpenAISecret"
 
 
+# Creating a metrics set checks the judges it names (E13: a jury's) and their prices: the
+# function knows the judges, and calls no model.
+NAMES_JUDGES_ONLY = {"specify_questions"}
+
+
 def test_the_runtime_judge_setting_keeps_its_provider_colon_model_form() -> None:
     template = load_template()
     assert template["Parameters"]["JudgeProvider"]["AllowedValues"] == ["none", "bedrock", "openai"]
@@ -203,6 +208,9 @@ def test_the_runtime_judge_setting_keeps_its_provider_colon_model_form() -> None
             assert variables["EVALSVC_LLM"] == {
                 "Fn::If": ["JudgeIsNone", "", {"Fn::Sub": "${JudgeProvider}:${JudgeModelId}"}]
             }, name
+            if name in NAMES_JUDGES_ONLY:
+                assert "EVALSVC_EMBEDDINGS" not in variables, name
+                continue
             # the embeddings model beside the judge, in the same form
             assert variables["EVALSVC_EMBEDDINGS"] == {
                 "Fn::If": [
@@ -484,3 +492,92 @@ def test_every_function_that_asks_an_openai_compatible_judge_gets_the_structured
         "augment",
         "score_chunks",
     } <= set(asking)
+
+
+# ---- a jury of judges (E13) ------------------------------------------------------------------
+
+JUDGE = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
+
+
+def test_every_function_that_judges_or_creates_metrics_sets_knows_the_jurys_judges() -> None:
+    template = load_template()
+    knowing = set()
+    for name, resource in functions(template).items():
+        variables = resource["Properties"].get("Environment", {}).get("Variables", {})
+        if "EVALSVC_LLM" in variables:
+            knowing.add(name)
+            assert variables["EVALSVC_JUDGE_ENDPOINTS"] == {"Ref": "JuryOpenAIEndpoints"}, name
+            assert "EVALSVC_JUDGES" in variables, name
+        else:
+            assert not {"EVALSVC_JUDGES", "EVALSVC_JUDGE_ENDPOINTS"} & set(variables), name
+    # the ones that judge, estimate a judging's cost, or create metrics sets
+    assert {
+        "evaluate",
+        "rerun_evaluation",
+        "estimate_evaluation",
+        "pairwise",
+        "estimate_pairwise",
+        "questions",
+        "improve_prompt",
+        "augment",
+        "score_chunks",
+        "specify_questions",
+    } == knowing
+
+
+def test_the_jurys_judges_are_the_judge_and_the_jurors_in_the_judges_form() -> None:
+    from evalsvc.core.settings import Settings
+    from evalsvc.scoring.llm.jurors import judge_names
+
+    bedrock = {"JudgeProvider": "bedrock", "JudgeModelId": JUDGE}
+    openai = {"JudgeProvider": "openai", "JudgeModelId": "gpt-4o-mini"}
+    jurors = {"JuryBedrockModelIds": "us.amazon.nova-pro-v1:0,mistral.large-v1:0"}
+    local = {"JuryOpenAIModels": "qwen2.5-7b-instruct, gpt-4o"}
+    cases = [
+        # no jurors: empty, the judge alone
+        ({}, "", ()),
+        (bedrock, "", (f"bedrock:{JUDGE}",)),
+        (openai, "", ("openai:gpt-4o-mini",)),
+        (
+            {**bedrock, **jurors, **local},
+            f"bedrock:{JUDGE},bedrock:us.amazon.nova-pro-v1:0,bedrock:mistral.large-v1:0,"
+            "openai:qwen2.5-7b-instruct,openai:gpt-4o",
+            (
+                f"bedrock:{JUDGE}",
+                "bedrock:us.amazon.nova-pro-v1:0",
+                "bedrock:mistral.large-v1:0",
+                "openai:qwen2.5-7b-instruct",
+                "openai:gpt-4o",
+            ),
+        ),
+        (
+            {**openai, **jurors},
+            "openai:gpt-4o-mini,bedrock:us.amazon.nova-pro-v1:0,bedrock:mistral.large-v1:0",
+            (
+                "openai:gpt-4o-mini",
+                "bedrock:us.amazon.nova-pro-v1:0",
+                "bedrock:mistral.large-v1:0",
+            ),
+        ),
+        (
+            {**bedrock, **local},
+            f"bedrock:{JUDGE},openai:qwen2.5-7b-instruct,openai:gpt-4o",
+            (f"bedrock:{JUDGE}", "openai:qwen2.5-7b-instruct", "openai:gpt-4o"),
+        ),
+        # jurors without a judge: an empty first entry, which the reading skips
+        (
+            {**local},
+            ",openai:qwen2.5-7b-instruct,openai:gpt-4o",
+            ("openai:qwen2.5-7b-instruct", "openai:gpt-4o"),
+        ),
+    ]
+    for parameters, expected, names in cases:
+        deploy = Deploy(
+            {**parameters, "JuryOpenAIEndpoints": '{"openai:x": {"base_url": "http://h"}}'}
+        )
+        for name in ("evaluate", "score_chunks", "estimate_evaluation", "specify_questions"):
+            variables = deploy.environment(name)
+            assert variables["EVALSVC_JUDGES"] == expected, (name, parameters)
+            assert variables["EVALSVC_JUDGE_ENDPOINTS"] == '{"openai:x": {"base_url": "http://h"}}'
+            settings = Settings(llm=variables["EVALSVC_LLM"], judges=variables["EVALSVC_JUDGES"])
+            assert judge_names(settings) == names, (name, parameters)
