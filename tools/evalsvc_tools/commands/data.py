@@ -2,7 +2,8 @@
 metrics_files.py read and check it first).
 
     evalsvc push FILE --seed ID [--system-prompt P]     a JSON Lines or CSV file → a seed dataset
-    evalsvc metrics (--question Q | --check C)... [--file F]   create a metrics set; its id
+    evalsvc metrics (--question Q | --check C)... [--file F] [--judges A,B[,...] [--jury J]]
+                                                        create a metrics set; its id
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from evalsvc.core.errors import InvalidInput
 from evalsvc.core.identifiers import check_dataset_id, is_client_id
 from evalsvc.models.common import MAX_BODY_BYTES
 from evalsvc.models.datasets import MAX_TEXT_CHARS
+from evalsvc.models.metric_sets import AGGREGATES
 
 from evalsvc_tools import metrics_files
 from evalsvc_tools.client import EXIT_USAGE, ClientError, HttpError, encode_json, segment
@@ -82,6 +85,51 @@ def _where_rejected(said: str, definitions: list[metrics_files.Definition]) -> s
     return f"{definitions[int(match.group(1))].where}: {match.group(2)}"
 
 
+class AddJudges(argparse.Action):
+    """`--judges a,b` and `--judges a --judges b` alike: each name, in the order given, added
+    to one list (blanks around a name, and empty names, dropped)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[object] | None,
+        option_string: str | None = None,
+    ) -> None:
+        names = [name.strip() for name in str(values).split(",") if name.strip()]
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), *names])
+
+
+def _metrics_body(args: argparse.Namespace, definitions: list[str]) -> dict[str, object]:
+    """POST /specify_questions' body: the definitions, and the jury when --judges names one
+    (the service checks the names: 2-5 distinct judges it knows, each priced)."""
+    if args.jury is not None and args.judges is None:
+        raise ClientError(
+            "--jury says how a jury's scores are combined: give --judges too", EXIT_USAGE
+        )
+    if args.judges is not None and not args.judges:
+        raise ClientError("--judges names no judge: give A,B[,...]", EXIT_USAGE)
+    body: dict[str, object] = {"metrics": definitions}
+    if args.judges is not None:
+        body["judges"] = args.judges
+    if args.jury is not None:
+        body["jury"] = args.jury
+    return body
+
+
+def _say_jury(answer: dict[str, object]) -> None:
+    """On stderr under the metrics, the jury the set names, as the service stored it."""
+    judges = answer.get("judges")
+    if not isinstance(judges, list) or not judges:
+        return
+    named = ", ".join(cut(str(judge), 64) for judge in judges)
+    aggregate = cut(str(answer.get("jury") or "mean"), 16)
+    print(
+        f"its questions are judged by a jury of {len(judges)} ({aggregate}): {named}",
+        file=sys.stderr,
+    )
+
+
 @user_command
 def metrics(args: argparse.Namespace) -> int:
     """Create a metrics set (POST /specify_questions) from --file, then --question/--check in
@@ -96,11 +144,10 @@ def metrics(args: argparse.Namespace) -> int:
     except metrics_files.BadDefinitions as exc:
         say_problems(exc.problems)
         raise
+    body = _metrics_body(args, [d.text for d in definitions])
     client = client_for(args)
     try:
-        answer = client.request(
-            "POST", "/specify_questions", {"metrics": [d.text for d in definitions]}
-        ).json()
+        answer = client.request("POST", "/specify_questions", body).json()
     except HttpError as exc:
         if exc.status != 400:
             raise
@@ -116,6 +163,7 @@ def metrics(args: argparse.Namespace) -> int:
     print(f"created metrics set {metrics_id} with {len(shown)} metrics:", file=sys.stderr)
     for index, definition in enumerate(shown):
         print(f"  {index}  {cut(str(definition), 100)}", file=sys.stderr)
+    _say_jury(answer)
     print(metrics_id)
     return 0
 
@@ -160,6 +208,18 @@ def add_parsers(commands: Subcommands) -> None:
         metavar="FILE",
         help="definitions from FILE.txt (one a line, # starts a comment; a check is written "
         'check:NAME) or FILE.json (["...", ...] or {"metrics": [...]})',
+    )
+    metrics_parser.add_argument(
+        "--judges",
+        action=AddJudges,
+        metavar="A,B[,...]",
+        help="a jury: 2-5 of the service's judges (EVALSVC_JUDGES) each score every question, "
+        "a pair's score their mean or median (--jury); A,B or repeat the option",
+    )
+    metrics_parser.add_argument(
+        "--jury",
+        choices=AGGREGATES,
+        help="how a jury's scores make a pair's: mean (the default) or median",
     )
     metrics_parser.add_argument(
         "--json", action="store_true", help="print the service's JSON answer"

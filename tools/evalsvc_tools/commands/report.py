@@ -23,6 +23,7 @@ from evalsvc_tools.commands.common import (
     user_command,
 )
 from evalsvc_tools.commands.polling import read_retrying
+from evalsvc_tools.render.jury import jury_lines
 from evalsvc_tools.terminal import terminal_safe
 
 
@@ -87,23 +88,28 @@ def report(args: argparse.Namespace) -> int:
             raise ClientError(f"{target}: cannot be written ({exc.strerror or exc})") from None
         print(target)
     if args.compare is None:
-        _say_anchored(client, args.id)
+        _say_below(client, args.id)
     return 0
 
 
-def _say_anchored(client: Client, results_id: str) -> None:
-    """On stderr (stdout holds the page or its file's name alone), what people would say of
-    each metric of a complete result with audit labels (E12): the page says it too."""
+def _say_below(client: Client, results_id: str) -> None:
+    """On stderr (stdout holds the page or its file's name alone), what `evaluate` prints below
+    its table for a complete result: each metric's jury and each model's part of the usage
+    (E13, from the result read here), then what people would say of each metric with audit
+    labels (E12). The page says it too."""
     try:
         result = read_retrying(client, "GET", f"/evaluation/{segment(results_id)}").json()
     except ClientError as exc:
         print(
-            f"evalsvc: what people would say is not shown: {terminal_safe(exc.message)}",
+            f"evalsvc: juries and what people would say are not shown: "
+            f"{terminal_safe(exc.message)}",
             file=sys.stderr,
         )
         return
     if not isinstance(result, dict) or result.get("status") != "complete":
         return
+    for line in jury_lines(result):
+        print(line, file=sys.stderr)
     definitions = result.get("metrics_definitions")
     if isinstance(definitions, list):
         for line in anchored_lines(client, results_id, len(definitions)):

@@ -14,6 +14,7 @@ from evalsvc_tools.render.figures import (
     format_figure,
     print_usage,
 )
+from evalsvc_tools.render.jury import jury_lines
 from evalsvc_tools.terminal import cut
 
 if TYPE_CHECKING:
@@ -70,7 +71,8 @@ def _print_inputs(result: dict[str, Any], console: Console) -> None:
 
 
 def render_evaluation(result: dict[str, Any], console: Console) -> None:
-    """The per-metric table of a complete evaluation result (GET /evaluation/{id})."""
+    """The per-metric table of a complete evaluation result (GET /evaluation/{id}), and below
+    it the line of each metric judged by a jury, with each model's part of the usage (E13)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -149,3 +151,6 @@ def render_evaluation(result: dict[str, Any], console: Console) -> None:
             Text(_lowest(at(result.get("min_scoring_pairs"), index))),
         )
     console.print(table)
+    below = jury_lines(result)
+    if below:
+        console.print(Text("\n".join(below)))
