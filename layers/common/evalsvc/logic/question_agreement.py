@@ -1,7 +1,15 @@
 """Judge-human agreement pooled over every evaluation result of a metrics set
 (GET /question/{id}/agreement): one Query of the votes' index by metrics set, the figures as
 logic/judge_agreement.py computes them for one result. People's agreement with each other takes
-a unit per pair of a result: the same pair id in two results is two units."""
+a unit per pair of a result: the same pair id in two results is two units.
+
+E13: no per_judge here, though every result pooled shares its metrics set's jury (the set names
+it, an evaluation takes it from the set, a rerun from the result it reruns). Each judge's score
+of a vote is kept with the vote (js), but the by_metrics_set index this route reads projects
+score, vote and source only (template.yaml), and a global secondary index's projection cannot be
+changed in place: it takes a new index. Reading each pooled result's votes (or scored pairs)
+instead would make one read per result of the set where there is one Query now. Each judge's
+AUC is given per result, by GET /evaluation/{id}/agreement."""
 
 from __future__ import annotations
 

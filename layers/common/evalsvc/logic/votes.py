@@ -19,7 +19,8 @@ def vote(identity: Identity, results_id: str, body: VoteIn) -> Critique:
     scored = results_store.get_scored(identity.tenant, results_id, [body.pair_id])
     if body.pair_id not in scored:
         raise NotFound(f"pair {body.pair_id!r} was not scored in evaluation result {results_id!r}")
-    score = scored[body.pair_id].scores[body.metric_idx]
+    pair = scored[body.pair_id]
+    score = pair.scores[body.metric_idx]
     if score is None:
         raise InvalidInput(
             f"metric {body.metric_idx} is not applicable to pair {body.pair_id!r} (the pair lacks "
@@ -37,6 +38,12 @@ def vote(identity: Identity, results_id: str, body: VoteIn) -> Critique:
         source=body.source,
         score=score,
     )
-    stored = critiques_store.upsert(identity.tenant, results_id, result.metrics_id, critique)
+    # E13: each judge's score of the pair as well, on a metric a jury judged, so that agreement
+    # gives each judge's AUC from the votes alone (empty, and not stored, without a jury).
+    judged = pair.judge_scores or []
+    judge_scores = judged[body.metric_idx] if body.metric_idx < len(judged) else None
+    stored = critiques_store.upsert(
+        identity.tenant, results_id, result.metrics_id, critique, judge_scores
+    )
     metrics.add_metric(name="Votes", unit="Count", value=1)
     return stored

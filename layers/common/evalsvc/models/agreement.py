@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evalsvc.models.pair_fields_out import OptionalPairFields
-from evalsvc.statistics.agreement import Agreement
+from evalsvc.statistics.agreement import Agreement, Auc
 from evalsvc.statistics.people import PeopleAgreement
 
 
@@ -42,6 +42,16 @@ class PeopleOut(BaseModel):
     )
 
 
+class JudgeAucOut(BaseModel):
+    judge: str = Field(description="A judge of the jury")
+    auc: float | None = Field(
+        description="As the metric's auc, from this judge's score of each voted pair instead of "
+        "the jury's"
+    )
+    auc_ci_low: float | None = Field(description="DeLong 95 %, as the metric's")
+    auc_ci_high: float | None
+
+
 class MetricAgreementOut(BaseModel):
     metric_idx: int
     metric: str
@@ -68,6 +78,12 @@ class MetricAgreementOut(BaseModel):
     )
     calibration: list[CalibrationOut]
     people: PeopleOut = Field(description="People's agreement with each other (E12)")
+    per_judge: list[JudgeAucOut] | None = Field(
+        default=None,
+        description="E13, a metric a jury judged in an evaluation result: each judge's own "
+        "auc (in the jury's order) over the same votes, to compare with the jury's auc. Absent "
+        "for a metric without a jury, and pooled over a metrics set",
+    )
 
 
 class AgreementOut(BaseModel):
@@ -112,6 +128,23 @@ def metric_agreement_out(metric: MetricAgreement) -> dict[str, Any]:
             "alpha": metric.people.alpha,
             "percent_agreement": metric.people.percent_agreement,
         },
+    } | _per_judge_out(metric.per_judge)
+
+
+def _per_judge_out(judges: list[JudgeAuc] | None) -> dict[str, Any]:
+    """{"per_judge": [...]} for a metric a jury judged; {} otherwise (the field is absent)."""
+    if judges is None:
+        return {}
+    return {
+        "per_judge": [
+            {
+                "judge": j.judge,
+                "auc": j.auc.auc,
+                "auc_ci_low": j.auc.ci_low,
+                "auc_ci_high": j.auc.ci_high,
+            }
+            for j in judges
+        ]
     }
 
 
@@ -144,6 +177,14 @@ class AuditSampleOut(BaseModel):
     )
 
 
+@dataclass(frozen=True, slots=True)
+class JudgeAuc:
+    """E13: one judge of a jury, its own AUC against people's votes."""
+
+    judge: str
+    auc: Auc
+
+
 NO_PEOPLE = PeopleAgreement(reviewers=0, pairs_multi=0, alpha=None, percent_agreement=None)
 
 
@@ -154,6 +195,8 @@ class MetricAgreement:
     figures: Agreement
     # People's agreement with each other on the metric (none known: no reviewers).
     people: PeopleAgreement = NO_PEOPLE
+    # E13: each judge's AUC on a metric a jury judged (None: no jury judged it).
+    per_judge: list[JudgeAuc] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -254,7 +254,9 @@ class Critique:
 @dataclass(frozen=True, slots=True)
 class VoteObservation:
     """A vote as agreement sees it: on which metric and pair, the judge's score, the vote, and
-    who cast it (the stored user key, storage.critiques.user_key; "" when not known)."""
+    who cast it (the stored user key, storage.critiques.user_key; "" when not known). E13: on a
+    metric a jury judged, `judge_scores` is each judge's score of the pair as the vote was cast,
+    in the jury's order (None without a jury, or for a vote stored before they were kept)."""
 
     metric_idx: int
     pair_id: str
@@ -262,6 +264,7 @@ class VoteObservation:
     vote: int
     source: str
     voter: str = ""
+    judge_scores: tuple[float, ...] | None = None
 
 
 # A scored pair's id, scores, and its label, input and conversation clusters (ScoredPair.

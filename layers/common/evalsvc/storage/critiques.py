@@ -2,7 +2,12 @@
 
 pk                          sk                                        what
 T#<tenant>#R#<results_id>   c#<metric_idx>#<pair_id>#<sha256(user)>   vote, comment, time,
-                                                                      source, the judge's score
+                                                                      source, the judge's score,
+                                                                      js: each juror's (E13)
+
+js, on a metric a jury judged only: the JSON list of each judge's score of the pair as the vote
+was cast, in the jury's order (a few bytes a judge: 5 judges add well under 100 bytes), so that
+agreement gives each judge's AUC from the votes alone. A vote without a jury has no js.
 
 Index by_metrics_set: every vote under its metrics set, for agreement pooled over its results.
 
@@ -13,7 +18,8 @@ T#<tenant>#M#<metrics_id>   <metric_idx:03>#<results_id>#<pair_id>#<sha256(user)
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from evalsvc.core.settings import get_settings
@@ -30,6 +36,12 @@ def _table() -> str:
 def _score(item: Item) -> float | None:
     """The judge's score a vote was cast on (None for a vote stored before it was kept)."""
     return float(item["score"]["N"]) if "score" in item else None
+
+
+def _judge_scores(item: Item) -> tuple[float, ...] | None:
+    """Each judge's score a vote was cast on (None: no jury, or stored before they were kept)."""
+    stored = get_s(item, "js")
+    return None if stored is None else tuple(float(x) for x in json.loads(stored))
 
 
 def _source(item: Item) -> str:
@@ -55,12 +67,22 @@ def metrics_set_pk(tenant: str, metrics_id: str) -> str:
     return f"T#{tenant}#M#{metrics_id}"
 
 
-def upsert(tenant: str, results_id: str, metrics_id: str, critique: Critique) -> Critique:
-    """Record the vote, with the judge's score it was cast on, under the result and its metrics
-    set; the same user's earlier vote on that pair and metric is replaced (it keeps its id and
-    takes the new time, vote, comment and source)."""
+def upsert(
+    tenant: str,
+    results_id: str,
+    metrics_id: str,
+    critique: Critique,
+    judge_scores: Sequence[float] | None = None,
+) -> Critique:
+    """Record the vote, with the judge's score it was cast on (and with a jury, each judge's:
+    `judge_scores`, stored only when given and not empty), under the result and its metrics set;
+    the same user's earlier vote on that pair and metric is replaced (it keeps its id and takes
+    the new time, vote, comment and source)."""
     assert critique.score is not None
     key = user_key(critique.user)
+    jury: dict[str, Any] = {}
+    if judge_scores:
+        jury = {":js": s(json.dumps([float(x) for x in judge_scores], separators=(",", ":")))}
     response = dynamo.call(
         "update_item",
         TableName=_table(),
@@ -72,6 +94,7 @@ def upsert(tenant: str, results_id: str, metrics_id: str, critique: Critique) ->
             "SET #id = if_not_exists(#id, :id), pair_id = :pair_id, metric_idx = :metric_idx, "
             "#comment = :comment, vote = :vote, #user = :user, user_email = :email, "
             "time_ms = :time, #source = :source, score = :score, mpk = :mpk, msk = :msk"
+            + (", js = :js" if jury else "")
         ),
         ExpressionAttributeNames={
             "#id": "id",
@@ -92,6 +115,7 @@ def upsert(tenant: str, results_id: str, metrics_id: str, critique: Critique) ->
             ":score": {"N": repr(critique.score)},
             ":mpk": s(metrics_set_pk(tenant, metrics_id)),
             ":msk": s(f"{critique.metric_idx:03d}#{results_id}#{critique.pair_id}#{key}"),
+            **jury,
         },
         ReturnValues="ALL_NEW",
     )
@@ -153,9 +177,10 @@ def _pair_and_voter(sk: str) -> tuple[str, str]:
 
 def votes_of_result(tenant: str, results_id: str) -> Iterator[VoteObservation]:
     """Every vote on the result: metric, pair, the judge's score (None for a vote stored before
-    scores were kept with votes), vote, source and voter (the user key)."""
+    scores were kept with votes), vote, source, voter (the user key) and each judge's score
+    (E13: None without a jury, or for a vote stored before they were kept)."""
     query = _query(tenant, results_id)
-    query["ProjectionExpression"] = "sk, metric_idx, pair_id, score, vote, #source"
+    query["ProjectionExpression"] = "sk, metric_idx, pair_id, score, vote, #source, js"
     query["ExpressionAttributeNames"] = {"#source": "source"}
     for item in dynamo.query_items(**query):
         yield VoteObservation(
@@ -165,6 +190,7 @@ def votes_of_result(tenant: str, results_id: str) -> Iterator[VoteObservation]:
             vote=get_n(item, "vote"),
             source=_source(item),
             voter=_pair_and_voter(item["sk"]["S"])[1],
+            judge_scores=_judge_scores(item),
         )
 
 
@@ -179,7 +205,8 @@ def votes_by_result_of_metrics_set(
     tenant: str, metrics_id: str
 ) -> Iterator[tuple[str, VoteObservation]]:
     """Every vote on every result of the metrics set, from its index, with the result it is
-    on (the same pair id in two results is two pairs)."""
+    on (the same pair id in two results is two pairs). Without each judge's score: the index
+    projects score, vote and source only (template.yaml), not js."""
     query = {
         "TableName": _table(),
         "IndexName": "by_metrics_set",
