@@ -18,7 +18,6 @@ from evalsvc.models.evaluations import MAX_COMMENT_CHARS, Critique
 from evalsvc.storage import critiques as critiques_store
 from evalsvc.storage import results as results_store
 from evalsvc.storage.dynamo import item_size
-from sklearn.metrics import roc_auc_score
 
 from tests.agreement_oracle import assert_matches_oracle, close, delong_the_long_way
 from tests.integration.conftest import Tenant, ok
@@ -96,6 +95,9 @@ def observations(cast: Cast, score: dict[str, float], audit_only: bool) -> list[
 def assert_per_judge(got: list[dict[str, Any]], cast: Cast, audit_only: bool) -> None:
     """Each judge's auc against scikit-learn, and its interval against DeLong the long way, over
     that judge's scores of the pairs voted +1 or -1."""
+    # Imported here, not at collection: the workers that never run this test skip its import.
+    from sklearn.metrics import roc_auc_score
+
     assert [j["judge"] for j in got] == list(NAMES)
     for entry, name in zip(got, NAMES, strict=True):
         rule = JURORS[name]
