@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from playwright.async_api import Page, Route
 
 from tests.browser.app_data import Api
 from tests.browser.chromium import Browser
@@ -166,5 +167,44 @@ def test_the_review_page_shows_each_judges_score_with_the_judges(
     app.wait_for("Hidden until you vote.")
     assert app.page.count("dl.judge-scores") == 0
     assert app.page.count("main img, main script") == 0
+    app.nothing_ran()
+    app.own_origin_only()
+
+
+def test_each_judges_auc_is_shown_when_the_agreement_route_gives_it(
+    app: App, jury_server: dict[str, Any]
+) -> None:
+    """per_judge on the agreement route's metrics (another change adds it) is read defensively:
+    a judge's AUC with its interval, without one, or a dash when null; nothing without the field
+    (the first test)."""
+    results_id = jury_server["results_id"]
+    per_judge = [
+        {"judge": NAMES[0], "auc": 0.75, "auc_ci_low": 0.5, "auc_ci_high": 0.9},
+        {"judge": NAMES[1], "auc": None, "auc_ci_low": None, "auc_ci_high": None},
+        {"judge": NAMES[2], "auc": 0.625, "auc_ci_low": None, "auc_ci_high": None},
+    ]
+
+    async def with_per_judge(page: Page) -> None:
+        async def fulfil(route: Route) -> None:
+            response = await route.fetch()
+            body = await response.json()
+            body["metrics"][0]["per_judge"] = per_judge
+            await route.fulfill(response=response, json=body)
+
+        await page.route(f"**/v1/evaluation/{results_id}/agreement", fulfil)
+
+    app.run(with_per_judge)
+    app.sign_in()
+    app.wait_for("Evaluations")
+    app.run(lambda page: page.evaluate(f"location.hash = '#/evaluation/{results_id}'"))
+    app.wait_for("Judged by a jury of 3")
+    rows = app.page.evaluate(
+        "[...document.querySelectorAll('table.jury-judges tr')]"
+        ".map(r => [...r.children].map(c => c.textContent))"
+    )
+    assert rows[0] == ["Judge", "Mean score", "AUC with people"]
+    assert [row[0] for row in rows[1:4]] == list(NAMES)
+    assert [row[2] for row in rows[1:5]] == ["0.75 (95% 0.5 \u2013 0.9)", "\u2013", "0.63", ""]
+    app.axe_clean("a jury with each judge's AUC")
     app.nothing_ran()
     app.own_origin_only()
