@@ -804,7 +804,7 @@ def test_the_app_is_small_and_its_files_never_change_meaning(app_server: dict[st
         assert answer.headers["Content-Encoding"] == "gzip"
         assert "immutable" in answer.headers["Cache-Control"]
         total += int(answer.raw.headers["Content-Length"])
-    assert len(assets) == len(set(assets)) == 10
+    assert len(assets) == len(set(assets)) == 11
     assert total <= 300 * 1024
     static = Path(__file__).resolve().parents[2] / "functions" / "review_app" / "static"
     assert {a.split("/")[3] for a in assets} == {p.name for p in static.iterdir()} - {"index.html"}

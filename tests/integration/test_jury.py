@@ -7,7 +7,6 @@ queued path giving the figures of the inline one."""
 from __future__ import annotations
 
 import json
-import re
 import statistics
 from collections.abc import Iterator
 from decimal import Decimal
@@ -18,8 +17,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import point_service_at
-from tests.fake_judge import FakeJudge, usage_of
+from tests.fake_judge import FakeJudge
 from tests.integration.conftest import Tenant, ok
+from tests.jurors import jury_env, output_of, running_jurors
 from tests.work_queue import Work
 
 QUESTION = "Does the output say please?"
@@ -40,12 +40,6 @@ OUTPUTS = [
 ]
 
 
-def _output(request: dict[str, Any]) -> str:
-    user = request["messages"][-1]["content"]
-    found = re.search(r"<output>\n(.*?)\n</output>", user, re.DOTALL)
-    return found.group(1) if found else ""
-
-
 def lenient(output: str) -> int:
     return 5 if "please" in output else 4
 
@@ -61,48 +55,12 @@ def by_length(output: str) -> int:
 JURORS = {"openai:juror-a": lenient, "openai:juror-b": strict, "openai:juror-c": by_length}
 
 
-def answering(rule: Any, name: str) -> Any:
-    def answer(request: dict[str, Any]) -> tuple[int, str]:
-        score = rule(_output(request))
-        return 200, json.dumps({"reason": f"{name} gives {score}.", "score": score})
-
-    return answer
-
-
 @pytest.fixture
 def jurors(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, FakeJudge]]:
     """Three fake jurors, each on its own server, priced; EVALSVC_LLM is the first."""
-    fakes = {name: FakeJudge(answering(rule, name)) for name, rule in JURORS.items()}
-    for fake in fakes.values():
-        fake.usage = usage_of
-    started = [fake.running() for fake in fakes.values()]
-    for context in started:
-        context.__enter__()
-    try:
-        endpoints = {
-            name: {"base_url": fake.base_url, "api_key": f"sk-test-{name[-1]}"}
-            for name, fake in fakes.items()
-        }
-        prices = {
-            name: {"input": float(p_in), "output": float(p_out)}
-            for name, (p_in, p_out) in PRICES.items()
-        }
-        point_service_at(
-            {
-                "EVALSVC_LLM": NAMES[0],
-                "EVALSVC_OPENAI_BASE_URL": fakes[NAMES[0]].base_url,
-                "EVALSVC_OPENAI_API_KEY": "sk-test-a",
-                "EVALSVC_JUDGES": ",".join(NAMES),
-                "EVALSVC_JUDGE_ENDPOINTS": json.dumps(endpoints),
-                "EVALSVC_PRICES": json.dumps(prices),
-                "EVALSVC_JUDGE_RETRY_BASE_SECONDS": "0.01",
-            },
-            monkeypatch,
-        )
+    with running_jurors(JURORS) as fakes:
+        point_service_at(jury_env(fakes, PRICES), monkeypatch)
         yield fakes
-    finally:
-        for context in reversed(started):
-            context.__exit__(None, None, None)
 
 
 def seed(tenant: Tenant, judges: list[str] | None = None, jury: str | None = None) -> str:
@@ -168,7 +126,7 @@ def test_a_jury_scores_each_pair_by_its_judges_mean(
     assert answer["scores"][1]["jury"] is None
     # Every juror was asked about every pair once, each on its own server.
     for name, fake in jurors.items():
-        assert sorted(_output(r) for r in fake.requests) == sorted(OUTPUTS), name
+        assert sorted(output_of(r) for r in fake.requests) == sorted(OUTPUTS), name
 
 
 def test_a_median_jury_takes_the_middle_score(acme: Tenant, jurors: dict[str, FakeJudge]) -> None:

@@ -3,6 +3,7 @@
 import {api, path, query} from "./api.js";
 import {histogram, intervalBar} from "./charts.js";
 import {fill, h, interval, num, uid, when} from "./dom.js";
+import {juryBlock} from "./jury.js";
 import {announce, empty, heading, isAbort, loading} from "./ui.js";
 
 const PAGE = 25;
@@ -208,6 +209,7 @@ function metricCards(context, result, agreement, agreementError) {
         h("div", {}, ...figures),
         h("div", {}, counts ? histogram(counts, `${label} scores`) : h("p", {class: "muted"}, "No score histogram is kept for this result.")),
         agreementBlock(agreed, agreementError),
+        juryBlock(result.score_juries?.[index], mean, agreed, label),
         peopleBlock(context, result.results_id, index, label),
       ),
       h(

@@ -11,12 +11,16 @@
 // - "lowest": the pairs the judge scored lowest that this person has not voted on, with the
 //   judge's score and reason shown, voted with "source": "review".
 //
+// A metric judged by a jury (E13) shows, with the judge's score, each judge's own score of the
+// pair (read once the score is shown, so the audit sample stays blind).
+//
 // Keys (not while typing in a text field): + meets, - does not meet, 0 unsure, n next, p previous.
 
 import {api, path, query} from "./api.js";
 import {callsBlock, conversationBlock, exactNumbers, shown} from "./conversation.js";
 import {fill, h, num} from "./dom.js";
 import {agreementBlock} from "./evaluations.js";
+import {judgeScores, judgeScoresBlock} from "./jury.js";
 import {announce, empty, heading, isAbort, loading} from "./ui.js";
 
 const BATCH = 10;
@@ -89,6 +93,21 @@ export function reviewPage(context) {
   main.append(back, switcher, about, overlapControl, progress, h("div", {class: "review-grid"}, slot, agreementSlot));
 
   let metricName = "";
+  // E13: the metric's jury (score_juries of GET /evaluation/{id}; null: one judge), and the
+  // reader of each judge's score of a pair.
+  let jury = null;
+  let scoresOf = null;
+
+  async function readJury() {
+    try {
+      const result = await api(path`/evaluation/${id}`, {signal});
+      jury = result.score_juries?.[metricIdx] ?? null;
+      if (jury) scoresOf = judgeScores(id, metricIdx, signal);
+    } catch (error) {
+      // Without it the pairs are reviewed as ever, without each judge's score.
+      if (isAbort(error) || error?.kind === "unauthorized") throw error;
+    }
+  }
 
   async function loadMore() {
     const sample = await api(
@@ -208,9 +227,14 @@ export function reviewPage(context) {
       judge.append(h("p", {class: "muted"}, "Hidden until you vote."));
     } else {
       judge.append(
-        h("p", {class: "big"}, `Score ${num(item.score)} of 5`),
+        h("p", {class: "big"}, `Score ${num(item.score)} of 5`, jury ? ` (the ${jury.jury.aggregate} of ${jury.jury.judges.length} judges)` : ""),
         item.reason ? h("p", {class: "reason"}, item.reason) : h("p", {class: "muted"}, "No reason was given."),
       );
+      if (scoresOf) {
+        const box = h("div", {class: "judge-scores-box"});
+        judge.append(box);
+        judgeScoresBlock(box, scoresOf, item.pair_id, (error) => context.failed(error));
+      }
     }
     fill(
       slot,
@@ -347,7 +371,7 @@ export function reviewPage(context) {
 
   (async () => {
     try {
-      await loadMore();
+      await Promise.all([loadMore(), readJury()]);
       if (signal.aborted) return;
       render();
       refreshAgreement();

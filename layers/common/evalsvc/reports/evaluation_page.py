@@ -1,7 +1,8 @@
 """The evaluation page (GET /evaluation/{id}/report): what was run and what produced the result
 (its `inputs`, E7), a forest plot of every metric's mean and interval, a histogram per metric,
 the lowest pairs with their texts, votes and comments, agreement, what people would say of every
-pair (E12); progress while it runs, the failure when it failed."""
+pair (E12), the jury that judged a metric and how its judges agree (E13); progress while it
+runs, the failure when it failed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from evalsvc.models.evaluation_inputs import inputs_out
 from evalsvc.models.reports import EvaluationReport
 from evalsvc.reports import charts
+from evalsvc.reports.jury import jury_sections
 from evalsvc.reports.limits import Limits
 from evalsvc.reports.pages import EVALUATION_PAGE, render
 from evalsvc.statistics.scores import SCALE_MAX, SCALE_MIN
@@ -93,6 +95,7 @@ def render_evaluation(
         inputs=inputs_out(report.result),
         forest=_forest(report),
         histograms=histograms,
+        juries=jury_sections(report.result),
         critiques_per_pair=CRITIQUES_PER_PAIR,
         listed=report.critiques[:LISTED_CRITIQUES],
         cluster_words=CLUSTER_WORDS,

@@ -51,6 +51,7 @@ def _environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
         percent=filters.percent,
         count=filters.count,
         usd=filters.usd,
+        money=filters.money,
         when=format_ms,
     )
     env.globals["short"] = charts.short

@@ -8,7 +8,7 @@ def root(context, missing=missing):
     cond_expr_undefined = Undefined
     if 0: yield None
     parent_template = None
-    l_0_forest_plot = l_0_histogram = l_0_pair_texts = l_0_vote_word = l_0_facts = l_0_anchored_facts = missing
+    l_0_forest_plot = l_0_histogram = l_0_pair_texts = l_0_vote_word = l_0_facts = l_0_anchored_facts = l_0_jury_section = missing
     try:
         t_1 = environment.filters['count']
     except KeyError:
@@ -22,22 +22,46 @@ def root(context, missing=missing):
         def t_2(*unused):
             raise TemplateRuntimeError("No filter named 'format' found.")
     try:
-        t_3 = environment.filters['number']
+        t_3 = environment.filters['join']
     except KeyError:
         @internalcode
         def t_3(*unused):
-            raise TemplateRuntimeError("No filter named 'number' found.")
+            raise TemplateRuntimeError("No filter named 'join' found.")
     try:
-        t_4 = environment.filters['percent']
+        t_4 = environment.filters['length']
     except KeyError:
         @internalcode
         def t_4(*unused):
-            raise TemplateRuntimeError("No filter named 'percent' found.")
+            raise TemplateRuntimeError("No filter named 'length' found.")
     try:
-        t_5 = environment.tests['none']
+        t_5 = environment.filters['map']
     except KeyError:
         @internalcode
         def t_5(*unused):
+            raise TemplateRuntimeError("No filter named 'map' found.")
+    try:
+        t_6 = environment.filters['money']
+    except KeyError:
+        @internalcode
+        def t_6(*unused):
+            raise TemplateRuntimeError("No filter named 'money' found.")
+    try:
+        t_7 = environment.filters['number']
+    except KeyError:
+        @internalcode
+        def t_7(*unused):
+            raise TemplateRuntimeError("No filter named 'number' found.")
+    try:
+        t_8 = environment.filters['percent']
+    except KeyError:
+        @internalcode
+        def t_8(*unused):
+            raise TemplateRuntimeError("No filter named 'percent' found.")
+    try:
+        t_9 = environment.tests['none']
+    except KeyError:
+        @internalcode
+        def t_9(*unused):
             raise TemplateRuntimeError("No test named 'none' found.")
     pass
     parent_template = environment.get_template('base.html.j2', 'evaluation.html.j2')
@@ -68,7 +92,7 @@ def root(context, missing=missing):
     context.vars['facts'] = l_0_facts
     context.exported_vars.discard('facts')
     def macro(l_1_an, l_1_idx):
-        t_6 = []
+        t_10 = []
         l_1_points = resolve('points')
         l_1_f = l_1_audited = missing
         if l_1_an is missing:
@@ -78,20 +102,20 @@ def root(context, missing=missing):
         pass
         l_1_f = environment.getattr(l_1_an, 'figures')
         l_1_audited = markup_join((t_1(environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'n_labeled')), ' audited pair', ('' if (environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'n_labeled') == 1) else 's'), ))
-        t_6.extend((
+        t_10.extend((
             '<dt>What people would say</dt><dd class="anchored" id="anchored-',
             escape(environment.finalize(l_1_idx)),
             '">',
         ))
         if environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'anchored'):
             pass
-            t_6.extend((
+            t_10.extend((
                 'People would say ',
-                escape(environment.finalize(t_4(environment.getattr(environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'anchored'), 'estimate')))),
+                escape(environment.finalize(t_8(environment.getattr(environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'anchored'), 'estimate')))),
                 ' meet (',
-                escape(environment.finalize(t_3((100 * environment.getattr(environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'anchored'), 'ci_low')), 1))),
+                escape(environment.finalize(t_7((100 * environment.getattr(environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'anchored'), 'ci_low')), 1))),
                 '–',
-                escape(environment.finalize(t_3((100 * environment.getattr(environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'anchored'), 'ci_high')), 1))),
+                escape(environment.finalize(t_7((100 * environment.getattr(environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'anchored'), 'ci_high')), 1))),
                 ' %, ',
                 escape(environment.finalize(t_2('%g', (100 * (1 - environment.getattr(l_1_an, 'alpha')))))),
                 ' % interval), from ',
@@ -101,41 +125,41 @@ def root(context, missing=missing):
                 ' judge score',
                 escape(environment.finalize(('' if (environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'n_unlabeled') == 1) else 's'))),
                 '; the judge alone says ',
-                escape(environment.finalize(t_4(environment.getattr(l_1_an, 'judge_only')))),
+                escape(environment.finalize(t_8(environment.getattr(l_1_an, 'judge_only')))),
                 '.',
             ))
         elif (environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'n_labeled') < 2):
             pass
-            t_6.extend((
+            t_10.extend((
                 escape(environment.finalize((undefined(name='audited') if l_1_audited is missing else l_1_audited))),
                 " so far: at least 2 are needed to say what people would say of every pair (vote on the metric's audit sample). The judge alone says ",
-                escape(environment.finalize(t_4(environment.getattr(l_1_an, 'judge_only')))),
+                escape(environment.finalize(t_8(environment.getattr(l_1_an, 'judge_only')))),
                 '.',
             ))
         else:
             pass
-            t_6.extend((
+            t_10.extend((
                 escape(environment.finalize((undefined(name='audited') if l_1_audited is missing else l_1_audited))),
                 ' and ',
                 escape(environment.finalize(t_1(environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'n_unlabeled')))),
                 ' other scored pair',
                 escape(environment.finalize(('' if (environment.getattr((undefined(name='f') if l_1_f is missing else l_1_f), 'n_unlabeled') == 1) else 's'))),
                 ': at least 2 of each are needed. The judge alone says ',
-                escape(environment.finalize(t_4(environment.getattr(l_1_an, 'judge_only')))),
+                escape(environment.finalize(t_8(environment.getattr(l_1_an, 'judge_only')))),
                 '.',
             ))
-        t_6.append(
+        t_10.append(
             '</dd>\n',
         )
         if environment.getattr(l_1_an, 'plan'):
             pass
             l_1_points = t_2('%g', (100 * environment.getattr(l_1_an, 'half_width')))
-            t_6.append(
+            t_10.append(
                 '<dt>Audited pairs needed</dt><dd>',
             )
-            if (not t_5(environment.getattr(environment.getattr(l_1_an, 'plan'), 'labels_needed'))):
+            if (not t_9(environment.getattr(environment.getattr(l_1_an, 'plan'), 'labels_needed'))):
                 pass
-                t_6.extend((
+                t_10.extend((
                     '±',
                     escape(environment.finalize((undefined(name='points') if l_1_points is missing else l_1_points))),
                     ' points would need ',
@@ -148,7 +172,7 @@ def root(context, missing=missing):
                 ))
             else:
                 pass
-                t_6.extend((
+                t_10.extend((
                     '±',
                     escape(environment.finalize((undefined(name='points') if l_1_points is missing else l_1_points))),
                     " points cannot be reached with the judge's scores (they alone leave a wider interval); without the judge it would need ",
@@ -156,16 +180,109 @@ def root(context, missing=missing):
                     ' audited pair',
                     escape(environment.finalize(('' if (environment.getattr(environment.getattr(l_1_an, 'plan'), 'classical_labels_needed') == 1) else 's'))),
                 ))
-            t_6.extend((
+            t_10.extend((
                 '; there ',
                 escape(environment.finalize(('is' if (environment.getattr(environment.getattr(l_1_an, 'plan'), 'labels_now') == 1) else 'are'))),
                 ' ',
                 escape(environment.finalize(t_1(environment.getattr(environment.getattr(l_1_an, 'plan'), 'labels_now')))),
                 ' now.</dd>\n',
             ))
-        return concat(t_6)
+        return concat(t_10)
     context.exported_vars.add('anchored_facts')
     context.vars['anchored_facts'] = l_0_anchored_facts = Macro(environment, macro, 'anchored_facts', ('an', 'idx'), False, False, False, context.eval_ctx.autoescape)
+    def macro(l_1_j, l_1_idx):
+        t_11 = []
+        if l_1_j is missing:
+            l_1_j = undefined("parameter 'j' was not provided", name='j')
+        if l_1_idx is missing:
+            l_1_idx = undefined("parameter 'idx' was not provided", name='idx')
+        pass
+        t_11.extend((
+            '<section class="jury" aria-labelledby="jury-',
+            escape(environment.finalize(l_1_idx)),
+            '-h">\n<h4 id="jury-',
+            escape(environment.finalize(l_1_idx)),
+            '-h">Jury</h4>\n<p class="jury-who">Judged by a jury of ',
+            escape(environment.finalize(t_4(environment.getattr(l_1_j, 'judges')))),
+            ': ',
+            escape(environment.finalize(t_3(context.eval_ctx, t_5(context, environment.getattr(l_1_j, 'judges'), attribute='name'), ', '))),
+            ' (',
+            escape(environment.finalize(environment.getattr(l_1_j, 'aggregate'))),
+            '): ',
+            escape(environment.finalize(environment.getattr(l_1_j, 'aggregate_words'))),
+            '.</p>\n<p class="jury-alpha">Agreement between the judges: ',
+        ))
+        if (not t_9(environment.getattr(l_1_j, 'alpha'))):
+            pass
+            t_11.extend((
+                'α = ',
+                escape(environment.finalize(t_7(environment.getattr(l_1_j, 'alpha'), 3))),
+                " (Krippendorff's alpha over their scores of each pair; 1 is full agreement, 0 no more than chance); ",
+            ))
+        else:
+            pass
+            t_11.append(
+                'α ',
+            )
+        t_11.extend((
+            escape(environment.finalize(environment.getattr(l_1_j, 'reading'))),
+            '.</p>\n<table class="jury-judges">\n<caption class="note">Each judge\'s mean score on this metric (1 to 5) beside the jury\'s',
+        ))
+        if environment.getattr(l_1_j, 'costs'):
+            pass
+            t_11.append(
+                ", and what each judge's calls cost over the whole evaluation",
+            )
+        t_11.append(
+            '.</caption>\n<thead><tr><th scope="col">Judge</th><th scope="col" class="num">Mean score</th>',
+        )
+        if environment.getattr(l_1_j, 'costs'):
+            pass
+            t_11.append(
+                '<th scope="col" class="num">Cost (whole evaluation)</th>',
+            )
+        t_11.append(
+            '</tr></thead>\n<tbody>\n',
+        )
+        for l_2_line in environment.getattr(l_1_j, 'judges'):
+            _loop_vars = {}
+            pass
+            t_11.extend((
+                '<tr><th scope="row">',
+                escape(environment.finalize(environment.getattr(l_2_line, 'name'))),
+                '</th><td class="num">',
+                escape(environment.finalize(t_7(environment.getattr(l_2_line, 'mean')))),
+                '</td>',
+            ))
+            if environment.getattr(l_1_j, 'costs'):
+                pass
+                t_11.extend((
+                    '<td class="num">',
+                    escape(environment.finalize((t_6(environment.getattr(l_2_line, 'cost')) if environment.getattr(l_2_line, 'costed') else '—'))),
+                    '</td>',
+                ))
+            t_11.append(
+                '</tr>\n',
+            )
+        l_2_line = missing
+        t_11.extend((
+            '<tr class="jury-row"><th scope="row">The jury (',
+            escape(environment.finalize(environment.getattr(l_1_j, 'aggregate'))),
+            ')</th><td class="num">',
+            escape(environment.finalize(t_7(environment.getattr(l_1_j, 'jury_mean')))),
+            '</td>',
+        ))
+        if environment.getattr(l_1_j, 'costs'):
+            pass
+            t_11.append(
+                '<td class="num"></td>',
+            )
+        t_11.append(
+            '</tr>\n</tbody>\n</table>\n</section>\n',
+        )
+        return concat(t_11)
+    context.exported_vars.add('jury_section')
+    context.vars['jury_section'] = l_0_jury_section = Macro(environment, macro, 'jury_section', ('j', 'idx'), False, False, False, context.eval_ctx.autoescape)
     yield from parent_template.root_render_func(context)
 
 def block_title(context, missing=missing):
@@ -222,58 +339,64 @@ def block_main(context, missing=missing):
         def t_1(*unused):
             raise TemplateRuntimeError("No filter named 'count' found.")
     try:
-        t_7 = environment.filters['cut']
-    except KeyError:
-        @internalcode
-        def t_7(*unused):
-            raise TemplateRuntimeError("No filter named 'cut' found.")
-    try:
-        t_8 = environment.filters['int']
-    except KeyError:
-        @internalcode
-        def t_8(*unused):
-            raise TemplateRuntimeError("No filter named 'int' found.")
-    try:
-        t_9 = environment.filters['length']
-    except KeyError:
-        @internalcode
-        def t_9(*unused):
-            raise TemplateRuntimeError("No filter named 'length' found.")
-    try:
-        t_10 = environment.filters['max']
-    except KeyError:
-        @internalcode
-        def t_10(*unused):
-            raise TemplateRuntimeError("No filter named 'max' found.")
-    try:
-        t_3 = environment.filters['number']
-    except KeyError:
-        @internalcode
-        def t_3(*unused):
-            raise TemplateRuntimeError("No filter named 'number' found.")
-    try:
-        t_11 = environment.filters['round']
-    except KeyError:
-        @internalcode
-        def t_11(*unused):
-            raise TemplateRuntimeError("No filter named 'round' found.")
-    try:
-        t_12 = environment.filters['usd']
+        t_12 = environment.filters['cut']
     except KeyError:
         @internalcode
         def t_12(*unused):
-            raise TemplateRuntimeError("No filter named 'usd' found.")
+            raise TemplateRuntimeError("No filter named 'cut' found.")
     try:
-        t_13 = environment.filters['when']
+        t_13 = environment.filters['int']
     except KeyError:
         @internalcode
         def t_13(*unused):
-            raise TemplateRuntimeError("No filter named 'when' found.")
+            raise TemplateRuntimeError("No filter named 'int' found.")
     try:
-        t_5 = environment.tests['none']
+        t_3 = environment.filters['join']
     except KeyError:
         @internalcode
-        def t_5(*unused):
+        def t_3(*unused):
+            raise TemplateRuntimeError("No filter named 'join' found.")
+    try:
+        t_4 = environment.filters['length']
+    except KeyError:
+        @internalcode
+        def t_4(*unused):
+            raise TemplateRuntimeError("No filter named 'length' found.")
+    try:
+        t_14 = environment.filters['max']
+    except KeyError:
+        @internalcode
+        def t_14(*unused):
+            raise TemplateRuntimeError("No filter named 'max' found.")
+    try:
+        t_7 = environment.filters['number']
+    except KeyError:
+        @internalcode
+        def t_7(*unused):
+            raise TemplateRuntimeError("No filter named 'number' found.")
+    try:
+        t_15 = environment.filters['round']
+    except KeyError:
+        @internalcode
+        def t_15(*unused):
+            raise TemplateRuntimeError("No filter named 'round' found.")
+    try:
+        t_16 = environment.filters['usd']
+    except KeyError:
+        @internalcode
+        def t_16(*unused):
+            raise TemplateRuntimeError("No filter named 'usd' found.")
+    try:
+        t_17 = environment.filters['when']
+    except KeyError:
+        @internalcode
+        def t_17(*unused):
+            raise TemplateRuntimeError("No filter named 'when' found.")
+    try:
+        t_9 = environment.tests['none']
+    except KeyError:
+        @internalcode
+        def t_9(*unused):
             raise TemplateRuntimeError("No test named 'none' found.")
     pass
     if (environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value') == 'running'):
@@ -286,12 +409,12 @@ def block_main(context, missing=missing):
         if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'):
             pass
             yield ' ('
-            yield escape(environment.finalize(t_8(t_11(((100 * environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')) / environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')), 0))))
+            yield escape(environment.finalize(t_13(t_15(((100 * environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')) / environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count')), 0))))
             yield ' %)'
         yield '. Statistics appear once every pair is scored; ask for this page again later.</p>\n<progress value="'
         yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')))
         yield '" max="'
-        yield escape(environment.finalize(t_10(environment, [environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'), 1])))
+        yield escape(environment.finalize(t_14(environment, [environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'), 1])))
         yield '" aria-labelledby="progress-h">'
         yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done')))
         yield ' of '
@@ -300,7 +423,7 @@ def block_main(context, missing=missing):
     elif (environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value') == 'failed'):
         pass
         yield '<section class="banner failed" aria-labelledby="failure-h">\n<h2 id="failure-h">This evaluation failed</h2>\n<p>'
-        yield escape(environment.finalize(t_7(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure'))))
+        yield escape(environment.finalize(t_12(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'failure'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'failure'))))
         yield '</p>\n<p>'
         yield escape(environment.finalize(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pairs_done'))))
         yield ' of '
@@ -313,7 +436,7 @@ def block_main(context, missing=missing):
     yield '</dd>\n<dt>Metrics set</dt><dd>'
     yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'metrics_id')))
     yield ' ('
-    yield escape(environment.finalize(t_9(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'definitions'))))
+    yield escape(environment.finalize(t_4(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'definitions'))))
     yield ' metrics)</dd>\n<dt>Pairs</dt><dd>'
     yield escape(environment.finalize(t_1(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'pair_count'))))
     yield '</dd>\n'
@@ -328,10 +451,23 @@ def block_main(context, missing=missing):
         yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples')))
         yield ' answers per judged pair and metric, averaged</dd>'
     yield '<dt>Created</dt><dd>'
-    yield escape(environment.finalize(t_13(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'created_ms'))))
-    yield '</dd>\n<dt>Judge model</dt><dd>'
-    yield escape(environment.finalize((environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'model') or 'none (no judge call)')))
-    yield '</dd>\n<dt>Judge calls</dt><dd>'
+    yield escape(environment.finalize(t_17(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'created_ms'))))
+    yield '</dd>\n'
+    if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judges'):
+        pass
+        yield '<dt>Judges</dt><dd>a jury of '
+        yield escape(environment.finalize(t_4(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judges'))))
+        yield ': '
+        yield escape(environment.finalize(t_3(context.eval_ctx, environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judges'), ', ')))
+        yield ' ('
+        yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'jury')))
+        yield ' of their scores)</dd>\n'
+    else:
+        pass
+        yield '<dt>Judge model</dt><dd>'
+        yield escape(environment.finalize((environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'model') or 'none (no judge call)')))
+        yield '</dd>\n'
+    yield '<dt>Judge calls</dt><dd>'
     yield escape(environment.finalize(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'llm_calls'))))
     yield ' calls, '
     yield escape(environment.finalize(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'cache_hits'))))
@@ -340,12 +476,12 @@ def block_main(context, missing=missing):
     yield ' in, '
     yield escape(environment.finalize(t_1(environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'), 'output_tokens'))))
     yield ' out</dd>\n<dt>Cost</dt><dd>'
-    yield escape(environment.finalize(t_12(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'))))
+    yield escape(environment.finalize(t_16(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'usage'))))
     yield '</dd>\n'
     if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'system_prompt'):
         pass
         yield '<dt>System prompt</dt><dd><div class="text">'
-        yield escape(environment.finalize(t_7(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'system_prompt'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'prompt'))))
+        yield escape(environment.finalize(t_12(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'system_prompt'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'prompt'))))
         yield '</div></dd>\n'
     yield '</dl>\n</section>\n\n<section aria-labelledby="inputs-h">\n<h2 id="inputs-h">What produced this result</h2>\n'
     yield escape(environment.finalize(context.call((undefined(name='facts') if l_0_facts is missing else l_0_facts), (undefined(name='inputs') if l_0_inputs is missing else l_0_inputs), (undefined(name='result') if l_0_result is missing else l_0_result), _block_vars=_block_vars)))
@@ -379,11 +515,11 @@ def block_main(context, missing=missing):
             pass
             yield '<th scope="col" class="num">Judge noise (sd)</th>'
         yield '<th scope="col" class="num">Median</th><th scope="col" class="num">Min</th><th scope="col" class="num">Max</th><th scope="col" class="num">Std dev</th><th scope="col" class="num">Votes +1 / −1 / 0</th></tr></thead>\n<tbody>\n'
-        def t_14(fiter):
+        def t_18(fiter):
             for l_1_m in fiter:
                 if environment.getattr(l_1_m, 'summary'):
                     yield l_1_m
-        for l_1_m in t_14(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'metrics')):
+        for l_1_m in t_18(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'metrics')):
             l_1_short = resolve('short')
             _loop_vars = {}
             pass
@@ -392,21 +528,21 @@ def block_main(context, missing=missing):
             yield '</th><td>'
             yield escape(environment.finalize(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'definition'), 120, _loop_vars=_loop_vars)))
             yield '</td><td class="num">'
-            yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'summary'), 'mean'))))
+            yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'summary'), 'mean'))))
             yield '</td><td class="num">['
-            yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low'))))
+            yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low'))))
             yield ', '
-            yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high'))))
+            yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high'))))
             yield ']</td>'
             if environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by'):
                 pass
                 yield '<td class="num">'
-                if (environment.getattr(l_1_m, 'clustered') and (not t_5(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered')))):
+                if (environment.getattr(l_1_m, 'clustered') and (not t_9(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered')))):
                     pass
                     yield '['
-                    yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered'))))
+                    yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered'))))
                     yield ', '
-                    yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_high_clustered'))))
+                    yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_high_clustered'))))
                     yield ']'
                 else:
                     pass
@@ -417,16 +553,16 @@ def block_main(context, missing=missing):
             if (environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples') > 1):
                 pass
                 yield '<td class="num">'
-                yield escape(environment.finalize((t_3(environment.getattr(l_1_m, 'judge_noise')) if (not t_5(environment.getattr(l_1_m, 'judge_noise'))) else '—')))
+                yield escape(environment.finalize((t_7(environment.getattr(l_1_m, 'judge_noise')) if (not t_9(environment.getattr(l_1_m, 'judge_noise'))) else '—')))
                 yield '</td>'
             yield '<td class="num">'
-            yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median'))))
+            yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median'))))
             yield '</td><td class="num">'
-            yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'summary'), 'min'))))
+            yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'summary'), 'min'))))
             yield '</td><td class="num">'
-            yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'summary'), 'max'))))
+            yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'summary'), 'max'))))
             yield '</td><td class="num">'
-            yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'summary'), 'std_dev'))))
+            yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'summary'), 'std_dev'))))
             yield '</td><td class="num">'
             if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques_more'):
                 pass
@@ -456,6 +592,8 @@ def block_main(context, missing=missing):
             l_1_histogram = resolve('histogram')
             l_1_a = resolve('a')
             l_1_anchored_facts = resolve('anchored_facts')
+            l_1_juries = resolve('juries')
+            l_1_jury_section = resolve('jury_section')
             _loop_vars = {}
             pass
             yield '<section class="metric" aria-labelledby="m'
@@ -467,10 +605,10 @@ def block_main(context, missing=missing):
             yield ': '
             yield escape(environment.finalize(context.call((undefined(name='short') if l_1_short is missing else l_1_short), environment.getattr(l_1_m, 'definition'), 160, _loop_vars=_loop_vars)))
             yield '</h3>\n'
-            if (t_9(environment.getattr(l_1_m, 'definition')) > 160):
+            if (t_4(environment.getattr(l_1_m, 'definition')) > 160):
                 pass
                 yield '<div class="text">'
-                yield escape(environment.finalize(t_7(environment.getattr(l_1_m, 'definition'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'definition'))))
+                yield escape(environment.finalize(t_12(environment.getattr(l_1_m, 'definition'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'definition'))))
                 yield '</div>'
             yield '<div class="chart-row">\n'
             if environment.getitem((undefined(name='histograms') if l_1_histograms is missing else l_1_histograms), environment.getattr(l_1_m, 'idx')):
@@ -480,21 +618,21 @@ def block_main(context, missing=missing):
             if environment.getattr(l_1_m, 'summary'):
                 pass
                 yield '<dt>Mean</dt><dd>'
-                yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'summary'), 'mean'))))
+                yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'summary'), 'mean'))))
                 yield ' ['
-                yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low'))))
+                yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_low'))))
                 yield ', '
-                yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high'))))
+                yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'summary'), 'ci_high'))))
                 yield ']</dd>\n'
                 if environment.getattr(l_1_m, 'clustered'):
                     pass
                     yield '<dt>Clustered interval</dt><dd>'
-                    if (not t_5(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered'))):
+                    if (not t_9(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered'))):
                         pass
                         yield '['
-                        yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered'))))
+                        yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_low_clustered'))))
                         yield ', '
-                        yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_high_clustered'))))
+                        yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'ci_high_clustered'))))
                         yield '], '
                         yield escape(environment.finalize(t_1(environment.getattr(environment.getattr(l_1_m, 'clustered'), 'clusters'))))
                         yield ' clusters by '
@@ -507,15 +645,15 @@ def block_main(context, missing=missing):
                         yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'cluster_by')))
                         yield ', and an interval needs at least 2'
                     yield '</dd>\n'
-                if (not t_5(environment.getattr(l_1_m, 'judge_noise'))):
+                if (not t_9(environment.getattr(l_1_m, 'judge_noise'))):
                     pass
                     yield '<dt>Judge noise</dt><dd>sd '
-                    yield escape(environment.finalize(t_3(environment.getattr(l_1_m, 'judge_noise'))))
+                    yield escape(environment.finalize(t_7(environment.getattr(l_1_m, 'judge_noise'))))
                     yield " between the judge's "
                     yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'judge_samples')))
                     yield ' answers about one pair</dd>\n'
                 yield '<dt>Median</dt><dd>'
-                yield escape(environment.finalize(t_3(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median'))))
+                yield escape(environment.finalize(t_7(environment.getattr(environment.getattr(l_1_m, 'summary'), 'median'))))
                 yield '</dd>\n'
             if environment.getattr(l_1_m, 'not_applicable'):
                 pass
@@ -559,28 +697,28 @@ def block_main(context, missing=missing):
                 yield ' −1, '
                 yield escape(environment.finalize(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'neutral')))
                 yield ' 0)</dd>\n<dt>AUC</dt><dd>'
-                yield escape(environment.finalize(t_3(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'auc'), 3)))
-                if (not t_5(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_low'))):
+                yield escape(environment.finalize(t_7(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'auc'), 3)))
+                if (not t_9(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_low'))):
                     pass
                     yield ' ['
-                    yield escape(environment.finalize(t_3(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_low'), 3)))
+                    yield escape(environment.finalize(t_7(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_low'), 3)))
                     yield ', '
-                    yield escape(environment.finalize(t_3(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_high'), 3)))
+                    yield escape(environment.finalize(t_7(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'auc'), 'ci_high'), 3)))
                     yield ']'
                 yield '</dd>\n<dt>Threshold</dt><dd>'
-                if (not t_5(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'threshold'))):
+                if (not t_9(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'threshold'))):
                     pass
                     yield 'meets at score ≥ '
                     yield escape(environment.finalize(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'threshold')))
                     yield ': balanced accuracy '
-                    yield escape(environment.finalize(t_3(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'balanced_accuracy'), 3)))
+                    yield escape(environment.finalize(t_7(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'balanced_accuracy'), 3)))
                     yield ', κ '
-                    yield escape(environment.finalize(t_3(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'kappa'), 3)))
+                    yield escape(environment.finalize(t_7(environment.getattr(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'threshold'), 'kappa'), 3)))
                 else:
                     pass
                     yield '—'
                 yield '</dd>\n<dt>Kendall τ-b</dt><dd>'
-                yield escape(environment.finalize(t_3(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'kendall_tau_b'), 3)))
+                yield escape(environment.finalize(t_7(environment.getattr((undefined(name='a') if l_1_a is missing else l_1_a), 'kendall_tau_b'), 3)))
                 yield '</dd>\n'
             if (environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques_more') and (environment.getattr(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'status'), 'value') == 'complete')):
                 pass
@@ -594,6 +732,9 @@ def block_main(context, missing=missing):
                 yield escape(environment.finalize(context.call((undefined(name='anchored_facts') if l_1_anchored_facts is missing else l_1_anchored_facts), environment.getattr(l_1_m, 'anchored'), environment.getattr(l_1_m, 'idx'), _loop_vars=_loop_vars)))
                 yield '\n'
             yield '</dl>\n</div>\n'
+            if environment.getitem((undefined(name='juries') if l_1_juries is missing else l_1_juries), environment.getattr(l_1_m, 'idx')):
+                pass
+                yield escape(environment.finalize(context.call((undefined(name='jury_section') if l_1_jury_section is missing else l_1_jury_section), environment.getitem((undefined(name='juries') if l_1_juries is missing else l_1_juries), environment.getattr(l_1_m, 'idx')), environment.getattr(l_1_m, 'idx'), _loop_vars=_loop_vars)))
             if environment.getattr(l_1_m, 'lowest'):
                 pass
                 yield '<h4>Lowest-scoring pairs</h4>\n'
@@ -607,16 +748,16 @@ def block_main(context, missing=missing):
                     yield '">\n<div class="pair-head"><span>Pair <span class="id">'
                     yield escape(environment.finalize(environment.getattr(l_2_p, 'pair_id')))
                     yield '</span></span><span>score <strong>'
-                    yield escape(environment.finalize(t_3(environment.getattr(l_2_p, 'score'))))
+                    yield escape(environment.finalize(t_7(environment.getattr(l_2_p, 'score'))))
                     yield '</strong></span></div>\n<div class="label">Reason</div>\n<div class="text">'
-                    yield escape(environment.finalize((t_7(environment.getattr(l_2_p, 'reason'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'reason')) if environment.getattr(l_2_p, 'reason') else '(none given)')))
+                    yield escape(environment.finalize((t_12(environment.getattr(l_2_p, 'reason'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'reason')) if environment.getattr(l_2_p, 'reason') else '(none given)')))
                     yield '</div>\n'
                     yield escape(environment.finalize(context.call((undefined(name='pair_texts') if l_2_pair_texts is missing else l_2_pair_texts), environment.getattr(l_2_p, 'text'), (undefined(name='limits') if l_0_limits is missing else l_0_limits), _loop_vars=_loop_vars)))
                     yield '\n'
                     if environment.getattr(l_2_p, 'critiques'):
                         pass
                         yield '<div class="label">Votes and comments ('
-                        yield escape(environment.finalize(t_9(environment.getattr(l_2_p, 'critiques'))))
+                        yield escape(environment.finalize(t_4(environment.getattr(l_2_p, 'critiques'))))
                         yield ')</div>\n<ul>\n'
                         for l_3_c in environment.getattr(l_2_p, 'critiques')[:(undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair)]:
                             l_3_vote_word = resolve('vote_word')
@@ -629,23 +770,23 @@ def block_main(context, missing=missing):
                             yield ' &lt;'
                             yield escape(environment.finalize(environment.getattr(l_3_c, 'user_email')))
                             yield '&gt;, '
-                            yield escape(environment.finalize(t_13(environment.getattr(l_3_c, 'time_ms'))))
+                            yield escape(environment.finalize(t_17(environment.getattr(l_3_c, 'time_ms'))))
                             if environment.getattr(l_3_c, 'comment'):
                                 pass
                                 yield ': '
-                                yield escape(environment.finalize(t_7(environment.getattr(l_3_c, 'comment'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'comment'))))
+                                yield escape(environment.finalize(t_12(environment.getattr(l_3_c, 'comment'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'comment'))))
                             yield '</li>\n'
                         l_3_c = l_3_vote_word = missing
-                        if (t_9(environment.getattr(l_2_p, 'critiques')) > (undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair)):
+                        if (t_4(environment.getattr(l_2_p, 'critiques')) > (undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair)):
                             pass
                             yield '<li class="note">and '
-                            yield escape(environment.finalize((t_9(environment.getattr(l_2_p, 'critiques')) - (undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair))))
+                            yield escape(environment.finalize((t_4(environment.getattr(l_2_p, 'critiques')) - (undefined(name='critiques_per_pair') if l_2_critiques_per_pair is missing else l_2_critiques_per_pair))))
                             yield ' more</li>'
                         yield '</ul>\n'
                     yield '</article>\n'
                 l_2_p = l_2_pair_texts = l_2_critiques_per_pair = missing
             yield '</section>\n'
-        l_1_m = l_1_short = l_1_histograms = l_1_histogram = l_1_a = l_1_anchored_facts = missing
+        l_1_m = l_1_short = l_1_histograms = l_1_histogram = l_1_a = l_1_anchored_facts = l_1_juries = l_1_jury_section = missing
         yield '</section>\n'
     yield '\n<section aria-labelledby="votes-h">\n<h2 id="votes-h">Votes and comments</h2>\n'
     if (undefined(name='listed') if l_0_listed is missing else l_0_listed):
@@ -653,21 +794,21 @@ def block_main(context, missing=missing):
         if environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques_more'):
             pass
             yield '<p>This result has more votes and comments than one report reads: the newest '
-            yield escape(environment.finalize(t_9((undefined(name='listed') if l_0_listed is missing else l_0_listed))))
+            yield escape(environment.finalize(t_4((undefined(name='listed') if l_0_listed is missing else l_0_listed))))
             yield ' of the first '
-            yield escape(environment.finalize(t_1(t_9(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques')))))
+            yield escape(environment.finalize(t_1(t_4(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques')))))
             yield ' read are listed. Read them all with GET /evaluation/'
             yield escape(environment.finalize(environment.getattr((undefined(name='result') if l_0_result is missing else l_0_result), 'results_id')))
             yield '?limit=1000.</p>\n'
         else:
             pass
             yield '<p>'
-            yield escape(environment.finalize(t_1(t_9(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques')))))
+            yield escape(environment.finalize(t_1(t_4(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques')))))
             yield ' votes and comments'
-            if (t_9(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques')) > t_9((undefined(name='listed') if l_0_listed is missing else l_0_listed))):
+            if (t_4(environment.getattr((undefined(name='report') if l_0_report is missing else l_0_report), 'critiques')) > t_4((undefined(name='listed') if l_0_listed is missing else l_0_listed))):
                 pass
                 yield '; the newest '
-                yield escape(environment.finalize(t_9((undefined(name='listed') if l_0_listed is missing else l_0_listed))))
+                yield escape(environment.finalize(t_4((undefined(name='listed') if l_0_listed is missing else l_0_listed))))
                 yield ' are listed'
             yield '.</p>\n'
         yield '<table>\n<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Metric</th><th scope="col">Pair</th><th scope="col" class="num">Vote</th><th scope="col">Comment</th></tr></thead>\n<tbody>\n'
@@ -676,7 +817,7 @@ def block_main(context, missing=missing):
             _loop_vars = {}
             pass
             yield '<tr><td>'
-            yield escape(environment.finalize(t_13(environment.getattr(l_1_c, 'time_ms'))))
+            yield escape(environment.finalize(t_17(environment.getattr(l_1_c, 'time_ms'))))
             yield '</td><td>'
             yield escape(environment.finalize(environment.getattr(l_1_c, 'user')))
             yield '</td><td>'
@@ -686,7 +827,7 @@ def block_main(context, missing=missing):
             yield '</td><td class="num">'
             yield escape(environment.finalize(context.call((undefined(name='vote_word') if l_1_vote_word is missing else l_1_vote_word), environment.getattr(l_1_c, 'vote'), _loop_vars=_loop_vars)))
             yield '</td><td>'
-            yield escape(environment.finalize(t_7(environment.getattr(l_1_c, 'comment'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'comment'))))
+            yield escape(environment.finalize(t_12(environment.getattr(l_1_c, 'comment'), environment.getattr((undefined(name='limits') if l_0_limits is missing else l_0_limits), 'comment'))))
             yield '</td></tr>\n'
         l_1_c = l_1_vote_word = missing
         yield '</tbody>\n</table>\n'
@@ -696,4 +837,4 @@ def block_main(context, missing=missing):
     yield '</section>\n'
 
 blocks = {'title': block_title, 'header': block_header, 'main': block_main}
-debug_info = '1=43&2=46&3=55&4=64&10=70&11=79&12=80&13=83&14=130&15=132&16=136&5=171&6=184&8=194&19=201&20=279&23=282&24=292&26=300&29=303&30=305&37=310&38=314&39=318&40=320&41=325&42=331&43=333&44=335&45=339&46=343&47=345&48=348&55=351&58=353&61=356&62=358&63=361&66=364&67=375&69=382&70=391&77=445&80=448&81=453&82=462&83=464&84=470&86=476&88=480&89=483&90=489&91=492&93=510&94=513&96=518&98=520&99=523&101=533&102=536&104=541&106=549&107=551&108=554&109=562&110=571&111=583&113=585&114=588&115=592&116=594&120=597&122=600&123=606&124=608&126=612&127=614&128=616&129=619&131=621&132=626&134=639&147=651&148=653&149=656&151=665&156=674&157=679'
+debug_info = '1=67&2=70&3=79&4=88&10=94&11=103&12=104&13=107&14=154&15=156&16=160&19=193&20=202&21=204&22=206&23=215&25=231&26=239&28=247&29=252&31=270&5=288&6=301&8=311&36=318&37=402&40=405&41=415&43=423&46=426&47=428&54=433&55=437&56=441&57=443&58=448&59=454&60=456&61=459&63=468&65=471&66=475&67=479&68=481&69=484&76=487&79=489&82=492&83=494&84=497&87=500&88=511&90=518&91=527&98=581&101=584&102=589&103=600&104=602&105=608&107=614&109=618&110=621&111=627&112=630&114=648&115=651&117=656&119=658&120=661&122=671&123=674&125=679&127=687&128=689&129=692&130=700&131=709&132=721&134=723&135=726&136=730&137=732&141=735&142=738&144=741&145=747&146=749&148=753&149=755&150=757&151=760&153=762&154=767&156=780&169=792&170=794&171=797&173=806&178=815&179=820'
