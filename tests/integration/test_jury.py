@@ -365,3 +365,23 @@ def test_judge_samples_apply_to_each_juror(acme: Tenant, jurors: dict[str, FakeJ
     again = ok(acme.post("/evaluate", {**body, "judge_samples": 3})).json()["usage"]
     assert again["llm_calls"] == 3 * len(OUTPUTS)
     assert again["cache_hits"] == 3 * 2 * len(OUTPUTS)
+
+
+def test_an_audit_sample_shows_each_judges_score(
+    acme: Tenant, jurors: dict[str, FakeJudge]
+) -> None:
+    metrics_id = seed(acme, list(NAMES))
+    answer = ok(acme.post("/evaluate", {"seed_data_id": "ds", "metrics_id": metrics_id})).json()
+    results_id = answer["eval_results_id"]
+
+    sample = ok(acme.get(f"/evaluation/{results_id}/audit_sample?metric_idx=0&n=10")).json()
+    checked = ok(acme.get(f"/evaluation/{results_id}/audit_sample?metric_idx=1&n=10")).json()
+
+    rows = dict(zip(OUTPUTS, expected_scores(list(NAMES)), strict=True))
+    assert len(sample["pairs"]) == len(OUTPUTS)
+    for pair in sample["pairs"]:
+        assert pair["judge_scores"] == dict(
+            zip(NAMES, map(float, rows[pair["output"]]), strict=True)
+        )
+    # The check metric has no jury: no judge_scores.
+    assert all("judge_scores" not in pair for pair in checked["pairs"])

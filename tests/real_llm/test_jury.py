@@ -36,7 +36,10 @@ PRICES = {
     "openai:smollm2-python": {"input": 0.1, "output": 0.2},
     "openai:smollm2-server": {"input": 0.3, "output": 0.6},
 }
-SETTLES = {"llama-cpp-python": ("json_object", ["json_schema"]), "llama-server": ("json_schema", [])}
+SETTLES = {
+    "llama-cpp-python": ("json_object", ["json_schema"]),
+    "llama-server": ("json_schema", []),
+}
 
 
 @pytest.fixture(scope="module")

@@ -2,22 +2,18 @@
 // judged and how a pair's score is made, how far the judges agree with each other
 // (Krippendorff's alpha, read in the project's words), each judge's mean beside the jury's, and
 // each judge's AUC against people's votes when the agreement route gives it. On the review
-// page, once the judge's score is shown: each judge's own score of the pair (judge_scores of
-// GET /evaluation/{id}?includeAllScores=true, read page by page until the pair is found).
+// page, once the judge's score is shown: each judge's own score of the pair (judge_scores, which
+// the audit sample gives with each pair).
 //
 // Judge names are an operator's settings, but they are shown as text like any other: every text
 // goes in through h() (text nodes).
 
-import {api, path, query} from "./api.js";
-import {fill, h, interval, num} from "./dom.js";
-import {isAbort} from "./ui.js";
+import {h, interval, num} from "./dom.js";
 
 // The project's reading of alpha: at or above GOOD the judges agree well, at or above TENTATIVE
 // tentatively, below it they disagree.
 const GOOD = 0.8;
 const TENTATIVE = 0.667;
-// Scored pairs read per page while looking for a pair's judge scores.
-const PAGE = 1000;
 
 export function aggregateWords(aggregate) {
   return `each pair's score is the ${aggregate === "median" ? "median" : "mean"} of the judges' scores`;
@@ -75,56 +71,14 @@ export function juryBlock(jury, mean, agreed, label) {
   );
 }
 
-// Each judge's score of the pairs of one metric of a result, read from its scored pairs page by
-// page (pages follow pair id order) until the pair asked for is found; what is read is kept.
-export function judgeScores(resultsId, metricIdx, signal) {
-  const known = new Map();
-  let cursor = null;
-  let done = false;
-  let reading = null;
-
-  async function readPage() {
-    const page = await api(`${path`/evaluation/${resultsId}`}${query({includeAllScores: "true", limit: PAGE, cursor})}`, {signal});
-    for (const pair of page.all_scored_pairs?.[metricIdx] || []) {
-      if (pair.judge_scores) known.set(pair.pair_id, pair.judge_scores);
-    }
-    cursor = page.next_cursor;
-    done = !cursor;
-  }
-
-  return async function of(pairId) {
-    while (!known.has(pairId) && !done) {
-      // One reader at a time: a second ask waits for the page being read.
-      reading ??= readPage().finally(() => {
-        reading = null;
-      });
-      await reading;
-    }
-    return known.get(pairId) ?? null;
-  };
-}
-
-// The judge scores of a pair on the review page, drawn into `box` once read (`scoresOf` is a
-// judgeScores reader); said when they cannot be read.
-export function judgeScoresBlock(box, scoresOf, pairId, onUnauthorized) {
-  fill(box, h("p", {class: "muted"}, "Reading each judge's score…"));
-  scoresOf(pairId).then(
-    (scores) => {
-      if (!scores) {
-        fill(box, h("p", {class: "muted"}, "No judge scores are kept for this pair."));
-        return;
-      }
-      const entries = Object.entries(scores);
-      fill(
-        box,
-        h("h3", {}, `Each judge's score (a jury of ${entries.length})`),
-        h("dl", {class: "facts compact judge-scores"}, ...entries.map(([judge, score]) => [h("dt", {}, judge), h("dd", {}, `${num(score)} of 5`)])),
-      );
-    },
-    (error) => {
-      if (isAbort(error)) return;
-      if (error?.kind === "unauthorized") onUnauthorized(error);
-      else fill(box, h("p", {class: "muted"}, `Each judge's score could not be read: ${error.message}`));
-    },
+// The judge scores of a pair on the review page: judge_scores of its audit sample entry.
+export function judgeScoresBlock(scores) {
+  if (!scores) return h("p", {class: "muted"}, "No judge scores are kept for this pair.");
+  const entries = Object.entries(scores);
+  return h(
+    "div",
+    {class: "judge-scores-box"},
+    h("h3", {}, `Each judge's score (a jury of ${entries.length})`),
+    h("dl", {class: "facts compact judge-scores"}, ...entries.map(([judge, score]) => [h("dt", {}, judge), h("dd", {}, `${num(score)} of 5`)])),
   );
 }

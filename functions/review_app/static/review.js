@@ -20,7 +20,7 @@ import {api, path, query} from "./api.js";
 import {callsBlock, conversationBlock, exactNumbers, shown} from "./conversation.js";
 import {fill, h, num} from "./dom.js";
 import {agreementBlock} from "./evaluations.js";
-import {judgeScores, judgeScoresBlock} from "./jury.js";
+import {judgeScoresBlock} from "./jury.js";
 import {announce, empty, heading, isAbort, loading} from "./ui.js";
 
 const BATCH = 10;
@@ -93,16 +93,13 @@ export function reviewPage(context) {
   main.append(back, switcher, about, overlapControl, progress, h("div", {class: "review-grid"}, slot, agreementSlot));
 
   let metricName = "";
-  // E13: the metric's jury (score_juries of GET /evaluation/{id}; null: one judge), and the
-  // reader of each judge's score of a pair.
+  // E13: the metric's jury (score_juries of GET /evaluation/{id}; null: one judge).
   let jury = null;
-  let scoresOf = null;
 
   async function readJury() {
     try {
       const result = await api(path`/evaluation/${id}`, {signal});
       jury = result.score_juries?.[metricIdx] ?? null;
-      if (jury) scoresOf = judgeScores(id, metricIdx, signal);
     } catch (error) {
       // Without it the pairs are reviewed as ever, without each judge's score.
       if (isAbort(error) || error?.kind === "unauthorized") throw error;
@@ -230,11 +227,7 @@ export function reviewPage(context) {
         h("p", {class: "big"}, `Score ${num(item.score)} of 5`, jury ? ` (the ${jury.jury.aggregate} of ${jury.jury.judges.length} judges)` : ""),
         item.reason ? h("p", {class: "reason"}, item.reason) : h("p", {class: "muted"}, "No reason was given."),
       );
-      if (scoresOf) {
-        const box = h("div", {class: "judge-scores-box"});
-        judge.append(box);
-        judgeScoresBlock(box, scoresOf, item.pair_id, (error) => context.failed(error));
-      }
+      if (jury) judge.append(judgeScoresBlock(item.judge_scores));
     }
     fill(
       slot,

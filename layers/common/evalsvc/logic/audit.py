@@ -64,6 +64,8 @@ class AuditPair:
     reason: str
     # The pair as stored, for its optional fields (E10's, E11's); None when no longer there.
     pair: Pair | None = None
+    # E13, a metric judged by a jury: each judge's score of the pair, by judge (None otherwise).
+    judge_scores: dict[str, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +75,16 @@ class AuditSample:
     metric: str
     unvoted: int  # pairs the caller has not voted on for the metric
     pairs: list[AuditPair]
+
+
+def _judge_scores(
+    judges: list[str] | None, scores: list[list[float]] | None, metric_idx: int
+) -> dict[str, float] | None:
+    """Each judge's score of a pair on the metric, by judge (None without a jury's)."""
+    if not judges or scores is None or metric_idx >= len(scores):
+        return None
+    on_metric = scores[metric_idx]
+    return dict(zip(judges, on_metric, strict=True)) if len(on_metric) == len(judges) else None
 
 
 def _rank(results_id: str, metric_idx: int, user: str, pair_id: str) -> bytes:
@@ -181,6 +193,7 @@ def audit_sample(
                 score=score,
                 reason=scores.reasons[metric_idx],
                 pair=pair,
+                judge_scores=_judge_scores(result.judges, scores.judge_scores, metric_idx),
             )
         )
     return AuditSample(results_id, metric_idx, result.definitions[metric_idx], unvoted, sample)

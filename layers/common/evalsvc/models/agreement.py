@@ -163,6 +163,11 @@ class AuditPairOut(OptionalPairFields):
     output: str | None
     score: float = Field(description="The judge's score on the metric")
     reason: str
+    judge_scores: dict[str, float] | None = Field(
+        default=None,
+        description="E13, a metric judged by a jury: each judge's score of the pair, whose mean "
+        "or median is score (absent otherwise)",
+    )
 
 
 class AuditSampleOut(BaseModel):

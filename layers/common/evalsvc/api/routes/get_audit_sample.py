@@ -27,6 +27,8 @@ def _pair_out(pair: audit.AuditPair) -> dict[str, object]:
         "reason": pair.reason,
     }
     out.update(optional_fields_out(pair.pair))
+    if pair.judge_scores is not None:
+        out["judge_scores"] = pair.judge_scores
     return out
 
 
