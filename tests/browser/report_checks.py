@@ -6,10 +6,26 @@ axe-core."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from tests.browser import axe
 from tests.browser.chromium import Loaded
+
+Call = Callable[..., Any]
+
+
+def caller(client: Any, key: str) -> Call:
+    """`call(method, path, body=None)`: the API at /v1 of `client` (a TestClient) with `key`,
+    each answer checked to be a 200 (a set-up write that failed unseen would leave the page
+    showing something else than the test says)."""
+
+    def call(method: str, path: str, body: Any = None) -> Any:
+        response = client.request(method, f"/v1{path}", json=body, headers={"Authorization": key})
+        assert response.status_code == 200, response.text
+        return response
+
+    return call
 
 
 def assert_loads_clean(

@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 
 from tests.browser import axe
 from tests.browser.chromium import Browser
-from tests.browser.report_checks import assert_loads_clean
+from tests.browser.report_checks import assert_loads_clean, caller
 from tests.browser.test_report_pages import RAN
 from tests.conftest import point_service_at
 from tests.fake_judge import FakeJudge
@@ -41,12 +41,7 @@ def page() -> Iterator[dict[str, Any]]:
         with judge.running(), TestClient(create_versioned_app(all_routers())) as client:
             point_service_at(judge_env(judge), patch)
             key, _ = api_keys.create_key("acme", f"ann {SCRIPT}", "ann@acme.test")
-            auth = {"Authorization": key}
-
-            def call(method: str, path: str, body: Any = None) -> Any:
-                response = client.request(method, f"/v1{path}", json=body, headers=auth)
-                assert response.status_code == 200, response.text
-                return response
+            call = caller(client, key)
 
             data = [
                 {"id": f"p{k:02d}", "input": f"q {k}", "output": o} for k, o in enumerate(OUTPUTS)

@@ -21,7 +21,7 @@ from evalsvc_tools.local.tables import create_tables
 from fastapi.testclient import TestClient
 
 from tests.browser.chromium import Browser
-from tests.browser.report_checks import assert_loads_clean
+from tests.browser.report_checks import assert_loads_clean, caller
 from tests.browser.test_report_pages import RAN
 from tests.conftest import point_service_at
 from tests.integration.test_reports import IMG, SCRIPT
@@ -61,12 +61,7 @@ def page() -> Iterator[dict[str, Any]]:
         point_service_at(jury_env(fakes, PRICES), patch)
         with TestClient(create_versioned_app(all_routers())) as client:
             key, _ = api_keys.create_key("acme", "ann", "ann@acme.test")
-            auth = {"Authorization": key}
-
-            def call(method: str, path: str, body: Any = None) -> Any:
-                response = client.request(method, f"/v1{path}", json=body, headers=auth)
-                assert response.status_code == 200, response.text
-                return response
+            call = caller(client, key)
 
             data = [
                 {"id": f"p{k:02d}", "input": f"q {k}", "output": o} for k, o in enumerate(OUTPUTS)

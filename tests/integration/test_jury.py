@@ -75,6 +75,16 @@ def seed(tenant: Tenant, judges: list[str] | None = None, jury: str | None = Non
     return str(created["metrics_id"])
 
 
+def evaluated(tenant: Tenant, metrics_id: str, **extra: Any) -> tuple[Any, Any]:
+    """POST /evaluate's answer, and GET /evaluation/{id} with every scored pair."""
+    body = {"seed_data_id": "ds", "metrics_id": metrics_id, **extra}
+    answer = ok(tenant.post("/evaluate", body)).json()
+    stored = ok(
+        tenant.get(f"/evaluation/{answer['eval_results_id']}", params={"includeAllScores": "true"})
+    ).json()
+    return answer, stored
+
+
 def krippendorff_interval(rows: list[list[float]]) -> float:
     """The oracle: the krippendorff package, judges as coders, pairs as units."""
     data = np.array(rows, dtype=float).T
@@ -92,10 +102,7 @@ def test_a_jury_scores_each_pair_by_its_judges_mean(
     shown = ok(acme.get(f"/question/{metrics_id}")).json()
     assert shown["judges"] == list(NAMES) and shown["jury"] == "mean"
 
-    answer = ok(acme.post("/evaluate", {"seed_data_id": "ds", "metrics_id": metrics_id})).json()
-    stored = ok(
-        acme.get(f"/evaluation/{answer['eval_results_id']}", params={"includeAllScores": "true"})
-    ).json()
+    answer, stored = evaluated(acme, metrics_id)
 
     rows = expected_scores(list(NAMES))
     by_pair = {p["pair_id"]: p for p in stored["all_scored_pairs"][0]}
@@ -131,10 +138,7 @@ def test_a_jury_scores_each_pair_by_its_judges_mean(
 
 def test_a_median_jury_takes_the_middle_score(acme: Tenant, jurors: dict[str, FakeJudge]) -> None:
     metrics_id = seed(acme, list(NAMES), "median")
-    answer = ok(acme.post("/evaluate", {"seed_data_id": "ds", "metrics_id": metrics_id})).json()
-    stored = ok(
-        acme.get(f"/evaluation/{answer['eval_results_id']}", params={"includeAllScores": "true"})
-    ).json()
+    _, stored = evaluated(acme, metrics_id)
 
     rows = expected_scores(list(NAMES))
     by_pair = {p["pair_id"]: p for p in stored["all_scored_pairs"][0]}
@@ -152,10 +156,7 @@ def test_a_jury_of_two_takes_the_mean_of_the_middle_two_as_median(
 ) -> None:
     names = [NAMES[1], NAMES[2]]
     metrics_id = seed(acme, names, "median")
-    answer = ok(acme.post("/evaluate", {"seed_data_id": "ds", "metrics_id": metrics_id})).json()
-    stored = ok(
-        acme.get(f"/evaluation/{answer['eval_results_id']}", params={"includeAllScores": "true"})
-    ).json()
+    _, stored = evaluated(acme, metrics_id)
     rows = expected_scores(names)
     scores = {p["pair_id"]: p["score"] for p in stored["all_scored_pairs"][0]}
     assert scores == {f"p{k}": (a + b) / 2 for k, (a, b) in enumerate(rows)}
@@ -340,10 +341,7 @@ def test_judge_samples_apply_to_each_juror(acme: Tenant, jurors: dict[str, FakeJ
     metrics_id = seed(acme, list(NAMES))
     body = {"seed_data_id": "ds", "metrics_id": metrics_id, "judge_samples": 2}
 
-    answer = ok(acme.post("/evaluate", body)).json()
-    stored = ok(
-        acme.get(f"/evaluation/{answer['eval_results_id']}", params={"includeAllScores": "true"})
-    ).json()
+    answer, stored = evaluated(acme, metrics_id, judge_samples=2)
 
     # Every juror was asked twice about every pair, each time counted.
     assert answer["usage"]["llm_calls"] == 3 * 2 * len(OUTPUTS)

@@ -23,15 +23,11 @@ from tests.agreement_oracle import assert_matches_oracle, close, delong_the_long
 from tests.integration.conftest import Tenant, ok
 from tests.integration.test_agreement import vote, voter
 from tests.integration.test_jury import JURORS, NAMES, QUESTION
+from tests.integration.test_jury import OUTPUTS as JURY_OUTPUTS
 from tests.integration.test_jury import jurors as jurors  # the fixture: three fake jurors
 
 OUTPUTS = [
-    "please answer 0",
-    "no",
-    "please, a longer answer here",
-    "fine then, thanks",
-    "please",
-    "nope nope nope nope",
+    *JURY_OUTPUTS,
     "please do",
     "sure",
     "yes please, of course",
