@@ -383,3 +383,32 @@ def test_an_audit_sample_shows_each_judges_score(
         )
     # The check metric has no jury: no judge_scores.
     assert all("judge_scores" not in pair for pair in checked["pairs"])
+
+
+def test_a_cap_or_a_monthly_limit_holds_the_whole_jury_before_any_call(
+    acme: Tenant, jurors: dict[str, FakeJudge], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    metrics_id = seed(acme, list(NAMES))
+    body = {"seed_data_id": "ds", "metrics_id": metrics_id}
+    jury_bound = ok(acme.post("/evaluate/estimate", body)).json()["cost_usd_max"]
+    one = ok(acme.post("/specify_questions", {"metrics": [QUESTION]})).json()["metrics_id"]
+    one_bound = ok(
+        acme.post("/evaluate/estimate", {"seed_data_id": "ds", "metrics_id": one})
+    ).json()["cost_usd_max"]
+    # Every judge's calls at its own price: more than any one judge's, their sum at most.
+    assert jury_bound > 2 * one_bound
+
+    # A cap that one judge's calls fit but the jury's do not: refused before any call.
+    capped = acme.post("/evaluate", {**body, "max_cost_usd": jury_bound * 0.99})
+    assert capped.status_code == 400, capped.text
+    assert "max_cost_usd" in capped.json()["error"]
+    # A monthly limit likewise.
+    point_service_at({"EVALSVC_DEFAULT_MONTHLY_LIMIT_USD": str(jury_bound * 0.99)}, monkeypatch)
+    limited = acme.post("/evaluate", body)
+    assert limited.status_code == 429, limited.text
+    assert "limit" in limited.json()["error"]
+    assert all(not fake.requests for fake in jurors.values())
+
+    point_service_at({"EVALSVC_DEFAULT_MONTHLY_LIMIT_USD": str(jury_bound * 1.01)}, monkeypatch)
+    allowed = ok(acme.post("/evaluate", {**body, "max_cost_usd": jury_bound * 1.01})).json()
+    assert allowed["usage"]["cost_usd"] <= jury_bound
