@@ -157,12 +157,15 @@ $(REAL_LLM_VENV)/.installed: requirements/real-llm.txt
 
 # llama.cpp's own server (llama-server), from the llama.cpp that llama-cpp-python 0.3.36 vendors
 # (its source distribution), built once, static, with the same arguments, into REAL_LLM_WHEELS.
+# Only llama-cpp-python is taken as source: with --no-binary :all: pip also built its build
+# backend's own build dependencies from source, each in a nested environment, and went on for
+# twenty minutes without compiling a line of llama.cpp.
 REAL_LLM_LLAMA_SERVER := $(REAL_LLM_WHEELS)/llama-server
 $(REAL_LLM_LLAMA_SERVER): | $(REAL_LLM_VENV)/.installed
 	@echo "Building llama.cpp's llama-server once into $(REAL_LLM_WHEELS) (about 10 minutes on 2 cores)"
 	@set -e; work=$$(mktemp -d); trap 'rm -rf "$$work"' EXIT; \
 	$(REAL_LLM_VENV)/bin/python -m pip download --quiet --disable-pip-version-check --no-deps \
-		--no-binary :all: $(REAL_LLM_SERVER) -d "$$work"; \
+		--no-binary llama-cpp-python $(REAL_LLM_SERVER) -d "$$work"; \
 	tar xzf "$$work"/llama_cpp_python-*.tar.gz -C "$$work"; \
 	$(REAL_LLM_VENV)/bin/cmake -S "$$work"/llama_cpp_python-*/vendor/llama.cpp -B "$$work/build" \
 		-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_OPENSSL=OFF \

@@ -6,10 +6,8 @@ table, the figures those of GET /evaluation."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -17,40 +15,25 @@ import requests
 
 from tests.e2e.conftest import DEV_KEY, LocalServer
 from tests.e2e.test_cli_local import evalsvc
-from tests.fake_judge import FakeJudge, usage_of
-from tests.integration.test_jury import JURORS, NAMES, OUTPUTS, PRICES, answering
+from tests.integration.test_jury import JURORS, NAMES, OUTPUTS, PRICES
+from tests.jurors import jury_env, running_jurors
 
 HEADERS = {"Authorization": DEV_KEY}
 
 
 @pytest.fixture(scope="module")
 def jury_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
-    fakes = {name: FakeJudge(answering(rule, name)) for name, rule in JURORS.items()}
-    with ExitStack() as stack:
-        for fake in fakes.values():
-            fake.usage = usage_of
-            stack.enter_context(fake.running())
-        endpoints = {
-            name: {"base_url": fake.base_url, "api_key": f"sk-test-{name[-1]}"}
-            for name, fake in fakes.items()
-        }
-        prices = {
-            name: {"input": float(p_in), "output": float(p_out)}
-            for name, (p_in, p_out) in PRICES.items()
-        }
+    with running_jurors(JURORS) as fakes:
         local = LocalServer(
             Path(tmp_path_factory.mktemp("jury")),
             judge_url=fakes[NAMES[0]].base_url,
-            extra_env={
-                "EVALSVC_LLM": NAMES[0],
-                "EVALSVC_JUDGES": ",".join(NAMES),
-                "EVALSVC_JUDGE_ENDPOINTS": json.dumps(endpoints),
-                "EVALSVC_PRICES": json.dumps(prices),
-            },
+            extra_env=jury_env(fakes, PRICES),
         )
         local.start()
-        stack.callback(local.stop)
-        yield local
+        try:
+            yield local
+        finally:
+            local.stop()
 
 
 def test_a_jury_made_and_shown_from_the_command_line(jury_server: LocalServer) -> None:
