@@ -1,22 +1,27 @@
 """A jury's cost in time and money (E13): the same evaluation judged by one judge and by a jury
 of three, each judge a fake OpenAI-compatible server on 127.0.0.1 with the same fixed latency
 and the same answers (so every call costs the same tokens), end to end in-process (logic +
-moto), each run in a moto of its own with an empty judge cache.
+moto), each run in a moto of its own with an empty judge cache. The fake servers run in a
+process of their own, as a provider's servers are elsewhere: in this one, their work would
+share the service's interpreter lock.
 
 The goals: the jury's wall time at most 1.15x the single judge's (its judges are asked at once,
 each with its own pool of EVALSVC_JUDGE_CONCURRENCY calls), and its calls and cost exactly 3x
 (every judge's calls counted at its price). Runs alternate, `--rounds` of each, the fastest kept.
 
-    .venv/bin/python bench/jury.py [--pairs 96,400] [--latency 0.05] [--rounds 3]
+    .venv/bin/python bench/jury.py [--pairs 96,400] [--latency 0.05,0.5] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from decimal import Decimal
+from typing import Any
 
 # The harness sets the offline environment before any service module reads it.
 from harness import fresh_tables
@@ -38,23 +43,45 @@ QUESTION = "Does the output say please?"
 PRICE = {"input": 0.5, "output": 1.5}
 
 
-def _run(pairs: int, latency: float, jury: bool) -> tuple[float, int, Decimal, int, int]:
-    """(seconds, calls made, cost, calls the fakes received, most in flight at one fake) of
-    one evaluation of `pairs` pairs, by one judge or by the jury of three."""
+def _serve(latency: float, urls: multiprocessing.Queue[list[str]], stop: Any) -> None:
+    """The fake judges, in a process of their own, until `stop` is set."""
     fakes = [FakeJudge(latency=latency) for _ in NAMES]
-    identity = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
-    with moto_in_process(), ExitStack() as servers:
+    with ExitStack() as servers:
         for fake in fakes:
             fake.usage = usage_of
             servers.enter_context(fake.running())
+        urls.put([fake.base_url for fake in fakes])
+        stop.wait()
+
+
+@contextmanager
+def judges_elsewhere(latency: float) -> Iterator[list[str]]:
+    """The base URLs of the fake judges, served by another process."""
+    context = multiprocessing.get_context("spawn")
+    urls: multiprocessing.Queue[list[str]] = context.Queue()
+    stop = context.Event()
+    process = context.Process(target=_serve, args=(latency, urls, stop), daemon=True)
+    process.start()
+    try:
+        yield urls.get(timeout=60)
+    finally:
+        stop.set()
+        process.join(timeout=30)
+
+
+def _run(pairs: int, latency: float, jury: bool) -> tuple[float, int, Decimal]:
+    """(seconds, calls made, cost) of one evaluation of `pairs` pairs, by one judge or by the
+    jury of three."""
+    identity = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
+    with moto_in_process(), judges_elsewhere(latency) as urls:
         endpoints = {
-            name: {"base_url": fake.base_url, "api_key": "sk-bench"}
-            for name, fake in zip(NAMES, fakes, strict=True)
+            name: {"base_url": url, "api_key": "sk-bench"}
+            for name, url in zip(NAMES, urls, strict=True)
         }
         fresh_tables(
             {
                 "EVALSVC_LLM": NAMES[0],
-                "EVALSVC_OPENAI_BASE_URL": fakes[0].base_url,
+                "EVALSVC_OPENAI_BASE_URL": urls[0],
                 "EVALSVC_OPENAI_API_KEY": "sk-bench",
                 "EVALSVC_JUDGES": ",".join(NAMES),
                 "EVALSVC_JUDGE_ENDPOINTS": json.dumps(endpoints),
@@ -78,12 +105,11 @@ def _run(pairs: int, latency: float, jury: bool) -> tuple[float, int, Decimal, i
         assert done.pair_count == pairs and done.summaries[0] is not None
         cost = done.usage.cost()
         assert cost is not None
-        received = sum(len(fake.requests) for fake in fakes)
-        return elapsed, done.usage.llm_calls, cost, received, max(f.max_in_flight for f in fakes)
+        return elapsed, done.usage.llm_calls, cost
 
 
 def figures(pairs: int, latency: float, rounds: int) -> None:
-    best: dict[bool, tuple[float, int, Decimal, int, int]] = {}
+    best: dict[bool, tuple[float, int, Decimal]] = {}
     for _ in range(rounds):
         for jury in (False, True):
             run = _run(pairs, latency, jury)
@@ -94,10 +120,10 @@ def figures(pairs: int, latency: float, rounds: int) -> None:
         f"\njury: {pairs} pairs x 1 question, judge latency {latency * 1000:.0f} ms, "
         f"concurrency 16 per judge, fastest of {rounds}\n"
     )
-    print("| judged by | seconds | calls | cost USD | calls received | most in flight per judge |")
-    print("|---|---|---|---|---|---|")
-    for name, (seconds, calls, cost, received, most) in (("1 judge", one), ("3 judges", three)):
-        print(f"| {name} | {seconds:.3f} | {calls} | {cost} | {received} | {most} |")
+    print("| judged by | seconds | calls | cost USD |")
+    print("|---|---|---|---|")
+    for name, (seconds, calls, cost) in (("1 judge", one), ("3 judges", three)):
+        print(f"| {name} | {seconds:.3f} | {calls} | {cost} |")
     print(
         f"\nwall time 3 judges / 1 judge: {three[0] / one[0]:.3f}x (goal: at most 1.15x); "
         f"calls {three[1] / one[1]:.3f}x, cost {three[2] / one[2]:.6f}x (goal: exactly 3x)"
@@ -107,11 +133,12 @@ def figures(pairs: int, latency: float, rounds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", default="96,400")
-    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--latency", default="0.05,0.5")
     parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args()
-    for pairs in (int(p) for p in options.pairs.split(",")):
-        figures(pairs, options.latency, options.rounds)
+    for latency in (float(x) for x in options.latency.split(",")):
+        for pairs in (int(p) for p in options.pairs.split(",")):
+            figures(pairs, latency, options.rounds)
 
 
 if __name__ == "__main__":
