@@ -199,6 +199,7 @@ bench: venv browser
 	$(BIN)/python bench/reports.py --pairs 10000
 	$(BIN)/python bench/review_app.py
 	$(BIN)/python bench/anchored_coverage.py
+	$(BIN)/python bench/jury.py
 
 lock: venv
 	$(BIN)/uv pip compile --quiet pyproject.toml --extra dev --extra local --python-version 3.11 -o requirements/dev.txt
