@@ -1,9 +1,10 @@
 """A jury's cost in time and money (E13): the same evaluation judged by one judge and by a jury
 of three, each judge a fake OpenAI-compatible server on 127.0.0.1 with the same fixed latency
 and the same answers (so every call costs the same tokens), end to end in-process (logic +
-moto), each run in a moto of its own with an empty judge cache. The fake servers run in a
-process of their own, as a provider's servers are elsewhere: in this one, their work would
-share the service's interpreter lock.
+moto), each run with fresh tables and an empty judge cache. The fake servers and DynamoDB
+(moto's server) run in processes of their own, as a provider's servers and DynamoDB are
+elsewhere: in this one, their work would share the service's interpreter lock (moto in-process
+spent more of a jury's time on the meter's writes than the judges did).
 
 The goals: the jury's wall time at most 1.15x the single judge's (its judges are asked at once,
 each with its own pool of EVALSVC_JUDGE_CONCURRENCY calls), and its calls and cost exactly 3x
@@ -23,8 +24,10 @@ from contextlib import ExitStack, contextmanager
 from decimal import Decimal
 from typing import Any
 
+import boto3
+
 # The harness sets the offline environment before any service module reads it.
-from harness import fresh_tables
+import harness  # noqa: F401
 
 # isort: split
 
@@ -33,7 +36,8 @@ from evalsvc.logic import datasets, evaluations, metric_set_create
 from evalsvc.models.api_keys import Identity
 from evalsvc.models.datasets import PairIn, SeedDatasetIn
 from evalsvc.models.evaluations import EvaluateIn
-from evalsvc_tools.local.inprocess import moto_in_process
+from evalsvc_tools.local.server import apply_environment
+from evalsvc_tools.local.tables import create_tables
 
 from tests.fake_judge import FakeJudge, usage_of
 
@@ -52,6 +56,34 @@ def _serve(latency: float, urls: multiprocessing.Queue[list[str]], stop: Any) ->
             servers.enter_context(fake.running())
         urls.put([fake.base_url for fake in fakes])
         stop.wait()
+
+
+def _serve_dynamodb(urls: multiprocessing.Queue[list[str]], stop: Any) -> None:
+    """moto's DynamoDB over HTTP, in a process of its own, until `stop` is set."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    host, port = server.get_host_and_port()
+    urls.put([f"http://{host}:{port}"])
+    stop.wait()
+    server.stop()
+
+
+@contextmanager
+def dynamodb_elsewhere() -> Iterator[str]:
+    """The endpoint of a DynamoDB (moto's) served by another process, as DynamoDB is: its work
+    is not this process's."""
+    context = multiprocessing.get_context("spawn")
+    urls: multiprocessing.Queue[list[str]] = context.Queue()
+    stop = context.Event()
+    process = context.Process(target=_serve_dynamodb, args=(urls, stop), daemon=True)
+    process.start()
+    try:
+        yield urls.get(timeout=60)[0]
+    finally:
+        stop.set()
+        process.join(timeout=30)
 
 
 @contextmanager
@@ -73,13 +105,16 @@ def _run(pairs: int, latency: float, jury: bool) -> tuple[float, int, Decimal]:
     """(seconds, calls made, cost) of one evaluation of `pairs` pairs, by one judge or by the
     jury of three."""
     identity = Identity(tenant="bench", user="bench", user_email="bench@example.test", key_id="b")
-    with moto_in_process(), judges_elsewhere(latency) as urls:
+    with dynamodb_elsewhere() as dynamodb, judges_elsewhere(latency) as urls:
         endpoints = {
             name: {"base_url": url, "api_key": "sk-bench"}
             for name, url in zip(NAMES, urls, strict=True)
         }
-        fresh_tables(
+        client = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=dynamodb)
+        apply_environment(
             {
+                **create_tables(client, "bench"),
+                "EVALSVC_DYNAMODB_ENDPOINT_URL": dynamodb,
                 "EVALSVC_LLM": NAMES[0],
                 "EVALSVC_OPENAI_BASE_URL": urls[0],
                 "EVALSVC_OPENAI_API_KEY": "sk-bench",
