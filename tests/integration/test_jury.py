@@ -412,3 +412,22 @@ def test_a_cap_or_a_monthly_limit_holds_the_whole_jury_before_any_call(
     point_service_at({"EVALSVC_DEFAULT_MONTHLY_LIMIT_USD": str(jury_bound * 1.01)}, monkeypatch)
     allowed = ok(acme.post("/evaluate", {**body, "max_cost_usd": jury_bound * 1.01})).json()
     assert allowed["usage"]["cost_usd"] <= jury_bound
+
+
+def test_a_juror_failing_stops_the_others_calls_not_yet_made(
+    acme: Tenant, jurors: dict[str, FakeJudge], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One call at a time per juror, the good jurors slow: the failing one has failed after its
+    # retries long before they could have asked about every pair.
+    point_service_at({"EVALSVC_JUDGE_CONCURRENCY": "1"}, monkeypatch)
+    for name in (NAMES[0], NAMES[2]):
+        jurors[name].latency = 0.5
+    jurors[NAMES[1]].answer = lambda request: (503, json.dumps({"error": {"message": "down"}}))
+    metrics_id = seed(acme, list(NAMES))
+
+    response = acme.post("/evaluate", {"seed_data_id": "ds", "metrics_id": metrics_id})
+
+    assert response.status_code == 502, response.text
+    assert repr(NAMES[1]) in response.json()["error"]
+    for name in (NAMES[0], NAMES[2]):
+        assert len(jurors[name].requests) < len(OUTPUTS), name

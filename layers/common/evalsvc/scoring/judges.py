@@ -47,6 +47,8 @@ from evalsvc.scoring.verdicts import (
 from evalsvc.spending.meter import EXPECTED_VERDICT_TOKENS, Bound, calls_bound, guard, text_bytes
 
 TOOL_NAME = "record_verdict"
+# How often collecting answers looks whether its calls were cancelled meanwhile.
+WAKE_SECONDS = 0.25
 
 
 def cache_key(
@@ -184,12 +186,19 @@ class AskRun:
         """Every answer obtained, by item. A judge failure is raised once the answers given
         are cached."""
         failure: BaseException | None = None
-        if self._futures:
-            done, _ = wait(self._futures.values(), return_when=FIRST_EXCEPTION)
+        while self._futures:
+            done, pending = wait(
+                self._futures.values(), timeout=WAKE_SECONDS, return_when=FIRST_EXCEPTION
+            )
             failed = [f for f in done if not f.cancelled() and f.exception() is not None]
             if failed:
                 failure = failed[0].exception()
                 self.close()
+                break
+            # Calls cancelled by close() from another thread (a jury's judge that failed) are
+            # done, but wait() is never told of them.
+            if all(f.done() for f in pending):
+                break
         fresh: dict[str, tuple[int, str]] = {}
         for key, future in self._futures.items():
             if future.done() and not future.cancelled() and future.exception() is None:

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import FIRST_EXCEPTION, wait
 from dataclasses import dataclass
 
 from evalsvc.core.deadlines import Deadline
-from evalsvc.core.errors import InvalidInput, JudgeFailed
+from evalsvc.core.errors import InvalidInput
+from evalsvc.core.observability import LogContextPool
 from evalsvc.models.datasets import Pair
 from evalsvc.models.metric_sets import Aggregate
 from evalsvc.scoring.checks import Score
@@ -79,18 +81,21 @@ class JuryRun:
         """The jury's verdicts: a (question, pair) has one when every judge gave its own;
         `complete` when each judge's are. A judge's failure is raised (naming it) once the
         verdicts every judge gave are cached."""
-        given: list[Verdicts] = []
-        failure: JudgeFailed | None = None
-        for run in self._runs:
-            try:
-                given.append(run.result())
-            except JudgeFailed as exc:
-                if failure is None:
-                    failure = exc
-                    for other in self._runs:
-                        other.close()  # the calls not started are not made
-        if failure is not None:
-            raise failure
+        # Each judge's verdicts are collected (and cached) at once, so that a judge's failure
+        # stops the others' calls not yet started as soon as it comes, and no judge's cache
+        # write waits for another's.
+        with LogContextPool(max_workers=len(self._runs)) as pool:
+            collecting = [pool.submit(run.result) for run in self._runs]
+            done, _ = wait(collecting, return_when=FIRST_EXCEPTION)
+            if any(f.exception() is not None for f in done):
+                for run in self._runs:
+                    run.close()  # the calls not started are not made
+            wait(collecting)
+        failures = [f.exception() for f in collecting if f.exception() is not None]
+        if failures:
+            # The first in the jury's order: a judge's own failure, or what stopped it.
+            raise failures[0]  # type: ignore[misc]
+        given = [f.result() for f in collecting]
         scores: dict[tuple[int, int], Score] = {}
         by_judge: dict[tuple[int, int], list[float]] = {}
         for key in given[0].scores:
