@@ -88,13 +88,12 @@ class JuryRun:
             collecting = [pool.submit(run.result) for run in self._runs]
             done, _ = wait(collecting, return_when=FIRST_EXCEPTION)
             if any(f.exception() is not None for f in done):
-                for run in self._runs:
-                    run.close()  # the calls not started are not made
+                self.close()  # the calls not started are not made
             wait(collecting)
-        failures = [f.exception() for f in collecting if f.exception() is not None]
+        failures = [e for f in collecting if (e := f.exception()) is not None]
         if failures:
             # The first in the jury's order: a judge's own failure, or what stopped it.
-            raise failures[0]  # type: ignore[misc]
+            raise failures[0]
         given = [f.result() for f in collecting]
         scores: dict[tuple[int, int], Score] = {}
         by_judge: dict[tuple[int, int], list[float]] = {}
